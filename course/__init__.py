@@ -1,0 +1,1 @@
+"""Hopper at the metal: the course package the lesson pages import."""

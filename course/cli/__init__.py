@@ -1,0 +1,50 @@
+"""``python -m course``: one subcommand per module in this package.
+
+Each subcommand module defines ``register(subparsers)``, which adds its
+parser and sets ``func`` to a callable taking the parsed arguments and
+returning an exit code. A ``CourseError`` (bad input, an environment
+problem) is printed as one clear message, never as a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from ..errors import CourseError
+
+# The subcommands, in the order ``--help`` lists them.
+SUBCOMMANDS = ("doctor", "run", "record", "quiz", "bench")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m course",
+        description="Hopper at the metal: TMA and wgmma lessons, quizzes and grading.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name in SUBCOMMANDS:
+        try:
+            module = importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as e:
+            if e.name == f"{__name__}.{name}":
+                continue  # a subcommand not built yet
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except CourseError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,267 @@
+"""Compiling the lesson kernels at run time.
+
+Two paths, one set of options:
+
+- ``compile_lesson``: CuPy's ``RawModule`` (NVRTC), loaded on the GPU,
+  cached on disk by CuPy (the key hashes source, options, arch and the
+  NVRTC version; see ``cupy/cuda/compiler.py``).
+- ``compile_offline``: cuda-python's NVRTC bindings straight to a cubin,
+  with no GPU and no driver. CI uses it to prove both kernels build for
+  their Hopper targets on a machine that cannot run them, and the page
+  uses it on a GPU that lacks the lesson's feature.
+
+A failure raises ``CompileError``, which keeps the kernel path, the
+options and the whole NVRTC log, and shows the source lines the log
+points at, numbered as in the file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import CourseError
+from .lessons import Lesson
+
+
+class CompileError(CourseError):
+    """NVRTC refused a kernel. Carries the source path, options and log."""
+
+    def __init__(self, path: Path, options: tuple[str, ...], log: str, source: str):
+        self.options = options
+        self.log = log.strip()
+        self.source = source
+        excerpt = numbered_excerpt(source, log)
+        message = (
+            "NVRTC could not compile the kernel.\n"
+            f"options: {' '.join(options)}\n"
+            f"log:\n{self.log}"
+        )
+        if excerpt:
+            message += f"\nsource lines the log points at:\n{excerpt}"
+        super().__init__(message, path=path)
+
+
+_LOG_ERROR = re.compile(r"\((\d+)\): (?:error|catastrophic error)")
+
+
+def numbered_excerpt(source: str, log: str, context: int = 2) -> str:
+    """Source lines that an NVRTC log's errors name (``file(LINE): error``), numbered."""
+    lines = source.splitlines()
+    wanted: set[int] = set()
+    # Front-end errors name a line; ptxas errors name PTX lines, not ours.
+    for m in _LOG_ERROR.finditer(log):
+        n = int(m.group(1))
+        wanted.update(range(max(1, n - context), min(len(lines), n + context) + 1))
+    if not wanted:
+        return ""
+    width = len(str(max(wanted)))
+    out, previous = [], None
+    for n in sorted(wanted):
+        if previous is not None and n != previous + 1:
+            out.append(" " * width + " ...")
+        out.append(f"{n:>{width}} | {lines[n - 1]}")
+        previous = n
+    return "\n".join(out)
+
+
+def cccl_include() -> Path:
+    """libcu++ (<cuda/barrier>, <cuda/ptx>) as CuPy ships it, matched to CuPy."""
+    import cupy
+
+    path = Path(cupy.__file__).parent / "_core" / "include" / "cupy" / "_cccl" / "libcudacxx"
+    if not path.is_dir():
+        raise CourseError(
+            f"CuPy's libcu++ headers must be at {path} (CuPy 13.3 or newer ships them); "
+            f"this CuPy is {cupy.__version__}: upgrade it"
+        )
+    return path
+
+
+def cuda_include() -> Path:
+    """The CUDA headers (cuda_fp16.h) for NVRTC, wherever this install has them."""
+    try:
+        from cuda.pathfinder import find_nvidia_header_directory
+
+        found = find_nvidia_header_directory("cudart")
+        if found and (Path(found) / "cuda_fp16.h").is_file():
+            return Path(found)
+    except ImportError:
+        pass
+    for var in ("CUDA_PATH", "CUDA_HOME"):
+        if os.environ.get(var):
+            candidate = Path(os.environ[var]) / "include"
+            if (candidate / "cuda_fp16.h").is_file():
+                return candidate
+    candidate = Path("/usr/local/cuda/include")
+    if (candidate / "cuda_fp16.h").is_file():
+        return candidate
+    raise CourseError(
+        "NVRTC needs the CUDA headers (cuda_fp16.h) and none were found: "
+        "install them with `pip install nvidia-cuda-runtime-cu12` (the course's own install does), "
+        "or set CUDA_PATH to a CUDA toolkit"
+    )
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    """What NVRTC is told, as typed fields rather than loose flag strings."""
+
+    arch: str  # "sm_90" or "sm_90a"
+    std: str = "c++17"
+    defines: tuple[tuple[str, str], ...] = ()
+    include_dirs: tuple[Path, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not re.fullmatch(r"sm_\d+a?", self.arch):
+            raise CourseError(f"arch must look like sm_90 or sm_90a (got {self.arch!r})")
+        for key, _ in self.defines:
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
+                raise CourseError(f"a define must be a C identifier (got {key!r})")
+
+    def flags(self, arch_flag: str = "-arch") -> tuple[str, ...]:
+        out = [f"-std={self.std}", f"{arch_flag}={self.arch}"]
+        out += [f"-D{k}={v}" for k, v in self.defines]
+        out += [f"-I{d}" for d in self.include_dirs]
+        return tuple(out)
+
+
+def options_for(lesson: Lesson, defines: Mapping[str, int | str] | None = None, arch: str | None = None) -> CompileOptions:
+    return CompileOptions(
+        arch=arch or lesson.arch,
+        defines=tuple((k, str(v)) for k, v in sorted((defines or {}).items())),
+        include_dirs=(cccl_include(), cuda_include()),
+    )
+
+
+def _read_source(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise CourseError(f"cannot read the kernel source ({e.strerror})", path=path) from None
+
+
+@dataclass
+class Compiled:
+    lesson: Lesson
+    function: Any  # cupy.RawKernel
+    module: Any  # cupy.RawModule
+    seconds: float
+    cache_hit: bool | None  # None when the cache cannot be inspected
+    options: CompileOptions
+
+    def summary(self) -> str:
+        cache = {True: "served from CuPy's kernel cache", False: "compiled by NVRTC", None: "cache unknown"}[
+            self.cache_hit
+        ]
+        return (
+            f"{self.lesson.kernel_file} for {self.options.arch}: {self.seconds:.2f} s, {cache}"
+        )
+
+
+def _cache_dir() -> Path:
+    return Path(os.environ.get("CUPY_CACHE_DIR", os.path.expanduser("~/.cupy/kernel_cache")))
+
+
+def _cache_entries() -> set[str] | None:
+    d = _cache_dir()
+    try:
+        return {p.name for p in d.iterdir()} if d.is_dir() else set()
+    except OSError:
+        return None
+
+
+def compile_lesson(
+    lesson: Lesson,
+    defines: Mapping[str, int | str] | None = None,
+    arch: str | None = None,
+) -> Compiled:
+    """Compile and load the lesson's kernel through CuPy on the current GPU."""
+    import cupy
+
+    options = options_for(lesson, defines, arch)
+    source = _read_source(lesson.kernel_path)
+    before = _cache_entries()
+    start = time.perf_counter()
+    try:
+        module = cupy.RawModule(code=source, options=options.flags())
+        function = module.get_function(lesson.kernel_name)
+    except cupy.cuda.compiler.CompileException as e:
+        raise CompileError(lesson.kernel_path, options.flags(), e.get_message(), source) from None
+    seconds = time.perf_counter() - start
+    after = _cache_entries()
+    hit = None if before is None or after is None else not (after - before)
+    return Compiled(lesson, function, module, seconds, hit, options)
+
+
+@dataclass(frozen=True)
+class OfflineCompile:
+    lesson: Lesson
+    options: CompileOptions
+    cubin: bytes = field(repr=False)
+    seconds: float
+    log: str
+    nvrtc_version: str
+
+    def summary(self) -> str:
+        return (
+            f"{self.lesson.kernel_file} compiled for {self.options.arch} without a GPU "
+            f"(NVRTC {self.nvrtc_version}): {len(self.cubin)} bytes of cubin in {self.seconds:.2f} s"
+        )
+
+
+def compile_offline(
+    lesson: Lesson,
+    arch: str | None = None,
+    defines: Mapping[str, int | str] | None = None,
+) -> OfflineCompile:
+    """Compile to a cubin through cuda-python's NVRTC bindings: no GPU needed."""
+    try:
+        from cuda.bindings import nvrtc
+    except ImportError as e:
+        raise CourseError(
+            f"cuda-python's NVRTC bindings are needed for a compile check without a GPU ({e}); "
+            "install cuda-python 12.6 or newer"
+        ) from None
+    options = options_for(lesson, defines, arch)
+    flags = options.flags("--gpu-architecture")
+    source = _read_source(lesson.kernel_path)
+
+    def check(result: Any, what: str) -> Any:
+        err, *rest = result
+        if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            raise CourseError(f"NVRTC {what} failed: {err.name}")
+        return rest[0] if len(rest) == 1 else rest
+
+    try:
+        major, minor = check(nvrtc.nvrtcVersion(), "version query")
+    except RuntimeError as e:  # cuda-bindings raises this when libnvrtc is absent
+        raise CourseError(
+            f"NVRTC cannot be loaded ({e}); install it with `pip install nvidia-cuda-nvrtc-cu12`"
+        ) from None
+    prog = check(
+        nvrtc.nvrtcCreateProgram(source.encode(), lesson.kernel_file.encode(), 0, [], []),
+        "program creation",
+    )
+    try:
+        start = time.perf_counter()
+        encoded = [f.encode() for f in flags]
+        (result,) = nvrtc.nvrtcCompileProgram(prog, len(encoded), encoded)
+        seconds = time.perf_counter() - start
+        size = check(nvrtc.nvrtcGetProgramLogSize(prog), "log size")
+        buf = b" " * size
+        check((nvrtc.nvrtcGetProgramLog(prog, buf)[0], None), "log read")
+        log = buf.rstrip(b"\x00 ").decode(errors="replace")
+        if result != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            raise CompileError(lesson.kernel_path, flags, log, source)
+        size = check(nvrtc.nvrtcGetCUBINSize(prog), "cubin size")
+        cubin = b" " * size
+        check((nvrtc.nvrtcGetCUBIN(prog, cubin)[0], None), "cubin read")
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+    return OfflineCompile(lesson, options, cubin, seconds, log, f"{major}.{minor}")
