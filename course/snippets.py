@@ -50,12 +50,16 @@ class Snippet:
     def find(self, anchor: str) -> int:
         """The file line number of the one body line containing ``anchor``.
 
+        An anchor matches a line that contains it; an anchor that begins
+        with a space matches from the start of the line, so indentation
+        tells apart two identical statements at different depths
+        (``"    __syncthreads();"`` is not ``"        __syncthreads();"``).
         Raises AnchorError when the anchor matches no line or several: an
         edit to the kernel must never silently move a note or a quiz key.
         """
         if not anchor.strip():
             raise AnchorError(f"an anchor must be non-empty text (got {anchor!r})", path=self.path)
-        hits = [n for n, line in self.numbered() if anchor in line]
+        hits = [n for n, line in self.numbered() if _matches(anchor, line)]
         if len(hits) == 1:
             return hits[0]
         if not hits:
@@ -71,6 +75,12 @@ class Snippet:
             path=self.path,
             line=hits[0],
         )
+
+
+def _matches(anchor: str, line: str) -> bool:
+    if anchor[:1].isspace():
+        return line.startswith(anchor)
+    return anchor in line
 
 
 def parse_snippets(text: str, path: Path | str = "<string>") -> dict[str, Snippet]:

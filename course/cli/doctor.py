@@ -1,0 +1,50 @@
+"""``python -m course doctor``: what this machine has, and which lessons run."""
+
+from __future__ import annotations
+
+import argparse
+
+from .. import gate
+from ..lessons import LESSONS
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("doctor", help="print the GPU, driver, CUDA, NVRTC, CuPy and cuda-python versions")
+    p.add_argument("--compile", action="store_true", help="also compile-check every kernel without a GPU")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    machine = gate.probe()
+    print("Hopper course doctor")
+    if machine.gpu is not None:
+        g = machine.gpu
+        print(f"  GPU:                {g.name}")
+        print(f"  compute capability: {g.cc_str}")
+        print(f"  SMs:                {g.sm_count}")
+        print(f"  shared memory:      {g.smem_per_block_optin // 1024} KiB per block (opt-in maximum)")
+    else:
+        print("  GPU:                none usable")
+        print(f"  why:                {machine.problem}")
+        print(f"  what to do:         {machine.advice}")
+    for name, version in machine.versions.items():
+        print(f"  {name + ':':<20}{version or 'not found'}")
+    print("Lessons:")
+    for lesson in LESSONS.values():
+        v = gate.verdict(lesson, machine)
+        state = {"runs": "runs here", "wrong-gpu": "cannot run here", "no-gpu": "cannot run here"}[v.tier]
+        print(f"  {lesson.id} ({lesson.title}): {state}")
+        if not v.runs and v.tier == "wrong-gpu":
+            print(f"    {v.message()}")
+    if args.compile:
+        from ..compile import compile_offline
+        from ..errors import CourseError
+
+        print("Compile check (no GPU needed):")
+        for lesson in LESSONS.values():
+            try:
+                print(f"  {compile_offline(lesson).summary()}")
+            except CourseError as e:
+                print(f"  {lesson.id}: FAILED\n    {str(e).replace(chr(10), chr(10) + '    ')}")
+                return 1
+    return 0

@@ -1,0 +1,156 @@
+"""What a lesson page calls: one object per page, short cells.
+
+    page = Page("day76")
+    page.status()              # what this machine can do, in words
+    page.snippet("issue-tma")  # highlighted region with its notes
+    page.run()                 # compile, run and check, or explain + evidence
+    page.quiz()                # the quiz (practice mode)
+
+Environment problems and refusals are shown as a short message, never a
+traceback. With ``COURSE_REQUIRE_GPU=1`` (the GPU test run) a page that
+cannot run, or a check that fails, raises instead, so nbval fails.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from . import annotations, evidence, gate
+from .errors import CheckFailed, CourseError, EnvironmentProblem
+from .lessons import get_lesson
+from .render import SnippetView
+from .snippets import get_snippet
+
+
+def _display(obj: Any) -> None:
+    try:
+        from IPython.display import display
+
+        display(obj)
+    except ImportError:
+        print(obj)
+
+
+@dataclass(frozen=True)
+class Message:
+    """A short paragraph in the page: info, ok, warning or error."""
+
+    kind: str
+    text: str
+    detail: str = ""
+
+    _COLORS = {"info": "#1f5fa8", "ok": "#1a7f37", "warning": "#9a6700", "error": "#cf222e"}
+
+    def _repr_html_(self) -> str:
+        color = self._COLORS.get(self.kind, "#333")
+        detail = f"<pre>{html.escape(self.detail)}</pre>" if self.detail else ""
+        return (
+            f"<div style='border-left:4px solid {color};padding:4px 10px;margin:4px 0'>"
+            f"{html.escape(self.text)}{detail}</div>"
+        )
+
+    def __str__(self) -> str:
+        return self.text + (f"\n{self.detail}" if self.detail else "")
+
+    def __repr__(self) -> str:
+        return f"[{self.kind}] {self}"
+
+
+def show_refusal(fn: Callable[[], Any]) -> Any:
+    """Run ``fn``; show a CourseError as the refusal it is (for "what breaks" cells)."""
+    try:
+        result = fn()
+    except CourseError as e:
+        _display(Message("warning", f"Refused: {e.message}"))
+        return e
+    _display(Message("ok", "Accepted: no rule is broken."))
+    return result
+
+
+class Page:
+    def __init__(self, lesson_id: str):
+        self.lesson = get_lesson(lesson_id)
+
+    # -- what this machine can do -----------------------------------------
+    def verdict(self) -> gate.Verdict:
+        return gate.verdict(self.lesson)
+
+    def status(self) -> Message:
+        v = self.verdict()
+        if v.runs:
+            msg = Message("ok", f"{v.reason} The cells below compile and run the kernel on it.")
+        elif v.tier == "wrong-gpu":
+            msg = Message("warning", f"{v.reason} {v.advice} Where a cell would run it, the page shows the output recorded on a real Hopper GPU.")
+        else:
+            msg = Message("info", f"{v.reason} {v.advice} Where a cell would run the kernel, the page shows the output recorded on a real Hopper GPU.")
+        if not v.runs and gate.gpu_required():
+            raise EnvironmentProblem(f"{gate.REQUIRE_GPU_ENV} is set but this machine cannot run {self.lesson.id}: {v.message()}")
+        return msg
+
+    # -- the kernel source ------------------------------------------------
+    def snippet(self, name: str) -> SnippetView:
+        snip = get_snippet(self.lesson.kernel_path, name)
+        notes = annotations.load_notes(self.lesson).get(name, [])
+        return SnippetView(snip, tuple(notes))
+
+    def evidence(self) -> evidence.Evidence | Message:
+        ev = evidence.load(self.lesson)
+        if ev is None:
+            return Message("warning", f"No recorded run of {self.lesson.id} is in this checkout (evidence/{self.lesson.id}.json).")
+        return ev
+
+    # -- running ----------------------------------------------------------
+    def compile_check(self) -> Message:
+        """Compile without a GPU (cuda-python's NVRTC) and say what happened."""
+        from .compile import compile_offline
+
+        try:
+            result = compile_offline(self.lesson)
+        except CourseError as e:
+            return Message("warning", "The compile check could not run here.", str(e))
+        return Message("ok", f"Compile check: {result.summary()}.")
+
+    def run(self, expect_pass: bool = True, **kwargs: Any) -> Any:
+        """Run the lesson's check on this GPU, or explain why not and show the recording.
+
+        ``expect_pass=False`` is for a "what breaks" experiment: the check is
+        meant to fail, and a pass is what would be wrong.
+        """
+        v = self.verdict()
+        if not v.runs:
+            if gate.gpu_required():
+                raise EnvironmentProblem(
+                    f"{gate.REQUIRE_GPU_ENV} is set but this machine cannot run {self.lesson.id}: {v.message()}"
+                )
+            _display(Message("info" if v.tier == "no-gpu" else "warning", f"Not run here. {v.reason}"))
+            _display(self.compile_check())
+            return self.evidence()
+        module = self._host_module()
+        result = module.run(progress=lambda line: _display(Message("info", line)), **kwargs)
+        if result.passed == expect_pass:
+            kind, text = "ok", result.lines[-1]
+        else:
+            kind = "error"
+            text = (
+                result.lines[-1]
+                if not result.passed
+                else "The check passed, but this experiment was meant to make it fail."
+            )
+            if gate.gpu_required():
+                raise CheckFailed(text)
+        _display(Message(kind, text))
+        return result
+
+    def _host_module(self) -> Any:
+        from . import day76, day78
+
+        return {"day76": day76, "day78": day78}[self.lesson.id]
+
+    # -- the quiz ---------------------------------------------------------
+    def quiz(self, **kwargs: Any) -> Any:
+        from .quiz import show_quiz
+
+        return show_quiz(self.lesson.id, **kwargs)

@@ -1,0 +1,411 @@
+"""Typed quiz questions, and how each one scores a response.
+
+A quiz is parsed once (``loader.py``) into the frozen objects here; nothing
+downstream passes dicts around. Scoring is a pure function of (question,
+response): the page's Check button and the instructor's grader call the same
+``Question.fraction``, so practice feedback and the gradebook cannot drift.
+
+Key material (the answer, the accepted texts, the anchors, the explanation)
+is ``None`` in a learner copy (``Quiz.learner_copy``, or a file written by
+``release``); everything else is what the learner sees, and ``Quiz.version``
+hashes exactly that, so a key file and its released copy share one version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from functools import cached_property
+from pathlib import Path
+from typing import Any, ClassVar
+
+from ..errors import CourseError
+
+# The type names a quiz file uses, in the order the README documents them.
+QUESTION_TYPES = ("single", "multiple", "numeric", "text", "line")
+
+# Partial credit for multiple-select questions, named as PrairieLearn's
+# pl-checkbox names them (S: selected options, C: correct options, O: all):
+#   off          1 if S == C else 0
+#   net-correct  max(0, (|S & C| - |S - C|) / |C|)
+#   coverage     (|S & C| / |C|) * (|S & C| / |S|)   (0 when nothing is selected)
+#   each-answer  share of options judged right: (|O| - |S ^ C|) / |O|
+PARTIAL_RULES = ("off", "net-correct", "coverage", "each-answer")
+
+# How a short-text answer's white space is normalised before comparing.
+SPACE_RULES = ("collapse", "remove", "exact")
+
+# A response as the widgets produce it and a submission stores it.
+Response = str | int | float | list[str] | None
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a quiz file, located as precisely as possible."""
+
+    path: Path
+    line: int | None
+    message: str
+    question: str | None = None
+    field: str | None = None
+
+    def format(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line is not None else str(self.path)
+        what = []
+        if self.question is not None:
+            what.append(f"question {self.question!r}")
+        if self.field is not None:
+            what.append(f"field {self.field!r}")
+        prefix = f"{', '.join(what)}: " if what else ""
+        return f"{where}: {prefix}{self.message}"
+
+
+class QuizError(CourseError):
+    """A quiz file is malformed; ``problems`` lists every problem found."""
+
+    def __init__(self, problems: list[Problem] | tuple[Problem, ...]):
+        if not problems:
+            raise ValueError("QuizError needs at least one problem")
+        self.problems = tuple(problems)
+        first = self.problems[0]
+        self.question = first.question
+        self.field = first.field
+        super().__init__(first.message, path=first.path, line=first.line)
+
+    def _format(self) -> str:
+        return "\n".join(p.format() for p in self.problems)
+
+
+class ResponseError(CourseError):
+    """A response does not fit its question (wrong type, unknown option)."""
+
+
+class KeyMissing(CourseError):
+    """Scoring was asked of a learner copy, which carries no key."""
+
+
+def _fmt(x: float) -> str:
+    """A score or point value as text: at most 4 decimals, no trailing zeros."""
+    text = f"{x:.4f}".rstrip("0").rstrip(".")
+    return "0" if text in ("", "-0") else text
+
+
+@dataclass(frozen=True)
+class Option:
+    id: str  # stable, short: what a submission stores
+    text: str  # what the learner reads
+
+
+@dataclass(frozen=True)
+class Question:
+    """Fields every question has. ``explanation`` is None in a learner copy."""
+
+    id: str
+    prompt: str
+    points: float
+    reference: str  # PTX ISA section, CUDA guide section, or the snippet
+    explanation: str | None
+
+    type: ClassVar[str] = ""
+    # Fields a learner copy drops (TOML names); the loader refuses them there.
+    KEY_FIELDS: ClassVar[tuple[str, ...]] = ("explanation",)
+
+    @property
+    def has_key(self) -> bool:
+        return self.explanation is not None
+
+    def fraction(self, response: Response) -> float:
+        """The share of the points this response earns, 0.0 to 1.0."""
+        self.check_response(response)
+        if response is None:
+            return 0.0
+        if not self.has_key:
+            raise KeyMissing(
+                f"question {self.id!r} comes from a learner copy with no key; grade with the key file"
+            )
+        return self._fraction(response)
+
+    def score(self, response: Response) -> float:
+        return self.points * self.fraction(response)
+
+    def check_response(self, response: Response) -> None:
+        """Raise ResponseError unless ``response`` has this question's shape."""
+        if response is not None:
+            self._check(response)
+
+    def learner_copy(self) -> Question:
+        return replace(self, **{f.name: None for f in fields(self) if f.name in self._key_attrs()})
+
+    @classmethod
+    def _key_attrs(cls) -> tuple[str, ...]:
+        return ("explanation",)
+
+    def view(self) -> dict[str, Any]:
+        """What the learner sees, as the TOML fields a released copy holds."""
+        return {"id": self.id, "type": self.type, "points": self.points, "prompt": self.prompt,
+                "reference": self.reference}
+
+    def key(self) -> dict[str, Any]:
+        """The key material, as TOML fields (empty in a learner copy)."""
+        return {} if self.explanation is None else {"explanation": self.explanation}
+
+    def _check(self, response: Response) -> None:
+        raise NotImplementedError
+
+    def _fraction(self, response: Response) -> float:
+        raise NotImplementedError
+
+
+def _option_ids(options: tuple[Option, ...]) -> list[str]:
+    return [o.id for o in options]
+
+
+@dataclass(frozen=True)
+class SingleChoice(Question):
+    options: tuple[Option, ...]
+    answer: str | None  # an option id
+
+    type: ClassVar[str] = "single"
+    KEY_FIELDS: ClassVar[tuple[str, ...]] = ("answer", "explanation")
+
+    @classmethod
+    def _key_attrs(cls) -> tuple[str, ...]:
+        return ("answer", "explanation")
+
+    def view(self) -> dict[str, Any]:
+        return {**super().view(), "options": [{"id": o.id, "text": o.text} for o in self.options]}
+
+    def key(self) -> dict[str, Any]:
+        return {} if self.answer is None else {"answer": self.answer, **super().key()}
+
+    def _check(self, response: Response) -> None:
+        if not isinstance(response, str) or response not in _option_ids(self.options):
+            raise ResponseError(
+                f"question {self.id!r}: a response must be one option id of "
+                f"{', '.join(_option_ids(self.options))} (got {response!r})"
+            )
+
+    def _fraction(self, response: Response) -> float:
+        return 1.0 if response == self.answer else 0.0
+
+
+@dataclass(frozen=True)
+class MultipleSelect(Question):
+    options: tuple[Option, ...]
+    partial: str  # one of PARTIAL_RULES
+    answers: frozenset[str] | None  # the correct option ids
+
+    type: ClassVar[str] = "multiple"
+    KEY_FIELDS: ClassVar[tuple[str, ...]] = ("answers", "explanation")
+
+    @classmethod
+    def _key_attrs(cls) -> tuple[str, ...]:
+        return ("answers", "explanation")
+
+    def view(self) -> dict[str, Any]:
+        return {**super().view(), "partial": self.partial,
+                "options": [{"id": o.id, "text": o.text} for o in self.options]}
+
+    def key(self) -> dict[str, Any]:
+        if self.answers is None:
+            return {}
+        ordered = [i for i in _option_ids(self.options) if i in self.answers]
+        return {"answers": ordered, **super().key()}
+
+    def _check(self, response: Response) -> None:
+        ids = _option_ids(self.options)
+        if (
+            not isinstance(response, list)
+            or not all(isinstance(r, str) and r in ids for r in response)
+            or len(set(response)) != len(response)
+        ):
+            raise ResponseError(
+                f"question {self.id!r}: a response must be a list of distinct option ids of "
+                f"{', '.join(ids)} (got {response!r})"
+            )
+
+    def _fraction(self, response: Response) -> float:
+        assert self.answers is not None and isinstance(response, list)  # narrowed by fraction()
+        chosen, correct = set(response), self.answers
+        hits, wrong = len(chosen & correct), len(chosen - correct)
+        if self.partial == "off":
+            return 1.0 if chosen == correct else 0.0
+        if self.partial == "net-correct":
+            return max(0.0, (hits - wrong) / len(correct))
+        if self.partial == "coverage":
+            return (hits / len(correct)) * (hits / len(chosen)) if chosen else 0.0
+        # each-answer
+        return (len(self.options) - len(chosen ^ correct)) / len(self.options)
+
+
+@dataclass(frozen=True)
+class Numeric(Question):
+    rtol: float  # relative tolerance, as numpy.isclose uses it
+    atol: float  # absolute tolerance
+    unit: str  # shown after the input box; "" for none
+    answer: float | None
+
+    type: ClassVar[str] = "numeric"
+    KEY_FIELDS: ClassVar[tuple[str, ...]] = ("answer", "explanation")
+
+    @classmethod
+    def _key_attrs(cls) -> tuple[str, ...]:
+        return ("answer", "explanation")
+
+    def view(self) -> dict[str, Any]:
+        return {**super().view(), "rtol": self.rtol, "atol": self.atol, "unit": self.unit}
+
+    def key(self) -> dict[str, Any]:
+        return {} if self.answer is None else {"answer": self.answer, **super().key()}
+
+    def _check(self, response: Response) -> None:
+        if isinstance(response, bool) or not isinstance(response, int | float):
+            raise ResponseError(f"question {self.id!r}: a response must be a number (got {response!r})")
+
+    def _fraction(self, response: Response) -> float:
+        assert self.answer is not None and isinstance(response, int | float)  # narrowed by fraction()
+        value = float(response)
+        if not math.isfinite(value):
+            return 0.0
+        return 1.0 if abs(value - self.answer) <= self.atol + self.rtol * abs(self.answer) else 0.0
+
+
+@dataclass(frozen=True)
+class ShortText(Question):
+    case_sensitive: bool
+    spaces: str  # one of SPACE_RULES
+    accept: tuple[str, ...] | None  # accepted answers, as written in the key
+
+    type: ClassVar[str] = "text"
+    KEY_FIELDS: ClassVar[tuple[str, ...]] = ("accept", "explanation")
+
+    @classmethod
+    def _key_attrs(cls) -> tuple[str, ...]:
+        return ("accept", "explanation")
+
+    def view(self) -> dict[str, Any]:
+        return {**super().view(), "case_sensitive": self.case_sensitive, "spaces": self.spaces}
+
+    def key(self) -> dict[str, Any]:
+        return {} if self.accept is None else {"accept": list(self.accept), **super().key()}
+
+    def normalize(self, text: str) -> str:
+        """The form two answers are compared in (Unicode NFC, spaces, case)."""
+        text = unicodedata.normalize("NFC", text)
+        if self.spaces == "collapse":
+            text = " ".join(text.split())
+        elif self.spaces == "remove":
+            text = "".join(text.split())
+        return text if self.case_sensitive else text.casefold()
+
+    def _check(self, response: Response) -> None:
+        if not isinstance(response, str):
+            raise ResponseError(f"question {self.id!r}: a response must be text (got {response!r})")
+
+    def _fraction(self, response: Response) -> float:
+        assert self.accept is not None and isinstance(response, str)  # narrowed by fraction()
+        given = self.normalize(response)
+        return 1.0 if any(given == self.normalize(a) for a in self.accept) else 0.0
+
+
+@dataclass(frozen=True)
+class WhichLine(Question):
+    """Pick the line of a kernel snippet. The key is text, resolved at load.
+
+    ``listing`` is the snippet's numbered body lines as the kernel has them
+    now; ``anchors`` (key) are text that must match exactly one line each,
+    through ``course.snippets.Snippet.find``; ``lines`` are those resolved
+    file line numbers, any of which is a right answer.
+    """
+
+    lesson: str
+    snippet: str
+    listing: tuple[tuple[int, str], ...]
+    anchors: tuple[str, ...] | None
+    lines: frozenset[int] | None
+
+    type: ClassVar[str] = "line"
+    KEY_FIELDS: ClassVar[tuple[str, ...]] = ("anchors", "explanation")
+
+    @classmethod
+    def _key_attrs(cls) -> tuple[str, ...]:
+        return ("anchors", "lines", "explanation")
+
+    def view(self) -> dict[str, Any]:
+        return {**super().view(), "lesson": self.lesson, "snippet": self.snippet}
+
+    def key(self) -> dict[str, Any]:
+        return {} if self.anchors is None else {"anchors": list(self.anchors), **super().key()}
+
+    def _check(self, response: Response) -> None:
+        numbers = [n for n, _ in self.listing]
+        if isinstance(response, bool) or not isinstance(response, int) or response not in numbers:
+            raise ResponseError(
+                f"question {self.id!r}: a response must be a line number of snippet {self.snippet!r} "
+                f"({numbers[0]}-{numbers[-1]}) (got {response!r})"
+            )
+
+    def _fraction(self, response: Response) -> float:
+        assert self.lines is not None  # narrowed by fraction()
+        return 1.0 if response in self.lines else 0.0
+
+
+QUESTION_CLASSES: Mapping[str, type[Question]] = {
+    cls.type: cls for cls in (SingleChoice, MultipleSelect, Numeric, ShortText, WhichLine)
+}
+
+
+@dataclass(frozen=True)
+class Quiz:
+    id: str
+    title: str
+    lesson: str
+    questions: tuple[Question, ...]
+    released: bool  # True for a learner copy: no key anywhere
+    path: Path | None = None
+
+    @property
+    def has_key(self) -> bool:
+        return not self.released
+
+    @property
+    def max_points(self) -> float:
+        return sum(q.points for q in self.questions)
+
+    def question(self, question_id: str) -> Question:
+        for q in self.questions:
+            if q.id == question_id:
+                return q
+        raise CourseError(
+            f"quiz {self.id!r} has no question {question_id!r} "
+            f"(it has: {', '.join(q.id for q in self.questions)})"
+        )
+
+    def learner_copy(self) -> Quiz:
+        """The same quiz with every key field dropped."""
+        return replace(self, questions=tuple(q.learner_copy() for q in self.questions), released=True)
+
+    def view(self) -> dict[str, Any]:
+        """The learner-visible content, as a released TOML file holds it."""
+        return {
+            "quiz": {"id": self.id, "title": self.title, "lesson": self.lesson},
+            "questions": [q.view() for q in self.questions],
+        }
+
+    @cached_property
+    def version(self) -> str:
+        """sha256 of what the learner sees: the view plus each line listing.
+
+        The same for a key file and its released copy; it changes with any
+        edit a learner could notice (a prompt, an option, points, a kernel
+        edit that moves a listed line), so a submission made against one
+        version is never scored against another.
+        """
+        listings = {q.id: [list(x) for x in q.listing] for q in self.questions if isinstance(q, WhichLine)}
+        blob = json.dumps({"view": self.view(), "listings": listings}, sort_keys=True,
+                          separators=(",", ":"), ensure_ascii=False)
+        return "sha256:" + hashlib.sha256(blob.encode("utf-8")).hexdigest()
