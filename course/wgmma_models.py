@@ -36,9 +36,7 @@ do not; cite by name):
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -67,14 +65,13 @@ __all__ = [
     "fragment_row_col",
     "gather_operand",
     "k_step_offset",
-    "kernel_constants",
     "ptx_d_fragment_row_col",
     "simulate_gemm",
 ]
 
 # ---------------------------------------------------------------------------
-# The kernel's constants. tests/test_wgmma_models.py parses wgmma_gemm.cu and
-# fails if any of these drifts from the source.
+# The kernel's constants. tests/test_wgmma_models.py reads wgmma_gemm.cu
+# (course.constants.kernel_constants) and fails if any of these drifts.
 # ---------------------------------------------------------------------------
 TILE_M = 64  # constexpr int kTileM = 64;   // rows of D one CTA owns
 TILE_N = 64  # constexpr int kTileN = 64;   // columns of D one CTA owns
@@ -482,30 +479,3 @@ def simulate_gemm(
                     acc += part[rows, cols]  # each thread's registers take their elements
             d[row_base + rows, col_base + cols] = acc  # d[row * kDim + col] = acc[r];
     return d
-
-
-# ---------------------------------------------------------------------------
-# Reading the kernels' constants
-# ---------------------------------------------------------------------------
-_CONSTEXPR = re.compile(r"^\s*constexpr\s+(?:int|size_t|float)\s+(\w+)\s*=\s*([^;]+);")
-_DEFINE = re.compile(r"^\s*#define\s+(\w+)\s+(\S+)\s*$")
-
-
-def kernel_constants(path: Path | str) -> dict[str, int]:
-    """Integer ``constexpr`` and ``#define`` constants of a kernel file.
-
-    Values that are a literal or the name of an earlier constant are kept;
-    anything else (an expression, a float) is skipped. Good enough for the
-    course's kernels, whose tile constants are plain literals.
-    """
-    values: dict[str, int] = {}
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
-        m = _CONSTEXPR.match(line) or _DEFINE.match(line)
-        if not m:
-            continue
-        name, expr = m.group(1), m.group(2).strip()
-        if re.fullmatch(r"\d+", expr):
-            values[name] = int(expr)
-        elif expr in values:
-            values[name] = values[expr]
-    return values

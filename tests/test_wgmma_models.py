@@ -12,13 +12,14 @@ from hypothesis import strategies as st
 
 from course import _paths
 from course import wgmma_models as wm
+from course.constants import kernel_constants
 
 KERNEL = _paths.kernels_dir() / "wgmma_gemm.cu"
 
 
 # --- the models are the kernel's, not a paraphrase -----------------------------------------
 def test_constants_match_the_kernel_source():
-    consts = wm.kernel_constants(KERNEL)
+    consts = kernel_constants(KERNEL)
     assert consts["kTileM"] == wm.TILE_M
     assert consts["kTileN"] == wm.TILE_N
     assert consts["kTileK"] == wm.TILE_K
