@@ -258,3 +258,30 @@ def run_checked(**kwargs: Any) -> RunResult:
     if not result.passed:
         raise CheckFailed(result.lines[-1])
     return result
+
+
+@dataclass(frozen=True)
+class RulesTable:
+    """The encode rules as a table for the page (HTML) or a terminal (text)."""
+
+    rules: tuple[EncodeRule, ...] = ENCODE_RULES
+
+    def _repr_html_(self) -> str:
+        import html
+
+        rows = "".join(
+            f"<tr><td><code>{html.escape(r.id)}</code></td><td style='text-align:left'>{html.escape(r.rule)}</td>"
+            f"<td style='text-align:left'>{html.escape(r.why)}</td></tr>"
+            for r in self.rules
+        )
+        return (
+            "<table><tr><th>rule</th><th>what must hold</th><th>why</th></tr>"
+            f"{rows}</table><p><small>Source: {html.escape(DRIVER_DOC)}.</small></p>"
+        )
+
+    def __str__(self) -> str:
+        return "\n".join(f"{r.id}: {r.rule} ({r.why})" for r in self.rules)
+
+
+def rules_table() -> RulesTable:
+    return RulesTable()

@@ -1,0 +1,33 @@
+"""Shared test fixtures: the GPU gate used as ``skipif`` with a reason.
+
+A GPU test on a machine that cannot run the lesson is a skip that says
+why ("no-gpu: There is no NVIDIA driver ..."), never a pass. With
+COURSE_REQUIRE_GPU=1 (the Hopper test run) the same situation is a
+failure, so a GPU run cannot pass by skipping.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from course import gate
+from course.lessons import get_lesson
+
+
+def require_lesson_gpu(lesson_id: str) -> None:
+    reason = gate.skip_reason(get_lesson(lesson_id))
+    if reason is None:
+        return
+    if gate.gpu_required():
+        pytest.fail(f"{gate.REQUIRE_GPU_ENV} is set, but {lesson_id} cannot run here: {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture
+def day76_gpu() -> None:
+    require_lesson_gpu("day76")
+
+
+@pytest.fixture
+def day78_gpu() -> None:
+    require_lesson_gpu("day78")
