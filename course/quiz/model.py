@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from ..errors import CourseError
 
@@ -113,6 +113,8 @@ class Question:
     type: ClassVar[str] = ""
     # Fields a learner copy drops (TOML names); the loader refuses them there.
     KEY_FIELDS: ClassVar[tuple[str, ...]] = ("explanation",)
+    # Attributes a learner copy sets to None (KEY_FIELDS plus derived ones).
+    KEY_ATTRS: ClassVar[tuple[str, ...]] = ("explanation",)
 
     @property
     def has_key(self) -> bool:
@@ -138,16 +140,17 @@ class Question:
             self._check(response)
 
     def learner_copy(self) -> Question:
-        return replace(self, **{f.name: None for f in fields(self) if f.name in self._key_attrs()})
-
-    @classmethod
-    def _key_attrs(cls) -> tuple[str, ...]:
-        return ("explanation",)
+        return replace(self, **{f.name: None for f in fields(self) if f.name in self.KEY_ATTRS})
 
     def view(self) -> dict[str, Any]:
         """What the learner sees, as the TOML fields a released copy holds."""
-        return {"id": self.id, "type": self.type, "points": self.points, "prompt": self.prompt,
-                "reference": self.reference}
+        return {
+            "id": self.id,
+            "type": self.type,
+            "points": self.points,
+            "prompt": self.prompt,
+            "reference": self.reference,
+        }
 
     def key(self) -> dict[str, Any]:
         """The key material, as TOML fields (empty in a learner copy)."""
@@ -172,9 +175,7 @@ class SingleChoice(Question):
     type: ClassVar[str] = "single"
     KEY_FIELDS: ClassVar[tuple[str, ...]] = ("answer", "explanation")
 
-    @classmethod
-    def _key_attrs(cls) -> tuple[str, ...]:
-        return ("answer", "explanation")
+    KEY_ATTRS: ClassVar[tuple[str, ...]] = ("answer", "explanation")
 
     def view(self) -> dict[str, Any]:
         return {**super().view(), "options": [{"id": o.id, "text": o.text} for o in self.options]}
@@ -202,13 +203,14 @@ class MultipleSelect(Question):
     type: ClassVar[str] = "multiple"
     KEY_FIELDS: ClassVar[tuple[str, ...]] = ("answers", "explanation")
 
-    @classmethod
-    def _key_attrs(cls) -> tuple[str, ...]:
-        return ("answers", "explanation")
+    KEY_ATTRS: ClassVar[tuple[str, ...]] = ("answers", "explanation")
 
     def view(self) -> dict[str, Any]:
-        return {**super().view(), "partial": self.partial,
-                "options": [{"id": o.id, "text": o.text} for o in self.options]}
+        return {
+            **super().view(),
+            "partial": self.partial,
+            "options": [{"id": o.id, "text": o.text} for o in self.options],
+        }
 
     def key(self) -> dict[str, Any]:
         if self.answers is None:
@@ -229,8 +231,7 @@ class MultipleSelect(Question):
             )
 
     def _fraction(self, response: Response) -> float:
-        assert self.answers is not None and isinstance(response, list)  # narrowed by fraction()
-        chosen, correct = set(response), self.answers
+        chosen, correct = set(cast(list[str], response)), cast(frozenset[str], self.answers)
         hits, wrong = len(chosen & correct), len(chosen - correct)
         if self.partial == "off":
             return 1.0 if chosen == correct else 0.0
@@ -252,9 +253,7 @@ class Numeric(Question):
     type: ClassVar[str] = "numeric"
     KEY_FIELDS: ClassVar[tuple[str, ...]] = ("answer", "explanation")
 
-    @classmethod
-    def _key_attrs(cls) -> tuple[str, ...]:
-        return ("answer", "explanation")
+    KEY_ATTRS: ClassVar[tuple[str, ...]] = ("answer", "explanation")
 
     def view(self) -> dict[str, Any]:
         return {**super().view(), "rtol": self.rtol, "atol": self.atol, "unit": self.unit}
@@ -267,11 +266,10 @@ class Numeric(Question):
             raise ResponseError(f"question {self.id!r}: a response must be a number (got {response!r})")
 
     def _fraction(self, response: Response) -> float:
-        assert self.answer is not None and isinstance(response, int | float)  # narrowed by fraction()
-        value = float(response)
+        value, answer = float(cast(float, response)), cast(float, self.answer)
         if not math.isfinite(value):
             return 0.0
-        return 1.0 if abs(value - self.answer) <= self.atol + self.rtol * abs(self.answer) else 0.0
+        return 1.0 if abs(value - answer) <= self.atol + self.rtol * abs(answer) else 0.0
 
 
 @dataclass(frozen=True)
@@ -283,9 +281,7 @@ class ShortText(Question):
     type: ClassVar[str] = "text"
     KEY_FIELDS: ClassVar[tuple[str, ...]] = ("accept", "explanation")
 
-    @classmethod
-    def _key_attrs(cls) -> tuple[str, ...]:
-        return ("accept", "explanation")
+    KEY_ATTRS: ClassVar[tuple[str, ...]] = ("accept", "explanation")
 
     def view(self) -> dict[str, Any]:
         return {**super().view(), "case_sensitive": self.case_sensitive, "spaces": self.spaces}
@@ -307,9 +303,8 @@ class ShortText(Question):
             raise ResponseError(f"question {self.id!r}: a response must be text (got {response!r})")
 
     def _fraction(self, response: Response) -> float:
-        assert self.accept is not None and isinstance(response, str)  # narrowed by fraction()
-        given = self.normalize(response)
-        return 1.0 if any(given == self.normalize(a) for a in self.accept) else 0.0
+        given = self.normalize(cast(str, response))
+        return 1.0 if any(given == self.normalize(a) for a in cast(tuple[str, ...], self.accept)) else 0.0
 
 
 @dataclass(frozen=True)
@@ -331,9 +326,7 @@ class WhichLine(Question):
     type: ClassVar[str] = "line"
     KEY_FIELDS: ClassVar[tuple[str, ...]] = ("anchors", "explanation")
 
-    @classmethod
-    def _key_attrs(cls) -> tuple[str, ...]:
-        return ("anchors", "lines", "explanation")
+    KEY_ATTRS: ClassVar[tuple[str, ...]] = ("anchors", "lines", "explanation")
 
     def view(self) -> dict[str, Any]:
         return {**super().view(), "lesson": self.lesson, "snippet": self.snippet}
@@ -350,8 +343,7 @@ class WhichLine(Question):
             )
 
     def _fraction(self, response: Response) -> float:
-        assert self.lines is not None  # narrowed by fraction()
-        return 1.0 if response in self.lines else 0.0
+        return 1.0 if response in cast(frozenset[int], self.lines) else 0.0
 
 
 QUESTION_CLASSES: Mapping[str, type[Question]] = {
@@ -406,6 +398,10 @@ class Quiz:
         version is never scored against another.
         """
         listings = {q.id: [list(x) for x in q.listing] for q in self.questions if isinstance(q, WhichLine)}
-        blob = json.dumps({"view": self.view(), "listings": listings}, sort_keys=True,
-                          separators=(",", ":"), ensure_ascii=False)
+        blob = json.dumps(
+            {"view": self.view(), "listings": listings},
+            sort_keys=True,
+            separators=(",", ":"),
+            ensure_ascii=False,
+        )
         return "sha256:" + hashlib.sha256(blob.encode("utf-8")).hexdigest()
