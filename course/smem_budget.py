@@ -1,0 +1,272 @@
+"""The shared-memory budget of a multistage GEMM pipeline, per card.
+
+Day 78's kernel keeps two stages of one A tile and one B tile in shared
+memory::
+
+    __shared__ __half smA[2][kTileM * kTileK];   // 2 x 64 x 64 x 2 B = 16 KiB
+    __shared__ __half smB[2][kTileN * kTileK];   // 2 x 64 x 64 x 2 B = 16 KiB
+
+2 x (8 KiB + 8 KiB) = 32 KiB. This module answers the page's question:
+what happens to that budget with more stages or bigger tiles, and on which
+card does it still fit?
+
+Two ceilings matter (CUDA C++ Programming Guide, 5.1 "Compute
+Capabilities", Table 31 and its footnote):
+
+- 48 KiB: the most a block gets without asking. Statically sized
+  ``__shared__`` arrays, like the kernel's, must fit under it. The kernel's
+  32 KiB does.
+- The per-block opt-in maximum (227 KiB on compute capability 9.0 and
+  10.0, 163 KiB on 8.0, 99 KiB on 8.9 and 12.0). Going past 48 KiB needs
+  *dynamic* shared memory (``extern __shared__``, the size given at launch)
+  and an explicit opt-in, ``cudaFuncSetAttribute(kernel,
+  cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)``, before the launch.
+
+Only the operand stages are counted: this kernel's accumulator lives in
+registers and it has no other shared data. A TMA pipeline would add an
+8-byte mbarrier per stage, which does not change any answer here.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .gpus import CARDS, Card
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = [
+    "KERNEL_CONFIG",
+    "STATIC_LIMIT_BYTES",
+    "Fit",
+    "PipelineConfig",
+    "budget_plot",
+    "budget_table_html",
+    "budget_widget",
+    "fit_report",
+    "fits_cards",
+    "max_stages",
+    "pipeline_bytes",
+    "stage_bytes",
+]
+
+KIB = 1024
+STATIC_LIMIT_BYTES = 48 * KIB  # CUDA guide Table 31, footnote 3: over 48 KB needs dynamic smem + opt-in
+ELEM_SIZES = {"FP8 (1 B)": 1, "FP16 / BF16 (2 B)": 2, "TF32 / FP32 (4 B)": 4}
+
+
+def _positive(name: str, value: object) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{name} must be an int (got {type(value).__name__} {value!r})")
+    if value < 1:
+        raise ValueError(f"{name} must be at least 1 (got {value})")
+    return value
+
+
+def stage_bytes(tile_m: int, tile_n: int, tile_k: int, elem_bytes: int) -> int:
+    """Bytes of one stage: one tile_m x tile_k A tile plus one tile_n x tile_k B tile."""
+    for name, value in (
+        ("tile_m", tile_m),
+        ("tile_n", tile_n),
+        ("tile_k", tile_k),
+        ("elem_bytes", elem_bytes),
+    ):
+        _positive(name, value)
+    return (tile_m * tile_k + tile_n * tile_k) * elem_bytes
+
+
+def pipeline_bytes(
+    stages: int, tile_m: int = 64, tile_n: int = 64, tile_k: int = 64, elem_bytes: int = 2
+) -> int:
+    """Bytes of a ``stages``-deep pipeline; the defaults are the Day 78 kernel's tiles."""
+    return _positive("stages", stages) * stage_bytes(tile_m, tile_n, tile_k, elem_bytes)
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    """A pipeline shape: stages of (A tile + B tile)."""
+
+    stages: int = 2  # __shared__ __half smA[2][...]: double buffered
+    tile_m: int = 64  # kTileM
+    tile_n: int = 64  # kTileN
+    tile_k: int = 64  # kTileK
+    elem_bytes: int = 2  # __half
+
+    def __post_init__(self) -> None:
+        for name in ("stages", "tile_m", "tile_n", "tile_k", "elem_bytes"):
+            _positive(name, getattr(self, name))
+
+    @property
+    def stage_bytes(self) -> int:
+        return stage_bytes(self.tile_m, self.tile_n, self.tile_k, self.elem_bytes)
+
+    @property
+    def total_bytes(self) -> int:
+        return self.stages * self.stage_bytes
+
+    @property
+    def needs_dynamic(self) -> bool:
+        """Over 48 KiB: static ``__shared__`` arrays cannot hold it."""
+        return self.total_bytes > STATIC_LIMIT_BYTES
+
+    def describe(self) -> str:
+        return (
+            f"{self.stages} x ({self.tile_m}x{self.tile_k} + {self.tile_n}x{self.tile_k}) "
+            f"x {self.elem_bytes} B = {_kib(self.total_bytes)}"
+        )
+
+
+KERNEL_CONFIG = PipelineConfig()  # wgmma_gemm.cu as written: 2 x (8 KiB + 8 KiB) = 32 KiB
+
+
+def _kib(n: int) -> str:
+    return f"{n // KIB} KiB" if n % KIB == 0 else f"{n / KIB:.1f} KiB"
+
+
+def max_stages(card: Card, tile_m: int = 64, tile_n: int = 64, tile_k: int = 64, elem_bytes: int = 2) -> int:
+    """The deepest pipeline of these tiles that fits the card's per-block maximum (0 if none)."""
+    return card.smem_per_block_bytes // stage_bytes(tile_m, tile_n, tile_k, elem_bytes)
+
+
+@dataclass(frozen=True)
+class Fit:
+    """One card's verdict on one configuration."""
+
+    card: Card
+    needed_bytes: int
+    limit_bytes: int
+    max_stages: int  # deepest pipeline of the same tiles that fits this card
+
+    @property
+    def fits(self) -> bool:
+        return self.needed_bytes <= self.limit_bytes
+
+    @property
+    def needs_opt_in(self) -> bool:
+        return self.needed_bytes > STATIC_LIMIT_BYTES
+
+    @property
+    def verdict(self) -> str:
+        if not self.fits:
+            return f"does not fit: {_kib(self.needed_bytes)} > {_kib(self.limit_bytes)}"
+        if self.needs_opt_in:
+            return "fits with dynamic shared memory and the opt-in"
+        return "fits (static __shared__ is fine)"
+
+
+def fit_report(config: PipelineConfig = KERNEL_CONFIG, cards: tuple[Card, ...] | None = None) -> list[Fit]:
+    """For each card of the table: does ``config`` fit, and how deep could it go."""
+    cards = CARDS if cards is None else cards
+    return [
+        Fit(
+            card=card,
+            needed_bytes=config.total_bytes,
+            limit_bytes=card.smem_per_block_bytes,
+            max_stages=max_stages(card, config.tile_m, config.tile_n, config.tile_k, config.elem_bytes),
+        )
+        for card in cards
+    ]
+
+
+def fits_cards(config: PipelineConfig = KERNEL_CONFIG) -> list[Card]:
+    """The cards ``config`` fits (by shared memory alone; whether they run wgmma is gpus.py's question)."""
+    return [fit.card for fit in fit_report(config) if fit.fits]
+
+
+def budget_table_html(config: PipelineConfig = KERNEL_CONFIG) -> str:
+    """The calculator's answer as an HTML table (every string escaped)."""
+    e = html.escape
+    rows = []
+    for fit in fit_report(config):
+        style = "" if fit.fits else ' style="color:#b00020"'
+        rows.append(
+            f"<tr{style}><td>{e(fit.card.name)}</td><td>{e(fit.card.cc_str)}</td>"
+            f"<td>{e(_kib(fit.limit_bytes))}</td><td>{e(fit.verdict)}</td>"
+            f"<td>{fit.max_stages}</td></tr>"
+        )
+    if config.needs_dynamic:
+        note = (
+            f"{_kib(config.total_bytes)} is over the 48 KiB a block gets without asking: the tiles must be "
+            "dynamic shared memory (extern __shared__, size given at launch) and the kernel must opt in "
+            "with cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)."
+        )
+    else:
+        note = (
+            f"{_kib(config.total_bytes)} is under the 48 KiB static limit: plain __shared__ arrays "
+            "work, as in wgmma_gemm.cu."
+        )
+    return (
+        f"<p><b>{e(config.describe())}</b> (one stage: {e(_kib(config.stage_bytes))})</p>"
+        '<table class="course-smem"><tr><th>Card</th><th>CC</th><th>Per-block maximum</th>'
+        "<th>This configuration</th><th>Deepest pipeline of these tiles</th></tr>"
+        f"{''.join(rows)}</table><p>{e(note)}</p>"
+    )
+
+
+def budget_plot(config: PipelineConfig = KERNEL_CONFIG) -> Figure:
+    """The bar chart of ``config`` against every card (see course.figures.smem_budget_figure)."""
+    from .figures import smem_budget_figure
+
+    return smem_budget_figure(config)
+
+
+def _widgets() -> Any:
+    import ipywidgets
+
+    return ipywidgets
+
+
+def budget_widget() -> Any:
+    """The calculator: sliders and a dropdown on the left, the table updating below.
+
+    Returns an ``ipywidgets.VBox`` subclass whose controls are attributes
+    (``stages``, ``tile_m``, ``tile_n``, ``tile_k``, ``elem_bytes``) and
+    whose answer is ``output.value`` (HTML), so it can be driven headless.
+    """
+    widgets = _widgets()
+
+    class BudgetCalculator(widgets.VBox):  # type: ignore[misc, name-defined]
+        def __init__(self) -> None:
+            style = {"description_width": "7em"}
+            self.stages = widgets.IntSlider(
+                value=KERNEL_CONFIG.stages, min=1, max=12, description="stages", style=style
+            )
+            self.tile_m = widgets.Dropdown(
+                options=[64, 128, 256], value=KERNEL_CONFIG.tile_m, description="tile M", style=style
+            )
+            self.tile_n = widgets.Dropdown(
+                options=[64, 128, 192, 256], value=KERNEL_CONFIG.tile_n, description="tile N", style=style
+            )
+            self.tile_k = widgets.Dropdown(
+                options=[32, 64, 128], value=KERNEL_CONFIG.tile_k, description="tile K", style=style
+            )
+            self.elem_bytes = widgets.Dropdown(
+                options=list(ELEM_SIZES.items()),
+                value=KERNEL_CONFIG.elem_bytes,
+                description="element",
+                style=style,
+            )
+            self.output = widgets.HTML()
+            controls = [self.stages, self.tile_m, self.tile_n, self.tile_k, self.elem_bytes]
+            super().__init__(children=[*controls, self.output])
+            for control in controls:
+                control.observe(self._update, names="value")
+            self._update()
+
+        @property
+        def config(self) -> PipelineConfig:
+            return PipelineConfig(
+                self.stages.value,
+                self.tile_m.value,
+                self.tile_n.value,
+                self.tile_k.value,
+                self.elem_bytes.value,
+            )
+
+        def _update(self, _change: object = None) -> None:
+            self.output.value = budget_table_html(self.config)
+
+    return BudgetCalculator()
