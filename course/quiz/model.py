@@ -88,7 +88,7 @@ class KeyMissing(CourseError):
     """Scoring was asked of a learner copy, which carries no key."""
 
 
-def _fmt(x: float) -> str:
+def fmt_points(x: float) -> str:
     """A score or point value as text: at most 4 decimals, no trailing zeros."""
     text = f"{x:.4f}".rstrip("0").rstrip(".")
     return "0" if text in ("", "-0") else text

@@ -1,0 +1,124 @@
+"""``python -m course quiz``: validate, release and grade quizzes.
+
+    python -m course quiz validate FILE...
+    python -m course quiz release KEY.toml -o LEARNER.toml
+    python -m course quiz grade KEY.toml SUBMISSIONS_DIR -o OUTDIR
+        [--overrides FILE.csv|FILE.toml]
+        [--canvas GRADEBOOK.csv --canvas-column "Day 76 quiz (1234)"
+         [--canvas-match "SIS Login ID"] [--canvas-out PATH]]
+
+Problems the user can fix are printed as messages with file and line, and
+the exit status is non-zero; never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..errors import CourseError
+from ..quiz.grade import export_canvas, grade_submissions, write_reports
+from ..quiz.loader import load_quiz
+from ..quiz.model import QuizError, fmt_points
+from ..quiz.release import release_quiz
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "quiz",
+        help="validate, release and grade quizzes",
+        description="Validate, release and grade the TOML quizzes.",
+    )
+    sub = parser.add_subparsers(dest="quiz_command", metavar="ACTION")
+    sub.required = True
+
+    validate = sub.add_parser("validate", help="check quiz files; exit 1 on any problem")
+    validate.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    validate.set_defaults(func=_validate)
+
+    release = sub.add_parser("release", help="write a learner copy with no key material")
+    release.add_argument("key", type=Path, metavar="QUIZ.toml")
+    release.add_argument("-o", "--output", type=Path, required=True, metavar="OUT.toml")
+    release.set_defaults(func=_release)
+
+    grade = sub.add_parser("grade", help="score a folder of submissions against the key")
+    grade.add_argument("key", type=Path, metavar="KEY.toml")
+    grade.add_argument("submissions", type=Path, metavar="SUBMISSIONS_DIR")
+    grade.add_argument("-o", "--output", type=Path, required=True, metavar="OUTDIR")
+    grade.add_argument(
+        "--overrides",
+        type=Path,
+        metavar="FILE",
+        help="regrades: CSV learner,question,score,reason or TOML [[override]] tables",
+    )
+    grade.add_argument("--canvas", type=Path, metavar="GRADEBOOK.csv", help="a Canvas gradebook export")
+    grade.add_argument(
+        "--canvas-column", metavar="COLUMN", help='the assignment column, e.g. "Day 76 quiz (1234)"'
+    )
+    grade.add_argument(
+        "--canvas-match",
+        default="SIS Login ID",
+        metavar="COLUMN",
+        help="the gradebook column holding the learner ids (default: SIS Login ID)",
+    )
+    grade.add_argument(
+        "--canvas-out",
+        type=Path,
+        metavar="PATH",
+        help="where the filled gradebook goes (default: OUTDIR/canvas.csv)",
+    )
+    grade.set_defaults(func=_grade)
+
+
+def _validate(args: argparse.Namespace) -> int:
+    failed = 0
+    for path in args.files:
+        try:
+            quiz = load_quiz(path)
+        except QuizError as e:
+            failed += 1
+            print(f"error: {e}", file=sys.stderr)
+            continue
+        kind = "learner copy" if quiz.released else "key"
+        print(
+            f"ok: {path}: quiz {quiz.id!r} ({kind}), {len(quiz.questions)} questions, "
+            f"{fmt_points(quiz.max_points)} points, version {quiz.version[:19]}"
+        )
+    if failed:
+        print(f"{failed} of {len(args.files)} quiz files have problems", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _release(args: argparse.Namespace) -> int:
+    learner = release_quiz(args.key, args.output)
+    print(
+        f"wrote {args.output}: learner copy of quiz {learner.id!r}, no key material, "
+        f"version {learner.version[:19]}"
+    )
+    return 0
+
+
+def _grade(args: argparse.Namespace) -> int:
+    if (args.canvas is None) != (args.canvas_column is None):
+        raise CourseError("--canvas and --canvas-column go together: give both or neither")
+    key = load_quiz(args.key)
+    report = grade_submissions(key, args.submissions, overrides=args.overrides)
+    written = write_reports(report, args.output)
+    names = ", ".join(p.name for p in written.values())
+    print(f"graded {len(report.results)} learners of quiz {key.id!r}; wrote {names} to {args.output}")
+    for skipped in report.skipped:
+        print(f"skipped {skipped.path}: {skipped.reason}", file=sys.stderr)
+    if report.skipped:
+        print(f"{len(report.skipped)} submissions skipped (listed in {written['skipped']})", file=sys.stderr)
+    if args.canvas is not None:
+        out = args.canvas_out or args.output / "canvas.csv"
+        export = export_canvas(report, args.canvas, args.canvas_column, out, match_column=args.canvas_match)
+        print(f"wrote {export.path}: column {args.canvas_column!r} filled for {export.filled} students")
+        if export.not_in_gradebook:
+            print(
+                f"not in the gradebook (by {args.canvas_match!r}): {', '.join(export.not_in_gradebook)}",
+                file=sys.stderr,
+            )
+    return 0

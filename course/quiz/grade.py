@@ -1,0 +1,399 @@
+"""Grade a folder of submissions against the instructor's key.
+
+Scores come from the responses and the key alone (``Question.score``), never
+from anything the learner's side wrote. A submission that is malformed, for
+another quiz, or for another version of this quiz is reported by file name
+and skipped; it never stops the run and is never scored. Overrides (regrades)
+are applied last and recorded with their reason.
+
+Outputs (``write_reports``): ``long.csv`` (one row per learner and question),
+``wide.csv`` (one row per learner, one column per question, total),
+``items.csv`` and ``items.json`` (per question: percent correct, mean score,
+response distribution), ``skipped.csv``. ``export_canvas`` fills one column
+of a Canvas gradebook export and keeps everything else as it was.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import tomllib
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from ..errors import CourseError
+from ._io import write_csv_atomic, write_text_atomic
+from .model import MultipleSelect, Numeric, Question, Quiz, Response, ShortText, SingleChoice, fmt_points
+from .submission import Submission, SubmissionError, read_submission
+
+
+@dataclass(frozen=True)
+class ItemResult:
+    question: str
+    response: Response
+    score: float
+    max: float
+    attempts: int
+    note: str = ""  # an override's reason
+
+
+@dataclass(frozen=True)
+class LearnerResult:
+    learner: str
+    submitted_at: str
+    path: Path
+    items: tuple[ItemResult, ...]
+
+    @property
+    def total(self) -> float:
+        return sum(i.score for i in self.items)
+
+
+@dataclass(frozen=True)
+class Skipped:
+    path: Path
+    reason: str
+
+
+@dataclass(frozen=True)
+class Override:
+    learner: str
+    question: str
+    score: float
+    reason: str
+    where: str  # file:line or file, override #n, for messages
+
+
+@dataclass(frozen=True)
+class GradeReport:
+    quiz: Quiz
+    results: tuple[LearnerResult, ...]
+    skipped: tuple[Skipped, ...]
+
+
+def _response_text(response: Response) -> str:
+    if response is None:
+        return ""
+    if isinstance(response, list):
+        return ";".join(response)
+    return str(response)
+
+
+def _score_one(quiz: Quiz, submission: Submission) -> tuple[ItemResult, ...]:
+    items = []
+    for q in quiz.questions:
+        response = submission.responses.get(q.id)
+        attempts = submission.attempts.get(q.id, 0)
+        items.append(ItemResult(q.id, response, q.score(response), q.points, attempts))
+    return tuple(items)
+
+
+def grade_submissions(key: Quiz, folder: Path | str, *, overrides: Path | str | None = None) -> GradeReport:
+    """Score every ``*.json`` under ``folder`` (recursively) against ``key``."""
+    folder = Path(folder)
+    if key.released:
+        raise CourseError(
+            "grading needs the instructor's key file; this is a released learner copy", path=key.path
+        )
+    if not folder.is_dir():
+        raise CourseError("the submissions folder does not exist or is not a folder", path=folder)
+    latest: dict[str, tuple[datetime, LearnerResult]] = {}
+    skipped: list[Skipped] = []
+    for path in sorted(folder.rglob("*.json")):
+        try:
+            submission = read_submission(path, key)
+        except SubmissionError as e:
+            skipped.append(Skipped(path, e.message))
+            continue
+        items = _score_one(key, submission)
+        result = LearnerResult(submission.learner, submission.submitted_at, path, items)
+        stamp = datetime.fromisoformat(submission.submitted_at)
+        earlier = latest.get(submission.learner)
+        if earlier is None:
+            latest[submission.learner] = (stamp, result)
+            continue
+        keep, drop = (result, earlier[1]) if stamp >= earlier[0] else (earlier[1], result)
+        latest[submission.learner] = (max(stamp, earlier[0]), keep)
+        skipped.append(
+            Skipped(drop.path, f"superseded by the later submission of {keep.learner!r} in {keep.path}")
+        )
+    results = [latest[learner][1] for learner in sorted(latest)]
+    if overrides is not None:
+        results = _apply(results, load_overrides(overrides, key), key)
+    return GradeReport(key, tuple(results), tuple(skipped))
+
+
+def load_overrides(path: Path | str, quiz: Quiz) -> list[Override]:
+    """Read regrades from CSV (learner,question,score,reason) or TOML ([[override]])."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as e:
+        raise CourseError(f"cannot read the overrides file ({e})", path=path) from None
+    raw: list[tuple[str, dict[str, object]]] = []
+    if path.suffix.lower() == ".toml":
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise CourseError(f"the overrides file is not valid TOML: {e}", path=path) from None
+        extra = [k for k in data if k != "override"]
+        if extra or not isinstance(data.get("override"), list):
+            raise CourseError("an overrides TOML file holds only [[override]] tables", path=path)
+        for number, table in enumerate(data["override"], start=1):
+            if not isinstance(table, dict):
+                raise CourseError(f"override #{number} must be a table", path=path)
+            raw.append((f"{path}, override #{number}", table))
+    elif path.suffix.lower() == ".csv":
+        reader = csv.DictReader(text.splitlines())
+        if reader.fieldnames is None or sorted(reader.fieldnames) != [
+            "learner",
+            "question",
+            "reason",
+            "score",
+        ]:
+            raise CourseError(
+                "an overrides CSV needs exactly the header learner,question,score,reason "
+                f"(got {reader.fieldnames})",
+                path=path,
+                line=1,
+            )
+        for row in reader:
+            raw.append((f"{path}:{reader.line_num}", dict(row)))
+    else:
+        raise CourseError("an overrides file must end in .csv or .toml", path=path)
+    found: dict[tuple[str, str], Override] = {}
+    for where, table in raw:
+        extra = sorted(set(table) - {"learner", "question", "score", "reason"})
+        if extra:
+            raise CourseError(
+                f"{where}: unknown field {extra[0]!r} (allowed: learner, question, score, reason)"
+            )
+        texts: dict[str, str] = {}
+        for name in ("learner", "question", "reason"):
+            value = table.get(name)
+            if not isinstance(value, str) or not value.strip():
+                raise CourseError(f"{where}: {name} must be non-empty text (got {value!r})")
+            texts[name] = value.strip()
+        learner, qid, reason, score = texts["learner"], texts["question"], texts["reason"], table.get("score")
+        try:
+            question = quiz.question(qid)
+        except CourseError as e:
+            raise CourseError(f"{where}: {e.message}") from None
+        value = _number(score)
+        if value is None or not 0 <= value <= question.points:
+            raise CourseError(
+                f"{where}: score must be a number from 0 to {fmt_points(question.points)} (got {score!r})"
+            )
+        if (learner, qid) in found:
+            raise CourseError(
+                f"{where}: a second override for {learner!r} / {qid!r} "
+                f"(the first is at {found[learner, qid].where})"
+            )
+        found[learner, qid] = Override(learner, qid, value, reason, where)
+    return list(found.values())
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        number = float(value)
+    elif isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            return None
+    else:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _apply(results: list[LearnerResult], overrides: list[Override], quiz: Quiz) -> list[LearnerResult]:
+    by_learner = {r.learner: r for r in results}
+    for o in overrides:
+        if o.learner not in by_learner:
+            raise CourseError(
+                f"{o.where}: learner {o.learner!r} has no graded submission of quiz {quiz.id!r}; "
+                "an override changes a graded score, it cannot create one"
+            )
+    changes = {(o.learner, o.question): o for o in overrides}
+    updated = []
+    for r in results:
+        items = []
+        for item in r.items:
+            o = changes.get((r.learner, item.question))
+            if o is not None:
+                item = ItemResult(
+                    item.question, item.response, o.score, item.max, item.attempts, f"override: {o.reason}"
+                )
+            items.append(item)
+        updated.append(LearnerResult(r.learner, r.submitted_at, r.path, tuple(items)))
+    return updated
+
+
+def _distribution(question: Question, responses: Iterable[Response]) -> dict[str, int]:
+    counts: Counter[str] = Counter()
+    for response in responses:
+        if response is None:
+            counts["(blank)"] += 1
+        elif isinstance(question, MultipleSelect) and isinstance(response, list):
+            counts.update(response)
+            if not response:
+                counts["(none selected)"] += 1
+        elif isinstance(question, ShortText) and isinstance(response, str):
+            counts[question.normalize(response)] += 1
+        elif isinstance(question, Numeric) and isinstance(response, int | float):
+            counts[format(float(response), ".10g")] += 1
+        else:
+            counts[str(response)] += 1
+    if isinstance(question, SingleChoice | MultipleSelect):
+        ordered = {o.id: counts.pop(o.id, 0) for o in question.options}
+        return {**ordered, **dict(counts.most_common())}
+    return dict(counts.most_common(20))
+
+
+def item_statistics(report: GradeReport) -> list[dict[str, object]]:
+    """Per question: responses, answered, percent full credit, mean score, distribution."""
+    stats = []
+    n = len(report.results)
+    for index, q in enumerate(report.quiz.questions):
+        items = [r.items[index] for r in report.results]
+        full = sum(1 for i in items if math.isclose(i.score, i.max))
+        stats.append(
+            {
+                "question": q.id,
+                "type": q.type,
+                "max": q.points,
+                "responses": n,
+                "answered": sum(1 for i in items if i.response is not None),
+                "percent_correct": round(100.0 * full / n, 2) if n else 0.0,
+                "mean_score": round(sum(i.score for i in items) / n, 4) if n else 0.0,
+                "distribution": _distribution(q, (i.response for i in items)),
+            }
+        )
+    return stats
+
+
+def write_reports(report: GradeReport, outdir: Path | str) -> dict[str, Path]:
+    """Write long.csv, wide.csv, items.csv, items.json and skipped.csv to ``outdir``."""
+    outdir = Path(outdir)
+    qids = [q.id for q in report.quiz.questions]
+    long_rows: list[list[object]] = [["learner", "question", "response", "score", "max", "attempts", "note"]]
+    wide_rows: list[list[object]] = [["learner", *qids, "total"]]
+    for r in report.results:
+        for i in r.items:
+            long_rows.append(
+                [
+                    r.learner,
+                    i.question,
+                    _response_text(i.response),
+                    fmt_points(i.score),
+                    fmt_points(i.max),
+                    i.attempts,
+                    i.note,
+                ]
+            )
+        wide_rows.append([r.learner, *(fmt_points(i.score) for i in r.items), fmt_points(r.total)])
+    stats = item_statistics(report)
+    item_rows: list[list[object]] = [
+        ["question", "type", "max", "responses", "answered", "percent_correct", "mean_score", "distribution"]
+    ]
+    for s in stats:
+        item_rows.append(
+            [
+                s["question"],
+                s["type"],
+                fmt_points(float(s["max"])),
+                s["responses"],
+                s["answered"],
+                s["percent_correct"],
+                s["mean_score"],
+                json.dumps(s["distribution"], ensure_ascii=False),
+            ]
+        )
+    skipped_rows: list[list[object]] = [["file", "reason"]] + [
+        [str(s.path), s.reason] for s in report.skipped
+    ]
+    summary = {
+        "quiz": report.quiz.id,
+        "version": report.quiz.version,
+        "max_points": report.quiz.max_points,
+        "graded": len(report.results),
+        "skipped": len(report.skipped),
+        "items": stats,
+    }
+    return {
+        "long": write_csv_atomic(outdir / "long.csv", long_rows),
+        "wide": write_csv_atomic(outdir / "wide.csv", wide_rows),
+        "items_csv": write_csv_atomic(outdir / "items.csv", item_rows),
+        "items_json": write_text_atomic(
+            outdir / "items.json", json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
+        ),
+        "skipped": write_csv_atomic(outdir / "skipped.csv", skipped_rows),
+    }
+
+
+@dataclass(frozen=True)
+class CanvasExport:
+    path: Path
+    filled: int  # learner rows given a score
+    not_in_gradebook: tuple[str, ...]  # graded learners with no gradebook row
+    without_submission: int  # gradebook student rows left as they were
+
+
+def export_canvas(
+    report: GradeReport,
+    gradebook: Path | str,
+    column: str,
+    out: Path | str,
+    *,
+    match_column: str = "SIS Login ID",
+) -> CanvasExport:
+    """Copy a Canvas gradebook export with ``column`` filled from ``report``.
+
+    Learners are matched on ``match_column`` (the learner id the quiz used).
+    The "Points Possible" row gets the quiz's maximum; rows with no graded
+    submission keep their cell as it was; every other column is untouched.
+    """
+    gradebook, out = Path(gradebook), Path(out)
+    try:
+        text = gradebook.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as e:
+        raise CourseError(f"cannot read the Canvas gradebook ({e})", path=gradebook) from None
+    rows = list(csv.reader(text.splitlines()))
+    if not rows:
+        raise CourseError("the Canvas gradebook is empty", path=gradebook)
+    header = rows[0]
+    for name in (column, match_column):
+        if name not in header:
+            raise CourseError(
+                f"the gradebook has no column {name!r}; its columns are: {', '.join(header)}. "
+                "Create the assignment in Canvas and export the gradebook again, or fix the column name",
+                path=gradebook,
+                line=1,
+            )
+    col, key = header.index(column), header.index(match_column)
+    scores = {r.learner: r.total for r in report.results}
+    seen: set[str] = set()
+    filled = untouched = 0
+    out_rows = [header]
+    for row in rows[1:]:
+        row = row + [""] * (len(header) - len(row))
+        first = row[0].strip() if row else ""
+        if first == "Points Possible":
+            row[col] = fmt_points(report.quiz.max_points)
+        elif row[key].strip() in scores:
+            learner = row[key].strip()
+            row[col] = fmt_points(scores[learner])
+            seen.add(learner)
+            filled += 1
+        elif row[key].strip():
+            untouched += 1
+        out_rows.append(row)
+    write_csv_atomic(out, out_rows)
+    missing = tuple(sorted(set(scores) - seen))
+    return CanvasExport(out, filled, missing, untouched)

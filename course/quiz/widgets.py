@@ -1,0 +1,282 @@
+"""The quiz at the end of a page, as ipywidgets.
+
+``show_quiz("day76")`` returns a ``QuizPanel`` (an ``ipywidgets.VBox``).
+
+Practice mode (the shipped pages) needs the key: each question has a Check
+button that scores the response with the same pure function the grader uses
+and shows right or wrong with the explanation and the reference. Graded mode
+builds every widget from the learner copy, so no widget trait holds key
+material; it has no Check buttons. In both modes, given a learner id,
+Submit writes the responses (never a score) to
+``<submissions>/<quiz>/<learner>.json`` atomically.
+
+Feedback is shown by setting an ``HTML`` widget's value, never by printing
+into an ``Output`` widget (its text lands in different places under nbclient
+and nbval). Every piece of quiz text that goes into HTML is escaped, so a
+quiz file cannot inject markup or script. Everything works headless: set a
+widget's ``value`` and call ``button.click()``.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import os
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+
+import ipywidgets as widgets
+
+from .. import _paths
+from ..errors import CourseError
+from ..lessons import LESSONS, get_lesson
+from .loader import load_quiz
+from .model import (
+    MultipleSelect,
+    Numeric,
+    Question,
+    Quiz,
+    Response,
+    ResponseError,
+    ShortText,
+    SingleChoice,
+    WhichLine,
+    fmt_points,
+)
+from .submission import Submission, submission_path, validate_learner_id, write_submission
+
+MODES = ("practice", "graded")
+_CODE = re.compile(r"`([^`\n]+)`")
+
+
+def _inline(text: str) -> str:
+    """Escape ``text`` for HTML, then show `backticked` spans as code."""
+    return _CODE.sub(r"<code>\1</code>", html.escape(text, quote=True))
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _number(text: str) -> int | float:
+    """A typed number: an int when it is written as one, else a finite float."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        number = float(text)
+    except ValueError:
+        raise ResponseError(f"{text!r} is not a number; type digits, e.g. 16384 or 1.5e3") from None
+    if not math.isfinite(number):
+        raise ResponseError(f"{text!r} is not a finite number")
+    return number
+
+
+class QuestionPanel:
+    """One question's widgets: prompt, input, Check (practice) and feedback."""
+
+    def __init__(self, number: int, question: Question, *, practice: bool):
+        self.question = question
+        self.attempts = 0
+        points = f"{fmt_points(question.points)} point{'' if question.points == 1 else 's'}"
+        self.prompt = widgets.HTML(
+            value=f"<p><b>{number}.</b> {_inline(question.prompt)} <small>({points})</small></p>"
+        )
+        self.feedback = widgets.HTML(value="")
+        self.checkboxes: dict[str, widgets.Checkbox] = {}
+        self.text: widgets.Text | None = None  # the text box of numeric and text questions
+        parts: list[widgets.Widget] = [self.prompt]
+        self.input: widgets.Widget
+        if isinstance(question, SingleChoice):
+            self.input = widgets.RadioButtons(
+                options=[(o.text, o.id) for o in question.options], value=None, layout={"width": "auto"}
+            )
+        elif isinstance(question, MultipleSelect):
+            self.checkboxes = {
+                o.id: widgets.Checkbox(value=False, description=o.text, indent=False)
+                for o in question.options
+            }
+            self.input = widgets.VBox(list(self.checkboxes.values()))
+        elif isinstance(question, Numeric | ShortText):
+            placeholder = "a number" if isinstance(question, Numeric) else "your answer"
+            self.text = widgets.Text(value="", placeholder=placeholder)
+            self.input = self.text
+            if isinstance(question, Numeric) and question.unit:
+                self.input = widgets.HBox([self.text, widgets.Label(value=question.unit)])
+        elif isinstance(question, WhichLine):
+            listing = "\n".join(f"{n:4d}  {line}" for n, line in question.listing)
+            parts.append(widgets.HTML(value=f"<pre>{html.escape(listing)}</pre>"))
+            self.input = widgets.Dropdown(
+                options=[(f"line {n}: {line.strip()[:60]}", n) for n, line in question.listing],
+                value=None,
+                description="Line:",
+            )
+        else:
+            raise CourseError(f"no widget for question type {question.type!r}")
+        parts.append(self.input)
+        self.check_button: widgets.Button | None = None
+        if practice:
+            self.check_button = widgets.Button(description="Check", tooltip="Check this answer")
+            self.check_button.on_click(lambda _button: self.check())
+            parts.append(self.check_button)
+        parts.append(self.feedback)
+        self.box = widgets.VBox(parts)
+
+    def response(self) -> Response:
+        """The current response, or None when unanswered; ResponseError if unreadable."""
+        q = self.question
+        if isinstance(q, SingleChoice | WhichLine):
+            return self.input.value  # type: ignore[attr-defined,no-any-return]
+        if isinstance(q, MultipleSelect):
+            chosen = [oid for oid, box in self.checkboxes.items() if box.value]
+            return chosen or None
+        raw = self.text.value if self.text is not None else ""
+        if not raw.strip():
+            return None
+        return _number(raw.strip()) if isinstance(q, Numeric) else raw
+
+    def set_response(self, response: Response) -> None:
+        """Set the widgets as a learner would (for headless use and tests)."""
+        q = self.question
+        if isinstance(q, MultipleSelect):
+            chosen = set(response or [])
+            for oid, box in self.checkboxes.items():
+                box.value = oid in chosen
+        elif isinstance(q, SingleChoice | WhichLine):
+            self.input.value = response  # type: ignore[attr-defined]
+        elif self.text is not None:
+            self.text.value = "" if response is None else str(response)
+
+    def check(self) -> None:
+        """Score the current response and show the verdict with the reasoning."""
+        q = self.question
+        try:
+            response = self.response()
+        except ResponseError as e:
+            self.feedback.value = f'<div class="quiz-feedback invalid">{html.escape(e.message)}</div>'
+            return
+        if response is None:
+            self.feedback.value = '<div class="quiz-feedback empty">Choose or type an answer first.</div>'
+            return
+        self.attempts += 1
+        fraction = q.fraction(response)
+        if fraction >= 1.0:
+            verdict, css = "Right.", "right"
+        elif fraction > 0.0:
+            verdict = f"Partly right: {fmt_points(q.points * fraction)} of {fmt_points(q.points)} points."
+            css = "partial"
+        else:
+            verdict, css = "Not right.", "wrong"
+        self.feedback.value = (
+            f'<div class="quiz-feedback {css}"><b>{verdict}</b> {_inline(q.explanation or "")}'
+            f"<br><small>Reference: {_inline(q.reference)}</small></div>"
+        )
+
+
+class QuizPanel(widgets.VBox):
+    """The whole quiz. ``panels`` maps question id to its ``QuestionPanel``."""
+
+    def __init__(self, quiz: Quiz, *, mode: str, learner_id: str | None, submissions_dir: Path):
+        practice = mode == "practice"
+        self.quiz = quiz
+        self.mode = mode
+        self.learner_id = learner_id
+        self.submissions_dir = submissions_dir
+        self.submits = 0
+        self.panels = {
+            q.id: QuestionPanel(n, q, practice=practice) for n, q in enumerate(quiz.questions, start=1)
+        }
+        self.title = widgets.HTML(value=f"<h3>{_inline(quiz.title)}</h3>")
+        self.submit_button = widgets.Button(description="Submit", tooltip="Save your answers for grading")
+        self.submit_button.on_click(lambda _button: self.submit())
+        self.status = widgets.HTML(value="")
+        children = [self.title, *(p.box for p in self.panels.values()), self.submit_button, self.status]
+        super().__init__(children=children)
+
+    def responses(self) -> dict[str, Response]:
+        """Every answered question's response; raises ResponseError on an unreadable one."""
+        found: dict[str, Response] = {}
+        for qid, panel in self.panels.items():
+            try:
+                response = panel.response()
+            except ResponseError as e:
+                raise ResponseError(f"question {qid!r}: {e.message}") from None
+            if response is not None:
+                found[qid] = response
+        return found
+
+    def submit(self) -> Path | None:
+        """Write the submission file; return its path, or None (status says why)."""
+        if self.learner_id is None:
+            self.status.value = (
+                "<p>Nothing was saved: submitting needs a learner id, "
+                "<code>show_quiz(..., learner_id=&quot;your-id&quot;)</code>.</p>"
+            )
+            return None
+        try:
+            responses = self.responses()
+        except ResponseError as e:
+            self.status.value = f"<p>Nothing was saved: {html.escape(e.message)}</p>"
+            return None
+        self.submits += 1
+        if self.mode == "graded":
+            for qid in responses:
+                self.panels[qid].attempts += 1
+        submission = Submission(
+            quiz=self.quiz.id,
+            quiz_version=self.quiz.version,
+            learner=self.learner_id,
+            submitted_at=_now(),
+            responses=responses,
+            attempts={qid: p.attempts for qid, p in self.panels.items()},
+        )
+        try:
+            path = write_submission(submission, self.submissions_dir)
+        except CourseError as e:
+            self.status.value = f"<p>Nothing was saved: {html.escape(str(e))}</p>"
+            return None
+        self.status.value = (
+            f"<p>Saved {len(responses)} of {len(self.panels)} answers at "
+            f"{html.escape(submission.submitted_at)} to <code>{html.escape(str(path))}</code>. "
+            "Submitting again replaces this file.</p>"
+        )
+        return path
+
+
+def _quiz_path(quiz: str | os.PathLike[str]) -> Path:
+    if isinstance(quiz, str) and quiz in LESSONS:
+        return get_lesson(quiz).quiz_path
+    return Path(quiz)
+
+
+def show_quiz(
+    quiz: str | os.PathLike[str],
+    mode: str = "practice",
+    learner_id: str | None = None,
+    submissions_dir: str | os.PathLike[str] | None = None,
+) -> QuizPanel:
+    """The quiz for a lesson id (``"day76"``) or a quiz file, as a widget.
+
+    ``mode="practice"`` needs the key file and checks answers on the page;
+    ``mode="graded"`` shows the learner copy only (pass a released file).
+    ``learner_id`` names the submission file; ``submissions_dir`` defaults to
+    ``submissions/`` in the course checkout.
+    """
+    if mode not in MODES:
+        raise CourseError(f"mode must be one of {', '.join(MODES)} (got {mode!r})")
+    if learner_id is not None:
+        validate_learner_id(learner_id)
+    loaded = load_quiz(_quiz_path(quiz))
+    if mode == "practice" and loaded.released:
+        raise CourseError(
+            "practice mode checks answers on the page and needs the key file; this is a released "
+            "learner copy: use mode='graded' with it",
+            path=loaded.path,
+        )
+    shown = loaded if mode == "practice" else loaded.learner_copy()
+    folder = Path(submissions_dir) if submissions_dir is not None else _paths.repo_root() / "submissions"
+    if learner_id is not None:
+        submission_path(folder, shown.id, learner_id)  # refuse a bad id before anyone types an answer
+    return QuizPanel(shown, mode=mode, learner_id=learner_id, submissions_dir=folder)
