@@ -98,6 +98,20 @@ class Verdict:
         return f"{self.reason} {self.advice}".strip()
 
 
+def _kernel_driver_version(path: str = "/proc/driver/nvidia/version") -> str | None:
+    """The NVIDIA kernel module's version (580.159.04), where Linux shows it."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            first = f.readline()
+    except OSError:
+        return None
+    for word in first.split():
+        parts = word.split(".")
+        if len(parts) >= 2 and all(p.isdigit() for p in parts):
+            return word
+    return None
+
+
 def _probe_driver_library() -> str | None:
     """None if libcuda loads, else why not (the driver is really absent)."""
     names = ("nvcuda.dll",) if platform.system() == "Windows" else ("libcuda.so.1", "libcuda.so")
@@ -130,6 +144,7 @@ def _probe_cached() -> Machine:
         "cuda-bindings": _dist_version("cuda-bindings"),
         "cuda runtime": None,
         "driver (CUDA)": None,
+        "driver": _kernel_driver_version(),
         "nvrtc": None,
     }
     try:
@@ -207,9 +222,9 @@ def _probe_cached() -> Machine:
 
 
 def _cards_phrase(lesson: Lesson) -> str:
-    from .gpus import runs_lesson
+    from .gpus import cards_phrase
 
-    return ", ".join(card.name for card in runs_lesson(lesson.id))
+    return cards_phrase(lesson.id)
 
 
 def verdict(lesson: Lesson, machine: Machine | None = None) -> Verdict:
