@@ -155,6 +155,22 @@ class Compiled:
     cache_hit: bool | None  # None when the cache cannot be inspected
     options: CompileOptions
 
+    def launch(self, grid: tuple[int, ...], block: tuple[int, ...], args: tuple[Any, ...], shared_mem: int = 0) -> None:
+        """Launch and synchronise; a failed launch becomes a LaunchError that says why.
+
+        A configuration the card refuses (too many threads, more shared
+        memory than a block may have) leaves the CUDA context usable, so the
+        next launch works; a fault inside the kernel (an illegal address) is
+        sticky and needs a kernel restart, and the message says so.
+        """
+        import cupy
+
+        try:
+            self.function(grid, block, args, shared_mem=shared_mem)
+            cupy.cuda.runtime.deviceSynchronize()
+        except (cupy.cuda.driver.CUDADriverError, cupy.cuda.runtime.CUDARuntimeError) as e:
+            raise LaunchError(self, grid, block, shared_mem, str(e)) from None
+
     def summary(self) -> str:
         cache = {True: "served from CuPy's kernel cache", False: "compiled by NVRTC", None: "cache unknown"}[
             self.cache_hit
@@ -162,6 +178,41 @@ class Compiled:
         return (
             f"{self.lesson.kernel_file} for {self.options.arch}: {self.seconds:.2f} s, {cache}"
         )
+
+
+class LaunchError(CourseError):
+    """The driver refused a launch, or the kernel faulted while running."""
+
+    _STICKY = ("ILLEGAL_ADDRESS", "MISALIGNED", "ILLEGAL_INSTRUCTION", "LAUNCH_FAILED", "HARDWARE_STACK", "ASSERT")
+
+    def __init__(self, compiled: Compiled, grid: tuple[int, ...], block: tuple[int, ...], shared_mem: int, error: str):
+        self.error = error
+        sticky = any(word in error for word in self._STICKY)
+        advice = (
+            "The kernel faulted while running; CUDA keeps that error for this process, so restart the "
+            "Jupyter kernel (or the command) before the next run."
+            if sticky
+            else "The launch was refused before the kernel ran; fix the configuration and run again: "
+            "nothing else is affected."
+        )
+        limit = ""
+        try:
+            from .gate import probe
+
+            gpu = probe().gpu
+            if gpu is not None:
+                limit = f" (this card allows {gpu.smem_per_block_optin} bytes of shared memory per block)"
+        except CourseError:
+            pass
+        super().__init__(
+            f"launching {compiled.lesson.kernel_name} with grid {grid}, block {block}, "
+            f"{shared_mem} bytes of dynamic shared memory{limit} failed: {error}. {advice}",
+            path=compiled.lesson.kernel_path,
+        )
+        self.sticky = sticky
+
+
+_NVRTC_MISSING_WORDS = ("nvrtc", "NVRTC")
 
 
 def _cache_dir() -> Path:
@@ -193,6 +244,20 @@ def compile_lesson(
         function = module.get_function(lesson.kernel_name)
     except cupy.cuda.compiler.CompileException as e:
         raise CompileError(lesson.kernel_path, options.flags(), e.get_message(), source) from None
+    except (RuntimeError, OSError, ImportError) as e:
+        if not any(word in str(e) for word in _NVRTC_MISSING_WORDS):
+            raise
+        raise CourseError(
+            f"NVRTC, the run-time compiler CuPy uses, cannot be loaded ({e}). Install it with "
+            "`pip install nvidia-cuda-nvrtc-cu12` (the course's own install does), or for CUDA 13 "
+            "`pip install nvidia-cuda-nvrtc`; `python -m course doctor` shows what CuPy finds."
+        ) from None
+    except (cupy.cuda.driver.CUDADriverError, cupy.cuda.runtime.CUDARuntimeError) as e:
+        raise CourseError(
+            f"the compiled {lesson.kernel_file} could not be loaded on this GPU ({e}); a cubin built for "
+            f"{options.arch} runs only on the matching compute capability",
+            path=lesson.kernel_path,
+        ) from None
     seconds = time.perf_counter() - start
     after = _cache_entries()
     hit = None if before is None or after is None else not (after - before)

@@ -210,13 +210,15 @@ def run(
     grid: tuple[int, int] | None = None,
     compiled: Compiled | None = None,
     progress: Callable[[str], Any] = print,
+    shared_mem: int = 0,
 ) -> RunResult:
     """Compile, encode, launch and check, as ``./tma_tile`` does.
 
     ``grid`` overrides the launch grid for the "what breaks" experiment
     (a grid one column short leaves tiles unwritten, and the check names
-    the first one). Raises EnvironmentProblem when this machine cannot run
-    the lesson.
+    the first one); ``shared_mem`` asks for extra dynamic shared memory, to
+    see a launch the card refuses. Raises EnvironmentProblem when this
+    machine cannot run the lesson, LaunchError when the launch fails.
     """
     machine = gate.probe()
     gate.ensure_runs(LESSON, machine)
@@ -239,8 +241,7 @@ def run(
     tensor_map = encode(tile_map, int(d_in.data.ptr))
     full_grid = (tile_map.width // tile_map.box_width, tile_map.height // tile_map.box_height)
     threads = int(kernel_constants(LESSON.kernel_path)["kThreadsPerBlock"])
-    compiled.function(grid or full_grid, (threads,), (tensor_map, d_out))
-    cp.cuda.runtime.deviceSynchronize()
+    compiled.launch(grid or full_grid, (threads,), (tensor_map, d_out), shared_mem=shared_mem)
     got = cp.asnumpy(d_out)
     timings["run"] = time.perf_counter() - t0
 

@@ -73,6 +73,7 @@ def show_refusal(fn: Callable[[], Any]) -> Any:
 class Page:
     def __init__(self, lesson_id: str):
         self.lesson = get_lesson(lesson_id)
+        self._compile_message: Message | None = None
 
     # -- what this machine can do -----------------------------------------
     def verdict(self) -> gate.Verdict:
@@ -104,14 +105,17 @@ class Page:
 
     # -- running ----------------------------------------------------------
     def compile_check(self) -> Message:
-        """Compile without a GPU (cuda-python's NVRTC) and say what happened."""
-        from .compile import compile_offline
+        """Compile without a GPU (cuda-python's NVRTC) and say what happened; once per page."""
+        if self._compile_message is None:
+            from .compile import compile_offline
 
-        try:
-            result = compile_offline(self.lesson)
-        except CourseError as e:
-            return Message("warning", "The compile check could not run here.", str(e))
-        return Message("ok", f"Compile check: {result.summary()}.")
+            try:
+                result = compile_offline(self.lesson)
+            except CourseError as e:
+                self._compile_message = Message("warning", "The compile check could not run here.", str(e))
+            else:
+                self._compile_message = Message("ok", f"Compile check: {result.summary()}.")
+        return self._compile_message
 
     def run(self, expect_pass: bool = True, **kwargs: Any) -> Any:
         """Run the lesson's check on this GPU, or explain why not and show the recording.
@@ -129,7 +133,14 @@ class Page:
             _display(self.compile_check())
             return self.evidence()
         module = self._host_module()
-        result = module.run(progress=lambda line: _display(Message("info", line)), **kwargs)
+        try:
+            result = module.run(progress=lambda line: _display(Message("info", line)), **kwargs)
+        except CourseError as e:
+            # A compile error, a refused launch: say so, keep the page going.
+            if gate.gpu_required() and expect_pass:
+                raise
+            _display(Message("error", f"{type(e).__name__}: {e.message}", e.where))
+            return e
         if result.passed == expect_pass:
             kind, text = "ok", result.lines[-1]
         else:
