@@ -103,6 +103,20 @@ class Page:
             return Message("warning", f"No recorded run of {self.lesson.id} is in this checkout (evidence/{self.lesson.id}.json).")
         return ev
 
+    def verified(self) -> Message:
+        """Which real run verified this kernel, from the evidence file."""
+        ev = evidence.load(self.lesson)
+        if ev is None or not ev.passed:
+            return Message("warning", f"No passing run of {self.lesson.id} on real hardware is recorded in this checkout.")
+        v = ev.versions
+        return Message(
+            "ok",
+            f"Verified on real hardware: {ev.device} (compute capability {ev.compute_capability}, "
+            f"{ev.sm_count} SMs), driver {v.get('driver') or 'version not recorded'} (CUDA {v.get('driver (CUDA)')}), "
+            f"CuPy {v.get('cupy')}, NVRTC {v.get('nvrtc')}, cuda-bindings {v.get('cuda-bindings')}, "
+            f"on {ev.recorded_at[:10]}: \"{ev.output[-1]}\"",
+        )
+
     # -- running ----------------------------------------------------------
     def compile_check(self) -> Message:
         """Compile without a GPU (cuda-python's NVRTC) and say what happened; once per page."""

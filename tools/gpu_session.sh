@@ -65,6 +65,10 @@ bench)
     step "python -m course bench"
     python3 -m course bench --out "$OUT" || status=1
     ;;
+race)
+    step "the wait_group race variant"
+    bash tools/race_variant.sh 2>&1 | tee evidence/day78-race.txt "$OUT/day78-race.txt"
+    ;;
 faults)
     step "fault paths"
     python3 tools/fault_paths.py 2>&1 | tee "$OUT/faults.log" || status=1

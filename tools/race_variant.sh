@@ -4,6 +4,8 @@
 # __syncthreads(), build that variant, and report what racecheck and the
 # program's own check say. Reports only what it observes.
 set -u
+echo "The wait_group race, built and run on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader) on $(date -u +%Y-%m-%d) by tools/race_variant.sh"
+echo "Variant: kernels/wgmma_gemm.cu with 'wgmma.wait_group.sync.aligned 0;' moved after the end-of-iteration __syncthreads(); built with $(nvcc --version | tail -1)"
 src=kernels/wgmma_gemm.cu
 v=/tmp/wgmma_race.cu
 python3 - "$src" "$v" <<'PY'
