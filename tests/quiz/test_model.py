@@ -1,0 +1,277 @@
+"""Scoring rules and the learner copy (course/quiz/model.py)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from course.quiz.model import (
+    PARTIAL_RULES,
+    KeyMissing,
+    MultipleSelect,
+    Numeric,
+    Option,
+    Quiz,
+    ResponseError,
+    ShortText,
+    SingleChoice,
+    WhichLine,
+    fmt_points,
+)
+
+OPTIONS = tuple(Option(i, i.upper()) for i in "abcd")
+
+
+def single(**kw) -> SingleChoice:
+    base = dict(
+        id="s", prompt="p", points=1.0, reference="r", explanation="e", options=OPTIONS[:3], answer="b"
+    )
+    return SingleChoice(**{**base, **kw})
+
+
+def multiple(partial: str, **kw) -> MultipleSelect:
+    base = dict(
+        id="m",
+        prompt="p",
+        points=2.0,
+        reference="r",
+        explanation="e",
+        options=OPTIONS,
+        partial=partial,
+        answers=frozenset({"a", "b"}),
+    )
+    return MultipleSelect(**{**base, **kw})
+
+
+def numeric(**kw) -> Numeric:
+    base = dict(
+        id="n",
+        prompt="p",
+        points=1.0,
+        reference="r",
+        explanation="e",
+        rtol=0.0,
+        atol=0.0,
+        unit="",
+        answer=16384.0,
+    )
+    return Numeric(**{**base, **kw})
+
+
+def text(**kw) -> ShortText:
+    base = dict(
+        id="t",
+        prompt="p",
+        points=1.0,
+        reference="r",
+        explanation="e",
+        case_sensitive=False,
+        spaces="collapse",
+        accept=("cp.async.bulk.tensor",),
+    )
+    return ShortText(**{**base, **kw})
+
+
+def line(**kw) -> WhichLine:
+    base = dict(
+        id="l",
+        prompt="p",
+        points=1.0,
+        reference="r",
+        explanation="e",
+        lesson="day76",
+        snippet="x",
+        listing=((10, "a"), (11, "b"), (12, "c")),
+        anchors=("b",),
+        lines=frozenset({11}),
+    )
+    return WhichLine(**{**base, **kw})
+
+
+def test_single_choice_scores_the_answer_only():
+    q = single()
+    assert q.score("b") == 1.0
+    assert q.score("a") == 0.0
+    assert q.score(None) == 0.0
+
+
+def test_single_choice_refuses_an_unknown_option():
+    with pytest.raises(ResponseError, match="one option id of a, b, c"):
+        single().fraction("z")
+
+
+# Correct {a, b} of options {a, b, c, d}; the expected fraction per PrairieLearn's rule.
+@pytest.mark.parametrize(
+    ("rule", "chosen", "expected"),
+    [
+        ("off", ["a", "b"], 1.0),
+        ("off", ["a"], 0.0),
+        ("off", ["a", "b", "c"], 0.0),
+        ("net-correct", ["a"], 0.5),
+        ("net-correct", ["a", "c"], 0.0),
+        ("net-correct", ["a", "b", "c"], 0.5),
+        ("net-correct", ["c", "d"], 0.0),
+        ("coverage", ["a"], 0.5),
+        ("coverage", ["a", "c"], 0.25),
+        ("coverage", ["a", "b", "c"], 2 / 3),
+        ("coverage", [], 0.0),
+        ("each-answer", ["a"], 0.75),
+        ("each-answer", ["a", "c"], 0.5),
+        ("each-answer", [], 0.5),
+        ("each-answer", ["a", "b"], 1.0),
+    ],
+)
+def test_multiple_select_partial_credit_rules(rule, chosen, expected):
+    q = multiple(rule)
+    assert math.isclose(q.fraction(chosen), expected)
+    assert math.isclose(q.score(chosen), 2.0 * expected)
+
+
+def test_multiple_select_order_of_choices_does_not_matter():
+    q = multiple("coverage")
+    assert q.fraction(["b", "a"]) == q.fraction(["a", "b"]) == 1.0
+
+
+@pytest.mark.parametrize("bad", ["a", ["a", "a"], ["z"], [1], {"a": True}])
+def test_multiple_select_refuses_malformed_responses(bad):
+    with pytest.raises(ResponseError):
+        multiple("off").fraction(bad)
+
+
+@given(
+    rule=st.sampled_from(PARTIAL_RULES),
+    chosen=st.lists(st.sampled_from("abcd"), unique=True),
+    correct=st.sets(st.sampled_from("abcd"), min_size=1),
+)
+def test_multiple_select_fraction_is_within_0_and_1_and_full_only_when_exact(rule, chosen, correct):
+    q = multiple(rule, answers=frozenset(correct))
+    f = q.fraction(chosen)
+    assert 0.0 <= f <= 1.0
+    assert (f == 1.0) == (set(chosen) == correct)
+
+
+def test_numeric_tolerance_is_atol_plus_rtol_times_answer():
+    q = numeric(answer=100.0, rtol=0.01, atol=0.5)  # accepts |x - 100| <= 1.5
+    assert q.fraction(101.5) == 1.0
+    assert q.fraction(98.5) == 1.0
+    assert q.fraction(101.6) == 0.0
+    assert q.fraction(100) == 1.0  # an int response
+
+
+def test_numeric_exact_key_accepts_only_the_value():
+    q = numeric()
+    assert q.fraction(16384) == 1.0
+    assert q.fraction(16384.000001) == 0.0
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
+def test_numeric_non_finite_responses_score_zero(value):
+    assert numeric(atol=1e300).fraction(value) == 0.0
+
+
+@pytest.mark.parametrize("bad", [True, "16384", [16384]])
+def test_numeric_refuses_non_numbers(bad):
+    with pytest.raises(ResponseError, match="must be a number"):
+        numeric().fraction(bad)
+
+
+def test_text_normalises_case_and_spaces_by_default():
+    q = text()
+    assert q.fraction("  CP.Async.Bulk.Tensor ") == 1.0
+    assert q.fraction("cp.async .bulk.tensor") == 0.0  # collapse keeps one space
+
+
+def test_text_spaces_remove_and_exact():
+    assert text(spaces="remove").fraction("cp. async. bulk. tensor") == 1.0
+    assert text(spaces="exact").fraction("cp.async.bulk.tensor ") == 0.0
+    assert text(spaces="exact").fraction("cp.async.bulk.tensor") == 1.0
+
+
+def test_text_case_sensitive():
+    q = text(case_sensitive=True, accept=("Hopper",))
+    assert q.fraction("Hopper") == 1.0
+    assert q.fraction("hopper") == 0.0
+
+
+def test_text_compares_unicode_normal_forms():
+    q = text(accept=("caf\u00e9",))
+    assert q.fraction("cafe\u0301") == 1.0
+
+
+def test_line_question_accepts_a_key_line_only():
+    q = line()
+    assert q.fraction(11) == 1.0
+    assert q.fraction(10) == 0.0
+
+
+@pytest.mark.parametrize("bad", [9, 13, "11", True, 11.0])
+def test_line_question_refuses_lines_outside_the_listing(bad):
+    with pytest.raises(ResponseError, match="line number of snippet"):
+        line().fraction(bad)
+
+
+def test_learner_copy_drops_every_key_attribute():
+    for q in (single(), multiple("off"), numeric(), text(), line()):
+        copy = q.learner_copy()
+        assert not copy.has_key
+        for name in q.KEY_ATTRS:
+            assert getattr(copy, name) is None, (q.type, name)
+        assert copy.key() == {}
+        assert copy.view() == q.view()
+
+
+def test_scoring_a_learner_copy_raises_key_missing():
+    with pytest.raises(KeyMissing, match="no key"):
+        single().learner_copy().fraction("b")
+
+
+def test_an_unanswered_learner_copy_question_scores_zero_without_a_key():
+    assert single().learner_copy().fraction(None) == 0.0
+
+
+def _quiz(*questions) -> Quiz:
+    return Quiz(
+        id="q", title="T", lesson="day76", questions=tuple(questions), released=False, path=Path("q.toml")
+    )
+
+
+def test_version_is_shared_by_key_and_learner_copy_and_ignores_the_key():
+    quiz = _quiz(single(), line())
+    assert quiz.version == quiz.learner_copy().version
+    assert quiz.version == _quiz(single(answer="a", explanation="other"), line()).version
+    assert quiz.version.startswith("sha256:")
+
+
+def test_version_changes_with_what_the_learner_sees():
+    quiz = _quiz(single(), line())
+    assert _quiz(single(prompt="changed"), line()).version != quiz.version
+    assert _quiz(single(points=2.0), line()).version != quiz.version
+    moved = line(listing=((11, "a"), (12, "b"), (13, "c")), lines=frozenset({12}))
+    assert _quiz(single(), moved).version != quiz.version
+
+
+def test_quiz_max_points_and_question_lookup():
+    quiz = _quiz(single(), multiple("off"))
+    assert quiz.max_points == 3.0
+    assert quiz.question("m").type == "multiple"
+    with pytest.raises(Exception, match="no question 'zz'"):
+        quiz.question("zz")
+
+
+def test_question_replace_keeps_frozen_semantics():
+    q = single()
+    with pytest.raises(AttributeError):
+        q.answer = "a"  # type: ignore[misc]
+    assert replace(q, answer="a").score("a") == 1.0
+
+
+@pytest.mark.parametrize(
+    ("value", "text"), [(1.0, "1"), (0.5, "0.5"), (2 / 3, "0.6667"), (0.0, "0"), (1e-9, "0")]
+)
+def test_fmt_points(value, text):
+    assert fmt_points(value) == text
