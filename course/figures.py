@@ -179,7 +179,12 @@ def core_matrix_figure(examples: tuple[tuple[int, int], ...] = CORE_EXAMPLES) ->
 # ---------------------------------------------------------------------------
 # (c) Day 78: the descriptor's 64 bits
 # ---------------------------------------------------------------------------
-DEFAULT_SMEM_ADDR = 0x4000  # smB[0] if smA starts at shared address 0 (smA is 2 x 8 KiB)
+# Where smA[0] really is: on an H200 (nvcc 13.0, -gencode arch=compute_90a,code=sm_90a) an
+# instrumented wgmma_gemm.cu printed __cvta_generic_to_shared(smA[0]) = 0x400, smA[1] = 0x2400,
+# smB[0] = 0x4400, smB[1] = 0x6400, and tileDesc(smA[0]) = 0x4000080040. The first 1 KiB of the
+# shared window is the block's system reservation (CUDA guide, Table 31: 228 KB per SM, 227 per block).
+DEFAULT_SMEM_ADDR = 0x400
+MEASURED_H200 = {"smA[0]": 0x400, "smA[1]": 0x2400, "smB[0]": 0x4400, "smB[1]": 0x6400}
 
 
 def descriptor_bits(desc: int) -> np.ndarray:
@@ -190,9 +195,9 @@ def descriptor_bits(desc: int) -> np.ndarray:
 def descriptor_figure(smem_addr: int = DEFAULT_SMEM_ADDR, ks: int = 0) -> Figure:
     """A bit ruler of ``tileDesc(addr) + ks * (2 * 128 >> 4)``, decoded field by field.
 
-    The default address is where smB[0] would sit if the compiler put smA
-    at shared address 0; the real one is the compiler's choice (print
-    ``__cvta_generic_to_shared(smA)`` on the GPU to see it).
+    The default address, 0x400, is where smA[0] was on an H200 (see
+    ``MEASURED_H200``); the compiler chooses it, so print
+    ``__cvta_generic_to_shared(smA[0])`` on your GPU to check.
     """
     desc = wm.encode_descriptor(smem_addr) + wm.k_step_offset(ks)
     d = wm.decode_descriptor(desc)

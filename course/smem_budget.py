@@ -22,6 +22,11 @@ Capabilities", Table 31 and its footnote):
   and an explicit opt-in, ``cudaFuncSetAttribute(kernel,
   cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)``, before the launch.
 
+The block's 1 KiB system reservation comes on top and is not part of the
+per-block maximum: ``cuobjdump -res-usage`` on the H200 build reports
+SHARED:33792 for the kernel, 32 KiB of tiles plus that 1 KiB, and the
+instrumented kernel found smA[0] at shared address 0x400.
+
 Only the operand stages are counted: this kernel's accumulator lives in
 registers and it has no other shared data. A TMA pipeline would add an
 8-byte mbarrier per stage, which does not change any answer here.

@@ -102,8 +102,11 @@ def test_descriptor_figure_draws_the_encoded_bits(addr, ks):
     assert f"{desc:#018x}" in fig.axes[0].get_title()
 
 
-def test_descriptor_figure_renders():
-    assert renders(figures.descriptor_figure())
+def test_descriptor_figure_defaults_to_the_address_measured_on_an_h200():
+    fig = figures.descriptor_figure()
+    assert fig.axes[0].get_title() == "tileDesc(0x400) = 0x0000004000080040"
+    assert figures.DEFAULT_SMEM_ADDR == figures.MEASURED_H200["smA[0]"]
+    assert renders(fig)
 
 
 # (d) fragment --------------------------------------------------------------------------------

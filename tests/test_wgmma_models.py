@@ -82,6 +82,13 @@ def test_descriptor_is_the_kernels_expression():
         assert wm.encode_descriptor(addr) == expected
 
 
+def test_descriptors_match_the_values_printed_on_an_h200():
+    # Instrumented wgmma_gemm.cu on an H200 (nvcc 13.0): smA[0] at 0x400, smB[1] at 0x6400,
+    # tileDesc(smA[0]) = 0x4000080040, tileDesc(smB[1]) = 0x4000080640.
+    assert wm.encode_descriptor(0x400) == 0x4000080040
+    assert wm.encode_descriptor(0x6400) == 0x4000080640
+
+
 def test_kernel_constants_decode_to_lbo_128_sbo_1024_no_swizzle():
     d = wm.decode_descriptor(wm.encode_descriptor(0x4000))
     assert d.start_address_bytes == 0x4000
