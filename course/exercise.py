@@ -399,7 +399,7 @@ def exercise_widget(lesson_id: str, path: Path | str | None = None) -> Any:
     markable = dict(exercise.markable_lines())
     e = html.escape
 
-    class ExerciseWidget(widgets.VBox):  # type: ignore[misc]
+    class ExerciseWidget(widgets.VBox):
         def __init__(self) -> None:
             self.exercise = exercise
             self.dropdowns: dict[int, Any] = {}

@@ -218,12 +218,6 @@ def budget_plot(config: PipelineConfig = KERNEL_CONFIG) -> Figure:
     return smem_budget_figure(config)
 
 
-def _widgets() -> Any:
-    import ipywidgets
-
-    return ipywidgets
-
-
 def budget_widget() -> Any:
     """The calculator: sliders and a dropdown on the left, the table updating below.
 
@@ -231,9 +225,9 @@ def budget_widget() -> Any:
     (``stages``, ``tile_m``, ``tile_n``, ``tile_k``, ``elem_bytes``) and
     whose answer is ``output.value`` (HTML), so it can be driven headless.
     """
-    widgets = _widgets()
+    import ipywidgets as widgets
 
-    class BudgetCalculator(widgets.VBox):  # type: ignore[misc, name-defined]
+    class BudgetCalculator(widgets.VBox):
         def __init__(self) -> None:
             style = {"description_width": "7em"}
             self.stages = widgets.IntSlider(

@@ -398,8 +398,8 @@ def gather_operand(smem: np.ndarray, desc: int, rows: int = 64, k: int = WGMMA_K
         raise ValueError("malformed descriptor: " + "; ".join(d.problems()))
     mn = np.arange(rows)[:, None]
     kk = np.arange(k)[None, :]
-    addr = d.start_address_bytes + canonical_k_major_offset(
-        mn, kk, d.leading_byte_offset, d.stride_byte_offset
+    addr = np.asarray(
+        d.start_address_bytes + canonical_k_major_offset(mn, kk, d.leading_byte_offset, d.stride_byte_offset)
     )
     if addr.max() // ELEM_BYTES >= smem.size:
         raise ValueError(
