@@ -53,6 +53,7 @@ __all__ = [
     "WGMMA_K",
     "Descriptor",
     "DescriptorField",
+    "KStep",
     "canonical_k_major_offset",
     "core_matrix_index_tile",
     "core_offset",
@@ -65,6 +66,7 @@ __all__ = [
     "fragment_row_col",
     "gather_operand",
     "k_step_offset",
+    "k_step_table",
     "ptx_d_fragment_row_col",
     "simulate_gemm",
 ]
@@ -242,6 +244,33 @@ def k_step_offset(ks: int) -> int:
     """
     _check_range("ks", ks, TILE_K // WGMMA_K)
     return ks * (2 * 128 >> 4)
+
+
+@dataclass(frozen=True)
+class KStep:
+    """One k16 step of the consumer loop: what the two descriptors point at."""
+
+    ks: int
+    off: int  # added to the descriptor: ks * (2 * 128 >> 4)
+    desc: int  # tileDesc(smem_addr) + off
+    start_address_bytes: int
+    k_first: int  # first k of the tile this step reads
+    k_last: int
+
+
+def k_step_table(smem_addr: int = 0x400) -> list[KStep]:
+    """The four k16 steps over one 64-deep stage starting at ``smem_addr``.
+
+    Each step adds 16 to the descriptor: the start address moves 256 bytes,
+    and the operand the tensor core reads moves 16 columns along K.
+    """
+    base = encode_descriptor(smem_addr)
+    steps = []
+    for ks in range(TILE_K // WGMMA_K):
+        desc = base + k_step_offset(ks)
+        start = decode_descriptor(desc).start_address_bytes
+        steps.append(KStep(ks, k_step_offset(ks), desc, start, ks * WGMMA_K, ks * WGMMA_K + WGMMA_K - 1))
+    return steps
 
 
 @dataclass(frozen=True)

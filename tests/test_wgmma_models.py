@@ -138,6 +138,17 @@ def test_each_k16_step_moves_the_start_address_256_bytes():
     assert wm.K16_STEP_BYTES == 256
 
 
+def test_k_step_table_walks_the_stage_in_256_byte_steps():
+    table = wm.k_step_table(0x400)
+    assert [(s.ks, s.off, s.start_address_bytes, s.k_first, s.k_last) for s in table] == [
+        (0, 0, 0x400, 0, 15),
+        (1, 16, 0x500, 16, 31),
+        (2, 32, 0x600, 32, 47),
+        (3, 48, 0x700, 48, 63),
+    ]
+    assert table[0].desc == 0x4000080040
+
+
 def test_an_addition_that_carries_out_of_the_address_field_is_reported():
     desc = wm.encode_descriptor(0x3FFF0) + wm.k_step_offset(3)  # 0x3FFF + 48 overflows 14 bits
     problems = wm.decode_descriptor(desc).problems()
