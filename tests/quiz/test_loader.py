@@ -394,3 +394,17 @@ def test_day78_numeric_keys_follow_from_the_kernel_constants(monkeypatch):
     assert quiz.question("smem-bytes").answer == 2 * stage == 32768
     assert quiz.question("acc-regs").answer == c["kTileM"] * c["kTileN"] / 128 == c["kAccRegs"]
     assert quiz.question("issuer").answer == "wg0" and "0 eats, 1 feeds" in kernel
+
+
+def test_the_readme_examples_are_valid_questions(monkeypatch):
+    monkeypatch.setenv("COURSE_ROOT", str(REPO))
+    readme = (REPO / "content" / "quizzes" / "README.md").read_text(encoding="utf-8")
+    blocks = [b for b in re.findall(r"```toml\n(.*?)```", readme, flags=re.S) if "[[questions]]" in b]
+    assert len(blocks) >= 5
+    header = '[quiz]\nid = "readme"\ntitle = "t"\nlesson = "day76"\n\n'
+    types = set()
+    for block in blocks:
+        text = block if block.startswith("[quiz]") else header + block
+        quiz = parse_quiz(text, "README.md")
+        types.update(q.type for q in quiz.questions)
+    assert types == {"single", "multiple", "numeric", "text", "line"}
