@@ -103,6 +103,11 @@ def _release(args: argparse.Namespace) -> int:
 def _grade(args: argparse.Namespace) -> int:
     if (args.canvas is None) != (args.canvas_column is None):
         raise CourseError("--canvas and --canvas-column go together: give both or neither")
+    if args.output.resolve().is_relative_to(args.submissions.resolve()):
+        raise CourseError(
+            f"write the reports outside the submissions folder (got -o {args.output} inside "
+            f"{args.submissions}); the grader reads every .json file under it"
+        )
     key = load_quiz(args.key)
     report = grade_submissions(key, args.submissions, overrides=args.overrides)
     written = write_reports(report, args.output)

@@ -21,7 +21,7 @@ import math
 import tomllib
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -75,12 +75,21 @@ class GradeReport:
     skipped: tuple[Skipped, ...]
 
 
-def _response_text(response: Response) -> str:
+# A spreadsheet runs a cell that starts with one of these as a formula; a
+# learner's free text must not run on the instructor's machine (OWASP "CSV
+# injection"). Such a text response is written with a leading apostrophe.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _response_text(question: Question, response: Response) -> str:
     if response is None:
         return ""
     if isinstance(response, list):
         return ";".join(response)
-    return str(response)
+    text = str(response)
+    if isinstance(question, ShortText) and text.startswith(_FORMULA_START):
+        return "'" + text
+    return text
 
 
 def _score_one(quiz: Quiz, submission: Submission) -> tuple[ItemResult, ...]:
@@ -225,10 +234,15 @@ def _apply(results: list[LearnerResult], overrides: list[Override], quiz: Quiz) 
     for r in results:
         items = []
         for item in r.items:
-            o = changes.get((r.learner, item.question))
-            if o is not None:
+            change = changes.get((r.learner, item.question))
+            if change is not None:
                 item = ItemResult(
-                    item.question, item.response, o.score, item.max, item.attempts, f"override: {o.reason}"
+                    item.question,
+                    item.response,
+                    change.score,
+                    item.max,
+                    item.attempts,
+                    f"override: {change.reason}",
                 )
             items.append(item)
         updated.append(LearnerResult(r.learner, r.submitted_at, r.path, tuple(items)))
@@ -256,7 +270,19 @@ def _distribution(question: Question, responses: Iterable[Response]) -> dict[str
     return dict(counts.most_common(20))
 
 
-def item_statistics(report: GradeReport) -> list[dict[str, object]]:
+@dataclass(frozen=True)
+class ItemStats:
+    question: str
+    type: str
+    max: float
+    responses: int  # graded submissions
+    answered: int  # of those, how many answered this question
+    percent_correct: float  # full credit, after overrides
+    mean_score: float
+    distribution: dict[str, int]  # per option for choice questions, else the most common responses
+
+
+def item_statistics(report: GradeReport) -> list[ItemStats]:
     """Per question: responses, answered, percent full credit, mean score, distribution."""
     stats = []
     n = len(report.results)
@@ -264,16 +290,16 @@ def item_statistics(report: GradeReport) -> list[dict[str, object]]:
         items = [r.items[index] for r in report.results]
         full = sum(1 for i in items if math.isclose(i.score, i.max))
         stats.append(
-            {
-                "question": q.id,
-                "type": q.type,
-                "max": q.points,
-                "responses": n,
-                "answered": sum(1 for i in items if i.response is not None),
-                "percent_correct": round(100.0 * full / n, 2) if n else 0.0,
-                "mean_score": round(sum(i.score for i in items) / n, 4) if n else 0.0,
-                "distribution": _distribution(q, (i.response for i in items)),
-            }
+            ItemStats(
+                question=q.id,
+                type=q.type,
+                max=q.points,
+                responses=n,
+                answered=sum(1 for i in items if i.response is not None),
+                percent_correct=round(100.0 * full / n, 2) if n else 0.0,
+                mean_score=round(sum(i.score for i in items) / n, 4) if n else 0.0,
+                distribution=_distribution(q, (i.response for i in items)),
+            )
         )
     return stats
 
@@ -285,12 +311,12 @@ def write_reports(report: GradeReport, outdir: Path | str) -> dict[str, Path]:
     long_rows: list[list[object]] = [["learner", "question", "response", "score", "max", "attempts", "note"]]
     wide_rows: list[list[object]] = [["learner", *qids, "total"]]
     for r in report.results:
-        for i in r.items:
+        for q, i in zip(report.quiz.questions, r.items, strict=True):
             long_rows.append(
                 [
                     r.learner,
                     i.question,
-                    _response_text(i.response),
+                    _response_text(q, i.response),
                     fmt_points(i.score),
                     fmt_points(i.max),
                     i.attempts,
@@ -302,29 +328,28 @@ def write_reports(report: GradeReport, outdir: Path | str) -> dict[str, Path]:
     item_rows: list[list[object]] = [
         ["question", "type", "max", "responses", "answered", "percent_correct", "mean_score", "distribution"]
     ]
-    for s in stats:
+    for st in stats:
         item_rows.append(
             [
-                s["question"],
-                s["type"],
-                fmt_points(float(s["max"])),
-                s["responses"],
-                s["answered"],
-                s["percent_correct"],
-                s["mean_score"],
-                json.dumps(s["distribution"], ensure_ascii=False),
+                st.question,
+                st.type,
+                fmt_points(st.max),
+                st.responses,
+                st.answered,
+                st.percent_correct,
+                st.mean_score,
+                json.dumps(st.distribution, ensure_ascii=False),
             ]
         )
-    skipped_rows: list[list[object]] = [["file", "reason"]] + [
-        [str(s.path), s.reason] for s in report.skipped
-    ]
+    skipped_rows: list[list[object]] = [["file", "reason"]]
+    skipped_rows += [[str(sk.path), sk.reason] for sk in report.skipped]
     summary = {
         "quiz": report.quiz.id,
         "version": report.quiz.version,
         "max_points": report.quiz.max_points,
         "graded": len(report.results),
         "skipped": len(report.skipped),
-        "items": stats,
+        "items": [asdict(st) for st in stats],
     }
     return {
         "long": write_csv_atomic(outdir / "long.csv", long_rows),

@@ -259,12 +259,12 @@ class _Context:
                 f"snippet must be one the {lesson.id} page shows "
                 f"({', '.join(lesson.snippets)}) (got {name!r})",
             )
-        path = lesson.kernel_path
-        if path not in self.snippets:
-            try:
+        try:
+            path = lesson.kernel_path
+            if path not in self.snippets:
                 self.snippets[path] = load_snippets(path)
-            except CourseError as e:
-                raise _Stop("snippet", f"cannot read the snippets of {lesson.id}: {e}") from None
+        except CourseError as e:
+            raise _Stop("snippet", f"cannot read the snippets of {lesson.id}: {e}") from None
         found = self.snippets[path].get(name)
         if found is None:
             raise _Stop(

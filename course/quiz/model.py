@@ -140,7 +140,8 @@ class Question:
             self._check(response)
 
     def learner_copy(self) -> Question:
-        return replace(self, **{f.name: None for f in fields(self) if f.name in self.KEY_ATTRS})
+        cleared: dict[str, Any] = {f.name: None for f in fields(self) if f.name in self.KEY_ATTRS}
+        return replace(self, **cleared)
 
     def view(self) -> dict[str, Any]:
         """What the learner sees, as the TOML fields a released copy holds."""

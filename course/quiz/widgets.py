@@ -128,7 +128,7 @@ class QuestionPanel:
         """The current response, or None when unanswered; ResponseError if unreadable."""
         q = self.question
         if isinstance(q, SingleChoice | WhichLine):
-            return self.input.value  # type: ignore[attr-defined,no-any-return]
+            return self.input.value
         if isinstance(q, MultipleSelect):
             chosen = [oid for oid, box in self.checkboxes.items() if box.value]
             return chosen or None
@@ -141,11 +141,11 @@ class QuestionPanel:
         """Set the widgets as a learner would (for headless use and tests)."""
         q = self.question
         if isinstance(q, MultipleSelect):
-            chosen = set(response or [])
+            chosen = set(response) if isinstance(response, list) else set()
             for oid, box in self.checkboxes.items():
                 box.value = oid in chosen
         elif isinstance(q, SingleChoice | WhichLine):
-            self.input.value = response  # type: ignore[attr-defined]
+            self.input.value = response
         elif self.text is not None:
             self.text.value = "" if response is None else str(response)
 

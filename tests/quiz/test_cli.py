@@ -131,3 +131,11 @@ def test_quiz_needs_an_action(capsys):
         run()
     assert info.value.code == 2
     assert "ACTION" in capsys.readouterr().err
+
+
+def test_grade_refuses_reports_inside_the_submissions_folder(sample_quiz, tmp_path, capsys):
+    subs = tmp_path / "subs"
+    _submissions(sample_quiz, subs)
+    assert run("grade", str(sample_quiz), str(subs), "-o", str(subs / "out")) == 2
+    assert "outside the submissions folder" in capsys.readouterr().err
+    assert not (subs / "out").exists()

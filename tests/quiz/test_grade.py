@@ -98,12 +98,21 @@ def test_item_statistics_distributions(key, subs):
     submit(subs, key, "a1", {"m1": ["a", "b"], "n1": 16384, "t1": " Secret  Answer two"})
     submit(subs, key, "a2", {"m1": ["a", "c"], "n1": 1, "t1": "secret answer two"})
     submit(subs, key, "a3", {"m1": []})
-    stats = {s["question"]: s for s in item_statistics(grade_submissions(key, subs))}
-    assert stats["m1"]["distribution"] == {"a": 2, "b": 1, "c": 1, "d": 0, "(none selected)": 1}
-    assert stats["m1"]["answered"] == 3 and stats["m1"]["percent_correct"] == pytest.approx(100 / 3, abs=0.01)
-    assert stats["t1"]["distribution"] == {"secret answer two": 2, "(blank)": 1}
-    assert stats["n1"]["distribution"] == {"16384": 1, "1": 1, "(blank)": 1}
-    assert stats["s1"]["answered"] == 0 and stats["s1"]["percent_correct"] == 0.0
+    stats = {s.question: s for s in item_statistics(grade_submissions(key, subs))}
+    assert stats["m1"].distribution == {"a": 2, "b": 1, "c": 1, "d": 0, "(none selected)": 1}
+    assert stats["m1"].answered == 3 and stats["m1"].percent_correct == pytest.approx(100 / 3, abs=0.01)
+    assert stats["m1"].mean_score == pytest.approx((2 + 0 + 0) / 3, abs=1e-4)
+    assert stats["t1"].distribution == {"secret answer two": 2, "(blank)": 1}
+    assert stats["n1"].distribution == {"16384": 1, "1": 1, "(blank)": 1}
+    assert stats["s1"].answered == 0 and stats["s1"].percent_correct == 0.0
+
+
+def test_a_text_response_cannot_become_a_spreadsheet_formula(key, subs, tmp_path):
+    submit(subs, key, "alice", {"t1": '=HYPERLINK("http://x","y")', "n1": -3})
+    written = write_reports(grade_submissions(key, subs), tmp_path / "out")
+    rows = {r["question"]: r["response"] for r in read_csv(written["long"])}
+    assert rows["t1"] == '\'=HYPERLINK("http://x","y")'
+    assert rows["n1"] == "-3"  # a number stays a number
 
 
 def _good(key, learner="mallory", **over) -> dict:

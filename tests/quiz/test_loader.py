@@ -97,6 +97,13 @@ def test_snippet_must_exist_and_be_shown_by_the_lesson(write_quiz):
     assert err.field == "snippet" and "issue-tma, plain-store, encode-map" in str(err)
 
 
+def test_a_missing_kernel_is_a_quiz_error_on_the_question(sample_quiz, course_root):
+    (course_root / "kernels" / "tma_tile.cu").unlink()
+    err = problem(sample_quiz)
+    assert (err.question, err.field) == ("l1", "snippet")
+    assert "cannot read the snippets of day76" in str(err)
+
+
 def test_a_line_question_can_name_another_lesson(write_quiz):
     text = SAMPLE_QUIZ.replace('snippet = "issue-tma"', 'lesson = "day78"\nsnippet = "gate"').replace(
         'anchors = ["barrier_arrive_tx(bar, 1"]', 'anchors = ["prop.major != 9"]'
