@@ -195,6 +195,11 @@ class QuizPanel(widgets.VBox):
         children = [self.title, *(p.box for p in self.panels.values()), self.submit_button, self.status]
         super().__init__(children=children)
 
+    def __repr__(self) -> str:
+        # The notebook's text/plain output (which nbval compares): short and
+        # stable, instead of ipywidgets' repr of every child widget.
+        return f"QuizPanel(quiz={self.quiz.id!r}, mode={self.mode!r}, questions={len(self.panels)})"
+
     def responses(self) -> dict[str, Response]:
         """Every answered question's response; raises ResponseError on an unreadable one."""
         found: dict[str, Response] = {}

@@ -47,6 +47,11 @@ def test_show_quiz_returns_a_widget_with_one_panel_per_question(practice):
     assert all(p.check_button is not None for p in practice.panels.values())
 
 
+def test_text_plain_output_is_short_and_stable(practice):
+    bundle = practice._repr_mimebundle_()
+    assert bundle["text/plain"] == "QuizPanel(quiz='day76', mode='practice', questions=5)"
+
+
 def test_check_shows_right_with_the_explanation(practice):
     panel = practice.panels["s1"]
     panel.input.value = "b"
