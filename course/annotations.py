@@ -51,7 +51,9 @@ def load_notes(lesson: Lesson, path: Path | None = None) -> dict[str, list[Note]
         raise CourseError(f"not valid TOML: {e}", path=path) from None
     unknown_top = set(data) - {"note"}
     if unknown_top:
-        raise CourseError(f"unknown top-level key(s) {sorted(unknown_top)}; only [[note]] tables belong here", path=path)
+        raise CourseError(
+            f"unknown top-level key(s) {sorted(unknown_top)}; only [[note]] tables belong here", path=path
+        )
     headers = _header_lines(raw_text)
     snippets = load_snippets(lesson.kernel_path)
     out: dict[str, list[Note]] = {name: [] for name in snippets}
@@ -64,7 +66,9 @@ def load_notes(lesson: Lesson, path: Path | None = None) -> dict[str, list[Note]
             raise CourseError(f"note {i + 1}: unknown field(s) {sorted(unknown)}", path=path, line=where)
         for key in _FIELDS:
             if not isinstance(item.get(key), str) or not item[key].strip():
-                raise CourseError(f"note {i + 1}: field {key!r} must be non-empty text", path=path, line=where)
+                raise CourseError(
+                    f"note {i + 1}: field {key!r} must be non-empty text", path=path, line=where
+                )
         name = item["snippet"]
         if name not in snippets:
             raise CourseError(

@@ -37,11 +37,7 @@ class CompileError(CourseError):
         self.log = log.strip()
         self.source = source
         excerpt = numbered_excerpt(source, log)
-        message = (
-            "NVRTC could not compile the kernel.\n"
-            f"options: {' '.join(options)}\n"
-            f"log:\n{self.log}"
-        )
+        message = f"NVRTC could not compile the kernel.\noptions: {' '.join(options)}\nlog:\n{self.log}"
         if excerpt:
             message += f"\nsource lines the log points at:\n{excerpt}"
         super().__init__(message, path=path)
@@ -131,7 +127,9 @@ class CompileOptions:
         return tuple(out)
 
 
-def options_for(lesson: Lesson, defines: Mapping[str, int | str] | None = None, arch: str | None = None) -> CompileOptions:
+def options_for(
+    lesson: Lesson, defines: Mapping[str, int | str] | None = None, arch: str | None = None
+) -> CompileOptions:
     return CompileOptions(
         arch=arch or lesson.arch,
         defines=tuple((k, str(v)) for k, v in sorted((defines or {}).items())),
@@ -155,7 +153,9 @@ class Compiled:
     cache_hit: bool | None  # None when the cache cannot be inspected
     options: CompileOptions
 
-    def launch(self, grid: tuple[int, ...], block: tuple[int, ...], args: tuple[Any, ...], shared_mem: int = 0) -> None:
+    def launch(
+        self, grid: tuple[int, ...], block: tuple[int, ...], args: tuple[Any, ...], shared_mem: int = 0
+    ) -> None:
         """Launch and synchronise; a failed launch becomes a LaunchError that says why.
 
         A configuration the card refuses (too many threads, more shared
@@ -175,17 +175,24 @@ class Compiled:
         cache = {True: "served from CuPy's kernel cache", False: "compiled by NVRTC", None: "cache unknown"}[
             self.cache_hit
         ]
-        return (
-            f"{self.lesson.kernel_file} for {self.options.arch}: {self.seconds:.2f} s, {cache}"
-        )
+        return f"{self.lesson.kernel_file} for {self.options.arch}: {self.seconds:.2f} s, {cache}"
 
 
 class LaunchError(CourseError):
     """The driver refused a launch, or the kernel faulted while running."""
 
-    _STICKY = ("ILLEGAL_ADDRESS", "MISALIGNED", "ILLEGAL_INSTRUCTION", "LAUNCH_FAILED", "HARDWARE_STACK", "ASSERT")
+    _STICKY = (
+        "ILLEGAL_ADDRESS",
+        "MISALIGNED",
+        "ILLEGAL_INSTRUCTION",
+        "LAUNCH_FAILED",
+        "HARDWARE_STACK",
+        "ASSERT",
+    )
 
-    def __init__(self, compiled: Compiled, grid: tuple[int, ...], block: tuple[int, ...], shared_mem: int, error: str):
+    def __init__(
+        self, compiled: Compiled, grid: tuple[int, ...], block: tuple[int, ...], shared_mem: int, error: str
+    ):
         self.error = error
         sticky = any(word in error for word in self._STICKY)
         advice = (
@@ -236,6 +243,19 @@ def compile_lesson(
     import cupy
 
     options = options_for(lesson, defines, arch)
+    # CuPy appends its own -arch=sm_XY for the current device after our
+    # options. NVRTC (seen with 12.9 and 13.0) then builds for the device's
+    # number and keeps the "a" suffix from ours, which is how sm_90a reaches
+    # wgmma through CuPy; but a request for another number (sm_100a on an
+    # H200) would silently build for this device instead. Refuse it here;
+    # compile_offline builds for any target without a GPU.
+    device_cc = "".join(map(str, cupy.cuda.Device().compute_capability)) if arch else None
+    if arch and device_cc and arch.removeprefix("sm_").rstrip("a") != device_cc:
+        raise CourseError(
+            f"CuPy compiles for the GPU in this machine (sm_{device_cc}), so a build for {arch} cannot be "
+            f"loaded here; use course.compile.compile_offline(lesson, arch={arch!r}) to check that target "
+            "without running it"
+        )
     source = _read_source(lesson.kernel_path)
     before = _cache_entries()
     start = time.perf_counter()

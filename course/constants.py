@@ -15,9 +15,7 @@ from pathlib import Path
 from .errors import CourseError
 
 _DEFINE = re.compile(r"^\s*#define\s+([A-Za-z_]\w*)\s+(\S+)\s*$", re.M)
-_CONSTEXPR = re.compile(
-    r"^\s*constexpr\s+(?:int|size_t|unsigned|float|double)\s+(k\w+)\s*=\s*([^;]+);", re.M
-)
+_CONSTEXPR = re.compile(r"^\s*constexpr\s+(?:int|size_t|unsigned|float|double)\s+(k\w+)\s*=\s*([^;]+);", re.M)
 _NUMBER = re.compile(r"^[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?[fFuU]?$")
 
 

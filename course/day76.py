@@ -133,7 +133,9 @@ def encode(tile_map: TileMap, address: int) -> np.void:
     try:
         from cuda.bindings import driver
     except ImportError as e:
-        raise CourseError(f"cuda-python is needed to encode a tensor map ({e}); install cuda-python") from None
+        raise CourseError(
+            f"cuda-python is needed to encode a tensor map ({e}); install cuda-python"
+        ) from None
     u64, u32 = driver.cuuint64_t, driver.cuuint32_t
     err, tensor_map = driver.cuTensorMapEncodeTiled(
         driver.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
@@ -234,7 +236,9 @@ def run(
 
     t0 = time.perf_counter()
     # Distinct value per element, exactly representable in float32.
-    h_in = np.arange(tile_map.width * tile_map.height, dtype=np.float32).reshape(tile_map.height, tile_map.width)
+    h_in = np.arange(tile_map.width * tile_map.height, dtype=np.float32).reshape(
+        tile_map.height, tile_map.width
+    )
     d_in = cp.asarray(h_in)
     # Zero the output so a tile the kernel never wrote reads as wrong.
     d_out = cp.zeros_like(d_in)

@@ -102,7 +102,9 @@ def check(got: np.ndarray, ref: np.ndarray, tolerance: float) -> Check:
         return Check(worst, None, 0)
     i = int(np.flatnonzero(bad.ravel())[0])
     n = got.shape[-1]
-    m = Mismatch(i, i // n, i % n, float(got.ravel()[i]), float(ref.ravel()[i]), float(rel.ravel()[i]), tolerance)
+    m = Mismatch(
+        i, i // n, i % n, float(got.ravel()[i]), float(ref.ravel()[i]), float(rel.ravel()[i]), tolerance
+    )
     return Check(worst, m, int(bad.sum()))
 
 
@@ -155,7 +157,13 @@ def run(
     line = result.mismatch.line() if result.mismatch else pass_line(dim, result.max_rel, tolerance)
     progress(line)
     return RunResult(
-        LESSON.id, result.passed, [gpu_line, line], result.mismatch, result.max_rel, compiled.summary(), timings
+        LESSON.id,
+        result.passed,
+        [gpu_line, line],
+        result.mismatch,
+        result.max_rel,
+        compiled.summary(),
+        timings,
     )
 
 

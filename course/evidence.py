@@ -65,7 +65,8 @@ class Evidence:
 
     def __str__(self) -> str:
         return "\n".join(
-            [f"Recorded on a real GPU (not run here): {self.summary()}"] + [f"  {line}" for line in self.output]
+            [f"Recorded on a real GPU (not run here): {self.summary()}"]
+            + [f"  {line}" for line in self.output]
         )
 
 

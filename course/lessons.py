@@ -90,6 +90,4 @@ def get_lesson(lesson_id: str) -> Lesson:
     try:
         return LESSONS[lesson_id]
     except KeyError:
-        raise CourseError(
-            f"no lesson named {lesson_id!r}; the lessons are: {', '.join(LESSONS)}"
-        ) from None
+        raise CourseError(f"no lesson named {lesson_id!r}; the lessons are: {', '.join(LESSONS)}") from None

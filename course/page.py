@@ -18,7 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import annotations, evidence, gate
+from . import evidence, gate
+from .annotations import load_notes
 from .errors import CheckFailed, CourseError, EnvironmentProblem
 from .lessons import get_lesson
 from .render import SnippetView
@@ -84,37 +85,51 @@ class Page:
         if v.runs:
             msg = Message("ok", f"{v.reason} The cells below compile and run the kernel on it.")
         elif v.tier == "wrong-gpu":
-            msg = Message("warning", f"{v.reason} {v.advice} Where a cell would run it, the page shows the output recorded on a real Hopper GPU.")
+            msg = Message(
+                "warning",
+                f"{v.reason} {v.advice} Where a cell would run it, the page shows the output recorded on a real Hopper GPU.",
+            )
         else:
-            msg = Message("info", f"{v.reason} {v.advice} Where a cell would run the kernel, the page shows the output recorded on a real Hopper GPU.")
+            msg = Message(
+                "info",
+                f"{v.reason} {v.advice} Where a cell would run the kernel, the page shows the output recorded on a real Hopper GPU.",
+            )
         if not v.runs and gate.gpu_required():
-            raise EnvironmentProblem(f"{gate.REQUIRE_GPU_ENV} is set but this machine cannot run {self.lesson.id}: {v.message()}")
+            raise EnvironmentProblem(
+                f"{gate.REQUIRE_GPU_ENV} is set but this machine cannot run {self.lesson.id}: {v.message()}"
+            )
         return msg
 
     # -- the kernel source ------------------------------------------------
     def snippet(self, name: str) -> SnippetView:
         snip = get_snippet(self.lesson.kernel_path, name)
-        notes = annotations.load_notes(self.lesson).get(name, [])
+        notes = load_notes(self.lesson).get(name, [])
         return SnippetView(snip, tuple(notes))
 
     def evidence(self) -> evidence.Evidence | Message:
         ev = evidence.load(self.lesson)
         if ev is None:
-            return Message("warning", f"No recorded run of {self.lesson.id} is in this checkout (evidence/{self.lesson.id}.json).")
+            return Message(
+                "warning",
+                f"No recorded run of {self.lesson.id} is in this checkout (evidence/{self.lesson.id}.json).",
+            )
         return ev
 
     def verified(self) -> Message:
         """Which real run verified this kernel, from the evidence file."""
         ev = evidence.load(self.lesson)
         if ev is None or not ev.passed:
-            return Message("warning", f"No passing run of {self.lesson.id} on real hardware is recorded in this checkout.")
+            return Message(
+                "warning",
+                f"No passing run of {self.lesson.id} on real hardware is recorded in this checkout.",
+            )
         v = ev.versions
         return Message(
             "ok",
             f"Verified on real hardware: {ev.device} (compute capability {ev.compute_capability}, "
             f"{ev.sm_count} SMs), driver {v.get('driver') or 'version not recorded'} (CUDA {v.get('driver (CUDA)')}), "
             f"CuPy {v.get('cupy')}, NVRTC {v.get('nvrtc')}, cuda-bindings {v.get('cuda-bindings')}, "
-            f"on {ev.recorded_at[:10]}: \"{ev.output[-1]}\"",
+            f'on {ev.recorded_at[:10]}: "{ev.output[-1]}"',
         )
 
     # -- running ----------------------------------------------------------

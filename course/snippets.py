@@ -97,29 +97,31 @@ def parse_snippets(text: str, path: Path | str = "<string>") -> dict[str, Snippe
                 raise SnippetError(
                     f"snippet {name!r} opens inside snippet {current[0]!r} (opened at line {current[1]}); "
                     "regions cannot nest: close the first with '// end snippet'",
-                    path=path, line=number, region=name,
+                    path=path,
+                    line=number,
+                    region=name,
                 )
             if not _NAME.match(name):
                 raise SnippetError(
                     f"a snippet name must be letters, digits, '-', '_' or '.' (got {name!r})",
-                    path=path, line=number, region=name,
+                    path=path,
+                    line=number,
+                    region=name,
                 )
             if name in found:
                 raise SnippetError(
                     f"snippet {name!r} is defined twice (first at line {found[name].open_line})",
-                    path=path, line=number, region=name,
+                    path=path,
+                    line=number,
+                    region=name,
                 )
             current, body = (name, number), []
         elif _CLOSE.match(line):
             if current is None:
-                raise SnippetError(
-                    "'// end snippet' with no open region", path=path, line=number
-                )
+                raise SnippetError("'// end snippet' with no open region", path=path, line=number)
             name, open_line = current
             if not any(b.strip() for b in body):
-                raise SnippetError(
-                    f"snippet {name!r} is empty", path=path, line=open_line, region=name
-                )
+                raise SnippetError(f"snippet {name!r} is empty", path=path, line=open_line, region=name)
             found[name] = Snippet(name, path, open_line, number, tuple(body))
             current = None
         elif current is not None:
@@ -127,7 +129,9 @@ def parse_snippets(text: str, path: Path | str = "<string>") -> dict[str, Snippe
     if current is not None:
         raise SnippetError(
             f"snippet {current[0]!r} is never closed; add '// end snippet'",
-            path=path, line=current[1], region=current[0],
+            path=path,
+            line=current[1],
+            region=current[0],
         )
     return found
 
@@ -139,7 +143,9 @@ def load_snippets(path: Path | str) -> dict[str, Snippet]:
     except OSError as e:
         raise SnippetError(f"cannot read the kernel source ({e.strerror})", path=path) from None
     except UnicodeDecodeError as e:
-        raise SnippetError(f"the kernel source is not UTF-8 text ({e.reason} at byte {e.start})", path=path) from None
+        raise SnippetError(
+            f"the kernel source is not UTF-8 text ({e.reason} at byte {e.start})", path=path
+        ) from None
     return parse_snippets(text, path)
 
 

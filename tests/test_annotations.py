@@ -25,7 +25,9 @@ def _write(tmp_path, body):
 
 
 def test_anchor_that_matches_nothing_names_file_note_and_line(tmp_path):
-    f = _write(tmp_path, '# c\n\n[[note]]\nsnippet = "issue-tma"\nanchor = "no such text"\ntext = "t"\ncite = "c"\n')
+    f = _write(
+        tmp_path, '# c\n\n[[note]]\nsnippet = "issue-tma"\nanchor = "no such text"\ntext = "t"\ncite = "c"\n'
+    )
     with pytest.raises(AnchorError) as info:
         load_notes(get_lesson("day76"), f)
     assert str(info.value).startswith(f"{f}:3: note 1: anchor 'no such text' matches no line")
@@ -41,8 +43,14 @@ def test_ambiguous_anchor_is_refused(tmp_path):
     "body, words",
     [
         ('[[note]]\nsnippet = "nope"\nanchor = "a"\ntext = "t"\ncite = "c"\n', "snippet 'nope' is not in"),
-        ('[[note]]\nsnippet = "issue-tma"\nanchor = "bar.wait"\ntext = "t"\ncite = "c"\nextra = 1\n', "unknown field"),
-        ('[[note]]\nsnippet = "issue-tma"\nanchor = "bar.wait"\ntext = ""\ncite = "c"\n', "'text' must be non-empty"),
+        (
+            '[[note]]\nsnippet = "issue-tma"\nanchor = "bar.wait"\ntext = "t"\ncite = "c"\nextra = 1\n',
+            "unknown field",
+        ),
+        (
+            '[[note]]\nsnippet = "issue-tma"\nanchor = "bar.wait"\ntext = ""\ncite = "c"\n',
+            "'text' must be non-empty",
+        ),
         ("[[note]\n", "not valid TOML"),
         ('title = "x"\n', "unknown top-level"),
     ],

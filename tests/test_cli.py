@@ -14,7 +14,9 @@ def _python_m(*args, env_extra=None):
     import os
 
     env = dict(os.environ, **(env_extra or {}))
-    return subprocess.run([sys.executable, "-m", "course", *args], capture_output=True, text=True, env=env, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "course", *args], capture_output=True, text=True, env=env, timeout=300
+    )
 
 
 def test_doctor_prints_versions_and_lessons():

@@ -51,5 +51,13 @@ def test_compile_error_keeps_log_options_and_numbered_source(tmp_path, monkeypat
 def test_numbered_excerpt_shows_context_and_gaps():
     source = "\n".join(f"line {i}" for i in range(1, 21))
     out = numbered_excerpt(source, "k.cu(3): error: x\nk.cu(15): error: y\n", context=1)
-    assert out.splitlines() == [" 2 | line 2", " 3 | line 3", " 4 | line 4", "   ...", "14 | line 14", "15 | line 15", "16 | line 16"]
+    assert out.splitlines() == [
+        " 2 | line 2",
+        " 3 | line 3",
+        " 4 | line 4",
+        "   ...",
+        "14 | line 14",
+        "15 | line 15",
+        "16 | line 16",
+    ]
     assert numbered_excerpt(source, "ptxas error only") == ""

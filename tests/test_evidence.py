@@ -29,7 +29,9 @@ def test_record_refuses_a_machine_without_a_gpu(tmp_path):
 
 def test_record_then_load_round_trips(tmp_path):
     path = tmp_path / "day76.json"
-    written = evidence.record(DAY76, H200, ["GPU: NVIDIA H200", "round trip: PASS."], True, "cmd", {"run": 0.1}, path=path)
+    written = evidence.record(
+        DAY76, H200, ["GPU: NVIDIA H200", "round trip: PASS."], True, "cmd", {"run": 0.1}, path=path
+    )
     assert evidence.load(DAY76, path) == written
     assert "Recorded on a real GPU" in written._repr_html_()
     assert list(tmp_path.iterdir()) == [path]  # no temporary file left behind

@@ -50,7 +50,9 @@ def test_no_gpu_passes_the_probe_problem_through():
         gate.ensure_runs(DAY76, NO_GPU)
 
 
-@pytest.mark.parametrize("value, expected", [("1", True), ("true", True), ("YES", True), ("0", False), ("", False)])
+@pytest.mark.parametrize(
+    "value, expected", [("1", True), ("true", True), ("YES", True), ("0", False), ("", False)]
+)
 def test_require_gpu_switch(monkeypatch, value, expected):
     monkeypatch.setenv(gate.REQUIRE_GPU_ENV, value)
     assert gate.gpu_required() is expected
@@ -58,7 +60,9 @@ def test_require_gpu_switch(monkeypatch, value, expected):
 
 def test_driver_version_is_read_from_the_kernel_module_line(tmp_path):
     f = tmp_path / "version"
-    f.write_text("NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu Oct  2 2025\nGCC version: 12\n")
+    f.write_text(
+        "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu Oct  2 2025\nGCC version: 12\n"
+    )
     assert gate._kernel_driver_version(str(f)) == "580.159.04"
     assert gate._kernel_driver_version(str(tmp_path / "missing")) is None
 

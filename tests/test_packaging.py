@@ -32,8 +32,19 @@ def test_environment_yml_installs_the_pyproject_set():
 
 
 def test_the_declared_dependencies_are_the_ecosystems_own():
-    names = {_normalise(r).split(">")[0].split("<")[0].split(";")[0].split("=")[0] for r in _pyproject()["project"]["dependencies"]}
-    assert {"jupyterlab", "ipywidgets", "cupy-cuda12x", "cuda-python", "pygments", "matplotlib", "tomli"} <= names
+    names = {
+        _normalise(r).split(">")[0].split("<")[0].split(";")[0].split("=")[0]
+        for r in _pyproject()["project"]["dependencies"]
+    }
+    assert {
+        "jupyterlab",
+        "ipywidgets",
+        "cupy-cuda12x",
+        "cuda-python",
+        "pygments",
+        "matplotlib",
+        "tomli",
+    } <= names
 
 
 def test_ci_runs_the_readme_test_command():

@@ -26,11 +26,7 @@ def _stamp(text: str) -> dt.datetime:
     return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
-def run_once(path: Path, cache_dir: str) -> tuple[float, list[tuple[str, float]]]:
-    os.environ["CUPY_CACHE_DIR"] = cache_dir
-    nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=600, kernel_name="python3", record_timing=True,
-                   resources={"metadata": {"path": str(path.parent)}}).execute()
+def _spans(nb) -> tuple[float, list[tuple[str, float]]]:
     cells = []
     for cell in nb.cells:
         if cell.cell_type != "code":
@@ -42,6 +38,23 @@ def run_once(path: Path, cache_dir: str) -> tuple[float, list[tuple[str, float]]
     return round(sum(s for _, s in cells), 3), cells
 
 
+def run_once(path: Path, cache_dir: str, twice: bool = False):
+    """Run All in a fresh kernel; with ``twice``, Run All again in the same kernel."""
+    os.environ["CUPY_CACHE_DIR"] = cache_dir
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(nb, timeout=600, kernel_name="python3", record_timing=True,
+                            resources={"metadata": {"path": str(path.parent)}})
+    with client.setup_kernel():
+        for index, cell in enumerate(nb.cells):
+            client.execute_cell(cell, index)
+        first = _spans(nb)
+        if not twice:
+            return first, None
+        for index, cell in enumerate(nb.cells):
+            client.execute_cell(cell, index)
+        return first, _spans(nb)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", type=Path, required=True)
@@ -49,12 +62,17 @@ def main() -> int:
     results = {}
     for lesson in LESSONS.values():
         cache = tempfile.mkdtemp(prefix="cupy-cache-")
-        cold, cold_cells = run_once(lesson.notebook_path, cache)
-        warm, warm_cells = run_once(lesson.notebook_path, cache)
-        results[lesson.id] = {"cold_s": cold, "warm_s": warm, "cold_cells": cold_cells, "warm_cells": warm_cells}
-        print(f"{lesson.id}: Run All {cold:.2f} s cold (empty kernel cache), {warm:.2f} s warm")
-        for (src, c), (_, w) in zip(cold_cells, warm_cells, strict=True):
-            print(f"    {c:6.2f} {w:6.2f}  {src}")
+        (cold, cold_cells), (again, again_cells) = run_once(lesson.notebook_path, cache, twice=True)
+        (warm, warm_cells), _ = run_once(lesson.notebook_path, cache)
+        results[lesson.id] = {
+            "cold_s": cold, "same_kernel_again_s": again, "fresh_kernel_warm_cache_s": warm,
+            "cold_cells": cold_cells, "same_kernel_again_cells": again_cells, "fresh_kernel_warm_cache_cells": warm_cells,
+        }
+        print(f"{lesson.id}: Run All {cold:.2f} s cold (fresh kernel, empty kernel cache), "
+              f"{again:.2f} s again in the same kernel, {warm:.2f} s in a fresh kernel with the warm cache")
+        print("     cold  again  fresh+warm")
+        for (src, c), (_, a), (_, w) in zip(cold_cells, again_cells, warm_cells, strict=True):
+            print(f"    {c:5.2f}  {a:5.2f}  {w:5.2f}  {src}")
     args.out.write_text(json.dumps(results, indent=2) + "\n")
     return 0
 

@@ -16,7 +16,9 @@ from ..lessons import LESSONS, get_lesson
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("record", help="run lessons on this GPU and write evidence/<lesson>.json")
     p.add_argument("lessons", nargs="*", choices=sorted(LESSONS) + [[]], help="lessons (default: all)")
-    p.add_argument("--out", type=Path, default=None, help="folder for the evidence files (default: evidence/)")
+    p.add_argument(
+        "--out", type=Path, default=None, help="folder for the evidence files (default: evidence/)"
+    )
     p.add_argument("--note", action="append", default=[], help="a note to keep with the evidence")
     p.set_defaults(func=run)
 
