@@ -142,7 +142,7 @@ def gemm_producer_bytes(n: int, tile: int = 64) -> int:
     """Bytes the Day 78 producer requests: every CTA reads its A strip and B strip once per K-tile.
 
     (N/64)^2 CTAs x (N/64) K-tiles x (64x64 A + 64x64 B) FP16 = N^3/16 bytes,
-    N/32 times the N*N*4 bytes of A and B: the 64x64 tile's re-reads, counted.
+    N/64 times the N*N*4 bytes of A and B: the 64x64 tile's re-reads, counted.
     """
     _positive_int("size", n)
     tiles = n // tile
@@ -1035,8 +1035,8 @@ class _Cublas:
 
         cp = _cupy()
         try:
-            from cupy.cuda import cublas
-        except ImportError as e:
+            cublas = cp.cuda.cublas  # CuPy loads cupy_backends.cuda.libs.cublas on first access
+        except (ImportError, AttributeError) as e:
             raise EnvironmentProblem(
                 f"cuBLAS could not be loaded through CuPy ({e}); the Day 78 peer needs it"
             ) from None
