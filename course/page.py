@@ -71,10 +71,34 @@ def show_refusal(fn: Callable[[], Any]) -> Any:
     return result
 
 
+def _course_error_handler(
+    shell: Any, etype: type, value: BaseException, tb: Any, tb_offset: Any = None
+) -> list[str]:
+    # IPython custom exception handler: a CourseError in a learner's cell is
+    # shown as its message (file:line, what must hold, what to do), not as a
+    # traceback through the course's internals. The cell still fails, so
+    # nbval and "Run All" stop there as they should. IPython discards the
+    # returned list, so the handler shows it itself, as an error output.
+    stb = [f"{etype.__name__}: {value}"]
+    shell._showtraceback(etype, value, stb)
+    return stb
+
+
+def _install_error_handler() -> None:
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is not None and hasattr(shell, "set_custom_exc"):
+        shell.set_custom_exc((CourseError,), _course_error_handler)
+
+
 class Page:
     def __init__(self, lesson_id: str):
         self.lesson = get_lesson(lesson_id)
         self._compile_message: Message | None = None
+        _install_error_handler()
 
     # -- what this machine can do -----------------------------------------
     def verdict(self) -> gate.Verdict:

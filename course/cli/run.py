@@ -23,6 +23,10 @@ def run(args: argparse.Namespace) -> int:
     v = gate.verdict(lesson)
     if not v.runs:
         print(f"Cannot run {lesson.id} here. {v.message()}")
+        if v.tier == "wrong-gpu":
+            from ..compile import compile_offline
+
+            print(f"Compile check: {compile_offline(lesson).summary()}.")
         ev = evidence.load(lesson)
         if ev is not None:
             print(ev)

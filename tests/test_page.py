@@ -1,0 +1,74 @@
+"""What a lesson page shows in each gate tier, and how it reports errors."""
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from nbformat.v4 import new_code_cell, new_notebook
+
+from course import evidence, gate
+from course.errors import EnvironmentProblem
+from course.gate import Gpu, Machine
+from course.page import Message, Page
+
+L4 = Machine(Gpu(0, "NVIDIA L4", (8, 9), 58, 99 * 1024, 2**34), None, None, {})
+NO_GPU = Machine(None, "There is no NVIDIA driver on this machine.", "Use a GPU machine.", {})
+
+
+@pytest.fixture
+def shown(monkeypatch):
+    out = []
+    monkeypatch.setattr("course.page._display", out.append)
+    return out
+
+
+@pytest.mark.parametrize("machine, kind", [(NO_GPU, "info"), (L4, "warning")])
+def test_page_without_the_hardware_explains_compile_checks_and_shows_the_recording(
+    monkeypatch, shown, machine, kind
+):
+    monkeypatch.delenv(gate.REQUIRE_GPU_ENV, raising=False)
+    monkeypatch.setattr(gate, "probe", lambda: machine)
+    page = Page("day76")
+    assert page.status().kind == kind
+    result = page.run()
+    assert isinstance(result, evidence.Evidence) and result.passed
+    texts = [str(m) for m in shown]
+    assert texts[0].startswith("Not run here.")
+    assert texts[1].startswith("Compile check: tma_tile.cu compiled for sm_90 without a GPU")
+
+
+def test_required_gpu_turns_cannot_run_into_an_error(monkeypatch):
+    monkeypatch.setenv(gate.REQUIRE_GPU_ENV, "1")
+    monkeypatch.setattr(gate, "probe", lambda: L4)
+    page = Page("day78")
+    with pytest.raises(
+        EnvironmentProblem, match="COURSE_REQUIRE_GPU is set but this machine cannot run day78"
+    ):
+        page.status()
+    with pytest.raises(EnvironmentProblem):
+        page.run()
+
+
+def test_verified_quotes_the_recorded_run():
+    msg = Page("day78").verified()
+    ev = evidence.load(Page("day78").lesson)
+    assert msg.kind == "ok" and ev.device in msg.text and ev.output[-1] in msg.text
+
+
+def test_message_escapes_its_text():
+    html = Message("error", "<script>x</script>", "<b>")._repr_html_()
+    assert "<script>" not in html and "&lt;b&gt;" in html
+
+
+def test_a_course_error_in_a_notebook_cell_is_one_line_not_a_traceback():
+    nb = new_notebook(
+        cells=[
+            new_code_cell("from course import Page\npage = Page('day76')"),
+            new_code_cell("page.snippet('nope')"),
+        ]
+    )
+    NotebookClient(nb, kernel_name="python3", allow_errors=True, timeout=120).execute()
+    (err,) = nb.cells[1].outputs
+    assert err["output_type"] == "error" and err["ename"] == "SnippetError"
+    assert err["traceback"] == [f"SnippetError: {err['evalue']}"]
+    assert "tma_tile.cu" in err["evalue"] and "no snippet named 'nope'" in err["evalue"]
+    nbformat.validate(nb)
