@@ -449,3 +449,200 @@ def test_day78_measures_on_the_gpu(day78_gpu, tmp_path):
     assert {r.kind for r in result.reasons} >= {"measured", "not measured"}
     bench.write(result, tmp_path)
     assert bench.load("day78", tmp_path) == result
+
+
+# -- the measuring code end to end on a simulated GPU -----------------------------
+#
+# Not a GPU test: a stand-in for the few CuPy calls the measuring code makes,
+# backed by NumPy, so that a typo or a wrong argument in those paths fails
+# here rather than on the Hopper run. cuBLAS is modelled column-major, as it
+# is, so the D^T = B^T A^T mapping is checked too.
+
+_MEMORY: dict[int, np.ndarray] = {}
+
+
+class _DeviceArray(np.ndarray):
+    @property
+    def data(self):  # CuPy: a MemoryPointer; here only .ptr is used
+        _MEMORY[self.ctypes.data] = self
+        return type("Pointer", (), {"ptr": self.ctypes.data})()
+
+
+def _device(a):
+    return np.asarray(a).view(_DeviceArray)
+
+
+class _Event:
+    def record(self, stream=None):
+        pass
+
+    def synchronize(self):
+        pass
+
+    done = False
+
+
+def _gemm_ex(
+    handle, ta, tb, m, n, k, alpha, a, a_type, lda, b, b_type, ldb, beta, c, c_type, ldc, compute, algo
+):
+    assert (ta, tb) == (0, 0) and compute == 68  # CUBLAS_OP_N, CUBLAS_COMPUTE_32F
+    assert (a_type, b_type, c_type) == (2, 2, 0)  # CUDA_R_16F in, CUDA_R_32F out
+    col = lambda ptr, rows, cols, ld: _MEMORY[ptr].reshape(-1)[: ld * cols].reshape(cols, ld)[:, :rows].T  # noqa: E731
+    product = col(a, m, k, lda).astype(np.float32) @ col(b, k, n, ldb).astype(np.float32)
+    _MEMORY[c].reshape(-1)[: ldc * n].reshape(n, ldc)[:, :m] = product.T
+
+
+class _Kernel:
+    num_regs, local_size_bytes, shared_size_bytes = 90, 0, 32768
+    kernel = type("Function", (), {"ptr": 1})()
+
+    def __init__(self, body):
+        self.body = body
+
+    def __call__(self, grid, block, args):
+        self.body(*args)
+
+
+class _Generator:
+    def __init__(self, seed):
+        self.rng = np.random.default_rng(seed)
+
+    def random(self, shape, dtype):
+        return _device(self.rng.random(shape, dtype=dtype))
+
+
+def _fake_cupy():
+    from types import SimpleNamespace
+
+    stream = SimpleNamespace(ptr=0, synchronize=lambda: None)
+    cuda = SimpleNamespace(
+        get_current_stream=lambda: stream,
+        Event=_Event,
+        get_elapsed_time=lambda start, end: 0.05,
+        Device=lambda: SimpleNamespace(attributes={"L2CacheSize": 256 * 1024}),
+        runtime=SimpleNamespace(
+            memGetInfo=lambda: (2**34, 2**35),
+            memcpyDeviceToDevice=3,
+            memcpyAsync=lambda dst, src, size, kind, s: np.copyto(_MEMORY[dst], _MEMORY[src]),
+            CUDA_R_16F=2,
+            CUDA_R_32F=0,
+        ),
+        device=SimpleNamespace(get_cublas_handle=lambda: 7),
+        cublas=SimpleNamespace(
+            gemmEx=_gemm_ex, CUBLAS_OP_N=0, CUBLAS_COMPUTE_32F=68, CUBLAS_GEMM_DEFAULT_TENSOR_OP=99
+        ),
+        driver=SimpleNamespace(occupancyMaxActiveBlocksPerMultiprocessor=lambda f, t, s: 2),
+        compiler=SimpleNamespace(CompileException=RuntimeError),
+    )
+    gemm = _Kernel(lambda a, b, d: np.copyto(d, a.astype(np.float32) @ b.astype(np.float32)))
+    module = SimpleNamespace(get_function=lambda name: gemm)
+
+    class Cupy(SimpleNamespace):
+        def __getattr__(self, name):
+            return getattr(np, name)
+
+    return Cupy(
+        cuda=cuda,
+        random=SimpleNamespace(default_rng=_Generator),
+        RawKernel=lambda code, name: _Kernel(lambda ns: None),
+        RawModule=lambda code, options: module,
+        empty=lambda shape, dtype: _device(np.empty(shape, dtype)),
+        get_default_memory_pool=lambda: SimpleNamespace(free_all_blocks=lambda: None),
+    ), gemm  # fmt: skip
+
+
+@pytest.fixture
+def simulated_gpu(monkeypatch):
+    from course import compile as compile_module
+    from course import day76
+
+    cp, gemm = _fake_cupy()
+    monkeypatch.setattr(bench, "_cupy", lambda: cp)
+    gpu = gate.Gpu(0, "Simulated H200", (9, 0), 132, 232448, 2**37)
+    monkeypatch.setattr(
+        gate, "probe", lambda: gate.Machine(gpu, None, None, {"cupy": "sim", "driver": "0.0"})
+    )
+
+    def encode(tile_map, address):
+        return type("Map", (), {"address": address})()
+
+    tma = _Kernel(lambda tensor_map, out: np.copyto(out, _MEMORY[tensor_map.address] + np.float32(1)))
+
+    def compile_lesson(lesson, defines=None, arch=None):
+        fn = tma if lesson.id == "day76" else gemm
+        return type("Compiled", (), {"function": fn, "seconds": 0.01, "cache_hit": True})()
+
+    monkeypatch.setattr(day76, "encode", encode)
+    monkeypatch.setattr(compile_module, "compile_lesson", compile_lesson)
+    _MEMORY.clear()
+    yield
+    _MEMORY.clear()
+
+
+def test_day76_measuring_path_runs_on_a_simulated_gpu(simulated_gpu, tmp_path):
+    lines: list[str] = []
+    result = bench.measure("day76", [64, 128], 20, progress=lines.append)
+    assert result.sizes == (64, 128) and result.device == "Simulated H200" and result.l2_bytes == 256 * 1024
+    row = result.rows[0]
+    assert row.kernel.timing.buffers == bench.rotation_buffers(bench.tma_bytes(64), 256 * 1024) == 32
+    assert row.kernel.timing.calls_per_repeat == bench.MAX_CALLS_PER_REPEAT
+    per_call_ms = 0.05 / bench.MAX_CALLS_PER_REPEAT  # each timed batch is 0.05 ms here
+    assert row.kernel.rate == pytest.approx(bench.gb_per_s(bench.tma_bytes(64), per_call_ms))
+    assert [p.ratio for p in row.peers] == [1.0, 1.0]
+    assert bench.COPY_CEILING in result.ceilings and len(lines) == 3
+    bench.write(result, tmp_path)
+    assert bench.load("day76", tmp_path) == result
+
+
+def test_day76_wrong_output_is_caught_before_timing(simulated_gpu, monkeypatch):
+    from course import compile as compile_module
+    from course.errors import CheckFailed
+
+    wrong = _Kernel(lambda tensor_map, out: np.copyto(out, _MEMORY[tensor_map.address] + np.float32(2)))
+    monkeypatch.setattr(
+        compile_module,
+        "compile_lesson",
+        lambda lesson, defines=None, arch=None: type(
+            "Compiled", (), {"function": wrong, "seconds": 0.0, "cache_hit": None}
+        )(),
+    )
+    with pytest.raises(CheckFailed, match=r"day76 N=64, kernel: 4096 of 4096 elements differ.*row 0, col 0"):
+        bench.measure("day76", [64], 20, progress=lambda line: None)
+
+
+def test_day78_measuring_path_runs_on_a_simulated_gpu(simulated_gpu, tmp_path):
+    lines: list[str] = []
+    result = bench.measure("day78", [64, 128], 20, progress=lines.append, peak_size=256)
+    assert result.sizes == (64, 128)
+    assert (
+        "kernel max rel error 0" in result.rows[0].check
+        and "cuBLAS gemmEx max rel error 0" in result.rows[0].check
+    )
+    calls = min(bench.rotation_buffers(bench.gemm_bytes(256), 256 * 1024), bench.MAX_CALLS_PER_REPEAT)
+    peak = bench.tflop_per_s(bench.gemm_flops(256), 0.05 / calls)
+    assert result.ceilings[bench.CUBLAS_CEILING] == pytest.approx(peak)
+    titles = [r.title for r in result.reasons]
+    assert (
+        "The producer's global->shared copy alone" in titles
+        and "Fraction of the measured cuBLAS peak" in titles
+    )
+    assert any("variant 'loads only'" in line for line in lines)
+    assert "2 resident per SM (queried" in next(
+        r.detail for r in result.reasons if r.title.startswith("64x64")
+    )
+    bench.write(result, tmp_path)
+    assert bench.load("day78", tmp_path) == result
+
+
+def test_cublas_mapping_is_checked_against_the_reference(simulated_gpu, monkeypatch):
+    from course.errors import CheckFailed
+
+    # A cuBLAS call with A and B swapped computes B A, not A B: the check must say so.
+    swapped = bench._Cublas.__call__
+
+    def wrong(self, a, b, d):
+        swapped(self, b, a, d)
+
+    monkeypatch.setattr(bench._Cublas, "__call__", wrong)
+    with pytest.raises(CheckFailed, match="day78 N=64, cuBLAS gemmEx: .* elements off"):
+        bench.measure("day78", [64], 20, progress=lambda line: None, peak_size=None)
