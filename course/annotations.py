@@ -49,6 +49,8 @@ def load_notes(lesson: Lesson, path: Path | None = None) -> dict[str, list[Note]
         data = tomllib.loads(raw_text)
     except tomllib.TOMLDecodeError as e:
         raise CourseError(f"not valid TOML: {e}", path=path) from None
+    except RecursionError:
+        raise CourseError("not valid TOML here: arrays or tables nest too deeply", path=path) from None
     unknown_top = set(data) - {"note"}
     if unknown_top:
         raise CourseError(

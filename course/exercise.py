@@ -158,6 +158,8 @@ def load_exercise(path: Path | str) -> Exercise:
         data = tomllib.loads(raw)
     except tomllib.TOMLDecodeError as e:
         raise ExerciseError(f"not valid TOML: {e}", path=path) from None
+    except RecursionError:
+        raise ExerciseError("not valid TOML here: arrays or tables nest too deeply", path=path) from None
 
     unknown = set(data) - _TOP
     if unknown:

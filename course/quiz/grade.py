@@ -149,6 +149,8 @@ def load_overrides(path: Path | str, quiz: Quiz) -> list[Override]:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
             raise CourseError(f"the overrides file is not valid TOML: {e}", path=path) from None
+        except RecursionError:
+            raise CourseError("the overrides file nests arrays or tables too deeply", path=path) from None
         extra = [k for k in data if k != "override"]
         if extra or not isinstance(data.get("override"), list):
             raise CourseError("an overrides TOML file holds only [[override]] tables", path=path)

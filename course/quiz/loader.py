@@ -45,7 +45,7 @@ from .model import (
     WhichLine,
 )
 
-_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}\Z")  # \Z: `$` would accept a final newline
 _ID_RULE = "1-64 characters: lower-case letters, digits, '-' or '_', starting with a letter or digit"
 _HEADER = re.compile(r"^\s*\[\[\s*questions\s*\]\]\s*(#.*)?$")
 _QUIZ_HEADER = re.compile(r"^\s*\[\s*quiz\s*\]\s*(#.*)?$")
@@ -430,6 +430,11 @@ def parse_quiz(text: str, path: Path | str = "<string>") -> Quiz:
         where = f" (column {pos.group(2)})" if pos else ""
         detail = f"not valid TOML: {_TOML_POS.sub('', message)}{where}"
         raise QuizError([Problem(path, line, detail)]) from None
+    except RecursionError:
+        # tomllib recurses once per nesting level; a hostile file must be a refusal.
+        raise QuizError(
+            [Problem(path, None, "not valid TOML here: arrays or tables nest too deeply")]
+        ) from None
     loc = _Locator.of(text)
     problems: list[Problem] = []
 

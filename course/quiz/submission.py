@@ -29,7 +29,7 @@ _FIELDS = ("format", "quiz", "quiz_version", "learner", "submitted_at", "respons
 # A learner id becomes a file name: letters, digits and . _ @ - only, no
 # leading dot, at most 64 characters. Nothing here can name a parent folder
 # or an absolute path.
-_LEARNER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
+_LEARNER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}\Z")  # \Z: `$` would accept a final newline
 
 
 class SubmissionError(CourseError):
@@ -104,6 +104,8 @@ def parse_submission(text: str | bytes) -> Submission:
         data = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constants)
     except (ValueError, UnicodeDecodeError) as e:
         raise SubmissionError(f"not valid JSON ({e})") from None
+    except RecursionError:
+        raise SubmissionError("not valid JSON here: arrays or objects nest too deeply") from None
     if not isinstance(data, dict):
         raise SubmissionError(f"a submission must be a JSON object (got {type(data).__name__})")
     extra = [k for k in data if k not in _FIELDS]

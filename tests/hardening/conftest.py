@@ -1,0 +1,30 @@
+"""Hardening tests: hostile input, faults, and safe rendering.
+
+The property tests here use the hypothesis profile ``hardening``, read by
+each test through ``settings(HARDENING, max_examples=N)`` rather than
+loaded globally, so the rest of the suite keeps its own settings. Under CI
+(``CI`` set) the profile is derandomized: every run draws the same inputs,
+so a failure in CI reproduces locally with ``CI=true``. ``deadline=None``:
+the 2-core CI machine has noisy timing, and a slow example is not a bug.
+Each test sets ``max_examples`` explicitly (over 10,000 generated inputs
+in all; ``_budget.py`` lists them).
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+IN_CI = bool(os.environ.get("CI"))
+
+settings.register_profile(
+    "hardening",
+    deadline=None,
+    derandomize=IN_CI,
+    # No example database: CI starts from a fresh clone, and a run here
+    # must not write .hypothesis/ into the checkout.
+    database=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+)
