@@ -14,6 +14,7 @@ of its snippet is an error that names the file and the note.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,12 @@ def _header_lines(text: str) -> list[int]:
     return [n for n, line in enumerate(text.splitlines(), 1) if line.strip() == "[[note]]"]
 
 
+def _key_line(text: str, key: str) -> int | None:
+    """The line of ``key = ...`` or ``[key]``: where a wrong-shaped top-level value is."""
+    pattern = re.compile(rf"^\s*(?:\[\s*{key}\s*\]|{key}\s*=)")
+    return next((n for n, line in enumerate(text.splitlines(), 1) if pattern.match(line)), None)
+
+
 def load_notes(lesson: Lesson, path: Path | None = None) -> dict[str, list[Note]]:
     """Every note of a lesson, resolved to file lines, grouped by snippet."""
     path = path or lesson.annotations_path
@@ -45,6 +52,9 @@ def load_notes(lesson: Lesson, path: Path | None = None) -> dict[str, list[Note]
         raw_text = path.read_text(encoding="utf-8")
     except OSError as e:
         raise CourseError(f"cannot read the annotations ({e.strerror})", path=path) from None
+    except UnicodeDecodeError as e:
+        line = e.object[: e.start].count(b"\n") + 1
+        raise CourseError(f"the annotations must be UTF-8 text ({e.reason})", path=path, line=line) from None
     try:
         data = tomllib.loads(raw_text)
     except tomllib.TOMLDecodeError as e:
@@ -59,7 +69,14 @@ def load_notes(lesson: Lesson, path: Path | None = None) -> dict[str, list[Note]
     headers = _header_lines(raw_text)
     snippets = load_snippets(lesson.kernel_path)
     out: dict[str, list[Note]] = {name: [] for name in snippets}
-    for i, item in enumerate(data.get("note", [])):
+    raw_notes = data.get("note", [])
+    if not isinstance(raw_notes, list):
+        raise CourseError(
+            f"'note' must be [[note]] tables (got {type(raw_notes).__name__})",
+            path=path,
+            line=_key_line(raw_text, "note"),
+        )
+    for i, item in enumerate(raw_notes):
         where = headers[i] if i < len(headers) else None
         if not isinstance(item, dict):
             raise CourseError(f"note {i + 1} must be a table", path=path, line=where)

@@ -32,6 +32,7 @@ file is an ``ExerciseError`` naming the file, the item and the fix.
 from __future__ import annotations
 
 import html
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -141,6 +142,24 @@ def _header_lines(raw: str, header: str) -> list[int]:
     return [n for n, line in enumerate(raw.splitlines(), 1) if line.strip() == header]
 
 
+def _key_line(raw: str, key: str) -> int | None:
+    """The line of ``key = ...`` or ``[key]``: where a wrong-shaped top-level value is."""
+    pattern = re.compile(rf"^\s*(?:\[\s*{key}\s*\]|{key}\s*=)")
+    return next((n for n, line in enumerate(raw.splitlines(), 1) if pattern.match(line)), None)
+
+
+def _tables(data: dict[str, Any], key: str, raw: str, path: Path) -> list[Any]:
+    """``data[key]`` as the list that ``[[key]]`` tables make; refuse any other shape."""
+    value = data.get(key, [])
+    if not isinstance(value, list):
+        raise ExerciseError(
+            f"'{key}' must be [[{key}]] tables (got {type(value).__name__})",
+            path=path,
+            line=_key_line(raw, key),
+        )
+    return value
+
+
 def _text(value: object, what: str, path: Path, line: int | None) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ExerciseError(f"{what} must be non-empty text (got {value!r})", path=path, line=line)
@@ -154,6 +173,9 @@ def load_exercise(path: Path | str) -> Exercise:
         raw = path.read_text(encoding="utf-8")
     except OSError as e:
         raise ExerciseError(f"cannot read the exercise ({e.strerror})", path=path) from None
+    except UnicodeDecodeError as e:
+        line = e.object[: e.start].count(b"\n") + 1
+        raise ExerciseError(f"the exercise must be UTF-8 text ({e.reason})", path=path, line=line) from None
     try:
         data = tomllib.loads(raw)
     except tomllib.TOMLDecodeError as e:
@@ -190,7 +212,7 @@ def load_exercise(path: Path | str) -> Exercise:
 
     roles = [Role(NONE, _NONE_LABEL, "plain")]
     role_lines = _header_lines(raw, "[[role]]")
-    for i, entry in enumerate(data.get("role", [])):
+    for i, entry in enumerate(_tables(data, "role", raw, path)):
         where = role_lines[i] if i < len(role_lines) else None
         label = f"role {i + 1}"
         if not isinstance(entry, dict) or set(entry) != _ROLE_FIELDS:
@@ -213,7 +235,7 @@ def load_exercise(path: Path | str) -> Exercise:
 
     items: list[Item] = []
     item_lines = _header_lines(raw, "[[item]]")
-    for i, entry in enumerate(data.get("item", [])):
+    for i, entry in enumerate(_tables(data, "item", raw, path)):
         where = item_lines[i] if i < len(item_lines) else None
         if not isinstance(entry, dict):
             raise ExerciseError(f"item {i + 1} must be a table", path=path, line=where)
