@@ -332,7 +332,8 @@ class Reason:
     def value_text(self) -> str:
         if self.value is None:
             return "n/a"
-        return f"{self.value:.3g} {self.unit}".strip()
+        number = f"{self.value:,.0f}" if abs(self.value) >= 100 else f"{self.value:.3g}"
+        return f"{number} {self.unit}".strip()
 
 
 @dataclass(frozen=True)
@@ -529,8 +530,9 @@ def load(lesson_id: str, directory: Path | None = None) -> BenchResult | None:
 # ---------------------------------------------------------------------------
 
 
-def _rate_text(rate: float, unit: str) -> str:
-    return f"{rate:,.0f} {unit}" if unit == "GB/s" else f"{rate:,.1f} {unit}"
+def _rate_text(rate: float, unit: str, with_unit: bool = True) -> str:
+    number = f"{rate:,.0f}" if unit == "GB/s" else f"{rate:,.1f}"
+    return f"{number} {unit}" if with_unit else number
 
 
 def table_rows(result: BenchResult) -> list[list[str]]:
@@ -544,11 +546,11 @@ def table_rows(result: BenchResult) -> list[list[str]]:
         cells = [
             str(row.size),
             f"{t.median_ms:.4g} ({t.min_ms:.4g}-{t.max_ms:.4g})",
-            _rate_text(row.kernel.rate, result.unit),
+            _rate_text(row.kernel.rate, result.unit, with_unit=False),
         ]
         for p in row.peers:
             r = "" if p.ratio is None else f" ({p.ratio:.2f}x)"
-            cells.append(_rate_text(p.rate, result.unit) + r)
+            cells.append(_rate_text(p.rate, result.unit, with_unit=False) + r)
         cached = {True: ", cached", False: "", None: ""}[row.compile_cached]
         cells.append(f"{row.compile_s:.2f}{cached}")
         body.append(cells)
