@@ -1180,7 +1180,7 @@ def _measure_day76(
         )
         rows.append(row)
         progress(_progress_line("day76", row, "GB/s"))
-        del x, y, maps
+        del x, y, maps, kernel, add, copy, expect
         _release()
     best_copy = max(r.peer(PEER_COPY).rate for r in rows)
     return {
@@ -1321,6 +1321,7 @@ def _measure_day78(
 
                 variant_ms[name] = timer.time([partial(run_variant, j) for j in range(sets)]).median_ms
                 progress(f"day78 N={n} variant {name!r}: {variant_ms[name]:.4g} ms (compile {seconds:.2f} s)")
+                del run_variant
             per_sm, kind, regs, local = _occupancy(fn, threads)
             breakdown = GemmBreakdown(
                 n,
@@ -1337,7 +1338,7 @@ def _measure_day78(
                 regs,
                 local,
             )
-        del a, b, d
+        del a, b, d, kernel, blas
         _release()
 
     ceilings: dict[str, float] = {}
