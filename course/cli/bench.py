@@ -26,7 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "lessons",
         nargs="*",
         choices=sorted(bench.SIZES) + [[]],
-        help="lessons to time (default: all)",
+        metavar="LESSON",
+        help=f"lessons to time: {', '.join(sorted(bench.SIZES))} (default: all)",
     )
     p.add_argument(
         "--out",
