@@ -263,7 +263,10 @@ def _distribution(question: Question, responses: Iterable[Response]) -> dict[str
         elif isinstance(question, ShortText) and isinstance(response, str):
             counts[question.normalize(response)] += 1
         elif isinstance(question, Numeric) and isinstance(response, int | float):
-            counts[format(float(response), ".10g")] += 1
+            try:
+                counts[format(float(response), ".10g")] += 1
+            except OverflowError:  # an integer past float's range
+                counts["(out of range)"] += 1
         else:
             counts[str(response)] += 1
     if isinstance(question, SingleChoice | MultipleSelect):

@@ -267,7 +267,11 @@ class Numeric(Question):
             raise ResponseError(f"question {self.id!r}: a response must be a number (got {response!r})")
 
     def _fraction(self, response: Response) -> float:
-        value, answer = float(cast(float, response)), cast(float, self.answer)
+        answer = cast(float, self.answer)
+        try:
+            value = float(cast(float, response))
+        except OverflowError:  # JSON allows any integer; one past float's range is no closer than inf
+            return 0.0
         if not math.isfinite(value):
             return 0.0
         return 1.0 if abs(value - answer) <= self.atol + self.rtol * abs(answer) else 0.0
