@@ -38,10 +38,8 @@ import html
 import io
 import json
 import math
-import os
 import re
 import statistics
-import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -50,10 +48,10 @@ from pathlib import Path
 from typing import Any
 
 from . import _paths, gate
-from .compile import CompileError, options_for
+from ._atomic import atomic_write_bytes, atomic_write_text
+from .compile import OfflineCompile, compile_offline
 from .constants import kernel_constants
 from .errors import CheckFailed, CourseError, EnvironmentProblem
-from .evidence import _atomic_write
 from .lessons import Lesson, get_lesson
 
 __all__ = [
@@ -486,27 +484,13 @@ def bench_dir() -> Path:
     return _paths.evidence_dir() / "bench"
 
 
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write(result: BenchResult, directory: Path | None = None) -> tuple[Path, Path]:
     """Write <lesson>.json and <lesson>.png (atomically); return both paths."""
     directory = directory or bench_dir()
     json_path = directory / f"{result.lesson}.json"
     png_path = directory / f"{result.lesson}.png"
-    _atomic_write(json_path, result.to_json())
-    _atomic_write_bytes(png_path, png_bytes(result))
+    atomic_write_text(json_path, result.to_json())
+    atomic_write_bytes(png_path, png_bytes(result))
     return json_path, png_path
 
 
@@ -673,57 +657,11 @@ def variant_source(source: str, name: str, path: Path | None = None) -> str:
     return out
 
 
-@dataclass(frozen=True)
-class OfflineSource:
-    cubin: bytes = field(repr=False)
-    ptx: str = field(repr=False)
-    log: str
-    seconds: float
-
-
 def compile_source_offline(
     lesson: Lesson, source: str, defines: Mapping[str, int | str] | None = None, arch: str | None = None
-) -> OfflineSource:
-    """Compile modified lesson source (a variant) with cuda-python's NVRTC: no GPU needed.
-
-    The same options as ``course.compile.compile_offline``; that function
-    reads the kernel file, and a variant exists only in memory.
-    """
-    try:
-        from cuda.bindings import nvrtc
-    except ImportError as e:
-        raise CourseError(f"cuda-python's NVRTC bindings are needed to compile without a GPU ({e})") from None
-    flags = options_for(lesson, defines, arch).flags("--gpu-architecture")
-
-    def check(result: Any, what: str) -> Any:
-        err, *rest = result
-        if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-            raise CourseError(f"NVRTC {what} failed: {err.name}")
-        return rest[0] if len(rest) == 1 else rest
-
-    prog = check(
-        nvrtc.nvrtcCreateProgram(source.encode(), lesson.kernel_file.encode(), 0, [], []), "program creation"
-    )
-    try:
-        start = time.perf_counter()
-        encoded = [f.encode() for f in flags]
-        (status,) = nvrtc.nvrtcCompileProgram(prog, len(encoded), encoded)
-        seconds = time.perf_counter() - start
-        size = check(nvrtc.nvrtcGetProgramLogSize(prog), "log size")
-        buf = b" " * size
-        check((nvrtc.nvrtcGetProgramLog(prog, buf)[0], None), "log read")
-        log = buf.rstrip(b"\x00 ").decode(errors="replace")
-        if status != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-            raise CompileError(lesson.kernel_path, flags, log, source)
-        size = check(nvrtc.nvrtcGetCUBINSize(prog), "cubin size")
-        cubin = b" " * size
-        check((nvrtc.nvrtcGetCUBIN(prog, cubin)[0], None), "cubin read")
-        size = check(nvrtc.nvrtcGetPTXSize(prog), "PTX size")
-        ptx = b" " * size
-        check((nvrtc.nvrtcGetPTX(prog, ptx)[0], None), "PTX read")
-    finally:
-        nvrtc.nvrtcDestroyProgram(prog)
-    return OfflineSource(cubin, ptx.rstrip(b"\x00 ").decode(errors="replace"), log, seconds)
+) -> OfflineCompile:
+    """Compile modified lesson source (a variant) without a GPU: ``compile_offline`` with ``source``."""
+    return compile_offline(lesson, arch=arch, defines=defines, source=source)
 
 
 # ---------------------------------------------------------------------------
@@ -989,16 +927,11 @@ def _compile_size(lesson: Lesson, n: int) -> Any:
 
 def _compile_variant(lesson: Lesson, name: str, n: int) -> tuple[Any, float]:
     """Build a variant on this GPU through CuPy, with the lesson's own options."""
-    cp = _cupy()
+    from .compile import compile_lesson
+
     source = variant_source(lesson.kernel_path.read_text(encoding="utf-8"), name, lesson.kernel_path)
-    flags = options_for(lesson, {SIZE_MACRO[lesson.id]: n}).flags()
-    start = time.perf_counter()
-    try:
-        module = cp.RawModule(code=source, options=flags)
-        function = module.get_function(lesson.kernel_name)
-    except cp.cuda.compiler.CompileException as e:
-        raise CompileError(lesson.kernel_path, flags, e.get_message(), source) from None
-    return function, time.perf_counter() - start
+    compiled = compile_lesson(lesson, {SIZE_MACRO[lesson.id]: n}, source=source)
+    return compiled.function, compiled.seconds
 
 
 def _bits_differ(got: Any, want: Any, xp: Any) -> tuple[int, int | None]:
@@ -1492,17 +1425,20 @@ def speed_section(
     progress: Callable[[str], Any] | None = None,
     directory: Path | None = None,
     peak_size: int | None = PEAK_SIZE,
+    measure_here: bool = True,
 ) -> SpeedSection:
     """Measure here when this GPU runs the lesson; otherwise show the recorded figures.
 
     ``sizes`` defaults to PAGE_SIZES (a quick run). With COURSE_REQUIRE_GPU
     set, a machine that cannot run the lesson raises EnvironmentProblem.
+    ``measure_here=False`` shows the recorded figures even on a GPU that
+    could measure (the page's default, until the learner asks to measure).
     """
     lesson = get_lesson(lesson_id)
     if sizes is not None:
         validate_sizes(lesson_id, sizes)
     v = gate.verdict(lesson)
-    if v.runs:
+    if v.runs and measure_here:
         result = measure(
             lesson_id,
             sizes if sizes is not None else PAGE_SIZES[lesson_id],
@@ -1515,11 +1451,16 @@ def speed_section(
             f"Measured here, just now, on {result.device} (compute capability {result.compute_capability})."
         )
         return SpeedSection(lesson_id, result, png_bytes(result), True, message)
-    if gate.gpu_required():
+    if gate.gpu_required() and not v.runs:
         raise EnvironmentProblem(
             f"{gate.REQUIRE_GPU_ENV} is set but this machine cannot time {lesson_id}: {v.message()}"
         )
     recorded = load(lesson_id, directory)
+    why_not = (
+        "Not measured yet: press the button to time it on this GPU."
+        if v.runs
+        else f"Not measured here: {v.reason}"
+    )
     if recorded is None:
         where = (directory or bench_dir()) / f"{lesson_id}.json"
         return SpeedSection(
@@ -1527,13 +1468,13 @@ def speed_section(
             None,
             None,
             False,
-            f"Not measured here: {v.reason} No recorded benchmark is in this checkout ({where}); "
+            f"{why_not} No recorded benchmark is in this checkout ({where}); "
             f"`python -m course bench {lesson_id}` on a Hopper GPU records one.",
         )
     png_path = (directory or bench_dir()) / f"{lesson_id}.png"
     png = png_path.read_bytes() if png_path.exists() else png_bytes(recorded)
     message = (
-        f"Not measured here: {v.reason} These figures were recorded on {recorded.device} (compute capability "
+        f"{why_not} These figures were recorded on {recorded.device} (compute capability "
         f"{recorded.compute_capability}, driver {recorded.driver or 'unknown'}) on {recorded.recorded_at} "
         f"by `{recorded.command}`."
     )

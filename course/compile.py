@@ -238,8 +238,13 @@ def compile_lesson(
     lesson: Lesson,
     defines: Mapping[str, int | str] | None = None,
     arch: str | None = None,
+    source: str | None = None,
 ) -> Compiled:
-    """Compile and load the lesson's kernel through CuPy on the current GPU."""
+    """Compile and load the lesson's kernel through CuPy on the current GPU.
+
+    ``source`` replaces the kernel file's text (a benchmark variant built
+    from it); errors still name the lesson's kernel file.
+    """
     import cupy
 
     options = options_for(lesson, defines, arch)
@@ -256,7 +261,8 @@ def compile_lesson(
             f"loaded here; use course.compile.compile_offline(lesson, arch={arch!r}) to check that target "
             "without running it"
         )
-    source = _read_source(lesson.kernel_path)
+    if source is None:
+        source = _read_source(lesson.kernel_path)
     before = _cache_entries()
     start = time.perf_counter()
     try:
@@ -292,6 +298,7 @@ class OfflineCompile:
     seconds: float
     log: str
     nvrtc_version: str
+    ptx: str = field(default="", repr=False)
 
     def summary(self) -> str:
         return (
@@ -304,8 +311,12 @@ def compile_offline(
     lesson: Lesson,
     arch: str | None = None,
     defines: Mapping[str, int | str] | None = None,
+    source: str | None = None,
 ) -> OfflineCompile:
-    """Compile to a cubin through cuda-python's NVRTC bindings: no GPU needed."""
+    """Compile to a cubin (and PTX) through cuda-python's NVRTC bindings: no GPU needed.
+
+    ``source`` replaces the kernel file's text, as in ``compile_lesson``.
+    """
     try:
         from cuda.bindings import nvrtc
     except ImportError as e:
@@ -315,7 +326,8 @@ def compile_offline(
         ) from None
     options = options_for(lesson, defines, arch)
     flags = options.flags("--gpu-architecture")
-    source = _read_source(lesson.kernel_path)
+    if source is None:
+        source = _read_source(lesson.kernel_path)
 
     def check(result: Any, what: str) -> Any:
         err, *rest = result
@@ -347,6 +359,17 @@ def compile_offline(
         size = check(nvrtc.nvrtcGetCUBINSize(prog), "cubin size")
         cubin = b" " * size
         check((nvrtc.nvrtcGetCUBIN(prog, cubin)[0], None), "cubin read")
+        size = check(nvrtc.nvrtcGetPTXSize(prog), "PTX size")
+        ptx = b" " * size
+        check((nvrtc.nvrtcGetPTX(prog, ptx)[0], None), "PTX read")
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
-    return OfflineCompile(lesson, options, cubin, seconds, log, f"{major}.{minor}")
+    return OfflineCompile(
+        lesson,
+        options,
+        cubin,
+        seconds,
+        log,
+        f"{major}.{minor}",
+        ptx.rstrip(b"\x00 ").decode(errors="replace"),
+    )

@@ -13,12 +13,11 @@ from __future__ import annotations
 import datetime as _dt
 import html
 import json
-import os
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ._atomic import atomic_write_text
 from .errors import CourseError
 from .gate import Machine
 from .lessons import Lesson
@@ -70,20 +69,6 @@ class Evidence:
         )
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def record(
     lesson: Lesson,
     machine: Machine,
@@ -113,7 +98,7 @@ def record(
         timings_s={k: round(v, 4) for k, v in (timings or {}).items()},
         notes=list(notes or []),
     )
-    _atomic_write(path or lesson.evidence_path, json.dumps(asdict(ev), indent=2) + "\n")
+    atomic_write_text(path or lesson.evidence_path, json.dumps(asdict(ev), indent=2) + "\n")
     return ev
 
 

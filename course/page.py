@@ -213,6 +213,50 @@ class Page:
 
         return {"day76": day76, "day78": day78}[self.lesson.id]
 
+    # -- how fast is it ---------------------------------------------------
+    def speed(self, **kwargs: Any) -> Any:
+        """The "How fast is it?" section: recorded figures, and on a GPU that
+        runs the lesson a button that measures here with progress shown.
+
+        Measuring compiles the kernel once per size (seconds with an empty
+        cache), so it waits for the learner's click instead of slowing down
+        Run All. ``kwargs`` go to ``course.bench.speed_section`` (sizes, repeats).
+        """
+        from . import bench
+
+        recorded = bench.speed_section(self.lesson.id, measure_here=False, **kwargs)
+        if not self.verdict().runs:
+            return recorded
+        import ipywidgets as w
+
+        button = w.Button(description="Measure on this GPU", icon="play", button_style="primary")
+        status = w.HTML()
+        shown = w.HTML(recorded._repr_html_())
+        lines: list[str] = []
+
+        def progress(line: str) -> None:
+            lines.append(line)
+            status.value = "<pre>" + html.escape("\n".join(lines)) + "</pre>"
+
+        def measure(_: Any = None) -> None:
+            button.disabled = True
+            lines.clear()
+            progress("measuring: one line per size as it completes ...")
+            try:
+                section = bench.speed_section(self.lesson.id, progress=progress, **kwargs)
+                shown.value = section._repr_html_()
+            except CourseError as e:
+                status.value = Message("error", f"{type(e).__name__}: {e.message}", e.where)._repr_html_()
+                if gate.gpu_required():
+                    raise
+            finally:
+                button.disabled = False
+
+        button.on_click(measure)
+        box = w.VBox([button, status, shown])
+        box.measure = measure  # for tests: measure without a frontend
+        return box
+
     # -- the quiz ---------------------------------------------------------
     def quiz(self, **kwargs: Any) -> Any:
         from .quiz import show_quiz

@@ -72,3 +72,25 @@ def test_a_course_error_in_a_notebook_cell_is_one_line_not_a_traceback():
     assert err["traceback"] == [f"SnippetError: {err['evalue']}"]
     assert "tma_tile.cu" in err["evalue"] and "no snippet named 'nope'" in err["evalue"]
     nbformat.validate(nb)
+
+
+def test_speed_section_without_the_hardware_shows_recorded_figures_or_says_none(monkeypatch):
+    monkeypatch.delenv(gate.REQUIRE_GPU_ENV, raising=False)
+    monkeypatch.setattr(gate, "probe", lambda: NO_GPU)
+    section = Page("day78").speed()
+    html = section._repr_html_()
+    assert "Not measured here" in html
+    assert ("recorded on" in html) or ("No recorded benchmark" in html)
+
+
+@pytest.mark.gpu
+@pytest.mark.hopper
+@pytest.mark.parametrize("lesson, sizes", [("day76", (256, 1024)), ("day78", (256, 512))])
+def test_speed_button_measures_on_the_gpu(lesson, sizes, request):
+    request.getfixturevalue(f"{lesson}_gpu")
+    box = Page(lesson).speed(sizes=sizes, peak_size=None)
+    button, status, shown = box.children
+    box.measure()
+    assert "Measured here, just now" in shown.value
+    assert not button.disabled
+    assert str(sizes[0]) in status.value  # a progress line per size
