@@ -28,3 +28,21 @@ settings.register_profile(
     print_blob=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
 )
+
+
+def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untyped-def]
+    """Say how many inputs the hardening tests really generated (and how many kills ran)."""
+    from ._util import EXAMPLES, RAN
+
+    if not RAN:
+        return
+    inputs = {name: RAN[name] for name in EXAMPLES if RAN[name]}
+    others = {name: n for name, n in RAN.items() if name not in EXAMPLES}
+    terminalreporter.write_sep("-", "hardening")
+    terminalreporter.write_line(
+        f"generated inputs: {sum(inputs.values())} ("
+        + ", ".join(f"{name} {n}" for name, n in sorted(inputs.items()))
+        + ")"
+    )
+    for name, n in sorted(others.items()):
+        terminalreporter.write_line(f"{name}: {n}")

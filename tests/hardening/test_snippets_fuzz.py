@@ -96,10 +96,10 @@ def test_parse_snippets_agrees_with_the_reference(text: str):
         assert [n for n, _ in snippet.numbered()] == list(range(snippet.start, snippet.end + 1))
 
 
-@budget("snippets_mutated")
+@budget("snippets_bytes")
 @given(st.sampled_from(sorted(KERNELS)).flatmap(lambda n: mutated_bytes(KERNELS[n].encode())))
 def test_load_snippets_on_corrupted_bytes(tmp_path_factory, raw: bytes):
-    seen("snippets_mutated")
+    seen("snippets_bytes")
     path = tmp_path_factory.mktemp("kernel") / "k.cu"
     path.write_bytes(raw)
     try:
