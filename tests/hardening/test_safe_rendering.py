@@ -1,0 +1,321 @@
+"""Safe rendering: a content file cannot run script in the learner's JupyterLab.
+
+A temporary checkout (``COURSE_ROOT``) gets a hostile kernel, quiz,
+annotations and exercise: every piece of text that reaches the page holds
+a payload (``<script>``, an ``onerror`` attribute, a ``javascript:`` URL,
+``</pre>``, HTML entities, bidi controls, or generated text from an
+alphabet of HTML's special characters). Then every renderer runs: the quiz
+widgets in both modes, with Check and Submit pressed, the snippet view with
+its notes, the annotation exercise and its verdict, the page's messages and
+the recorded evidence. Every HTML string produced (``ipywidgets.HTML``
+values and ``_repr_html_`` outputs) is parsed: only the renderers' own tags
+may appear, with no event-handler attribute and no URL; and no widget that
+shows text (Label, options, descriptions) is allowed to treat it as HTML.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import shutil
+from html.parser import HTMLParser
+from pathlib import Path
+
+import ipywidgets as widgets
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from course.evidence import Evidence
+from course.exercise import check_marks, exercise_widget
+from course.page import Message, Page
+from course.quiz import show_quiz
+from course.quiz.widgets import QuizPanel
+
+from ._util import HOSTILE_TEXT, ROOT, budget, seen, toml_string
+
+# Tags the renderers write themselves (pygments adds div/pre/span).
+ALLOWED_TAGS = {
+    "b", "br", "code", "details", "div", "h3", "h4", "i", "p", "pre", "small", "span",
+    "summary", "table", "tbody", "td", "th", "thead", "tr",
+}  # fmt: skip
+ALLOWED_ATTRS = {"class", "style"}
+
+_LINE_BREAKS = re.compile("[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+class _Collect(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, list[tuple[str, str | None]]]] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):  # type: ignore[no-untyped-def]
+        self.tags.append((tag, attrs))
+
+    handle_startendtag = handle_starttag
+
+    def handle_data(self, data):  # type: ignore[no-untyped-def]
+        self.text.append(data)
+
+    def handle_comment(self, data):  # type: ignore[no-untyped-def]
+        raise AssertionError(f"an HTML comment appeared: {data!r}")
+
+
+def assert_safe(markup: str, where: str) -> str:
+    """Parse ``markup``; fail on any tag or attribute the renderers do not write. Return the text."""
+    parser = _Collect()
+    parser.feed(markup)
+    parser.close()
+    for tag, attrs in parser.tags:
+        assert tag in ALLOWED_TAGS, f"{where}: a <{tag}> tag survived in {markup[:300]!r}"
+        for name, value in attrs:
+            assert name in ALLOWED_ATTRS, f"{where}: attribute {name!r} on <{tag}> in {markup[:300]!r}"
+            assert "javascript:" not in (value or "").lower().replace(" ", ""), f"{where}: {value!r}"
+            assert "url(" not in (value or "").lower(), f"{where}: a URL in a style: {value!r}"
+    lowered = markup.lower()
+    for raw in ("<script", "<img", "<svg", "<iframe", "<a ", "<!--"):
+        assert raw not in lowered, f"{where}: {raw!r} appears raw in {markup[:300]!r}"
+    return "".join(parser.text)
+
+
+def walk(widget: widgets.Widget) -> list[widgets.Widget]:
+    found = [widget]
+    for child in getattr(widget, "children", ()):
+        found += walk(child)
+    return found
+
+
+def check_widgets(root: widgets.Widget, where: str) -> list[str]:
+    """Every HTML value is safe; every other text trait is shown as text. Return the HTML values' text."""
+    texts = []
+    for w in walk(root):
+        if isinstance(w, widgets.HTML | widgets.HTMLMath):
+            texts.append(assert_safe(w.value, f"{where}: {type(w).__name__}"))
+        if w.has_trait("description_allow_html"):
+            assert w.description_allow_html is False, (
+                f"{where}: {type(w).__name__} renders its description as HTML"
+            )
+        assert not isinstance(w, widgets.Output), (
+            f"{where}: an Output widget (its content is not checked here)"
+        )
+    return texts
+
+
+# --- a hostile checkout ------------------------------------------------------
+def kernel_with(payload: str, source: Path) -> str:
+    """The real kernel, with a statement and a comment holding the payload at the top of every region."""
+    flat = _LINE_BREAKS.sub(" ", payload).replace("end snippet", "end-snippet")
+    out = []
+    count = 0
+    for line in source.read_text("utf-8").splitlines():
+        out.append(line)
+        if line.strip().startswith("// snippet:"):
+            out.append(f"    int hostile_{count} = 0; // {flat}")
+            count += 1
+    return "\n".join(out) + "\n"
+
+
+QUIZ = """
+[quiz]
+id = "day76"
+title = {p}
+lesson = "day76"
+
+[[questions]]
+id = "s"
+type = "single"
+points = 1
+prompt = {p}
+options = [{{ id = "a", text = {p} }}, {{ id = "b", text = "plain" }}]
+answer = "a"
+explanation = {p}
+reference = {p}
+
+[[questions]]
+id = "m"
+type = "multiple"
+points = 1
+prompt = {p}
+options = [{{ id = "a", text = {p} }}, {{ id = "b", text = "B" }}]
+answers = ["a"]
+explanation = {p}
+reference = {p}
+
+[[questions]]
+id = "n"
+type = "numeric"
+points = 1
+prompt = {p}
+unit = {p}
+answer = 1
+explanation = {p}
+reference = {p}
+
+[[questions]]
+id = "t"
+type = "text"
+points = 1
+prompt = {p}
+accept = [{p}]
+explanation = {p}
+reference = {p}
+
+[[questions]]
+id = "l"
+type = "line"
+points = 1
+snippet = "issue-tma"
+prompt = {p}
+anchors = ["int hostile_0 = 0;"]
+explanation = {p}
+reference = {p}
+"""
+
+NOTES = """
+[[note]]
+snippet = "issue-tma"
+anchor = "int hostile_0 = 0;"
+text = {p}
+cite = {p}
+"""
+
+EXERCISE = """
+lesson = "day78"
+title = {p}
+intro = {p}
+regions = ["pipeline"]
+
+[[role]]
+id = "r"
+label = {p}
+kind = "barrier"
+
+[[item]]
+region = "pipeline"
+anchor = "int hostile_{k} = 0;"
+role = "r"
+explanation = {p}
+separates = {p}
+cite = {p}
+"""
+
+
+def make_checkout(root: Path, payload: str) -> None:
+    if root.exists():
+        shutil.rmtree(root)
+    for sub in ("kernels", "content/quizzes", "content/annotations", "content/exercises", "evidence"):
+        (root / sub).mkdir(parents=True)
+    for name in ("tma_tile.cu", "wgmma_gemm.cu"):
+        (root / "kernels" / name).write_text(kernel_with(payload, ROOT / "kernels" / name), "utf-8")
+    p = toml_string(payload if payload.strip() else payload + "x")
+    (root / "content" / "quizzes" / "day76.toml").write_text(QUIZ.format(p=p), "utf-8")
+    (root / "content" / "annotations" / "day76.toml").write_text(NOTES.format(p=p), "utf-8")
+    shutil.copy(
+        ROOT / "content" / "annotations" / "day78.toml", root / "content" / "annotations" / "day78.toml"
+    )
+    # The pipeline region of wgmma_gemm.cu is its N-th region: its hostile line is hostile_N.
+    regions = [
+        line.split(":", 1)[1].strip()
+        for line in (ROOT / "kernels" / "wgmma_gemm.cu").read_text("utf-8").splitlines()
+        if line.strip().startswith("// snippet:")
+    ]
+    (root / "content" / "exercises" / "day78.toml").write_text(
+        EXERCISE.format(p=p, k=regions.index("pipeline")), "utf-8"
+    )
+
+
+def render_everything(root: Path, payload: str) -> list[str]:
+    """Run every renderer on the hostile checkout; return the text of every HTML produced."""
+    texts: list[str] = []
+    subs = root / "subs <b>x</b> &amp;"  # a folder name the Submit status shows
+    for mode, quiz in (("practice", "day76"), ("graded", root / "content" / "quizzes" / "day76.toml")):
+        panel: QuizPanel = show_quiz(quiz, mode=mode, learner_id="alice", submissions_dir=subs)
+        p = panel.panels
+        for right in (True, False):
+            p["s"].set_response("a" if right else "b")
+            p["m"].set_response(["a"] if right else ["b"])
+            p["l"].set_response(p["l"].question.listing[1 if right else 0][0])
+            assert p["n"].text is not None and p["t"].text is not None
+            p["n"].text.value = "1" if right else payload  # a non-number: the invalid-input feedback
+            p["t"].text.value = payload
+            for qp in p.values():
+                if qp.check_button is not None:
+                    qp.check_button.click()
+            panel.submit_button.click()
+            # The buttons did their work (so their HTML is what gets checked).
+            assert "Saved" in panel.status.value or "Nothing was saved" in panel.status.value
+            if mode == "practice":
+                assert p["s"].feedback.value and p["n"].feedback.value
+            texts += check_widgets(panel, f"quiz ({mode})")
+    page = Page("day76")
+    view = page.snippet("issue-tma")
+    texts.append(assert_safe(view._repr_html_(), "snippet view"))
+    exercise = exercise_widget("day78")
+    (line,) = [item.line for item in exercise.exercise.items]
+    for marks in ({}, {line: "r"}):
+        texts.append(assert_safe(check_marks(exercise.exercise, marks).html(), "exercise verdict"))
+    for dropdown in exercise.dropdowns.values():
+        dropdown.value = "r"
+    exercise.check_button.click()
+    texts += check_widgets(exercise, "exercise widget")
+    texts.append(assert_safe(Message("warning", payload, payload)._repr_html_(), "message"))
+    evidence = Evidence(
+        schema_version=1,
+        lesson="day76",
+        recorded_at=payload,
+        command=payload,
+        device=payload,
+        compute_capability=payload,
+        sm_count=132,
+        versions={payload: payload, "cupy": None},
+        output=[payload, payload],
+        passed=True,
+    )
+    texts.append(assert_safe(evidence._repr_html_(), "evidence"))
+    return texts
+
+
+@pytest.fixture
+def checkout(tmp_path, monkeypatch):
+    root = tmp_path / "checkout"
+    monkeypatch.setenv("COURSE_ROOT", str(root))
+    return root
+
+
+@pytest.mark.parametrize("payload", HOSTILE_TEXT, ids=range(len(HOSTILE_TEXT)))
+def test_every_renderer_escapes_the_known_payloads(checkout, payload):
+    make_checkout(checkout, payload)
+    texts = render_everything(checkout, payload)
+    # The payload is shown to the learner as text, not dropped: the quiz
+    # title, for one, holds it verbatim once the HTML is decoded.
+    if "`" not in payload:
+        assert any(payload.strip() in t for t in texts), "the payload vanished instead of being shown as text"
+
+
+_SPECIAL = st.sampled_from(
+    list("<>\"'&/=;:`#\\ \t") + ["\u202e", "\u2066", "\u200f", "script", "onerror", "javascript"]
+)
+
+
+@budget("render_hostile")
+@given(st.lists(_SPECIAL | st.characters(), min_size=1, max_size=40).map("".join))
+def test_every_renderer_escapes_generated_payloads(tmp_path_factory, payload: str):
+    seen("render_hostile")
+    root = tmp_path_factory.mktemp("hostile") / "checkout"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("COURSE_ROOT", str(root))
+        make_checkout(root, payload)
+        render_everything(root, payload)
+
+
+def test_the_checker_catches_raw_markup():
+    # The check itself must fail on what an unescaped renderer would produce.
+    for bad in (
+        '<p><img src=x onerror="alert(1)"></p>',
+        "<pre></pre><script>x</script>",
+        "<a href='javascript:x'>",
+    ):
+        with pytest.raises(AssertionError):
+            assert_safe(bad, "self-test")
+    assert assert_safe(f"<p>{html.escape(HOSTILE_TEXT[1])}</p>", "self-test") == HOSTILE_TEXT[1]
