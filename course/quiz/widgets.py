@@ -95,7 +95,10 @@ class QuestionPanel:
             )
         elif isinstance(question, MultipleSelect):
             self.checkboxes = {
-                o.id: widgets.Checkbox(value=False, description=o.text, indent=False)
+                # width auto: the default 300px cuts a long option's text to "..." (seen in Chromium)
+                o.id: widgets.Checkbox(
+                    value=False, description=o.text, indent=False, layout={"width": "auto"}
+                )
                 for o in question.options
             }
             self.input = widgets.VBox(list(self.checkboxes.values()))

@@ -249,7 +249,7 @@ def _screenshot(page, tmp_path: Path, name: str) -> Path:  # type: ignore[no-unt
     return path
 
 
-def test_run_all_answer_check_and_submit(jupyterlab: str, browser_page, course_copy: Path, tmp_path: Path):
+def test_run_all_answer_check_and_submit(browser_page, jupyterlab: str, course_copy: Path, tmp_path: Path):
     try:
         _learner_session(browser_page, jupyterlab, course_copy, tmp_path)
     except BaseException:
@@ -313,6 +313,14 @@ def _learner_session(page, url: str, course_copy: Path, tmp_path: Path) -> None:
     feedback.wait_for()
     assert feedback.inner_text().startswith("Right.")
     assert "if (threadIdx.x == 0)" in feedback.inner_text()
+
+    # Every option of the multiple-select questions can be read whole, not cut to "...".
+    labels = notebook.locator(".widget-checkbox .widget-label-basic")
+    assert labels.count() >= 4
+    cut = labels.evaluate_all(
+        "els => els.filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.innerText)"
+    )
+    assert cut == [], f"option text cut off: {cut}"
 
     page.get_by_role("button", name="Submit").click()
     status = notebook.locator("text=Saved 1 of")
