@@ -11,4 +11,9 @@ fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e .
 .venv/bin/python -m course doctor || true
+# Cloud GPU containers often run as root, which JupyterLab refuses without
+# --allow-root; pass it there rather than fail.
+if [ "$(id -u)" = 0 ]; then
+    set -- --allow-root "$@"
+fi
 exec .venv/bin/jupyter lab notebooks/ "$@"
