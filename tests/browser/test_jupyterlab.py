@@ -185,6 +185,7 @@ def jupyterlab(course_copy: Path, tmp_path: Path, hard_limit: None) -> Iterator[
             time.sleep(0.5)
         yield f"{base}/lab/tree/day76_tma.ipynb?token={token}"
     finally:
+        signal.alarm(0)  # stopping is bounded by its own timeouts; never interrupt it half-way
         _stop(server, f"{base}/api/shutdown?token={token}")
         log.close()
 
@@ -236,6 +237,7 @@ def browser_page(tmp_path: Path, hard_limit: None) -> Iterator[object]:
             context.set_default_timeout(STEP_MS)
             yield context.pages[0] if context.pages else context.new_page()
         finally:
+            signal.alarm(60)  # closing gets its own bound, even after the hard limit fired
             context.close()
 
 

@@ -9,6 +9,7 @@ nothing raises out of ``grade_submissions`` or the reports.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 from pathlib import Path
@@ -141,6 +142,8 @@ def submission_dicts(draw: st.DrawFn) -> dict[str, Any]:
 
 
 _FLIPS = (None, True, 0, -1, 1.5, "", "text", [], {}, [1, "a"], {"a": {"b": []}}, 10**400, HOSTILE_TEXT[1])
+# A fresh copy each draw: a shared [] or {} edited in place would tie two fields together.
+_flip = st.sampled_from(_FLIPS).map(copy.deepcopy)
 
 
 @st.composite
@@ -154,14 +157,12 @@ def mutated_dict(draw: st.DrawFn) -> dict[str, Any]:
         if kind == "delete" and data:
             del data[draw(st.sampled_from(sorted(data)))]
         elif kind == "unknown":
-            data[draw(st.sampled_from(("score", "total", "grade", "Format", "responses ")))] = draw(
-                st.sampled_from(_FLIPS)
-            )
+            data[draw(st.sampled_from(("score", "total", "grade", "Format", "responses ")))] = draw(_flip)
         elif kind == "flip" and data:
-            data[draw(st.sampled_from(sorted(data)))] = draw(st.sampled_from(_FLIPS))
+            data[draw(st.sampled_from(sorted(data)))] = draw(_flip)
         elif kind == "response" and isinstance(data.get("responses"), dict):
             qid = draw(st.sampled_from([q.id for q in KEY.questions] + ["no-such-question"]))
-            data["responses"][qid] = draw(st.sampled_from(_FLIPS) | NUMBERS)
+            data["responses"][qid] = draw(_flip | NUMBERS)
         elif kind == "attempt" and isinstance(data.get("attempts"), dict):
             qid = draw(st.sampled_from([q.id for q in KEY.questions]))
             data["attempts"][qid] = draw(st.sampled_from((-1, True, 1.0, 10**30, "2", None)))
