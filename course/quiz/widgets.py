@@ -48,11 +48,20 @@ from .submission import Submission, submission_path, validate_learner_id, write_
 
 MODES = ("practice", "graded")
 _CODE = re.compile(r"`([^`\n]+)`")
+# Bidi embedding, override and isolate controls: one left open in quiz text
+# reverses the rest of its line, the page's own words included (seen in
+# Chromium: "(1 point)" shown as "(tniop 1)"). They are shown as <U+202E>.
+_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
+
+
+def _escape(text: str) -> str:
+    """``text`` for HTML: escaped, and bidi controls made visible."""
+    return _BIDI.sub(lambda m: f"&lt;U+{ord(m.group()):04X}&gt;", html.escape(text, quote=True))
 
 
 def _inline(text: str) -> str:
     """Escape ``text`` for HTML, then show `backticked` spans as code."""
-    return _CODE.sub(r"<code>\1</code>", html.escape(text, quote=True))
+    return _CODE.sub(r"<code>\1</code>", _escape(text))
 
 
 def _now() -> str:
@@ -110,7 +119,7 @@ class QuestionPanel:
                 self.input = widgets.HBox([self.text, widgets.Label(value=question.unit)])
         elif isinstance(question, WhichLine):
             listing = "\n".join(f"{n:4d}  {line}" for n, line in question.listing)
-            parts.append(widgets.HTML(value=f"<pre>{html.escape(listing)}</pre>"))
+            parts.append(widgets.HTML(value=f"<pre>{_escape(listing)}</pre>"))
             self.input = widgets.Dropdown(
                 options=[(f"line {n}: {line.strip()[:60]}", n) for n, line in question.listing],
                 value=None,

@@ -32,7 +32,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -102,6 +102,7 @@ def course_copy(tmp_path: Path) -> Path:
     assert len(quiz_cells) == 1, "the Day 76 page must have exactly one `page.quiz()` cell"
     quiz_cells[0]["source"] = [f'page.quiz(learner_id="{LEARNER}")']
     (root / "notebooks" / "day76_tma.ipynb").write_text(json.dumps(nb, indent=1), "utf-8")
+    _write_hostile(root)
     return root
 
 
@@ -118,8 +119,8 @@ def _api(url: str, method: str = "GET") -> int:
 
 
 @pytest.fixture
-def jupyterlab(course_copy: Path, tmp_path: Path, hard_limit: None) -> Iterator[str]:
-    """A JupyterLab server on 127.0.0.1 serving the copy; yields its notebook URL (with the token)."""
+def jupyterlab(course_copy: Path, tmp_path: Path, hard_limit: None) -> Iterator[Callable[[str], str]]:
+    """A JupyterLab server on 127.0.0.1 serving the copy; yields notebook name -> URL (with the token)."""
     port, token = _free_port(), os.urandom(16).hex()
     home = tmp_path / "jupyter"
     env = {
@@ -183,7 +184,7 @@ def jupyterlab(course_copy: Path, tmp_path: Path, hard_limit: None) -> Iterator[
                     f"JupyterLab did not answer in {SERVER_START_S} s; log:\n{_tail(tmp_path)}"
                 )
             time.sleep(0.5)
-        yield f"{base}/lab/tree/day76_tma.ipynb?token={token}"
+        yield lambda notebook: f"{base}/lab/tree/{notebook}?token={token}"
     finally:
         signal.alarm(0)  # stopping is bounded by its own timeouts; never interrupt it half-way
         _stop(server, f"{base}/api/shutdown?token={token}")
@@ -251,18 +252,18 @@ def _screenshot(page, tmp_path: Path, name: str) -> Path:  # type: ignore[no-unt
     return path
 
 
-def test_run_all_answer_check_and_submit(browser_page, jupyterlab: str, course_copy: Path, tmp_path: Path):
+def test_run_all_answer_check_and_submit(browser_page, jupyterlab, course_copy: Path, tmp_path: Path):
     try:
-        _learner_session(browser_page, jupyterlab, course_copy, tmp_path)
+        _learner_session(browser_page, jupyterlab("day76_tma.ipynb"), course_copy, tmp_path)
     except BaseException:
         _screenshot(browser_page, tmp_path, "day76-failure.png")
         raise
 
 
-def _learner_session(page, url: str, course_copy: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def _open_and_run_all(page, url: str):  # type: ignore[no-untyped-def]
+    """Open a notebook, pick the kernel if asked, Run > Run All Cells, wait until every cell ran."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-    started = time.monotonic()
     page.goto(url)
     notebook = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
     notebook.locator(".jp-Cell").first.wait_for()
@@ -296,6 +297,12 @@ def _learner_session(page, url: str, course_copy: Path, tmp_path: Path) -> None:
     errors = notebook.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
     tracebacks = [t for t in errors.all_inner_texts() if "Traceback" in t]
     assert not tracebacks, tracebacks[:1]
+    return notebook
+
+
+def _learner_session(page, url: str, course_copy: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    started = time.monotonic()
+    notebook = _open_and_run_all(page, url)
 
     # The highlighted snippet: pygments' inline-styled spans inside the snippet div.
     snippet = notebook.locator("div.course-snippet", has_text="snippet issue-tma")
@@ -338,3 +345,116 @@ def _learner_session(page, url: str, course_copy: Path, tmp_path: Path) -> None:
     assert data["learner"] == LEARNER and data["attempts"]["one-thread"] == 1
     assert not (ROOT / "submissions" / "day76" / f"{LEARNER}.json").exists(), "wrote into the checkout"
     print(f"browser test: {time.monotonic() - started:.1f} s from page load to the file on disk")
+
+
+# ---------------------------------------------------------------------------
+# A hostile quiz in the real page: no script may run.
+#
+# Each payload sets a flag on `window` if the browser ever runs it. A last
+# cell displays the same kind of markup unescaped on purpose (a control):
+# its flag must be set, which shows the browser does run such markup in a
+# trusted output, so the quiz's flag staying unset is escaping at work.
+PAYLOADS = (
+    "<img src=x onerror=\"window.__xss='img'\">",
+    "<script>window.__xss='script'</script>",
+    "</pre><svg onload=\"window.__xss='svg'\"></svg>",
+    '<a href="javascript:window.__xss=\'href\'" id="hostile-link">link</a>',
+    "\u202e&lt;b&gt; `<img src=y onerror=\"window.__xss='code'\">`",
+)
+HOSTILE_QUIZ = """
+[quiz]
+id = "hostile"
+title = {p0}
+lesson = "day76"
+
+[[questions]]
+id = "s"
+type = "single"
+points = 1
+prompt = {p1}
+options = [{{ id = "a", text = {p0} }}, {{ id = "b", text = {p2} }}]
+answer = "a"
+explanation = {p3}
+reference = {p4}
+
+[[questions]]
+id = "m"
+type = "multiple"
+points = 1
+prompt = {p4}
+options = [{{ id = "a", text = {p1} }}, {{ id = "b", text = {p3} }}]
+answers = ["a"]
+explanation = {p2}
+reference = {p0}
+
+[[questions]]
+id = "n"
+type = "numeric"
+points = 1
+prompt = {p2}
+unit = {p0}
+answer = 1
+explanation = {p1}
+reference = {p3}
+"""
+
+
+def _write_hostile(root: Path) -> None:
+    encoded = {f"p{i}": json.dumps(p) for i, p in enumerate(PAYLOADS)}
+    quiz = root / "content" / "quizzes" / "hostile.toml"
+    quiz.write_text(HOSTILE_QUIZ.format(**encoded), "utf-8")
+    cells = [
+        "from course.quiz import show_quiz\n"
+        f"show_quiz({str(quiz)!r}, learner_id={LEARNER!r}, submissions_dir={str(root / 'hostile-subs')!r})",
+        f"from course.page import Message\nMessage('warning', {PAYLOADS[0]!r}, {PAYLOADS[2]!r})",
+        "from IPython.display import HTML\nHTML('<img src=x onerror=\"window.__control=1\">')",
+    ]
+    nb = {
+        "cells": [
+            {
+                "cell_type": "code",
+                "id": f"c{i}",
+                "metadata": {},
+                "execution_count": None,
+                "outputs": [],
+                "source": c,
+            }
+            for i, c in enumerate(cells)
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    (root / "notebooks" / "hostile.ipynb").write_text(json.dumps(nb, indent=1), "utf-8")
+
+
+def test_a_hostile_quiz_runs_no_script_in_jupyterlab(browser_page, jupyterlab, tmp_path: Path):
+    page = browser_page
+    try:
+        notebook = _open_and_run_all(page, jupyterlab("hostile.ipynb"))
+        # Answer and Check every question, so explanations and references render too.
+        for box in (0, 1):
+            radio = notebook.locator(".widget-radio-box input[type=radio]").nth(box)
+            radio.check()
+            for button in notebook.get_by_role("button", name="Check").all():
+                button.click()
+            notebook.locator(".quiz-feedback").first.wait_for()
+        notebook.locator(".widget-checkbox input[type=checkbox]").first.check()
+        notebook.locator("input[placeholder='a number']").fill("<img src=z onerror=\"window.__xss='typed'\">")
+        for button in notebook.get_by_role("button", name="Check").all():
+            button.click()
+        notebook.get_by_role("button", name="Submit").click()
+        notebook.locator("text=Nothing was saved").wait_for()
+        page.wait_for_timeout(1000)  # give any injected handler time to fire
+        assert page.evaluate("window.__control") == 1, (
+            "the control did not run: this check would prove nothing"
+        )
+        assert page.evaluate("window.__xss") is None, "a quiz payload ran as script"
+        for selector in ("img[src=y]", "img[src=z]", "svg[onload]", "#hostile-link", "script:not([src])"):
+            assert notebook.locator(f".jp-OutputArea {selector}").count() == 0, selector
+        # The payloads are on the page, as text.
+        assert notebook.get_by_text(PAYLOADS[1], exact=False).count() >= 1
+        _screenshot(page, tmp_path, "hostile-quiz.png")
+    except BaseException:
+        _screenshot(page, tmp_path, "hostile-failure.png")
+        raise

@@ -86,12 +86,20 @@ def walk(widget: widgets.Widget) -> list[widgets.Widget]:
     return found
 
 
-def check_widgets(root: widgets.Widget, where: str) -> list[str]:
-    """Every HTML value is safe; every other text trait is shown as text. Return the HTML values' text."""
+_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
+
+
+def check_widgets(root: widgets.Widget, where: str, *, bidi: bool = True) -> list[str]:
+    """Every HTML value is safe; every other text trait is shown as text. Return the HTML values' text.
+
+    ``bidi=False``: no bidi embedding/override/isolate control may reach an
+    HTML value either (an open one reverses the rest of the line on screen).
+    """
     texts = []
     for w in walk(root):
         if isinstance(w, widgets.HTML | widgets.HTMLMath):
             texts.append(assert_safe(w.value, f"{where}: {type(w).__name__}"))
+            assert bidi or not _BIDI.search(w.value), f"{where}: a bidi control in {w.value[:200]!r}"
         if w.has_trait("description_allow_html"):
             assert w.description_allow_html is False, (
                 f"{where}: {type(w).__name__} renders its description as HTML"
@@ -247,7 +255,7 @@ def render_everything(root: Path, payload: str) -> list[str]:
             assert "Saved" in panel.status.value or "Nothing was saved" in panel.status.value
             if mode == "practice":
                 assert p["s"].feedback.value and p["n"].feedback.value
-            texts += check_widgets(panel, f"quiz ({mode})")
+            texts += check_widgets(panel, f"quiz ({mode})", bidi=False)
     page = Page("day76")
     view = page.snippet("issue-tma")
     texts.append(assert_safe(view._repr_html_(), "snippet view"))
