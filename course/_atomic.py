@@ -12,12 +12,17 @@ import os
 import tempfile
 from pathlib import Path
 
+# mkstemp creates 0600 files; a submission or a report must stay readable
+# by an instructor who grades as another user, like any file the user saves.
+FILE_MODE = 0o644
+
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
+            os.fchmod(f.fileno(), FILE_MODE)
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
@@ -25,6 +30,23 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    _fsync_folder(path.parent)
+
+
+def _fsync_folder(folder: Path) -> None:
+    # The rename itself survives a power loss only once the folder is synced
+    # (POSIX); a killed process needs no such step. Not every platform or
+    # file system allows opening a folder for this: then it is skipped.
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def atomic_write_text(path: Path, text: str) -> None:

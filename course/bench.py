@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import base64
 import datetime as _dt
-import html
 import io
 import json
 import math
@@ -49,6 +48,7 @@ from typing import Any
 
 from . import _paths, gate
 from ._atomic import atomic_write_bytes, atomic_write_text
+from ._html import escape
 from .compile import OfflineCompile, compile_offline
 from .constants import kernel_constants
 from .errors import CheckFailed, CourseError, EnvironmentProblem
@@ -1384,7 +1384,7 @@ class SpeedSection:
     message: str
 
     def _repr_html_(self) -> str:
-        esc = html.escape
+        esc = escape
         color = "#1a7f37" if self.measured_here else "#1f5fa8"
         box = f"border-left:4px solid {color};padding:4px 10px;margin:4px 0"
         parts = [f"<div style='{box}'>{esc(self.message)}</div>"]

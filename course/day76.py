@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from . import gate
+from ._html import escape
 from .compile import Compiled, compile_lesson
 from .constants import kernel_constants
 from .errors import CheckFailed, CourseError, TensorMapRuleError
@@ -272,16 +273,14 @@ class RulesTable:
     rules: tuple[EncodeRule, ...] = ENCODE_RULES
 
     def _repr_html_(self) -> str:
-        import html
-
         rows = "".join(
-            f"<tr><td><code>{html.escape(r.id)}</code></td><td style='text-align:left'>{html.escape(r.rule)}</td>"
-            f"<td style='text-align:left'>{html.escape(r.why)}</td></tr>"
+            f"<tr><td><code>{escape(r.id)}</code></td><td style='text-align:left'>{escape(r.rule)}</td>"
+            f"<td style='text-align:left'>{escape(r.why)}</td></tr>"
             for r in self.rules
         )
         return (
             "<table><tr><th>rule</th><th>what must hold</th><th>why</th></tr>"
-            f"{rows}</table><p><small>Source: {html.escape(DRIVER_DOC)}.</small></p>"
+            f"{rows}</table><p><small>Source: {escape(DRIVER_DOC)}.</small></p>"
         )
 
     def __str__(self) -> str:

@@ -11,13 +11,13 @@ run shows the file instead, saying plainly that it is a recording.
 from __future__ import annotations
 
 import datetime as _dt
-import html
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ._atomic import atomic_write_text
+from ._html import escape
 from .errors import CourseError
 from .gate import Machine
 from .lessons import Lesson
@@ -49,15 +49,15 @@ class Evidence:
 
     def _repr_html_(self) -> str:
         rows = "".join(
-            f"<tr><th style='text-align:left'>{html.escape(k)}</th><td>{html.escape(str(v))}</td></tr>"
+            f"<tr><th style='text-align:left'>{escape(k)}</th><td>{escape(str(v))}</td></tr>"
             for k, v in self.versions.items()
         )
-        out = html.escape("\n".join(self.output))
+        out = escape("\n".join(self.output))
         return (
             "<div class='course-evidence'>"
-            f"<p><b>Recorded on a real GPU</b>, not run here: {html.escape(self.device)} "
-            f"(compute capability {html.escape(self.compute_capability)}, {self.sm_count} SMs), "
-            f"{html.escape(self.recorded_at)}, by <code>{html.escape(self.command)}</code>.</p>"
+            f"<p><b>Recorded on a real GPU</b>, not run here: {escape(self.device)} "
+            f"(compute capability {escape(self.compute_capability)}, {self.sm_count} SMs), "
+            f"{escape(self.recorded_at)}, by <code>{escape(self.command)}</code>.</p>"
             f"<pre>{out}</pre>"
             f"<details><summary>versions</summary><table>{rows}</table></details></div>"
         )
@@ -113,6 +113,26 @@ def _field(data: dict[str, Any], name: str, kind: type | tuple[type, ...], path:
     return data[name]
 
 
+def _versions(data: dict[str, Any], path: Path) -> dict[str, str | None]:
+    versions = _field(data, "versions", dict, path)
+    for key, value in versions.items():
+        if value is not None and not isinstance(value, str):
+            raise CourseError(
+                f"evidence version {key!r} must be text or null (got {type(value).__name__})", path=path
+            )
+    return versions
+
+
+def _text_list(data: dict[str, Any], name: str, path: Path) -> list[str]:
+    items = _field(data, name, list, path)
+    for i, item in enumerate(items):
+        if not isinstance(item, str):
+            raise CourseError(
+                f"evidence field {name!r} must hold text lines (item {i} is {type(item).__name__})", path=path
+            )
+    return items
+
+
 def load(lesson: Lesson, path: Path | None = None) -> Evidence | None:
     """The lesson's evidence, None when there is none, CourseError when it is broken."""
     path = path or lesson.evidence_path
@@ -139,8 +159,8 @@ def load(lesson: Lesson, path: Path | None = None) -> Evidence | None:
         device=_field(data, "device", str, path),
         compute_capability=_field(data, "compute_capability", str, path),
         sm_count=_field(data, "sm_count", int, path),
-        versions=_field(data, "versions", dict, path),
-        output=_field(data, "output", list, path),
+        versions=_versions(data, path),
+        output=_text_list(data, "output", path),
         passed=_field(data, "passed", bool, path),
         timings_s=data.get("timings_s", {}),
         notes=data.get("notes", []),

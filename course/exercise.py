@@ -31,7 +31,6 @@ file is an ``ExerciseError`` naming the file, the item and the fix.
 
 from __future__ import annotations
 
-import html
 import re
 import tomllib
 from dataclasses import dataclass
@@ -39,6 +38,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from . import _paths
+from ._html import escape
 from .errors import AnchorError, CourseError
 from .lessons import get_lesson
 from .snippets import Snippet, load_snippets
@@ -348,7 +348,7 @@ class Result:
 
     def html(self) -> str:
         """The verdict table; every piece of text escaped."""
-        e = html.escape
+        e = escape
         mark = {"right": "&#10004;", "wrong": "&#10008;", "missed": "&#9675;"}
         colour = {"right": "#2e7d32", "wrong": "#b00020", "missed": "#8a6d00"}
         rows = []
@@ -421,7 +421,7 @@ def exercise_widget(lesson_id: str, path: Path | str | None = None) -> Any:
         raise ExerciseError(f"this exercise is for {exercise.lesson_id}, not {lesson_id}", path=exercise.path)
     options = [(role.label, role.id) for role in exercise.roles]
     markable = dict(exercise.markable_lines())
-    e = html.escape
+    e = escape
 
     class ExerciseWidget(widgets.VBox):
         def __init__(self) -> None:

@@ -33,10 +33,10 @@ disagree with the registry. Facts checked against (2026-11):
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass
 from typing import Literal
 
+from ._html import escape
 from .errors import CourseError
 from .lessons import Lesson, get_lesson
 
@@ -257,7 +257,7 @@ def cards_phrase(lesson_id: str) -> str:
 
 def table_html() -> str:
     """The table as HTML; every string escaped."""
-    e = html.escape
+    e = escape
 
     def yes_no(flag: bool) -> str:
         return "yes" if flag else "no"

@@ -13,12 +13,13 @@ cannot run, or a check that fails, raises instead, so nbval fails.
 
 from __future__ import annotations
 
-import html
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from . import evidence, gate
+from ._html import escape
 from .annotations import load_notes
 from .errors import CheckFailed, CourseError, EnvironmentProblem
 from .lessons import get_lesson
@@ -47,10 +48,10 @@ class Message:
 
     def _repr_html_(self) -> str:
         color = self._COLORS.get(self.kind, "#333")
-        detail = f"<pre>{html.escape(self.detail)}</pre>" if self.detail else ""
+        detail = f"<pre>{escape(self.detail)}</pre>" if self.detail else ""
         return (
             f"<div style='border-left:4px solid {color};padding:4px 10px;margin:4px 0'>"
-            f"{html.escape(self.text)}{detail}</div>"
+            f"{escape(self.text)}{detail}</div>"
         )
 
     def __str__(self) -> str:
@@ -236,7 +237,7 @@ class Page:
 
         def progress(line: str) -> None:
             lines.append(line)
-            status.value = "<pre>" + html.escape("\n".join(lines)) + "</pre>"
+            status.value = "<pre>" + escape("\n".join(lines)) + "</pre>"
 
         def measure(_: Any = None) -> None:
             button.disabled = True
@@ -259,6 +260,31 @@ class Page:
 
     # -- the quiz ---------------------------------------------------------
     def quiz(self, **kwargs: Any) -> Any:
+        """The lesson's quiz in practice mode. Submit saves under the learner's
+        JupyterHub name, or the login name on a machine of one's own."""
         from .quiz import show_quiz
 
+        kwargs.setdefault("learner_id", default_learner_id())
         return show_quiz(self.lesson.id, **kwargs)
+
+
+def default_learner_id() -> str | None:
+    """JUPYTERHUB_USER, else the login name; None when neither is a valid learner id."""
+    import getpass
+
+    from .quiz.submission import validate_learner_id
+
+    candidates = [os.environ.get("JUPYTERHUB_USER")]
+    try:
+        candidates.append(getpass.getuser())
+    except (OSError, KeyError):
+        pass
+    for name in candidates:
+        if not name:
+            continue
+        try:
+            validate_learner_id(name)
+        except CourseError:
+            continue
+        return name
+    return None

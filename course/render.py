@@ -8,13 +8,13 @@ of text from a data file is escaped: a note cannot inject markup.
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass
 
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import CudaLexer
 
+from ._html import escape, show_bidi
 from .annotations import Note
 from .snippets import Snippet
 
@@ -34,17 +34,17 @@ class SnippetView:
             style="default",
             nobackground=False,
         )
-        code = highlight(s.text, CudaLexer(), formatter)
+        code = show_bidi(highlight(s.text, CudaLexer(), formatter))
         title = (
-            f"<p><code>{html.escape(s.path.name)}</code>, snippet <b>{html.escape(s.name)}</b>, "
+            f"<p><code>{escape(s.path.name)}</code>, snippet <b>{escape(s.name)}</b>, "
             f"lines {s.start}&ndash;{s.end}</p>"
         )
         if not self.notes:
             return f"<div class='course-snippet'>{title}{code}</div>"
         rows = "".join(
             f"<tr><td style='text-align:right;vertical-align:top'><b>{n.line}</b></td>"
-            f"<td style='text-align:left'>{html.escape(n.text)}"
-            f"<br><small><i>{html.escape(n.cite)}</i></small></td></tr>"
+            f"<td style='text-align:left'>{escape(n.text)}"
+            f"<br><small><i>{escape(n.cite)}</i></small></td></tr>"
             for n in self.notes
         )
         return f"<div class='course-snippet'>{title}{code}<table>{rows}</table></div>"

@@ -34,10 +34,10 @@ registers and it has no other shared data. A TMA pipeline would add an
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ._html import escape
 from .gpus import CARDS, Card
 
 if TYPE_CHECKING:
@@ -183,7 +183,7 @@ def fits_cards(config: PipelineConfig = KERNEL_CONFIG) -> list[Card]:
 
 def budget_table_html(config: PipelineConfig = KERNEL_CONFIG) -> str:
     """The calculator's answer as an HTML table (every string escaped)."""
-    e = html.escape
+    e = escape
     rows = []
     for fit in fit_report(config):
         style = "" if fit.fits else ' style="color:#b00020"'

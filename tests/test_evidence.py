@@ -63,3 +63,20 @@ def test_evidence_html_escapes_recorded_text(tmp_path):
     assert "<script>" not in html and "<img" not in html
     assert html.count("<b>") == 1 and "&lt;b&gt;" in html  # only the page's own bold survives
     assert json.loads(path.read_text())["device"] == "<script>x</script>"
+
+
+@pytest.mark.parametrize(
+    "field, value, words",
+    [
+        ("output", [1], "'output' must hold text lines (item 0 is int)"),
+        ("versions", {"cupy": 14}, "version 'cupy'"),
+    ],
+)
+def test_evidence_fields_hold_text(tmp_path, field, value, words):
+    path = tmp_path / "e.json"
+    evidence.record(DAY76, H200, ["GPU: x", "PASS"], True, "cmd", path=path)
+    data = json.loads(path.read_text())
+    data[field] = value
+    path.write_text(json.dumps(data))
+    with pytest.raises(CourseError, match=words):
+        evidence.load(DAY76, path)

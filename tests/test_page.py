@@ -94,3 +94,15 @@ def test_speed_button_measures_on_the_gpu(lesson, sizes, request):
     assert "Measured here, just now" in shown.value
     assert not button.disabled
     assert str(sizes[0]) in status.value  # a progress line per size
+
+
+def test_default_learner_id_prefers_jupyterhub_and_refuses_bad_names(monkeypatch):
+    from course.page import default_learner_id
+
+    monkeypatch.setenv("JUPYTERHUB_USER", "jane.doe")
+    assert default_learner_id() == "jane.doe"
+    monkeypatch.setenv("JUPYTERHUB_USER", "../../etc")
+    monkeypatch.setattr("getpass.getuser", lambda: "learner1")
+    assert default_learner_id() == "learner1"
+    monkeypatch.setattr("getpass.getuser", lambda: "bad/name")
+    assert default_learner_id() is None

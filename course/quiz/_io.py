@@ -9,32 +9,18 @@ from __future__ import annotations
 
 import csv
 import io
-import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from .._atomic import atomic_write_bytes
 from ..errors import CourseError
 
 
 def write_atomic(path: Path, data: bytes) -> Path:
     path = Path(path)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        atomic_write_bytes(path, data)
     except OSError as e:
-        raise CourseError(f"cannot write here ({e.strerror or e})", path=path) from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except OSError as e:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
         raise CourseError(f"cannot write this file ({e.strerror or e})", path=path) from None
     return path
 

@@ -19,7 +19,6 @@ widget's ``value`` and call ``button.click()``.
 
 from __future__ import annotations
 
-import html
 import math
 import os
 import re
@@ -29,6 +28,7 @@ from pathlib import Path
 import ipywidgets as widgets
 
 from .. import _paths
+from .._html import escape
 from ..errors import CourseError
 from ..lessons import LESSONS, get_lesson
 from .loader import load_quiz
@@ -48,15 +48,7 @@ from .submission import Submission, submission_path, validate_learner_id, write_
 
 MODES = ("practice", "graded")
 _CODE = re.compile(r"`([^`\n]+)`")
-# Bidi embedding, override and isolate controls: one left open in quiz text
-# reverses the rest of its line, the page's own words included (seen in
-# Chromium: "(1 point)" shown as "(tniop 1)"). They are shown as <U+202E>.
-_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
-
-
-def _escape(text: str) -> str:
-    """``text`` for HTML: escaped, and bidi controls made visible."""
-    return _BIDI.sub(lambda m: f"&lt;U+{ord(m.group()):04X}&gt;", html.escape(text, quote=True))
+_escape = escape  # text for HTML: escaped, bidi controls made visible (course._html)
 
 
 def _inline(text: str) -> str:
@@ -167,7 +159,7 @@ class QuestionPanel:
         try:
             response = self.response()
         except ResponseError as e:
-            self.feedback.value = f'<div class="quiz-feedback invalid">{html.escape(e.message)}</div>'
+            self.feedback.value = f'<div class="quiz-feedback invalid">{escape(e.message)}</div>'
             return
         if response is None:
             self.feedback.value = '<div class="quiz-feedback empty">Choose or type an answer first.</div>'
@@ -235,7 +227,7 @@ class QuizPanel(widgets.VBox):
         try:
             responses = self.responses()
         except ResponseError as e:
-            self.status.value = f"<p>Nothing was saved: {html.escape(e.message)}</p>"
+            self.status.value = f"<p>Nothing was saved: {escape(e.message)}</p>"
             return None
         self.submits += 1
         if self.mode == "graded":
@@ -252,11 +244,11 @@ class QuizPanel(widgets.VBox):
         try:
             path = write_submission(submission, self.submissions_dir)
         except CourseError as e:
-            self.status.value = f"<p>Nothing was saved: {html.escape(str(e))}</p>"
+            self.status.value = f"<p>Nothing was saved: {escape(str(e))}</p>"
             return None
         self.status.value = (
             f"<p>Saved {len(responses)} of {len(self.panels)} answers at "
-            f"{html.escape(submission.submitted_at)} to <code>{html.escape(str(path))}</code>. "
+            f"{escape(submission.submitted_at)} to <code>{escape(str(path))}</code>. "
             "Submitting again replaces this file.</p>"
         )
         return path

@@ -58,13 +58,13 @@ def _pause(label: str, real):  # type: ignore[no-untyped-def]
 
 
 def child(folder: Path, quiz: str, version: str, mode: str, tag: str, gen: int, size: int) -> None:
-    from course.quiz import _io
+    from course import _atomic
     from course.quiz.submission import Submission, write_submission
 
     if mode == "before-fsync":
-        _io.os.fsync = _pause(mode, os.fsync)  # type: ignore[attr-defined]
+        _atomic.os.fsync = _pause(mode, os.fsync)  # type: ignore[attr-defined]
     elif mode in ("before-replace", "after-replace"):
-        _io.os.replace = _pause(mode, os.replace)  # type: ignore[attr-defined]
+        _atomic.os.replace = _pause(mode, os.replace)  # type: ignore[attr-defined]
     while True:
         submission = Submission(
             quiz=quiz,

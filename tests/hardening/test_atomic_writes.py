@@ -16,6 +16,7 @@ import os
 import random
 import select
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -26,6 +27,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from course import _atomic
 from course.errors import CourseError
 from course.quiz import _io
 from course.quiz.grade import grade_submissions
@@ -157,7 +159,7 @@ def test_write_atomic_is_temp_flush_fsync_rename(tmp_path, monkeypatch):
     target.parent.mkdir()
     target.write_bytes(b"old")
     events: list[tuple[str, object]] = []
-    real_mkstemp, real_fsync, real_replace = _io.tempfile.mkstemp, os.fsync, os.replace
+    real_mkstemp, real_fsync, real_replace = _atomic.tempfile.mkstemp, os.fsync, os.replace
 
     def mkstemp(*args, **kwargs):
         fd, name = real_mkstemp(*args, **kwargs)
@@ -165,6 +167,10 @@ def test_write_atomic_is_temp_flush_fsync_rename(tmp_path, monkeypatch):
         return fd, name
 
     def fsync(fd):
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            # After the rename, the folder is synced so the rename survives a power loss.
+            events.append(("fsync-folder", None))
+            return real_fsync(fd)
         # Flushed before fsync: the bytes are already in the file.
         tmp = events[0][1]
         events.append(("fsync", Path(tmp).read_bytes()))
@@ -175,12 +181,12 @@ def test_write_atomic_is_temp_flush_fsync_rename(tmp_path, monkeypatch):
         events.append(("replace", (Path(src), Path(dst))))
         return real_replace(src, dst)
 
-    monkeypatch.setattr(_io.tempfile, "mkstemp", mkstemp)
-    monkeypatch.setattr(_io.os, "fsync", fsync)
-    monkeypatch.setattr(_io.os, "replace", replace)
+    monkeypatch.setattr(_atomic.tempfile, "mkstemp", mkstemp)
+    monkeypatch.setattr(_atomic.os, "fsync", fsync)
+    monkeypatch.setattr(_atomic.os, "replace", replace)
     _io.write_atomic(target, b"new contents")
 
-    assert [e[0] for e in events] == ["mkstemp", "fsync", "replace"]
+    assert [e[0] for e in events] == ["mkstemp", "fsync", "replace", "fsync-folder"]
     tmp = events[0][1]
     assert isinstance(tmp, Path) and tmp.parent == target.parent and tmp.name.endswith(".tmp")
     assert not tmp.name.endswith(".json"), "a temp file must not look like a submission to the grader"
@@ -196,7 +202,7 @@ def test_a_failed_rename_keeps_the_old_file_and_removes_the_temp(tmp_path, monke
     def fail(src, dst):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(_io.os, "replace", fail)
+    monkeypatch.setattr(_atomic.os, "replace", fail)
     with pytest.raises(CourseError) as caught:
         _io.write_atomic(target, b"new")
     assert str(caught.value).startswith(str(target)) and "No space left" in str(caught.value)
