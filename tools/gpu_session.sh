@@ -3,7 +3,7 @@
 # one call, with logs under $OUT. The GPU is required throughout:
 # COURSE_REQUIRE_GPU=1 makes any "cannot run here" a failure.
 # Usage (on the GPU machine, from the repo root): bash tools/gpu_session.sh [steps...]
-#   steps: env nvcc pytest cli record notebooks bench faults (default: env nvcc pytest cli record)
+#   steps: env nvcc pytest cli record notebooks bench race faults (default: env nvcc pytest cli record)
 set -u
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -40,7 +40,8 @@ nvcc)
     ;;
 pytest)
     step "pytest, GPU required"
-    python3 -m pytest -q -p no:cacheprovider tests -x -W ignore::DeprecationWarning 2>&1 | tee "$OUT/pytest.log" | tail -25
+    # The CPU-only suites (hardening fuzz, the browser) run in CI; here, everything that touches the GPU.
+    python3 -m pytest -q -p no:cacheprovider tests --ignore=tests/hardening --ignore=tests/browser -W ignore::DeprecationWarning 2>&1 | tee "$OUT/pytest.log" | tail -25
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
     ;;
 cli)
@@ -56,7 +57,7 @@ record)
     ;;
 notebooks)
     step "nbval over the notebooks, GPU required"
-    python3 -m pytest -q -p no:cacheprovider --nbval-lax --nbval-current-env notebooks -W ignore::DeprecationWarning 2>&1 | tail -15
+    python3 -m pytest -q -p no:cacheprovider --nbval-lax --nbval-current-env notebooks -W ignore::DeprecationWarning 2>&1 | tee "$OUT/nbval.log" | tail -15
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
     step "Run All timings, cold and warm kernel cache"
     python3 tools/time_notebooks.py --out "$OUT/notebook_timings.json" || status=1
