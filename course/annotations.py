@@ -15,10 +15,10 @@ of its snippet is an error that names the file and the note.
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from ._toml import read_toml
 from .errors import AnchorError, CourseError
 from .lessons import Lesson
 from .snippets import load_snippets
@@ -48,19 +48,7 @@ def _key_line(text: str, key: str) -> int | None:
 def load_notes(lesson: Lesson, path: Path | None = None) -> dict[str, list[Note]]:
     """Every note of a lesson, resolved to file lines, grouped by snippet."""
     path = path or lesson.annotations_path
-    try:
-        raw_text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise CourseError(f"cannot read the annotations ({e.strerror})", path=path) from None
-    except UnicodeDecodeError as e:
-        line = e.object[: e.start].count(b"\n") + 1
-        raise CourseError(f"the annotations must be UTF-8 text ({e.reason})", path=path, line=line) from None
-    try:
-        data = tomllib.loads(raw_text)
-    except tomllib.TOMLDecodeError as e:
-        raise CourseError(f"not valid TOML: {e}", path=path) from None
-    except RecursionError:
-        raise CourseError("not valid TOML here: arrays or tables nest too deeply", path=path) from None
+    raw_text, data = read_toml(path, "the annotations")
     unknown_top = set(data) - {"note"}
     if unknown_top:
         raise CourseError(

@@ -32,13 +32,13 @@ file is an ``ExerciseError`` naming the file, the item and the fix.
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from . import _paths
 from ._html import escape
+from ._toml import read_toml
 from .errors import AnchorError, CourseError
 from .lessons import get_lesson
 from .snippets import Snippet, load_snippets
@@ -169,19 +169,7 @@ def _text(value: object, what: str, path: Path, line: int | None) -> str:
 def load_exercise(path: Path | str) -> Exercise:
     """Parse and check an exercise file; every anchor is resolved against the current kernel."""
     path = Path(path)
-    try:
-        raw = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise ExerciseError(f"cannot read the exercise ({e.strerror})", path=path) from None
-    except UnicodeDecodeError as e:
-        line = e.object[: e.start].count(b"\n") + 1
-        raise ExerciseError(f"the exercise must be UTF-8 text ({e.reason})", path=path, line=line) from None
-    try:
-        data = tomllib.loads(raw)
-    except tomllib.TOMLDecodeError as e:
-        raise ExerciseError(f"not valid TOML: {e}", path=path) from None
-    except RecursionError:
-        raise ExerciseError("not valid TOML here: arrays or tables nest too deeply", path=path) from None
+    raw, data = read_toml(path, "the exercise", ExerciseError)
 
     unknown = set(data) - _TOP
     if unknown:
