@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,11 +96,33 @@ def _install_error_handler() -> None:
         shell.set_custom_exc((CourseError,), _course_error_handler)
 
 
+def _compile_in_background(lesson: Any) -> Any:
+    # A new thread has no current CUDA context until it makes one: use()
+    # (cudaSetDevice) makes device 0's primary context current, the one
+    # every thread of this process shares, so the module loaded here runs
+    # from the notebook's thread.
+    import cupy
+
+    from .compile import compile_lesson
+
+    cupy.cuda.Device(0).use()
+    return compile_lesson(lesson)
+
+
 class Page:
     def __init__(self, lesson_id: str):
         self.lesson = get_lesson(lesson_id)
         self._compile_message: Message | None = None
+        self._prefetch: Future[Any] | None = None
         _install_error_handler()
+        if self.verdict().runs:
+            # Start the kernel's compile now (seconds with an empty cache:
+            # NVRTC over libcu++'s headers). NVRTC runs without the GIL, so it
+            # overlaps the cells that render the page before page.run()
+            # needs the module; a compile error surfaces there.
+            self._prefetch = ThreadPoolExecutor(1, thread_name_prefix="course-compile").submit(
+                _compile_in_background, self.lesson
+            )
 
     # -- what this machine can do -----------------------------------------
     def verdict(self) -> gate.Verdict:
@@ -188,6 +211,11 @@ class Page:
             return self.evidence()
         module = self._host_module()
         try:
+            if self._prefetch is not None and "compiled" not in kwargs:
+                # The background compile serves the first run; later runs
+                # compile again (from CuPy's cache unless the kernel changed).
+                prefetch, self._prefetch = self._prefetch, None
+                kwargs["compiled"] = prefetch.result()
             result = module.run(progress=lambda line: _display(Message("info", line)), **kwargs)
         except CourseError as e:
             # A compile error, a refused launch: say so, keep the page going.

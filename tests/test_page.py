@@ -106,3 +106,27 @@ def test_default_learner_id_prefers_jupyterhub_and_refuses_bad_names(monkeypatch
     assert default_learner_id() == "learner1"
     monkeypatch.setattr("getpass.getuser", lambda: "bad/name")
     assert default_learner_id() is None
+
+
+def test_a_page_that_runs_compiles_in_the_background_and_uses_it_once(monkeypatch, shown):
+    from course import day76
+
+    h200 = Machine(Gpu(0, "NVIDIA H200", (9, 0), 132, 227 * 1024, 2**37), None, None, {})
+    monkeypatch.setattr(gate, "probe", lambda: h200)
+    sentinel = object()
+    monkeypatch.setattr("course.page._compile_in_background", lambda lesson: sentinel)
+    seen = []
+
+    class Result:
+        passed = True
+        lines = ["GPU: NVIDIA H200", "round trip: PASS."]
+
+    def fake_run(progress, compiled=None, **kwargs):
+        seen.append(compiled)
+        return Result()
+
+    monkeypatch.setattr(day76, "run", fake_run)
+    page = Page("day76")
+    page.run()
+    page.run(grid=(3, 4), expect_pass=True)
+    assert seen == [sentinel, None]
