@@ -6,8 +6,10 @@ tests) is checked against this registry.
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 from . import _paths
 from .errors import CourseError
@@ -46,6 +48,10 @@ class Lesson:
     @property
     def evidence_path(self) -> Path:
         return _paths.evidence_dir() / f"{self.id}.json"
+
+    def host(self) -> ModuleType:
+        """The lesson's host side (``course.day76``): run(), the check, the PASS line."""
+        return importlib.import_module(f"{__package__}.{self.id}")
 
     def supports(self, cc: tuple[int, int]) -> bool:
         if cc < self.min_cc:

@@ -209,7 +209,7 @@ class Page:
             _display(Message("info" if v.tier == "no-gpu" else "warning", f"Not run here. {v.reason}"))
             _display(self.compile_check())
             return self.evidence()
-        module = self._host_module()
+        module = self.lesson.host()
         try:
             if self._prefetch is not None and "compiled" not in kwargs:
                 # The background compile serves the first run; later runs
@@ -236,11 +236,6 @@ class Page:
                 raise CheckFailed(text)
         _display(Message(kind, text))
         return result
-
-    def _host_module(self) -> Any:
-        from . import day76, day78
-
-        return {"day76": day76, "day78": day78}[self.lesson.id]
 
     # -- how fast is it ---------------------------------------------------
     def speed(self, **kwargs: Any) -> Any:

@@ -15,7 +15,12 @@ from ..lessons import LESSONS, get_lesson
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("record", help="run lessons on this GPU and write evidence/<lesson>.json")
-    p.add_argument("lessons", nargs="*", choices=sorted(LESSONS) + [[]], help="lessons (default: all)")
+    p.add_argument(
+        "lessons",
+        nargs="*",
+        metavar="LESSON",
+        help=f"lessons to record (default: all of {', '.join(LESSONS)})",
+    )
     p.add_argument(
         "--out", type=Path, default=None, help="folder for the evidence files (default: evidence/)"
     )
@@ -24,19 +29,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .. import day76, day78
-
-    modules = {"day76": day76, "day78": day78}
     machine = gate.probe()
     status = 0
-    for lesson_id in args.lessons or list(LESSONS):
-        lesson = get_lesson(lesson_id)
+    lessons = [get_lesson(lesson_id) for lesson_id in args.lessons or LESSONS]  # unknown names refused first
+    for lesson in lessons:
         v = gate.verdict(lesson, machine)
         if not v.runs:
             print(f"{lesson.id}: not recorded. {v.message()}")
             status = max(status, 2)
             continue
-        result = modules[lesson_id].run(progress=lambda line: print(line, flush=True))
+        result = lesson.host().run(progress=lambda line: print(line, flush=True))
         path = (args.out / f"{lesson.id}.json") if args.out else None
         ev = evidence.record(
             lesson,

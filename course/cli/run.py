@@ -31,8 +31,5 @@ def run(args: argparse.Namespace) -> int:
         if ev is not None:
             print(ev)
         return 2
-    from .. import day76, day78
-
-    module = {"day76": day76, "day78": day78}[lesson.id]
-    result = module.run(progress=lambda line: print(line, flush=True))
+    result = lesson.host().run(progress=lambda line: print(line, flush=True))
     return 0 if result.passed else 1
