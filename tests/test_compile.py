@@ -61,3 +61,50 @@ def test_numbered_excerpt_shows_context_and_gaps():
         "16 | line 16",
     ]
     assert numbered_excerpt(source, "ptxas error only") == ""
+
+
+def test_missing_nvrtc_in_cupy_is_a_clear_message(monkeypatch):
+    import cupy
+
+    from course.compile import compile_lesson
+    from course.errors import CourseError
+
+    def no_nvrtc(*args, **kwargs):
+        raise RuntimeError(
+            "CuPy failed to load libnvrtc.so.12: OSError: libnvrtc.so.12: cannot open shared object file"
+        )
+
+    monkeypatch.setattr(cupy, "RawModule", no_nvrtc)
+    with pytest.raises(
+        CourseError, match=r"NVRTC, the run-time compiler CuPy uses, cannot be loaded"
+    ) as info:
+        compile_lesson(get_lesson("day76"))
+    assert "pip install nvidia-cuda-nvrtc-cu12" in str(info.value)
+
+
+def test_missing_nvrtc_bindings_is_a_clear_message(monkeypatch):
+    import sys
+
+    from course.errors import CourseError
+
+    import cuda.bindings
+
+    monkeypatch.setitem(sys.modules, "cuda.bindings.nvrtc", None)  # the import fails ...
+    monkeypatch.delattr(cuda.bindings, "nvrtc", raising=False)  # ... even after an earlier import
+    with pytest.raises(CourseError, match="cuda-python's NVRTC bindings are needed"):
+        compile_offline(get_lesson("day76"))
+
+
+def test_cupy_build_for_another_arch_is_refused_before_compiling(monkeypatch):
+    import cupy
+
+    from course.compile import compile_lesson
+    from course.errors import CourseError
+
+    class H200:
+        compute_capability = "90"
+
+    monkeypatch.setattr(cupy.cuda, "Device", lambda *a: H200())
+    monkeypatch.setattr(cupy, "RawModule", lambda **kw: pytest.fail("must not compile"))
+    with pytest.raises(CourseError, match=r"CuPy compiles for the GPU in this machine \(sm_90\)"):
+        compile_lesson(get_lesson("day76"), arch="sm_100a")
