@@ -85,9 +85,9 @@ def test_missing_nvrtc_in_cupy_is_a_clear_message(monkeypatch):
 def test_missing_nvrtc_bindings_is_a_clear_message(monkeypatch):
     import sys
 
-    from course.errors import CourseError
-
     import cuda.bindings
+
+    from course.errors import CourseError
 
     monkeypatch.setitem(sys.modules, "cuda.bindings.nvrtc", None)  # the import fails ...
     monkeypatch.delattr(cuda.bindings, "nvrtc", raising=False)  # ... even after an earlier import
