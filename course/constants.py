@@ -12,8 +12,6 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from .errors import CourseError
-
 _DEFINE = re.compile(r"^\s*#define\s+([A-Za-z_]\w*)\s+(\S+)\s*$", re.M)
 _CONSTEXPR = re.compile(r"^\s*constexpr\s+(?:int|size_t|unsigned|float|double)\s+(k\w+)\s*=\s*([^;]+);", re.M)
 _NUMBER = re.compile(r"^[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?[fFuU]?$")
@@ -33,12 +31,3 @@ def kernel_constants(path: Path, defines: Mapping[str, int | str] | None = None)
         literal = expr.rstrip("fFuU")
         out[name] = float(literal) if any(c in literal for c in ".eE") else int(literal)
     return out
-
-
-def constant(path: Path, name: str, defines: Mapping[str, int | str] | None = None) -> int:
-    values = kernel_constants(path, defines)
-    try:
-        value = values[name]
-    except KeyError:
-        raise CourseError(f"the kernel defines no integer constant {name!r}", path=path) from None
-    return int(value)

@@ -23,7 +23,7 @@ from . import gate
 from ._html import escape
 from .compile import Compiled, compile_lesson
 from .constants import kernel_constants
-from .errors import CheckFailed, CourseError, TensorMapRuleError
+from .errors import CourseError, TensorMapRuleError
 from .lessons import get_lesson
 
 LESSON = get_lesson("day76")
@@ -194,11 +194,6 @@ def pass_line(tile_map: TileMap) -> str:
     )
 
 
-def gpu_line(machine: gate.Machine) -> str:
-    assert machine.gpu is not None  # noqa: S101 - callers hold a "runs" verdict
-    return f"GPU: {machine.gpu.name} (compute capability {machine.gpu.cc_str})"
-
-
 @dataclass
 class RunResult:
     lesson_id: str
@@ -227,7 +222,8 @@ def run(
     gate.ensure_runs(LESSON, machine)
     import cupy as cp
 
-    progress(gpu_line(machine))
+    assert machine.gpu is not None  # noqa: S101 - ensure_runs guarantees it
+    progress(machine.gpu.banner)
     if compiled is None:
         progress(f"compiling {LESSON.kernel_file} for {LESSON.arch} with NVRTC ...")
         compiled = compile_lesson(LESSON)
@@ -252,18 +248,10 @@ def run(
 
     want = h_in + np.float32(1.0)
     mismatch = first_mismatch(got, want)
-    lines = [gpu_line(machine)]
+    lines = [machine.gpu.banner]
     lines.append(mismatch.line() if mismatch else pass_line(tile_map))
     progress(lines[-1])
     return RunResult(LESSON.id, mismatch is None, lines, mismatch, compiled.summary(), timings)
-
-
-def run_checked(**kwargs: Any) -> RunResult:
-    """``run``, raising CheckFailed when the round trip is wrong."""
-    result = run(**kwargs)
-    if not result.passed:
-        raise CheckFailed(result.lines[-1])
-    return result
 
 
 @dataclass(frozen=True)

@@ -72,6 +72,11 @@ class Gpu:
     def cc_str(self) -> str:
         return f"{self.cc[0]}.{self.cc[1]}"
 
+    @property
+    def banner(self) -> str:
+        """The first line both C++ programs print (tma_tile.cu's wording)."""
+        return f"GPU: {self.name} (compute capability {self.cc_str})"
+
 
 @dataclass(frozen=True)
 class Machine:
