@@ -14,13 +14,13 @@ of its snippet is an error that names the file and the note.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ._data import header_lines, key_line
 from ._toml import read_toml
 from .errors import AnchorError, CourseError
-from .lessons import Lesson
+from .lesson import Lesson
 from .snippets import load_snippets
 
 _FIELDS = {"snippet", "anchor", "text", "cite"}
@@ -35,16 +35,6 @@ class Note:
     line: int  # resolved file line number
 
 
-def _header_lines(text: str) -> list[int]:
-    return [n for n, line in enumerate(text.splitlines(), 1) if line.strip() == "[[note]]"]
-
-
-def _key_line(text: str, key: str) -> int | None:
-    """The line of ``key = ...`` or ``[key]``: where a wrong-shaped top-level value is."""
-    pattern = re.compile(rf"^\s*(?:\[\s*{key}\s*\]|{key}\s*=)")
-    return next((n for n, line in enumerate(text.splitlines(), 1) if pattern.match(line)), None)
-
-
 def load_notes(lesson: Lesson, path: Path | None = None) -> dict[str, list[Note]]:
     """Every note of a lesson, resolved to file lines, grouped by snippet."""
     path = path or lesson.annotations_path
@@ -54,7 +44,7 @@ def load_notes(lesson: Lesson, path: Path | None = None) -> dict[str, list[Note]
         raise CourseError(
             f"unknown top-level key(s) {sorted(unknown_top)}; only [[note]] tables belong here", path=path
         )
-    headers = _header_lines(raw_text)
+    headers = header_lines(raw_text, "[[note]]")
     snippets = load_snippets(lesson.kernel_path)
     out: dict[str, list[Note]] = {name: [] for name in snippets}
     raw_notes = data.get("note", [])
@@ -62,7 +52,7 @@ def load_notes(lesson: Lesson, path: Path | None = None) -> dict[str, list[Note]
         raise CourseError(
             f"'note' must be [[note]] tables (got {type(raw_notes).__name__})",
             path=path,
-            line=_key_line(raw_text, "note"),
+            line=key_line(raw_text, "note"),
         )
     for i, item in enumerate(raw_notes):
         where = headers[i] if i < len(headers) else None

@@ -23,10 +23,16 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ._cuda import checked, nvrtc
 from .errors import CourseError
-from .lessons import Lesson
+
+if TYPE_CHECKING:
+    from .lesson import Lesson
+
+
+STATIC_SMEM_LIMIT = 48 * 1024  # bytes a block gets without opting in (CUDA guide, compute capabilities)
 
 
 class CompileError(CourseError):
@@ -152,6 +158,7 @@ class Compiled:
     seconds: float
     cache_hit: bool | None  # None when the cache cannot be inspected
     options: CompileOptions
+    _allowed_shared: int = field(default=0, repr=False)
 
     def launch(
         self, grid: tuple[int, ...], block: tuple[int, ...], args: tuple[Any, ...], shared_mem: int = 0
@@ -166,10 +173,18 @@ class Compiled:
         import cupy
 
         try:
+            self.allow_shared(shared_mem)
             self.function(grid, block, args, shared_mem=shared_mem)
             cupy.cuda.runtime.deviceSynchronize()
         except (cupy.cuda.driver.CUDADriverError, cupy.cuda.runtime.CUDARuntimeError) as e:
             raise LaunchError(self, grid, block, shared_mem, str(e)) from None
+
+    def allow_shared(self, shared_mem: int) -> None:
+        """Opt in to more than 48 KiB of dynamic shared memory, once per size (CUDA guide:
+        cudaFuncAttributeMaxDynamicSharedMemorySize; CuPy's ``max_dynamic_shared_size_bytes``)."""
+        if shared_mem > STATIC_SMEM_LIMIT and shared_mem > self._allowed_shared:
+            self.function.max_dynamic_shared_size_bytes = shared_mem
+            self._allowed_shared = shared_mem
 
     def summary(self) -> str:
         cache = {True: "served from CuPy's kernel cache", False: "compiled by NVRTC", None: "cache unknown"}[
@@ -178,26 +193,52 @@ class Compiled:
         return f"{self.lesson.kernel_file} for {self.options.arch}: {self.seconds:.2f} s, {cache}"
 
 
+# CUDA error names, driver (CUDA_ERROR_ILLEGAL_ADDRESS) and runtime
+# (cudaErrorIllegalAddress) spellings alike, normalised to "illegaladdress".
+# A fault inside a running kernel is sticky: the CUDA context of the process
+# is unusable afterwards (CUDA C++ Programming Guide, "Error Checking": sticky
+# errors); a launch refused before the kernel ran leaves it usable.
+STICKY_ERRORS = frozenset(
+    {
+        "illegaladdress",
+        "misalignedaddress",
+        "illegalinstruction",
+        "invalidpc",
+        "invalidaddressspace",
+        "hardwarestackerror",
+        "launchfailure",
+        "launchfailed",
+        "assert",
+        "launchtimeout",
+        "exception",
+        "tensormemoryleak",
+    }
+)
+_ERROR_NAME = re.compile(r"\b(?:CUDA_ERROR_([A-Z_]+)|cudaError([A-Za-z]+))\b")
+
+
+def error_kind(text: str) -> str:
+    """ "fault" for an error a running kernel raised (sticky), "refused" for any other launch error."""
+    for m in _ERROR_NAME.finditer(text):
+        name = (m.group(1) or m.group(2)).replace("_", "").lower()
+        if name in STICKY_ERRORS:
+            return "fault"
+    return "refused"
+
+
 class LaunchError(CourseError):
     """The driver refused a launch, or the kernel faulted while running."""
-
-    _STICKY = (
-        "ILLEGAL_ADDRESS",
-        "MISALIGNED",
-        "ILLEGAL_INSTRUCTION",
-        "LAUNCH_FAILED",
-        "HARDWARE_STACK",
-        "ASSERT",
-    )
 
     def __init__(
         self, compiled: Compiled, grid: tuple[int, ...], block: tuple[int, ...], shared_mem: int, error: str
     ):
         self.error = error
-        sticky = any(word in error for word in self._STICKY)
+        self.kind = error_kind(error)
+        sticky = self.kind == "fault"
         advice = (
-            "The kernel faulted while running; CUDA keeps that error for this process, so restart the "
-            "Jupyter kernel (or the command) before the next run."
+            "The kernel started and faulted while running. CUDA keeps that error for this process "
+            "(a sticky error), so every later GPU call here fails too: restart the Jupyter kernel "
+            "(or the command) before the next run."
             if sticky
             else "The launch was refused before the kernel ran; fix the configuration and run again: "
             "nothing else is affected."
@@ -317,53 +358,41 @@ def compile_offline(
 
     ``source`` replaces the kernel file's text, as in ``compile_lesson``.
     """
-    try:
-        from cuda.bindings import nvrtc
-    except ImportError as e:
-        raise CourseError(
-            f"cuda-python's NVRTC bindings are needed for a compile check without a GPU ({e}); "
-            "install cuda-python 12.6 or newer"
-        ) from None
     options = options_for(lesson, defines, arch)
     flags = options.flags("--gpu-architecture")
     if source is None:
         source = _read_source(lesson.kernel_path)
-
-    def check(result: Any, what: str) -> Any:
-        err, *rest = result
-        if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-            raise CourseError(f"NVRTC {what} failed: {err.name}")
-        return rest[0] if len(rest) == 1 else rest
-
+    nv = nvrtc()
     try:
-        major, minor = check(nvrtc.nvrtcVersion(), "version query")
+        major, minor = checked(nv.nvrtcVersion(), "NVRTC version query")
     except RuntimeError as e:  # cuda-bindings raises this when libnvrtc is absent
         raise CourseError(
             f"NVRTC cannot be loaded ({e}); install it with `pip install nvidia-cuda-nvrtc-cu12`"
         ) from None
-    prog = check(
-        nvrtc.nvrtcCreateProgram(source.encode(), lesson.kernel_file.encode(), 0, [], []),
-        "program creation",
+    prog = checked(
+        nv.nvrtcCreateProgram(source.encode(), lesson.kernel_file.encode(), 0, [], []),
+        "NVRTC program creation",
     )
+
+    def read(kind: str) -> bytes:
+        # nvrtcGet{Kind}Size then nvrtcGet{Kind}: one pattern for the log, the cubin and the PTX.
+        size = checked(getattr(nv, f"nvrtcGet{kind}Size")(prog), f"nvrtcGet{kind}Size")
+        buf = b" " * size
+        checked(getattr(nv, f"nvrtcGet{kind}")(prog, buf), f"nvrtcGet{kind}")
+        return buf
+
     try:
         start = time.perf_counter()
         encoded = [f.encode() for f in flags]
-        (result,) = nvrtc.nvrtcCompileProgram(prog, len(encoded), encoded)
+        (result,) = nv.nvrtcCompileProgram(prog, len(encoded), encoded)
         seconds = time.perf_counter() - start
-        size = check(nvrtc.nvrtcGetProgramLogSize(prog), "log size")
-        buf = b" " * size
-        check((nvrtc.nvrtcGetProgramLog(prog, buf)[0], None), "log read")
-        log = buf.rstrip(b"\x00 ").decode(errors="replace")
-        if result != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        log = read("ProgramLog").rstrip(b"\x00 ").decode(errors="replace")
+        if result != nv.nvrtcResult.NVRTC_SUCCESS:
             raise CompileError(lesson.kernel_path, flags, log, source)
-        size = check(nvrtc.nvrtcGetCUBINSize(prog), "cubin size")
-        cubin = b" " * size
-        check((nvrtc.nvrtcGetCUBIN(prog, cubin)[0], None), "cubin read")
-        size = check(nvrtc.nvrtcGetPTXSize(prog), "PTX size")
-        ptx = b" " * size
-        check((nvrtc.nvrtcGetPTX(prog, ptx)[0], None), "PTX read")
+        cubin = read("CUBIN")
+        ptx = read("PTX")
     finally:
-        nvrtc.nvrtcDestroyProgram(prog)
+        nv.nvrtcDestroyProgram(prog)
     return OfflineCompile(
         lesson,
         options,

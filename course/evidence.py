@@ -1,51 +1,63 @@
 """Evidence: what a real GPU run printed, kept so a page can show it.
 
 ``python -m course record`` runs each lesson on the GPU in hand and writes
-``evidence/<lesson>.json``: the device, its compute capability, the driver,
-CUDA runtime, NVRTC, CuPy and cuda-python versions, the date, and the exact
-output lines. Only a real run writes evidence: ``record`` takes a passed
-``RunResult`` and the probe of a machine that has a GPU. A page that cannot
-run shows the file instead, saying plainly that it is a recording.
+``evidence/<lesson>.json``: the provenance (device, compute capability,
+driver, CUDA runtime, NVRTC, CuPy and cuda-python versions, the date and
+the command; ``course.provenance``) and the exact output lines. Only a real
+run writes evidence: ``record`` takes the probe of a machine that has a
+GPU. A page that cannot run shows the file instead, saying plainly that it
+is a recording.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import _data
 from ._atomic import atomic_write_text
 from ._html import escape
 from .errors import CourseError
 from .gate import Machine
-from .lessons import Lesson
+from .lesson import Lesson
+from .provenance import Provenance
 
 SCHEMA_VERSION = 1
 
 
 @dataclass(frozen=True)
 class Evidence:
-    schema_version: int
     lesson: str
-    recorded_at: str  # ISO 8601, UTC
-    command: str
-    device: str
-    compute_capability: str
-    sm_count: int
-    versions: dict[str, str | None]
+    provenance: Provenance
     output: list[str]
     passed: bool
     timings_s: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    schema_version: int = SCHEMA_VERSION
+
+    # The provenance's fields, read as the evidence's own.
+    recorded_at = property(lambda self: self.provenance.recorded_at)
+    command = property(lambda self: self.provenance.command)
+    device = property(lambda self: self.provenance.device)
+    compute_capability = property(lambda self: self.provenance.compute_capability)
+    sm_count = property(lambda self: self.provenance.sm_count)
+    versions = property(lambda self: self.provenance.versions)
 
     def summary(self) -> str:
-        return (
-            f"{self.device} (compute capability {self.compute_capability}), driver CUDA "
-            f"{self.versions.get('driver (CUDA)')}, CuPy {self.versions.get('cupy')}, "
-            f"NVRTC {self.versions.get('nvrtc')}, recorded {self.recorded_at[:10]}"
-        )
+        return self.provenance.summary()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema_version": self.schema_version,
+            "lesson": self.lesson,
+            **self.provenance.fields(),
+            "output": list(self.output),
+            "passed": self.passed,
+            "timings_s": dict(self.timings_s),
+            "notes": list(self.notes),
+        }
 
     def _repr_html_(self) -> str:
         rows = "".join(
@@ -53,9 +65,10 @@ class Evidence:
             for k, v in self.versions.items()
         )
         out = escape("\n".join(self.output))
+        kind = "" if self.passed else " of a run whose check <b>failed</b> (an experiment meant to fail)"
         return (
             "<div class='course-evidence'>"
-            f"<p><b>Recorded on a real GPU</b>, not run here: {escape(self.device)} "
+            f"<p><b>Recorded on a real GPU</b>{kind}, not run here: {escape(self.device)} "
             f"(compute capability {escape(self.compute_capability)}, {self.sm_count} SMs), "
             f"{escape(self.recorded_at)}, by <code>{escape(self.command)}</code>.</p>"
             f"<pre>{out}</pre>"
@@ -67,6 +80,9 @@ class Evidence:
             [f"Recorded on a real GPU (not run here): {self.summary()}"]
             + [f"  {line}" for line in self.output]
         )
+
+    def __repr__(self) -> str:
+        return f"Evidence({self.lesson}, {self.summary()}, passed={self.passed})"
 
 
 def record(
@@ -80,57 +96,18 @@ def record(
     path: Path | None = None,
 ) -> Evidence:
     """Write the evidence of a run that really happened on ``machine``'s GPU."""
-    if machine.gpu is None:
-        raise CourseError("evidence is written only from a run on a real GPU, and this machine has none")
     if not output:
         raise CourseError("evidence needs the run's output lines (got none)")
     ev = Evidence(
-        schema_version=SCHEMA_VERSION,
         lesson=lesson.id,
-        recorded_at=_dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat(),
-        command=command,
-        device=machine.gpu.name,
-        compute_capability=machine.gpu.cc_str,
-        sm_count=machine.gpu.sm_count,
-        versions=dict(machine.versions),
+        provenance=Provenance.of(machine, command),
         output=list(output),
         passed=passed,
         timings_s={k: round(v, 4) for k, v in (timings or {}).items()},
         notes=list(notes or []),
     )
-    atomic_write_text(path or lesson.evidence_path, json.dumps(asdict(ev), indent=2) + "\n")
+    atomic_write_text(path or lesson.evidence_path, json.dumps(ev.to_dict(), indent=2) + "\n")
     return ev
-
-
-def _field(data: dict[str, Any], name: str, kind: type | tuple[type, ...], path: Path) -> Any:
-    if name not in data:
-        raise CourseError(f"evidence field {name!r} is missing", path=path)
-    if not isinstance(data[name], kind):
-        raise CourseError(
-            f"evidence field {name!r} must be {getattr(kind, '__name__', kind)} (got {type(data[name]).__name__})",
-            path=path,
-        )
-    return data[name]
-
-
-def _versions(data: dict[str, Any], path: Path) -> dict[str, str | None]:
-    versions = _field(data, "versions", dict, path)
-    for key, value in versions.items():
-        if value is not None and not isinstance(value, str):
-            raise CourseError(
-                f"evidence version {key!r} must be text or null (got {type(value).__name__})", path=path
-            )
-    return versions
-
-
-def _text_list(data: dict[str, Any], name: str, path: Path) -> list[str]:
-    items = _field(data, name, list, path)
-    for i, item in enumerate(items):
-        if not isinstance(item, str):
-            raise CourseError(
-                f"evidence field {name!r} must hold text lines (item {i} is {type(item).__name__})", path=path
-            )
-    return items
 
 
 def load(lesson: Lesson, path: Path | None = None) -> Evidence | None:
@@ -138,30 +115,21 @@ def load(lesson: Lesson, path: Path | None = None) -> Evidence | None:
     path = path or lesson.evidence_path
     if not path.exists():
         return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise CourseError(f"evidence is not valid JSON: {e.msg}", path=path, line=e.lineno) from None
-    if not isinstance(data, dict):
-        raise CourseError("evidence must be a JSON object", path=path)
-    version = _field(data, "schema_version", int, path)
+    data = _data.read_json(path, "evidence")
+    where = "evidence"
+    version = _data.get(data, "schema_version", int, path, where)
     if version != SCHEMA_VERSION:
         raise CourseError(
             f"evidence schema_version must be {SCHEMA_VERSION} (got {version}); record it again", path=path
         )
-    if _field(data, "lesson", str, path) != lesson.id:
+    if _data.get(data, "lesson", str, path, where) != lesson.id:
         raise CourseError(f"evidence is for lesson {data['lesson']!r}, not {lesson.id!r}", path=path)
     return Evidence(
-        schema_version=version,
         lesson=data["lesson"],
-        recorded_at=_field(data, "recorded_at", str, path),
-        command=_field(data, "command", str, path),
-        device=_field(data, "device", str, path),
-        compute_capability=_field(data, "compute_capability", str, path),
-        sm_count=_field(data, "sm_count", int, path),
-        versions=_versions(data, path),
-        output=_text_list(data, "output", path),
-        passed=_field(data, "passed", bool, path),
-        timings_s=data.get("timings_s", {}),
-        notes=data.get("notes", []),
+        provenance=Provenance.from_dict(data, path, where),
+        output=_data.text_list(data, "output", path, where),
+        passed=_data.get(data, "passed", bool, path, where),
+        timings_s=dict(data.get("timings_s", {})),
+        notes=list(data.get("notes", [])),
+        schema_version=version,
     )

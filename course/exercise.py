@@ -1,13 +1,12 @@
 """The annotation exercise: mark what each line of the kernel does, then check.
 
-The learner sees the lines of some snippet regions of a kernel (Day 78:
-``descriptor`` and ``pipeline`` of wgmma_gemm.cu) with a dropdown beside
+The learner sees the lines of some snippet regions of a kernel with a dropdown beside
 every line that starts a statement, picks a role for each ("issues wgmma",
 "waits", a barrier and what it separates, ...), and presses Check. The key
 lives in ``content/exercises/<lesson>.toml`` as data anchored to the source
 text, never to line numbers::
 
-    lesson = "day78"
+    lesson = "<lesson id>"
     title = "..."
     regions = ["descriptor", "pipeline"]
 
@@ -31,12 +30,11 @@ file is an ``ExerciseError`` naming the file, the item and the fix.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from . import _paths
+from ._data import header_lines, key_line
 from ._html import escape
 from ._toml import read_toml
 from .errors import AnchorError, CourseError
@@ -135,17 +133,7 @@ def _markable(snippet: Snippet) -> list[tuple[int, str]]:
 
 
 def exercise_path(lesson_id: str) -> Path:
-    return _paths.content_dir() / "exercises" / f"{lesson_id}.toml"
-
-
-def _header_lines(raw: str, header: str) -> list[int]:
-    return [n for n, line in enumerate(raw.splitlines(), 1) if line.strip() == header]
-
-
-def _key_line(raw: str, key: str) -> int | None:
-    """The line of ``key = ...`` or ``[key]``: where a wrong-shaped top-level value is."""
-    pattern = re.compile(rf"^\s*(?:\[\s*{key}\s*\]|{key}\s*=)")
-    return next((n for n, line in enumerate(raw.splitlines(), 1) if pattern.match(line)), None)
+    return get_lesson(lesson_id).exercise_path
 
 
 def _tables(data: dict[str, Any], key: str, raw: str, path: Path) -> list[Any]:
@@ -155,7 +143,7 @@ def _tables(data: dict[str, Any], key: str, raw: str, path: Path) -> list[Any]:
         raise ExerciseError(
             f"'{key}' must be [[{key}]] tables (got {type(value).__name__})",
             path=path,
-            line=_key_line(raw, key),
+            line=key_line(raw, key),
         )
     return value
 
@@ -199,7 +187,7 @@ def load_exercise(path: Path | str) -> Exercise:
     chosen = tuple(snippets[name] for name in regions)
 
     roles = [Role(NONE, _NONE_LABEL, "plain")]
-    role_lines = _header_lines(raw, "[[role]]")
+    role_lines = header_lines(raw, "[[role]]")
     for i, entry in enumerate(_tables(data, "role", raw, path)):
         where = role_lines[i] if i < len(role_lines) else None
         label = f"role {i + 1}"
@@ -222,7 +210,7 @@ def load_exercise(path: Path | str) -> Exercise:
     role_kind = {r.id: r.kind for r in roles}
 
     items: list[Item] = []
-    item_lines = _header_lines(raw, "[[item]]")
+    item_lines = header_lines(raw, "[[item]]")
     for i, entry in enumerate(_tables(data, "item", raw, path)):
         where = item_lines[i] if i < len(item_lines) else None
         if not isinstance(entry, dict):

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from .errors import EnvironmentProblem
-from .lessons import Lesson
+from .lesson import Lesson
 
 Tier = Literal["no-gpu", "wrong-gpu", "runs"]
 

@@ -38,7 +38,7 @@ from typing import Literal
 
 from ._html import escape
 from .errors import CourseError
-from .lessons import Lesson, get_lesson
+from .lessons import get_lesson
 
 __all__ = [
     "CARDS",
@@ -48,7 +48,6 @@ __all__ = [
     "card_for_cc",
     "cards_for",
     "cards_phrase",
-    "cards_that_run",
     "runs_lesson",
     "table_html",
 ]
@@ -239,11 +238,6 @@ def runs_lesson(lesson_id: str) -> list[Card]:
     """The cards whose compute capability the lesson's registry entry accepts."""
     lesson = get_lesson(lesson_id)
     return [card for card in CARDS if lesson.supports(card.cc)]
-
-
-def cards_that_run(lesson: Lesson | str) -> list[Card]:
-    """``runs_lesson`` for a Lesson object or its id."""
-    return runs_lesson(lesson if isinstance(lesson, str) else lesson.id)
 
 
 def cards_phrase(lesson_id: str) -> str:

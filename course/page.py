@@ -1,9 +1,10 @@
 """What a lesson page calls: one object per page, short cells.
 
-    page = Page("day76")
+    page = Page("<lesson id>")
     page.status()              # what this machine can do, in words
-    page.snippet("issue-tma")  # highlighted region with its notes
+    page.snippet("<region>")   # highlighted region with its notes
     page.run()                 # compile, run and check, or explain + evidence
+    page.speed()               # how fast is it: recorded, and a button to measure here
     page.quiz()                # the quiz (practice mode)
 
 Environment problems and refusals are shown as a short message, never a
@@ -16,13 +17,14 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import evidence, gate
 from ._html import escape
 from .annotations import load_notes
 from .errors import CheckFailed, CourseError, EnvironmentProblem
+from .host import run_lesson
 from .lessons import get_lesson
 from .render import SnippetView
 from .snippets import get_snippet
@@ -44,6 +46,7 @@ class Message:
     kind: str
     text: str
     detail: str = ""
+    error: CourseError | None = field(default=None, compare=False, repr=False)
 
     _COLORS = {"info": "#1f5fa8", "ok": "#1a7f37", "warning": "#9a6700", "error": "#cf222e"}
 
@@ -62,15 +65,17 @@ class Message:
         return f"[{self.kind}] {self}"
 
 
-def show_refusal(fn: Callable[[], Any]) -> Any:
-    """Run ``fn``; show a CourseError as the refusal it is (for "what breaks" cells)."""
+def show_refusal(fn: Callable[[], Any]) -> Message:
+    """Run ``fn``; show a CourseError as the refusal it is (for "what breaks" cells).
+
+    Returns the message shown (so a cell's value is the message, never an
+    exception's repr); the error itself is on ``message.error``.
+    """
     try:
-        result = fn()
+        fn()
     except CourseError as e:
-        _display(Message("warning", f"Refused: {e.message}"))
-        return e
-    _display(Message("ok", "Accepted: no rule is broken."))
-    return result
+        return Message("warning", f"Refused: {e.message}", error=e)
+    return Message("ok", "Accepted: no rule is broken.")
 
 
 def _course_error_handler(
@@ -154,13 +159,13 @@ class Page:
         notes = load_notes(self.lesson).get(name, [])
         return SnippetView(snip, tuple(notes))
 
-    def evidence(self) -> evidence.Evidence | Message:
-        ev = evidence.load(self.lesson)
+    def evidence(self, experiment: str | None = None) -> evidence.Evidence | Message:
+        """The recorded run (of ``experiment``, when named)."""
+        path = self.lesson.experiment_evidence_path(experiment) if experiment else self.lesson.evidence_path
+        ev = evidence.load(self.lesson, path)
         if ev is None:
-            return Message(
-                "warning",
-                f"No recorded run of {self.lesson.id} is in this checkout (evidence/{self.lesson.id}.json).",
-            )
+            what = f"the experiment {experiment!r} of {self.lesson.id}" if experiment else self.lesson.id
+            return Message("warning", f"No recorded run of {what} is in this checkout ({path.name}).")
         return ev
 
     def verified(self) -> Message:
@@ -194,12 +199,18 @@ class Page:
                 self._compile_message = Message("ok", f"Compile check: {result.summary()}.")
         return self._compile_message
 
-    def run(self, expect_pass: bool = True, **kwargs: Any) -> Any:
+    def run(self, expect_pass: bool = True, experiment: str | None = None, **kwargs: Any) -> Any:
         """Run the lesson's check on this GPU, or explain why not and show the recording.
 
-        ``expect_pass=False`` is for a "what breaks" experiment: the check is
-        meant to fail, and a pass is what would be wrong.
+        ``experiment`` names one of the lesson's "what breaks" runs (its
+        options and the outcome it promises come from the lesson's host);
+        ``expect_pass=False`` marks any other run whose check is meant to
+        fail, where a pass is what would be wrong.
         """
+        if experiment is not None:
+            planned = self.lesson.host().experiment(experiment)
+            kwargs = {**planned.options, **kwargs}
+            expect_pass = planned.expect_pass
         v = self.verdict()
         if not v.runs:
             if gate.gpu_required():
@@ -208,21 +219,19 @@ class Page:
                 )
             _display(Message("info" if v.tier == "no-gpu" else "warning", f"Not run here. {v.reason}"))
             _display(self.compile_check())
-            return self.evidence()
-        module = self.lesson.host()
+            return self.evidence(experiment)
         try:
             if self._prefetch is not None and "compiled" not in kwargs:
                 # The background compile serves the first run; later runs
                 # compile again (from CuPy's cache unless the kernel changed).
                 prefetch, self._prefetch = self._prefetch, None
                 kwargs["compiled"] = prefetch.result()
-            result = module.run(progress=lambda line: _display(Message("info", line)), **kwargs)
+            result = run_lesson(self.lesson, progress=lambda line: _display(Message("info", line)), **kwargs)
         except CourseError as e:
             # A compile error, a refused launch: say so, keep the page going.
             if gate.gpu_required() and expect_pass:
                 raise
-            _display(Message("error", f"{type(e).__name__}: {e.message}", e.where))
-            return e
+            return Message("error", f"{type(e).__name__}: {e.message}", e.where, error=e)
         if result.passed == expect_pass:
             kind, text = "ok", result.lines[-1]
         else:
@@ -246,9 +255,9 @@ class Page:
         cache), so it waits for the learner's click instead of slowing down
         Run All. ``kwargs`` go to ``course.bench.speed_section`` (sizes, repeats).
         """
-        from . import bench
+        from .bench import speed_section
 
-        recorded = bench.speed_section(self.lesson.id, measure_here=False, **kwargs)
+        recorded = speed_section(self.lesson, measure_here=False, **kwargs)
         if not self.verdict().runs:
             return recorded
         import ipywidgets as w
@@ -267,7 +276,7 @@ class Page:
             lines.clear()
             progress("measuring: one line per size as it completes ...")
             try:
-                section = bench.speed_section(self.lesson.id, progress=progress, **kwargs)
+                section = speed_section(self.lesson, progress=progress, **kwargs)
                 shown.value = section._repr_html_()
             except CourseError as e:
                 status.value = Message("error", f"{type(e).__name__}: {e.message}", e.where)._repr_html_()

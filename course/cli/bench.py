@@ -5,19 +5,28 @@ Writes ``<lesson>.json`` and ``<lesson>.png`` per lesson (default folder
 was measured, 1 when a kernel or a peer computed a wrong result (nothing is
 timed or written for that lesson), 2 when this machine cannot run a lesson
 (after saying why) or the arguments are wrong.
+
+``--recorded`` prints what is already recorded in ``evidence/bench/`` (a
+table, or with ``--json`` a list of objects), with no GPU.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 from .. import bench, gate
-from ..errors import CheckFailed
-from ..lessons import get_lesson
+from ..errors import CheckFailed, CourseError
+from ..lessons import LESSONS, get_lesson
+
+
+def _timed() -> list[str]:
+    return [lesson_id for lesson_id, lesson in LESSONS.items() if lesson.bench_spec() is not None]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    timed = _timed()
     p = sub.add_parser(
         "bench",
         help="time lesson kernels against their peers on this GPU; write <lesson>.json and .png",
@@ -25,9 +34,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "lessons",
         nargs="*",
-        choices=sorted(bench.SIZES) + [[]],
+        choices=timed + [[]],
         metavar="LESSON",
-        help=f"lessons to time: {', '.join(sorted(bench.SIZES))} (default: all)",
+        help=f"lessons to time: {', '.join(timed)} (default: all)",
     )
     p.add_argument(
         "--out",
@@ -41,11 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         nargs="+",
         default=None,
         metavar="N",
-        help="matrix sizes, multiples of 64 (default: day76 "
-        + " ".join(map(str, bench.SIZES["day76"]))
-        + "; day78 "
-        + " ".join(map(str, bench.SIZES["day78"]))
-        + ")",
+        help="matrix sizes, multiples of 64 (default: each lesson's own list)",
     )
     p.add_argument(
         "--repeats",
@@ -53,16 +58,86 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=bench.DEFAULT_REPEATS,
         help=f"timed repeats per measurement, at least {bench.MIN_REPEATS} (default: {bench.DEFAULT_REPEATS})",
     )
+    p.add_argument(
+        "--recorded",
+        action="store_true",
+        help="print the recorded benchmark evidence of the lessons instead of measuring (no GPU needed)",
+    )
+    p.add_argument(
+        "--json", action="store_true", help="with --recorded: a JSON list, one object per lesson and size"
+    )
     p.set_defaults(func=run)
 
 
+def recorded_rows(lesson_ids: list[str], directory: Path | None = None) -> list[dict[str, object]]:
+    """One object per lesson and size from the recorded evidence: the kernel's rate and its first peer's."""
+    out: list[dict[str, object]] = []
+    for lesson_id in lesson_ids:
+        result = bench.load(lesson_id, directory)
+        if result is None:
+            continue
+        for row in result.rows:
+            peer = row.peers[0] if row.peers else None
+            out.append(
+                {
+                    "lesson": lesson_id,
+                    "n": row.size,
+                    "kernel": round(row.kernel.rate, 3),
+                    "peer": peer.name if peer else None,
+                    "peer_rate": round(peer.rate, 3) if peer else None,
+                    "ratio": round(peer.ratio, 4) if peer and peer.ratio is not None else None,
+                    "unit": result.unit,
+                    "device": result.device,
+                    "recorded_at": result.recorded_at,
+                }
+            )
+    return out
+
+
+def _print_recorded(lesson_ids: list[str], directory: Path | None, as_json: bool) -> int:
+    rows = recorded_rows(lesson_ids, directory)
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    missing = [lesson_id for lesson_id in lesson_ids if bench.load(lesson_id, directory) is None]
+    header = ["lesson", "N", "kernel", "peer", "peer rate", "kernel/peer", "unit", "device", "recorded"]
+    cells = [
+        [
+            str(r["lesson"]),
+            str(r["n"]),
+            f"{r['kernel']:,.1f}",
+            str(r["peer"]),
+            f"{r['peer_rate']:,.1f}",
+            f"{r['ratio']:.3f}x" if r["ratio"] is not None else "",
+            str(r["unit"]),
+            str(r["device"]),
+            str(r["recorded_at"])[:10],
+        ]
+        for r in rows
+    ]
+    widths = [max(len(c[i]) for c in [header, *cells]) for i in range(len(header))]
+    for i, c in enumerate([header, *cells]):
+        print("  ".join(x.rjust(w) for x, w in zip(c, widths, strict=True)))
+        if i == 0:
+            print("  ".join("-" * w for w in widths))
+    for lesson_id in missing:
+        print(f"{lesson_id}: no recorded benchmark in this checkout")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
-    lesson_ids = list(args.lessons) or sorted(bench.SIZES)
+    lesson_ids = list(args.lessons) or _timed()
+    if args.json and not args.recorded:
+        raise CourseError(
+            "--json goes with --recorded (a measurement prints its table and writes JSON files)"
+        )
+    if args.recorded:
+        return _print_recorded(lesson_ids, args.out, args.json)
     # Argument errors first, before any GPU work: CourseError, exit 2.
     bench.validate_repeats(args.repeats)
     for lesson_id in lesson_ids:
         if args.sizes is not None:
-            bench.validate_sizes(lesson_id, args.sizes)
+            bench.spec_of(get_lesson(lesson_id)).validate_sizes(lesson_id, args.sizes)
     machine = gate.probe()
     status = 0
     for lesson_id in lesson_ids:
@@ -79,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
             command += f" --repeats {args.repeats}"
         try:
             result = bench.measure(
-                lesson_id,
+                lesson,
                 args.sizes,
                 args.repeats,
                 progress=lambda line: print(line, flush=True),

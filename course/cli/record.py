@@ -10,6 +10,7 @@ import argparse
 from pathlib import Path
 
 from .. import evidence, gate
+from ..host import run_lesson
 from ..lessons import LESSONS, get_lesson
 
 
@@ -38,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"{lesson.id}: not recorded. {v.message()}")
             status = max(status, 2)
             continue
-        result = lesson.host().run(progress=lambda line: print(line, flush=True))
+        result = run_lesson(lesson, progress=lambda line: print(line, flush=True))
         path = (args.out / f"{lesson.id}.json") if args.out else None
         ev = evidence.record(
             lesson,
@@ -53,4 +54,24 @@ def run(args: argparse.Namespace) -> int:
         print(f"{lesson.id}: evidence written ({ev.summary()})")
         if not result.passed:
             status = max(status, 1)
+        for experiment in lesson.host().experiments:
+            # A "what breaks" run: recorded so a page without a GPU shows what really happens.
+            outcome = run_lesson(lesson, progress=lambda line: print(line, flush=True), **experiment.options)
+            where = lesson.experiment_evidence_path(experiment.name)
+            ev = evidence.record(
+                lesson,
+                machine,
+                outcome.lines,
+                outcome.passed,
+                command=f"page.run(experiment={experiment.name!r}) ({lesson.id})",
+                timings=outcome.seconds,
+                notes=[f"experiment: {experiment.says}", *args.note],
+                path=(args.out / where.name) if args.out else where,
+            )
+            as_promised = outcome.passed == experiment.expect_pass
+            print(
+                f"{lesson.id}, experiment {experiment.name}: evidence written; outcome as the page says: {as_promised}"
+            )
+            if not as_promised:
+                status = max(status, 1)
     return status

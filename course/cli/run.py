@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 
 from .. import evidence, gate
+from ..host import run_lesson
 from ..lessons import LESSONS, get_lesson
 
 
@@ -31,5 +32,5 @@ def run(args: argparse.Namespace) -> int:
         if ev is not None:
             print(ev)
         return 2
-    result = lesson.host().run(progress=lambda line: print(line, flush=True))
+    result = run_lesson(lesson, progress=lambda line: print(line, flush=True))
     return 0 if result.passed else 1

@@ -1,131 +1,34 @@
-"""The lesson pages' pictures, each computed from the kernels' own formulas.
+"""Day 78's pictures, each computed from the kernel's own formulas.
 
-Every function returns a ``matplotlib.figure.Figure`` built without pyplot:
-no global figure list, no backend needed to build it, nothing to close. A
-notebook displays the returned figure; ``fig.savefig(...)`` works anywhere.
-
-Each picture draws a model's output, never a hand-made copy of it: the
-Day 76 tile map comes from tma_tile.cu's constants and its coordinate
-expression, the Day 78 pictures from ``course.wgmma_models``, the budget
-chart from ``course.smem_budget``. The tests compare each figure's image
-data (or bar heights, or labels) with the model.
+The core-matrix layout, the descriptor's bits and the accumulator fragment
+are drawn from ``models`` (which mirrors wgmma_gemm.cu line by line) and
+``course.wgmma`` (the PTX ISA's tables); the tests compare each figure's
+image data or labels with the model.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
-
 import numpy as np
 from matplotlib.colors import ListedColormap
-from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from . import _paths
-from . import wgmma_models as wm
-from .constants import kernel_constants
-from .smem_budget import KERNEL_CONFIG, STATIC_LIMIT_BYTES, PipelineConfig, fit_report
+from ...picture import Picture, picture
+from ...wgmma import DESCRIPTOR_FIELDS, ModelError, decode_descriptor
+from . import models
 
 __all__ = [
-    "TmaTile",
+    "CORE_EXAMPLES",
+    "DEFAULT_SMEM_ADDR",
+    "MEASURED_H200",
     "core_matrix_figure",
+    "descriptor_bits",
     "descriptor_figure",
     "fragment_figure",
-    "smem_budget_figure",
-    "tma_owner_map",
-    "tma_tile_plan",
-    "tma_tiles_figure",
 ]
 
 _WARP_COLORS = ListedColormap(["#4e79a7", "#f28e2b", "#59a14f", "#e15759"])
 
 
-# ---------------------------------------------------------------------------
-# (a) Day 76: which block's TMA copy loads which tile
-# ---------------------------------------------------------------------------
-@dataclass(frozen=True)
-class TmaTile:
-    """One block's copy: blockIdx and the coordinate pair it hands the TMA engine."""
-
-    block_x: int
-    block_y: int
-    x: int  # coords[0] = blockIdx.x * kTileWidth: column, the contiguous dimension
-    y: int  # coords[1] = blockIdx.y * kTileHeight: row
-    width: int
-    height: int
-
-
-def tma_tile_plan(kernel: Path | None = None, dim: int | None = None) -> list[TmaTile]:
-    """Every block of the Day 76 grid and the tile its cp.async.bulk.tensor asks for.
-
-    Constants come from tma_tile.cu (kTileWidth, kTileHeight, TMA_DIM);
-    the grid is ``dim3 grid(kGmemWidth / kTileWidth, kGmemHeight / kTileHeight)``
-    and the coordinates are the kernel's::
-
-        const int32_t coords[2] = {
-            static_cast<int32_t>(blockIdx.x) * kTileWidth,
-            static_cast<int32_t>(blockIdx.y) * kTileHeight};
-    """
-    kernel = kernel or _paths.kernels_dir() / "tma_tile.cu"
-    consts = kernel_constants(kernel, {"TMA_DIM": dim} if dim is not None else None)
-    width, height = int(consts["kTileWidth"]), int(consts["kTileHeight"])
-    gmem_w, gmem_h = int(consts["kGmemWidth"]), int(consts["kGmemHeight"])
-    if gmem_w % width or gmem_h % height:
-        raise ValueError(
-            f"the matrix ({gmem_w} x {gmem_h}) must be a whole number of {width} x {height} tiles"
-        )
-    return [
-        TmaTile(bx, by, bx * width, by * height, width, height)
-        for by in range(gmem_h // height)
-        for bx in range(gmem_w // width)
-    ]
-
-
-def tma_owner_map(plan: list[TmaTile]) -> np.ndarray:
-    """(rows, cols) array: the linear id (blockIdx.y * gridDim.x + blockIdx.x) of the block that loads it."""
-    grid_x = max(t.block_x for t in plan) + 1
-    rows = max(t.y + t.height for t in plan)
-    cols = max(t.x + t.width for t in plan)
-    owner = np.full((rows, cols), -1, dtype=np.int64)
-    for t in plan:
-        owner[t.y : t.y + t.height, t.x : t.x + t.width] = t.block_y * grid_x + t.block_x
-    return owner
-
-
-def tma_tiles_figure(dim: int | None = None) -> Figure:
-    """The matrix cut into its tiles, each labelled with its block and TMA coordinates."""
-    plan = tma_tile_plan(dim=dim)
-    owner = tma_owner_map(plan)
-    rows, cols = owner.shape
-    fig = Figure(figsize=(7.5, 7.5), layout="constrained")
-    ax = fig.add_subplot()
-    ax.imshow(owner, cmap="tab20", interpolation="nearest", extent=(0, cols, rows, 0))
-    for t in plan:
-        ax.add_patch(Rectangle((t.x, t.y), t.width, t.height, fill=False, edgecolor="white", linewidth=2))
-        ax.text(
-            t.x + t.width / 2,
-            t.y + t.height / 2,
-            f"block ({t.block_x},{t.block_y})\n{{x={t.x}, y={t.y}}}",
-            ha="center",
-            va="center",
-            fontsize=8,
-            color="black",
-            bbox={"boxstyle": "round", "facecolor": "white", "alpha": 0.8, "linewidth": 0},
-        )
-    ax.set_xlabel("column: x, the contiguous dimension (coords[0] = blockIdx.x * kTileWidth)")
-    ax.set_ylabel("row: y (coords[1] = blockIdx.y * kTileHeight)")
-    ax.xaxis.set_label_position("top")
-    ax.xaxis.tick_top()
-    ax.set_title(
-        f"{rows} x {cols} floats, {len(plan)} tiles of {plan[0].height} x {plan[0].width}: "
-        "one cp.async.bulk.tensor per block",
-        fontsize=10,
-    )
-    return fig
-
-
-# ---------------------------------------------------------------------------
-# (b) Day 78: the core-matrix layout of one 64x64 FP16 tile
 # ---------------------------------------------------------------------------
 CORE_EXAMPLES: tuple[tuple[int, int], ...] = ((0, 0), (0, 7), (1, 0), (0, 8), (8, 0), (9, 17), (63, 63))
 
@@ -136,10 +39,10 @@ def _core_colors() -> ListedColormap:
     return ListedColormap([base[i % len(base)] for i in range(64)])
 
 
-def core_matrix_figure(examples: tuple[tuple[int, int], ...] = CORE_EXAMPLES) -> Figure:
+def core_matrix_figure(examples: tuple[tuple[int, int], ...] = CORE_EXAMPLES) -> Picture:
     """Each element of the tile coloured by its core matrix; a few offsets written out."""
-    index = wm.core_matrix_index_tile()
-    fig = Figure(figsize=(11, 7.5), layout="constrained")
+    index = models.core_matrix_index_tile()
+    fig = picture(figsize=(11, 7.5))
     ax, side = fig.subplots(1, 2, width_ratios=[4, 1.7])
     side.axis("off")
     ax.imshow(
@@ -161,10 +64,10 @@ def core_matrix_figure(examples: tuple[tuple[int, int], ...] = CORE_EXAMPLES) ->
             )
     lines = []
     for number, (mn, k) in enumerate(examples, start=1):
-        offset = wm.core_offset(mn, k)
+        offset = models.core_offset(mn, k)
         ax.plot(k, mn, marker="s", markersize=6, color="black", markeredgecolor="white")
         ax.text(k + 0.8, mn + 0.8, str(number), fontsize=8, fontweight="bold", color="black", va="top")
-        lines.append(f"{number}: (mn={mn}, k={k}) -> element {offset}, byte {offset * wm.ELEM_BYTES}")
+        lines.append(f"{number}: (mn={mn}, k={k}) -> element {offset}, byte {offset * models.ELEM_BYTES}")
     side.text(0, 1, "\n".join(lines), va="top", fontsize=8, family="monospace", transform=side.transAxes)
     ax.set_xlabel("k (K-major: contiguous inside a core row)")
     ax.set_ylabel("mn (row of A, or column of B)")
@@ -192,17 +95,17 @@ def descriptor_bits(desc: int) -> np.ndarray:
     return np.array([[(desc >> bit) & 1 for bit in range(63, -1, -1)]], dtype=np.int64)
 
 
-def descriptor_figure(smem_addr: int = DEFAULT_SMEM_ADDR, ks: int = 0) -> Figure:
+def descriptor_figure(smem_addr: int = DEFAULT_SMEM_ADDR, ks: int = 0) -> Picture:
     """A bit ruler of ``tileDesc(addr) + ks * (2 * 128 >> 4)``, decoded field by field.
 
     The default address, 0x400, is where smA[0] was on an H200 (see
     ``MEASURED_H200``); the compiler chooses it, so print
     ``__cvta_generic_to_shared(smA[0])`` on your GPU to check.
     """
-    desc = wm.encode_descriptor(smem_addr) + wm.k_step_offset(ks)
-    d = wm.decode_descriptor(desc)
+    desc = models.tile_desc(smem_addr) + models.k_step_offset(ks)
+    d = decode_descriptor(desc)
     bits = descriptor_bits(desc)
-    fig = Figure(figsize=(13, 3.6), layout="constrained")
+    fig = picture(figsize=(13, 3.6))
     ax = fig.add_subplot()
     ax.imshow(
         bits,
@@ -230,7 +133,7 @@ def descriptor_figure(smem_addr: int = DEFAULT_SMEM_ADDR, ks: int = 0) -> Figure
         "swizzle": f"{d.swizzle} ({d.swizzle_name})",
     }
     palette = ["#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#e15759"]
-    for field, color in zip(wm.DESCRIPTOR_FIELDS, palette, strict=True):
+    for field, color in zip(DESCRIPTOR_FIELDS, palette, strict=True):
         left, right = 63 - field.hi - 0.5, 63 - field.lo + 0.5
         ax.add_patch(Rectangle((left, -0.5), right - left, 1, fill=False, edgecolor=color, linewidth=2.5))
         ax.text(
@@ -254,18 +157,18 @@ def descriptor_figure(smem_addr: int = DEFAULT_SMEM_ADDR, ks: int = 0) -> Figure
 # ---------------------------------------------------------------------------
 # (d) Day 78: which thread's register holds which element of D
 # ---------------------------------------------------------------------------
-def fragment_figure(zoom: tuple[int, int] = (16, 8)) -> Figure:
+def fragment_figure(zoom: tuple[int, int] = (16, 8)) -> Picture:
     """D coloured by warp (left); the top-left ``zoom`` = (rows, cols) block with thread and register (right).
 
     The default zoom, rows 0-15 by columns 0-7, is one warp's m16n8 block:
     rows 0-7 hold d0/d1, rows 8-15 hold d2/d3, each lane two adjacent columns.
     """
-    thread, register = wm.fragment_owner_tile()
+    thread, register = models.fragment_owner_tile()
     warp = thread // 32
     zoom_rows, zoom_cols = zoom
     if not (1 <= zoom_rows <= 64 and 1 <= zoom_cols <= 64):
-        raise ValueError(f"zoom must be (rows, cols) within the 64x64 tile (got {zoom})")
-    fig = Figure(figsize=(12, 7), layout="constrained")
+        raise ModelError(f"zoom must be (rows, cols) within the 64x64 tile (got {zoom})")
+    fig = picture(figsize=(12, 7))
     ax, zax = fig.subplots(1, 2, width_ratios=[1, 0.75])
     ax.imshow(
         warp, cmap=_WARP_COLORS, vmin=0, vmax=3, interpolation="nearest", extent=(-0.5, 63.5, 63.5, -0.5)
@@ -316,31 +219,4 @@ def fragment_figure(zoom: tuple[int, int] = (16, 8)) -> Figure:
         fontsize=10,
     )
     fig.suptitle("acc[r] of consumer thread T = 32 * warp + lane: the kernel's store loop", fontsize=11)
-    return fig
-
-
-# ---------------------------------------------------------------------------
-# (e) the shared-memory budget
-# ---------------------------------------------------------------------------
-def smem_budget_figure(config: PipelineConfig = KERNEL_CONFIG) -> Figure:
-    """Each card's per-block maximum as a bar, the configuration's need as a line."""
-    fits = fit_report(config)
-    fig = Figure(figsize=(8, 3.8), layout="constrained")
-    ax = fig.add_subplot()
-    names = [f.card.name for f in fits]
-    limits = [f.limit_bytes / 1024 for f in fits]
-    colors = ["#59a14f" if f.fits else "#e15759" for f in fits]
-    ax.barh(names, limits, color=colors)
-    need = config.total_bytes / 1024
-    ax.axvline(need, color="black", linewidth=2, label=f"this pipeline: {need:g} KiB")
-    ax.axvline(
-        STATIC_LIMIT_BYTES / 1024, color="grey", linestyle="--", label="48 KiB: static __shared__ limit"
-    )
-    for y, f in enumerate(fits):
-        ax.text(f.limit_bytes / 1024 + 2, y, f"{f.max_stages} stages max", va="center", fontsize=8)
-    ax.invert_yaxis()
-    ax.set_xlim(0, max(max(limits), need) * 1.25)
-    ax.set_xlabel("shared memory per thread block, KiB (CUDA C++ Programming Guide, Table 31)")
-    ax.set_title(config.describe(), fontsize=10)
-    fig.legend(loc="outside lower center", ncols=2, fontsize=8)
     return fig

@@ -1,0 +1,266 @@
+"""Measuring on the GPU: correct first, then timed beside the peers.
+
+For every lesson with a ``BenchSpec``, at each size:
+
+1. compile the kernel for that size (``-D<size macro>=N``; no define at the
+   lesson's own size, so the page shares the lesson's compile cache);
+2. build the lesson's workload with random inputs, in enough buffer sets to
+   rotate past L2 (``rotation_buffers``), after checking the GPU has the
+   memory;
+3. check the kernel and every peer on set 0 with the lesson's own check,
+   output poisoned first; a wrong result is ``CheckFailed`` and nothing is
+   timed;
+4. time the kernel and the peers together, their batches interleaved
+   (``Timer.time_together``); rates and the kernel's ratio to each peer.
+
+Then the spec's ``finish`` (variants, a peak, the reasons) runs with the
+same timer. Method: ``.library/device/METHOD.md`` of the course's workplace
+and ``benchmarks/NOTES.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from .. import gate
+from ..errors import CheckFailed, CourseError
+from ..provenance import Provenance
+from .arith import DEFAULT_REPEATS, ROTATION_FACTOR, rate, ratio, rotation_buffers, validate_repeats
+from .result import SCHEMA_VERSION, BenchResult, Measurement, SizeRow
+from .spec import KERNEL, BenchSpec, Extras, Peer
+from .timing import Timer
+
+if TYPE_CHECKING:
+    from ..compile import Compiled
+    from ..host import Check, Workload
+    from ..lesson import Lesson
+
+
+def spec_of(lesson: Lesson) -> BenchSpec:
+    spec = lesson.bench_spec()
+    if spec is None:
+        from ..lessons import LESSONS
+
+        timed = [lesson_id for lesson_id, lesson in LESSONS.items() if lesson.bench_spec() is not None]
+        raise CourseError(f"no benchmark for lesson {lesson.id!r}; the benchmarks are: {', '.join(timed)}")
+    return spec
+
+
+def size_defines(lesson: Lesson, n: int) -> dict[str, int] | None:
+    """No -D at the kernel's own default size, so the page shares the lesson's compile cache."""
+    return None if lesson.default_size == n else {lesson.size_macro: n}
+
+
+def _check_memory(need: int, what: str) -> None:
+    import cupy as cp
+
+    cp.get_default_memory_pool().free_all_blocks()
+    free, _total = cp.cuda.runtime.memGetInfo()
+    if need > 0.85 * free:
+        raise CourseError(
+            f"{what} needs {need / 2**30:.1f} GiB of GPU memory and {free / 2**30:.1f} GiB is free; "
+            "choose smaller sizes (--sizes)"
+        )
+
+
+def release() -> None:
+    """Give the GPU memory of the last size back before the next one."""
+    import cupy as cp
+
+    cp.cuda.get_current_stream().synchronize()
+    cp.get_default_memory_pool().free_all_blocks()
+
+
+def mismatch_text(what: str, check: Check) -> str:
+    m = check.mismatch
+    first = "" if m is None else f"; first at row {m.row}, col {m.col}: got {m.got!r}, want {m.want!r}"
+    return f"{what}: {check.failures} of {check.total} elements wrong ({check.kind} check){first}"
+
+
+@dataclass
+class Context:
+    """What a spec's ``finish`` gets: the lesson, the timer, the run's numbers so far."""
+
+    lesson: Lesson
+    spec: BenchSpec
+    timer: Timer
+    l2_bytes: int
+    sms: int
+    progress: Callable[[str], Any]
+    sizes: tuple[int, ...]
+    rows: list[SizeRow] = field(default_factory=list)
+    peers: Sequence[Peer] = ()
+
+    def compile(self, n: int, source: str | None = None) -> Compiled:
+        from ..compile import compile_lesson
+
+        defines = size_defines(self.lesson, n) if source is None else {self.lesson.size_macro: n}
+        return compile_lesson(self.lesson, defines=defines, source=source)
+
+    def workload(self, n: int, compiled: Compiled | None = None, kernel: bool = True) -> Workload:
+        """The lesson's workload at size N with random inputs, in enough sets to rotate past L2.
+
+        ``kernel=False``: buffers for the peers alone (nothing compiled; the workload cannot launch).
+        """
+        set_bytes = self.spec.set_bytes(n)
+        sets = rotation_buffers(set_bytes, self.l2_bytes)
+        _check_memory(sets * set_bytes + 3 * n * n * 8, f"{self.lesson.id} at N={n}")
+        if kernel and compiled is None:
+            compiled = self.compile(n)
+        return self.lesson.host().workload(compiled, n, sets, "bench")  # type: ignore[arg-type]
+
+    def time_calls(self, work: Workload, call: Callable[[int], None]) -> float:
+        """Median milliseconds of ``call(j)`` over the workload's rotation."""
+        return self.timer.time([partial(call, j) for j in range(work.sets)]).median_ms
+
+    def verify(self, n: int, work: Workload, calls: dict[str, tuple[Callable[[int], None], Any]]) -> str:
+        """Run each call on set 0 (output poisoned first) and check it; CheckFailed names the first wrong one."""
+        said = []
+        for name, (call, want) in calls.items():
+            work.poison(0)
+            call(0)
+            check = work.check(work.out(0), want)
+            if not check.passed:
+                raise CheckFailed(mismatch_text(f"{self.lesson.id} N={n}, {name}", check))
+            said.append(f"{name} {check.describe()}")
+        return "; ".join(said) + ", output poisoned first"
+
+    def rate(self, n: int, ms: float) -> float:
+        return rate(self.spec.unit, self.spec.work(n), ms)
+
+
+def occupancy(
+    compiled: Compiled, threads: int, shared_mem: int = 0
+) -> tuple[int, str, int | None, int | None]:
+    """CTAs resident per SM (the driver's occupancy query, else an estimate), registers, local bytes."""
+    import cupy as cp
+
+    function = compiled.function
+    regs = getattr(function, "num_regs", None)
+    local = getattr(function, "local_size_bytes", None)
+    try:
+        per_sm = int(
+            cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(function.kernel.ptr, threads, shared_mem)
+        )
+        return per_sm, "queried: cuOccupancyMaxActiveBlocksPerMultiprocessor", regs, local
+    except Exception:  # noqa: BLE001 - fall back to the arithmetic, labelled as such
+        pass
+    attrs = cp.cuda.Device().attributes
+    # Hopper's per-SM limits as defaults: 2048 threads, 64K registers, 228 KiB shared memory.
+    limits = [attrs.get("MaxThreadsPerMultiProcessor", 2048) // threads]
+    if regs:
+        limits.append(attrs.get("MaxRegistersPerMultiprocessor", 65536) // (regs * threads))
+    smem = (getattr(function, "shared_size_bytes", 0) or 0) + shared_mem
+    if smem:  # + 1 KiB: the driver reserves that much per CTA
+        limits.append(attrs.get("MaxSharedMemoryPerMultiprocessor", 233472) // (smem + 1024))
+    return max(1, min(limits)), "estimate from threads, registers and shared memory", regs, local
+
+
+def _progress_line(lesson_id: str, row: SizeRow, unit: str) -> str:
+    from .report import rate_text
+
+    t = row.kernel.timing
+    cached = " cached" if row.compile_cached else ""
+    peers = "; ".join(
+        f"{p.name} {rate_text(p.rate, unit)} ({p.ratio:.2f}x)" if p.ratio is not None else p.name
+        for p in row.peers
+    )
+    gaps = f" [{t.gap_repeats} of {t.repeats} batches may include launch gaps]" if t.gap_repeats else ""
+    return (
+        f"{lesson_id} N={row.size}: compile {row.compile_s:.2f} s{cached}; checked; "
+        f"kernel {t.median_ms:.4g} ms "
+        f"(min {t.min_ms:.4g}, max {t.max_ms:.4g}) = {rate_text(row.kernel.rate, unit)}; {peers}{gaps}"
+    )
+
+
+def measure(
+    lesson: Lesson,
+    sizes: Sequence[int] | None = None,
+    repeats: int = DEFAULT_REPEATS,
+    progress: Callable[[str], Any] = print,
+    command: str | None = None,
+) -> BenchResult:
+    """Compile, check and time the lesson's kernel at each size, with its peers, on this GPU.
+
+    Raises EnvironmentProblem when this machine cannot run the lesson, and
+    CheckFailed when the kernel or a peer computes a wrong result.
+    """
+    import cupy as cp
+
+    spec = spec_of(lesson)
+    sizes = spec.validate_sizes(lesson.id, sizes if sizes is not None else spec.sizes)
+    repeats = validate_repeats(repeats)
+    machine = gate.probe()
+    gate.ensure_runs(lesson, machine)
+    provenance = Provenance.of(machine, command or f"python -m course bench {lesson.id}")
+    l2 = int(cp.cuda.Device().attributes["L2CacheSize"])
+    progress(
+        f"{lesson.id}: timing on {provenance.device} at N = {', '.join(map(str, sizes))}; "
+        f"median of {repeats} repeats, inputs rotated over >= {ROTATION_FACTOR}x the "
+        f"{l2 / 2**20:.0f} MiB L2, kernel and peers interleaved"
+    )
+    ctx = Context(lesson, spec, Timer(repeats), l2, provenance.sm_count, progress, sizes)
+    ctx.peers = tuple(spec.peers())
+    for n in sizes:
+        compiled = ctx.compile(n)
+        work = ctx.workload(n, compiled)
+        calls: dict[str, tuple[Callable[[int], None], Any]] = {KERNEL: (work.launch, None)}
+        for peer in ctx.peers:
+            calls[peer.name] = (partial(peer.call, work), peer.want(work) if peer.want else None)
+        check = ctx.verify(n, work, calls)
+        timings = ctx.timer.time_together(
+            {name: [partial(call, j) for j in range(work.sets)] for name, (call, _) in calls.items()}
+        )
+        k_rate = ctx.rate(n, timings[KERNEL].median_ms)
+        peers = tuple(
+            Measurement(
+                p.name,
+                timings[p.name],
+                ctx.rate(n, timings[p.name].median_ms),
+                ratio(k_rate, ctx.rate(n, timings[p.name].median_ms)),
+            )
+            for p in ctx.peers
+        )
+        row = SizeRow(
+            n,
+            float(spec.work(n)),
+            compiled.seconds,
+            compiled.cache_hit,
+            check,
+            Measurement(KERNEL, timings[KERNEL], k_rate),
+            peers,
+        )
+        ctx.rows.append(row)
+        progress(_progress_line(lesson.id, row, spec.unit))
+        del work, calls
+        release()
+    extras = spec.finish(ctx) if spec.finish else Extras()
+    notes = (
+        spec.notes
+        + (
+            f"inputs rotated over enough buffer sets to be >= {ROTATION_FACTOR}x the {l2 / 2**20:.0f} MiB L2; "
+            "kernel and peers timed in interleaved batches",
+        )
+        + extras.notes
+    )
+    gaps = sum(m.timing.gap_repeats for r in ctx.rows for m in (r.kernel, *r.peers))
+    if gaps:
+        notes += (
+            f"{gaps} timed batches began before the host had queued all their launches: those may include "
+            "launch gaps (small sizes only, usually)",
+        )
+    return BenchResult(
+        lesson=lesson.id,
+        provenance=provenance,
+        l2_bytes=l2,
+        unit=spec.unit,
+        kernel_name=spec.kernel_label,
+        rows=tuple(ctx.rows),
+        reasons=extras.reasons,
+        ceilings=dict(extras.ceilings),
+        notes=notes,
+        schema_version=SCHEMA_VERSION,
+    )

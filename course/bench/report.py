@@ -1,0 +1,235 @@
+"""What a benchmark shows: the table, the plot, the page's "How fast is it?" section.
+
+All CPU-only: a recorded result renders the same on a machine with no GPU.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import gate
+from .._html import escape
+from ..errors import EnvironmentProblem
+from ..lesson import Lesson
+from ..picture import Picture, picture
+from .arith import DEFAULT_REPEATS
+from .result import BenchResult, bench_dir, load
+
+_NOWRAP = "white-space:nowrap;padding:2px 8px"
+
+
+def rate_text(rate: float, unit: str, with_unit: bool = True) -> str:
+    number = f"{rate:,.0f}" if unit == "GB/s" else f"{rate:,.1f}"
+    return f"{number} {unit}" if with_unit else number
+
+
+def _ms(value: float) -> str:
+    """Milliseconds, or microseconds under 0.1 ms (learners read "3.3 µs" faster than "0.0033 ms")."""
+    return f"{value * 1e3:.3g} µs" if value < 0.1 else f"{value:.4g} ms"
+
+
+def table_rows(result: BenchResult) -> list[list[str]]:
+    """Header and body of the size table, as text cells (shared by the terminal and HTML)."""
+    header = ["N", "kernel time (median, min-max)", f"kernel {result.unit}"]
+    header += [f"{name} {result.unit} (kernel/peer)" for name in result.peer_names]
+    header += ["compile s"]
+    body = []
+    for row in result.rows:
+        t = row.kernel.timing
+        cells = [
+            str(row.size),
+            f"{_ms(t.median_ms)} ({_ms(t.min_ms)}-{_ms(t.max_ms)})",
+            rate_text(row.kernel.rate, result.unit, with_unit=False),
+        ]
+        for p in row.peers:
+            r = "" if p.ratio is None else f" ({p.ratio:.2f}x)"
+            cells.append(rate_text(p.rate, result.unit, with_unit=False) + r)
+        cached = {True: ", cached", False: "", None: ""}[row.compile_cached]
+        cells.append(f"{row.compile_s:.2f}{cached}")
+        body.append(cells)
+    return [header, *body]
+
+
+def table(result: BenchResult) -> str:
+    """The sizes, times and rates as a plain-text table, then the reasons."""
+    rows = table_rows(result)
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = [f"{result.lesson}: {result.kernel_name} on {result.summary()}"]
+    for i, r in enumerate(rows):
+        lines.append("  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)))
+        if i == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    for name, value in result.ceilings.items():
+        lines.append(f"ceiling, {name}: {value:,.1f}")
+    for reason in result.reasons:
+        lines.append(f"- {reason.title}: {reason.value_text()} [{reason.kind}] {reason.detail}")
+    lines += [f"note: {n}" for n in result.notes]
+    return "\n".join(lines)
+
+
+def plot(result: BenchResult) -> Picture:
+    """Rate against size (log2 axis): the kernel, its peers, and the run's ceilings.
+
+    The rate axis is logarithmic when the kernel and its best peer are more
+    than 10x apart, so a slow kernel's curve does not lie flat on zero.
+    """
+    fig = picture(figsize=(7.0, 4.2))
+    ax = fig.add_subplot()
+    sizes = list(result.sizes)
+    rates = [r.kernel.rate for r in result.rows]
+    ax.plot(sizes, rates, marker="o", linewidth=2, label=result.kernel_name)
+    every = list(rates)
+    for name in result.peer_names:
+        peer = [r.peer(name).rate for r in result.rows]
+        every += peer
+        ax.plot(sizes, peer, marker="s", linestyle="--", label=name)
+    for name, value in result.ceilings.items():
+        every.append(value)
+        ax.axhline(value, color="gray", linestyle=":", label=f"{name}: {rate_text(value, result.unit)}")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(sizes, labels=[str(s) for s in sizes])
+    ax.minorticks_off()
+    ax.set_xlabel("N (matrix is N x N)")
+    if max(every) > 10 * min(rates):
+        ax.set_yscale("log")
+        ax.set_ylabel(f"rate ({result.unit}, log scale)")
+    else:
+        ax.set_ylim(bottom=0)
+        ax.set_ylabel(f"rate ({result.unit})")
+    ax.set_title(f"{result.lesson}: {result.device}, {result.recorded_at[:10]}", fontsize=10)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    return fig
+
+
+def png_bytes(result: BenchResult) -> bytes:
+    return plot(result).png(dpi=110)
+
+
+@dataclass(frozen=True)
+class SpeedSection:
+    """What a page's "How fast is it?" cell shows: findings, table, reasons, plot."""
+
+    lesson: str
+    result: BenchResult | None
+    png: bytes | None = field(repr=False)
+    measured_here: bool
+    message: str
+    findings: tuple[str, ...] = ()
+
+    def _repr_html_(self) -> str:
+        esc = escape
+        color = "#1a7f37" if self.measured_here else "#1f5fa8"
+        box = f"border-left:4px solid {color};padding:4px 10px;margin:4px 0"
+        parts = [f"<div style='{box}'>{esc(self.message)}</div>"]
+        if self.findings:
+            parts.append("<ul>" + "".join(f"<li>{esc(f)}</li>" for f in self.findings) + "</ul>")
+        if self.result is not None:
+            rows = table_rows(self.result)
+            head = "".join(f"<th style='{_NOWRAP}'>{esc(c)}</th>" for c in rows[0])
+            body = "".join(
+                "<tr>" + "".join(f"<td style='{_NOWRAP}'>{esc(c)}</td>" for c in r) + "</tr>"
+                for r in rows[1:]
+            )
+            parts.append(f"<table><tr>{head}</tr>{body}</table>")
+            if self.result.reasons:
+                cell = "text-align:left;vertical-align:top;padding:2px 8px"
+                items = "".join(
+                    f"<tr><td style='{cell}'>{esc(r.title)}</td><td style='{_NOWRAP}'>{esc(r.value_text())}</td>"
+                    f"<td style='{cell}'>{esc(r.kind)}</td><td style='{cell}'>{esc(r.detail)}</td></tr>"
+                    for r in self.result.reasons
+                )
+                parts.append(
+                    "<p><b>What the numbers say</b> (each with where its number comes from)</p>"
+                    f"<table><tr><th style='{cell}'>finding</th><th style='{cell}'>number</th>"
+                    f"<th style='{cell}'>source</th><th style='{cell}'>detail</th></tr>{items}</table>"
+                )
+            if self.result.notes:
+                parts.append(
+                    "<ul>" + "".join(f"<li><small>{esc(n)}</small></li>" for n in self.result.notes) + "</ul>"
+                )
+        if self.png:
+            data = base64.b64encode(self.png).decode("ascii")
+            parts.append(
+                f"<img alt='{esc(self.lesson)} rate against size' src='data:image/png;base64,{data}'/>"
+            )
+        return "<div class='course-bench'>" + "".join(parts) + "</div>"
+
+    def __str__(self) -> str:
+        lines = [self.message, *(f"- {f}" for f in self.findings)]
+        return "\n".join(lines) + ("\n" + table(self.result) if self.result is not None else "")
+
+
+def findings(lesson: Lesson, result: BenchResult) -> tuple[str, ...]:
+    spec = lesson.bench_spec()
+    if spec is None or spec.findings is None:
+        return ()
+    return tuple(spec.findings(result))
+
+
+def speed_section(
+    lesson: Lesson,
+    sizes: Sequence[int] | None = None,
+    repeats: int = DEFAULT_REPEATS,
+    progress: Callable[[str], Any] | None = None,
+    directory: Path | None = None,
+    measure_here: bool = True,
+) -> SpeedSection:
+    """Measure here when this GPU runs the lesson; otherwise show the recorded figures.
+
+    ``sizes`` defaults to the spec's page sizes (a quick run). With
+    COURSE_REQUIRE_GPU set, a machine that cannot run the lesson raises
+    EnvironmentProblem. ``measure_here=False`` shows the recorded figures
+    even on a GPU that could measure (the page's default, until the
+    learner asks to measure).
+    """
+    from .engine import measure, spec_of
+
+    spec = spec_of(lesson)
+    if sizes is not None:
+        spec.validate_sizes(lesson.id, sizes)
+    v = gate.verdict(lesson)
+    if v.runs and measure_here:
+        result = measure(
+            lesson,
+            sizes if sizes is not None else spec.page_sizes,
+            repeats,
+            progress=progress or (lambda line: print(line, flush=True)),
+            command=f"the page's Measure button ({lesson.id})",
+        )
+        message = (
+            f"Measured here, just now, on {result.device} (compute capability {result.compute_capability})."
+        )
+        return SpeedSection(lesson.id, result, png_bytes(result), True, message, findings(lesson, result))
+    if gate.gpu_required() and not v.runs:
+        raise EnvironmentProblem(
+            f"{gate.REQUIRE_GPU_ENV} is set but this machine cannot time {lesson.id}: {v.message()}"
+        )
+    recorded = load(lesson.id, directory)
+    why_not = (
+        "Not measured here yet: the button above times it on this GPU."
+        if v.runs
+        else f"Not measured here ({v.reason}) On a GPU that runs this lesson a button appears to time it there."
+    )
+    if recorded is None:
+        where = (directory or bench_dir()) / f"{lesson.id}.json"
+        return SpeedSection(
+            lesson.id,
+            None,
+            None,
+            False,
+            f"{why_not} No recorded benchmark is in this checkout ({where}); "
+            f"python -m course bench {lesson.id} on a Hopper GPU records one.",
+        )
+    png_path = (directory or bench_dir()) / f"{lesson.id}.png"
+    png = png_path.read_bytes() if png_path.exists() else png_bytes(recorded)
+    message = (
+        f"{why_not} These figures were recorded on {recorded.device} (compute capability "
+        f"{recorded.compute_capability}, driver {recorded.driver or 'unknown'}) on {recorded.recorded_at[:10]} "
+        f"by: {recorded.command}."
+    )
+    return SpeedSection(lesson.id, recorded, png, False, message, findings(lesson, recorded))

@@ -1,0 +1,78 @@
+"""What a lesson declares so that ``course bench`` can time it.
+
+A lesson's ``bench.py`` defines ``SPEC = BenchSpec(...)``: its sizes, its
+unit and work per call, its peers, and optionally ``finish`` (extra
+measurements after the sizes, such as variants of the kernel, and the
+reasons drawn from all the numbers) and ``findings`` (the sentences its
+page quotes, rendered from a recorded result so that re-recording cannot
+leave stale prose). The engine (``course.bench.engine``) does the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..errors import CourseError
+from .result import BenchResult, Reason
+
+if TYPE_CHECKING:
+    from ..host import Workload
+    from .engine import Context
+
+KERNEL = "kernel"
+
+
+@dataclass(frozen=True)
+class Peer:
+    """A library call timed beside the kernel on the same buffers."""
+
+    name: str
+    call: Callable[[Workload, int], None]  # do the work on buffer set j, writing workload.out(j)
+    want: Callable[[Workload], Any] | None = None  # its expected output, when not workload.want()
+
+
+@dataclass(frozen=True)
+class Extras:
+    """What ``BenchSpec.finish`` adds to a result."""
+
+    reasons: tuple[Reason, ...] = ()
+    ceilings: dict[str, float] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class BenchSpec:
+    sizes: tuple[int, ...]  # what the command line measures
+    page_sizes: tuple[int, ...]  # what the page's button measures (quicker)
+    max_size: int  # the largest size the kernel can be built for
+    unit: str  # "GB/s" or "TFLOP/s"
+    work: Callable[[int], float]  # bytes or FLOPs per call at size N
+    set_bytes: Callable[[int], int]  # bytes of one buffer set at size N (rotation, memory check)
+    kernel_label: str  # how tables and plots name the kernel
+    peers: Callable[[], Sequence[Peer]]  # made on the GPU (a cuBLAS handle, ...)
+    finish: Callable[[Context], Extras] | None = None
+    findings: Callable[[BenchResult], list[str]] | None = None
+    notes: tuple[str, ...] = ()
+    size_step: int = 64  # sizes are multiples of this (the kernels tile by it)
+
+    def validate_sizes(self, lesson_id: str, sizes: Sequence[int]) -> tuple[int, ...]:
+        """The sizes, checked against what the lesson's kernel can be built for."""
+        if not sizes:
+            raise CourseError(f"at least one size is needed for {lesson_id} (got none)")
+        out = []
+        for n in sizes:
+            if (
+                isinstance(n, bool)
+                or not isinstance(n, int)
+                or n < self.size_step
+                or n % self.size_step
+                or n > self.max_size
+            ):
+                raise CourseError(
+                    f"sizes for {lesson_id} must be multiples of {self.size_step} from {self.size_step} to "
+                    f"{self.max_size} (got {n!r}): the kernel tiles the matrix by {self.size_step}"
+                )
+            out.append(n)
+        return tuple(sorted(set(out)))

@@ -1,0 +1,111 @@
+"""The one timer: CUDA events around batches of calls, behind a GPU-side hold.
+
+- Warm-up first (the first call loads modules, creates handles).
+- Each timed batch is ``calls_per_repeat`` launches, each on the next
+  buffer set of a rotation (so no call finds its inputs in L2).
+- Before each batch a one-thread kernel spins on the GPU's global timer for
+  a little longer than the host needs to queue the batch, so the events
+  time the GPU's work and not the host's launch rate (the "blocking kernel"
+  of nvbench). Batches where the GPU started before the host finished
+  queueing are counted (``gap_repeats``).
+- Several things timed together (a kernel and its peers) are interleaved
+  batch by batch, so clock and power drift during a run favours none of
+  them (cuBLAS alone moved from 725 to 762 TFLOP/s between the start and
+  the end of one run on the H200).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .result import Timing
+
+MAX_CALLS_PER_REPEAT = 32  # launches per timed batch, for the small sizes
+_HOLD_MAX_S = 0.05
+
+# A one-thread kernel that spins for a given number of nanoseconds on the
+# GPU's global timer.
+_HOLD_SOURCE = r"""
+extern "C" __global__ void courseBenchHold(unsigned long long ns) {
+    unsigned long long start, now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    do {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    } while (now - start < ns);
+}
+"""
+
+
+def _u64(value: int) -> Any:
+    import numpy as np
+
+    return np.uint64(value)
+
+
+@dataclass
+class _Plan:
+    """One rotation's state while batches of several rotations interleave."""
+
+    calls: Sequence[Callable[[], Any]]
+    inner: int  # calls per timed batch
+    hold_ns: int  # the GPU-side hold before each batch
+    next_call: int = 0
+    gaps: int = 0
+    events: list[tuple[Any, Any]] = field(default_factory=list)
+
+
+class Timer:
+    """Times rotations of calls with events, each batch behind a GPU-side hold."""
+
+    def __init__(self, repeats: int):
+        import cupy as cp
+
+        self.cp = cp
+        self.repeats = repeats
+        self.hold = cp.RawKernel(_HOLD_SOURCE, "courseBenchHold")
+        self.hold((1,), (1,), (_u64(0),))
+        cp.cuda.get_current_stream().synchronize()
+
+    def time(self, calls: Sequence[Callable[[], Any]]) -> Timing:
+        """One rotation of calls (``calls[j]`` works on buffer set j)."""
+        return self.time_together({"": calls})[""]
+
+    def time_together(self, rotations: Mapping[str, Sequence[Callable[[], Any]]]) -> dict[str, Timing]:
+        """Several rotations, their batches interleaved repeat by repeat."""
+        cp = self.cp
+        stream = cp.cuda.get_current_stream()
+        plans: dict[str, _Plan] = {}
+        for name, calls in rotations.items():
+            n = len(calls)
+            inner = min(n, MAX_CALLS_PER_REPEAT)
+            calls[0]()  # first call: module load, CuPy's own kernel compile, handle creation
+            stream.synchronize()
+            warm = max(3, inner)
+            t0 = time.perf_counter()
+            for i in range(warm):
+                calls[i % n]()
+            host_s = (time.perf_counter() - t0) / warm  # what one launch costs the host
+            stream.synchronize()
+            hold_ns = int(min(2.0 * host_s * inner + 50e-6, _HOLD_MAX_S) * 1e9)
+            plans[name] = _Plan(calls, inner, hold_ns, next_call=warm)
+        for _ in range(self.repeats):
+            for plan in plans.values():
+                start, end = cp.cuda.Event(), cp.cuda.Event()
+                self.hold((1,), (1,), (_u64(plan.hold_ns),))
+                start.record(stream)
+                for _ in range(plan.inner):
+                    plan.calls[plan.next_call % len(plan.calls)]()
+                    plan.next_call += 1
+                if start.done:  # the GPU began the batch before the host finished queueing it
+                    plan.gaps += 1
+                end.record(stream)
+                plan.events.append((start, end))
+        stream.synchronize()
+        out = {}
+        for name, plan in plans.items():
+            per_call = [cp.cuda.get_elapsed_time(s, e) / plan.inner for s, e in plan.events]
+            out[name] = Timing.from_samples(per_call, plan.inner, len(plan.calls), plan.gaps)
+        return out

@@ -1,0 +1,281 @@
+"""Run and check: the one contract between the shared machinery and a lesson.
+
+A lesson's host side (``course/lessons/<id>/host.py``) is a ``LessonHost``:
+it knows how to fill one size of its problem on the GPU (a ``Workload``:
+inputs, output, the launch, what the output should be) and how its C++
+program words a pass or a failure. Everything else is here, once:
+
+- ``run_lesson``: gate, banner, compile, poison the output, launch and
+  synchronise, check, the PASS line: what ``python -m course run``, the
+  page's ``page.run()`` and ``python -m course record`` all call;
+- ``Check`` and ``Mismatch``: the one result of comparing a kernel's output
+  with what it should be (bit for bit, or relative error with a floor);
+  the benchmarks check every kernel and peer with the same functions;
+- ``RunResult``: what a run returns, the same type for every lesson.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from . import gate
+from .errors import CourseError
+
+if TYPE_CHECKING:
+    from .compile import Compiled
+    from .lesson import Lesson
+
+__all__ = [
+    "Check",
+    "Experiment",
+    "LaunchConfig",
+    "LessonHost",
+    "Mismatch",
+    "RunResult",
+    "Workload",
+    "check_bits",
+    "check_relative",
+    "run_lesson",
+]
+
+
+# ---------------------------------------------------------------------------
+# Checks: numpy or CuPy arrays alike (``xp`` is the array module).
+# ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Mismatch:
+    """The first wrong element, in row-major order."""
+
+    index: int
+    row: int
+    col: int
+    got: float
+    want: float
+    error: float | None = None  # the relative error, for a tolerance check
+
+
+@dataclass(frozen=True)
+class Check:
+    kind: Literal["bits", "relative"]
+    failures: int  # elements that fail (NaN and Inf always fail a relative check)
+    total: int
+    max_error: float | None  # largest finite relative error (relative checks)
+    tolerance: float | None
+    mismatch: Mismatch | None
+
+    @property
+    def passed(self) -> bool:
+        return self.failures == 0
+
+    def describe(self) -> str:
+        """What was verified, in words (kept with benchmark evidence)."""
+        if self.kind == "bits":
+            what = f"bit-exact on all {self.total} elements"
+        else:
+            what = f"max rel error {self.max_error:.3g} (tolerance {self.tolerance:g}, max(|ref|, 1) floor)"
+        return what if self.passed else f"{self.failures} of {self.total} elements wrong"
+
+
+def _xp(array: Any) -> Any:
+    """The array module an array belongs to (numpy, or CuPy for device arrays)."""
+    module = type(array).__module__.split(".")[0]
+    if module == "cupy":
+        import cupy
+
+        return cupy
+    return np
+
+
+def _mismatch(got: Any, want: Any, flat: int, error: float | None) -> Mismatch:
+    width = got.shape[-1]
+    return Mismatch(
+        flat, flat // width, flat % width, float(got.ravel()[flat]), float(want.ravel()[flat]), error
+    )
+
+
+def check_bits(got: Any, want: Any) -> Check:
+    """Float32 arrays that must agree bit for bit (a copy, an exact add)."""
+    if got.shape != want.shape:
+        raise CourseError(f"shapes must match (got {got.shape}, want {want.shape})")
+    xp = _xp(got)
+    bad = got.view(xp.uint32).ravel() != want.view(xp.uint32).ravel()
+    failures = int(xp.count_nonzero(bad))
+    first = _mismatch(got, want, int(xp.flatnonzero(bad)[0]), None) if failures else None
+    return Check("bits", failures, int(got.size), None, None, first)
+
+
+def check_relative(got: Any, ref: Any, tolerance: float) -> Check:
+    """Relative error |got - ref| / max(|ref|, 1) against ``tolerance``; NaN or Inf always fails."""
+    if got.shape != ref.shape:
+        raise CourseError(f"shapes must match (got {got.shape}, want {ref.shape})")
+    xp = _xp(got)
+    rel = xp.abs(got.astype(xp.float64) - ref) / xp.maximum(xp.abs(ref), 1.0)
+    bad = ~(rel <= tolerance)  # NaN compares false, so it lands in bad
+    failures = int(xp.count_nonzero(bad))
+    finite = rel[xp.isfinite(rel)]
+    worst = float(finite.max()) if finite.size else float("nan")
+    first = None
+    if failures:
+        flat = int(xp.flatnonzero(bad.ravel())[0])
+        first = _mismatch(got, ref, flat, float(rel.ravel()[flat]))
+    return Check("relative", failures, int(got.size), worst, tolerance, first)
+
+
+# ---------------------------------------------------------------------------
+# The contract.
+# ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LaunchConfig:
+    grid: tuple[int, ...]
+    block: tuple[int, ...]
+    shared_mem: int = 0  # dynamic shared memory, bytes
+
+
+class Workload(ABC):
+    """One size of a lesson's problem on the GPU, in ``sets`` copies to rotate over.
+
+    ``out(j)`` is set j's output, ``want()`` what set 0's output must be.
+    """
+
+    def __init__(self, compiled: Compiled, n: int, sets: int, config: LaunchConfig):
+        self.compiled = compiled
+        self.n = n
+        self.sets = sets
+        self.config = config
+
+    @abstractmethod
+    def args(self, j: int) -> tuple[Any, ...]:
+        """The kernel's arguments for set j."""
+
+    @abstractmethod
+    def out(self, j: int) -> Any:
+        """Set j's output array (on the GPU)."""
+
+    @abstractmethod
+    def want(self) -> Any:
+        """What set 0's output must be (on the GPU)."""
+
+    @abstractmethod
+    def check(self, got: Any, want: Any | None = None) -> Check:
+        """``got`` against ``want`` (default ``self.want()``), the lesson's way."""
+
+    def launch(self, j: int) -> None:
+        """Enqueue the kernel on set j (no synchronisation: the benchmarks' call)."""
+        c = self.config
+        self.compiled.allow_shared(c.shared_mem)
+        self.compiled.function(c.grid, c.block, self.args(j), shared_mem=c.shared_mem)
+
+    def poison(self, j: int) -> None:
+        """Fill set j's output with NaN, so an element the kernel never writes fails the check."""
+        import cupy
+
+        self.out(j).fill(cupy.nan)
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A named "what breaks" run: options for the workload and the outcome the page promises."""
+
+    name: str
+    options: dict[str, Any]
+    expect_pass: bool
+    says: str  # what the page tells the learner will happen
+
+
+class LessonHost(ABC):
+    """A lesson's host side. Subclasses live in the lesson's own package."""
+
+    lesson: Lesson
+    #: keyword options ``run_lesson`` accepts for this lesson's experiments (e.g. ``grid``)
+    run_options: tuple[str, ...] = ()
+    #: the named experiments its page runs (``page.run(experiment=...)``); recorded by ``course record``
+    experiments: tuple[Experiment, ...] = ()
+
+    def experiment(self, name: str) -> Experiment:
+        for e in self.experiments:
+            if e.name == name:
+                return e
+        names = ", ".join(e.name for e in self.experiments) or "none"
+        raise CourseError(f"{self.lesson.id} has no experiment {name!r} (its experiments: {names})")
+
+    @abstractmethod
+    def workload(
+        self, compiled: Compiled, n: int, sets: int = 1, purpose: str = "lesson", **options: Any
+    ) -> Workload:
+        """The problem at size ``n``. ``purpose`` is "lesson" (the C++ program's own inputs) or
+        "bench" (random inputs for timing: METHOD.md, tensor-core power depends on the bits)."""
+
+    @abstractmethod
+    def pass_line(self, n: int, check: Check) -> str:
+        """The C++ program's PASS line."""
+
+    @abstractmethod
+    def fail_line(self, check: Check) -> str:
+        """The C++ program's wording of the first mismatch."""
+
+
+@dataclass
+class RunResult:
+    lesson_id: str
+    passed: bool
+    lines: list[str]
+    check: Check
+    compile_summary: str
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def mismatch(self) -> Mismatch | None:
+        return self.check.mismatch
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines)
+
+
+def run_lesson(
+    lesson: Lesson,
+    compiled: Compiled | None = None,
+    progress: Callable[[str], Any] = print,
+    **options: Any,
+) -> RunResult:
+    """Compile, launch and check, as the lesson's C++ program does.
+
+    ``options`` are the lesson's experiments (``LessonHost.run_options``).
+    Raises EnvironmentProblem when this machine cannot run the lesson,
+    CompileError or LaunchError when the kernel does not build or launch.
+    """
+    host = lesson.host()
+    unknown = set(options) - set(host.run_options)
+    if unknown:
+        allowed = ", ".join(host.run_options) or "none"
+        raise CourseError(f"{lesson.id} has no run option(s) {sorted(unknown)} (its options: {allowed})")
+    machine = gate.probe()
+    gate.ensure_runs(lesson, machine)
+    from .compile import compile_lesson
+
+    if machine.gpu is None:  # ensure_runs guarantees a GPU; this keeps the type checker honest
+        raise CourseError("no GPU")
+    progress(machine.gpu.banner)
+    if compiled is None:
+        progress(f"compiling {lesson.kernel_file} for {lesson.arch} with NVRTC ...")
+        compiled = compile_lesson(lesson)
+    progress(compiled.summary())
+    timings = {"compile": compiled.seconds}
+
+    t0 = time.perf_counter()
+    n = lesson.default_size
+    work = host.workload(compiled, n, 1, "lesson", **options)
+    work.poison(0)
+    c = work.config
+    compiled.launch(c.grid, c.block, work.args(0), shared_mem=c.shared_mem)
+    check = work.check(work.out(0))
+    timings["run"] = time.perf_counter() - t0
+
+    line = host.pass_line(n, check) if check.passed else host.fail_line(check)
+    progress(line)
+    return RunResult(lesson.id, check.passed, [machine.gpu.banner, line], check, compiled.summary(), timings)

@@ -1,0 +1,110 @@
+"""What a lesson is: the declaration each lesson package makes.
+
+A lesson is one package under ``course/lessons/`` (its host side, its
+benchmark specification, its figures and models) plus its files: the kernel
+in ``kernels/``, the page in ``notebooks/``, the quiz, annotations and
+exercises in ``content/``. The package's ``__init__`` declares a ``LESSON``
+(this class); ``course.lessons`` discovers the packages. The shared
+machinery (gate, compile, run and check, timing, peers, evidence, page,
+quiz) reads these declarations and knows no lesson by name.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+from . import _paths
+from .errors import CourseError
+
+if TYPE_CHECKING:
+    from .bench.spec import BenchSpec
+    from .host import LessonHost
+
+
+@dataclass(frozen=True)
+class Lesson:
+    id: str  # "day76": the name on the command line and in file names
+    day: int
+    title: str
+    kernel_file: str  # in kernels/
+    kernel_name: str  # the extern "C" __global__ function
+    arch: str  # the NVRTC/nvcc target the kernel needs
+    min_cc: tuple[int, int]  # lowest compute capability that runs it
+    max_cc: tuple[int, int] | None  # highest, when the target is architecture-specific
+    feature: str  # what the hardware must have, in words
+    notebook: str  # in notebooks/
+    snippets: tuple[str, ...]  # the regions the page shows
+    size_macro: str  # the -D that sets the problem size (the benchmarks rebuild with it)
+    size_constant: str  # the constexpr that holds the size the lesson itself runs at
+    package: str = ""  # the lesson's Python package; set by discovery (course.lessons)
+
+    @property
+    def kernel_path(self) -> Path:
+        return _paths.kernels_dir() / self.kernel_file
+
+    @property
+    def notebook_path(self) -> Path:
+        return _paths.notebooks_dir() / self.notebook
+
+    @property
+    def quiz_path(self) -> Path:
+        return _paths.content_dir() / "quizzes" / f"{self.id}.toml"
+
+    @property
+    def annotations_path(self) -> Path:
+        return _paths.content_dir() / "annotations" / f"{self.id}.toml"
+
+    @property
+    def exercise_path(self) -> Path:
+        return _paths.content_dir() / "exercises" / f"{self.id}.toml"
+
+    @property
+    def evidence_path(self) -> Path:
+        return _paths.evidence_dir() / f"{self.id}.json"
+
+    def experiment_evidence_path(self, experiment: str) -> Path:
+        """Where the recorded run of one of the host's experiments lives."""
+        return _paths.evidence_dir() / f"{self.id}.{experiment}.json"
+
+    def module(self, name: str) -> ModuleType:
+        """A module of the lesson's own package (``host``, ``bench``, ``figures``)."""
+        if not self.package:
+            raise CourseError(f"lesson {self.id!r} was not loaded from a lesson package")
+        return importlib.import_module(f"{self.package}.{name}")
+
+    def has_module(self, name: str) -> bool:
+        import importlib.util
+
+        return bool(self.package) and importlib.util.find_spec(f"{self.package}.{name}") is not None
+
+    def host(self) -> LessonHost:
+        """The lesson's host side: inputs, launch, check, its PASS line (``host.HOST``)."""
+        host: LessonHost = self.module("host").HOST
+        return host
+
+    def bench_spec(self) -> BenchSpec | None:
+        """What ``course bench`` measures for this lesson (``bench.SPEC``), or None."""
+        if not self.has_module("bench"):
+            return None
+        spec: BenchSpec = self.module("bench").SPEC
+        return spec
+
+    def supports(self, cc: tuple[int, int]) -> bool:
+        if cc < self.min_cc:
+            return False
+        return self.max_cc is None or cc <= self.max_cc
+
+    def constants(self, defines: Any = None) -> dict[str, int | float]:
+        """The kernel's ``constexpr`` constants (``course.constants.kernel_constants``)."""
+        from .constants import kernel_constants
+
+        return kernel_constants(self.kernel_path, defines)
+
+    @property
+    def default_size(self) -> int:
+        """The problem size the lesson runs at (its kernel's ``size_constant``)."""
+        return int(self.constants()[self.size_constant])

@@ -1,0 +1,133 @@
+"""Day 78, the host side in Python: LCG inputs, launch, float64 check.
+
+Mirrors ``main()`` of ``kernels/wgmma_gemm.cu``: the same LCG (seed
+20260901, values in {-8..8}/8, A drawn first, then B), so the device
+result is comparable with the standalone program's; a float64 reference;
+relative error with the max(|ref|, 1) floor against the kernel's own
+tolerance; the output poisoned with NaN first, so an element the kernel
+never wrote fails (NaN fails every comparison, and is counted as a failure
+explicitly); the first mismatch named; the C++ program's PASS line. The
+benchmark times the same workload on normally distributed inputs.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ...errors import CourseError
+from ...host import Check, LaunchConfig, LessonHost, Workload, check_relative
+from . import LESSON
+
+if TYPE_CHECKING:
+    from ...compile import Compiled
+
+LCG_SEED = 20260901
+_LCG_A = 1664525
+_LCG_C = 1013904223
+
+
+def lcg_states(count: int, seed: int = LCG_SEED) -> np.ndarray:
+    """The first ``count`` states of ``state = state * 1664525 + 1013904223``.
+
+    Vectorised: after n steps, state = a^n * s0 + c * (a^(n-1) + ... + 1),
+    all modulo 2^32. numpy's uint64 products wrap modulo 2^64, and 2^32
+    divides 2^64, so masking the wrapped values gives the exact uint32
+    sequence the C++ loop produces.
+    """
+    if count < 0:
+        raise CourseError(f"count must be >= 0 (got {count})")
+    with np.errstate(over="ignore"):
+        powers = np.cumprod(np.full(count, _LCG_A, dtype=np.uint64))  # a^1 .. a^n
+        geometric = np.cumsum(np.concatenate(([np.uint64(1)], powers[:-1]))) if count else powers
+        states = powers * np.uint64(seed) + np.uint64(_LCG_C) * geometric
+    return (states & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+
+
+def lcg_inputs(dim: int, seed: int = LCG_SEED) -> tuple[np.ndarray, np.ndarray]:
+    """A and B (dim x dim, float16, row-major) exactly as main() draws them."""
+    elems = dim * dim
+    states = lcg_states(2 * elems, seed)
+    values = ((states >> np.uint32(24)).astype(np.int32) % 17 - 8).astype(np.float32) / np.float32(8.0)
+    halves = values.astype(np.float16)
+    return halves[:elems].reshape(dim, dim), halves[elems:].reshape(dim, dim)
+
+
+def pass_line(dim: int, max_rel: float, tolerance: float) -> str:
+    return f"wgmma GEMM {dim}x{dim}x{dim}: PASS, max rel error {max_rel:g} (tolerance {tolerance:g})"
+
+
+def normal_inputs(n: int, sets: int, seed: int) -> tuple[Any, Any]:
+    """``sets`` pairs of N x N FP16 matrices drawn from N(0, 1), on the GPU.
+
+    For timing: tensor-core power, and so the clock, depend on the bits
+    (METHOD.md; on the H200 cuBLAS ran 681-699 TFLOP/s on {-8..8}/8 inputs
+    against 635-640 on normal ones at N = 4096).
+    """
+    import cupy as cp
+
+    rng = cp.random.default_rng(seed)
+    a = rng.standard_normal((sets, n, n), dtype=cp.float32).astype(cp.float16)
+    b = rng.standard_normal((sets, n, n), dtype=cp.float32).astype(cp.float16)
+    return a, b
+
+
+class GemmWorkload(Workload):
+    """A (M x K), B (K x N) row-major FP16, D (M x N) FP32; ``sets`` copies of each."""
+
+    def __init__(self, compiled: Compiled, n: int, sets: int, purpose: str, tolerance: float):
+        import cupy as cp
+
+        c = LESSON.constants({LESSON.size_macro: n})
+        grid = (n // int(c["kTileN"]), n // int(c["kTileM"]))
+        super().__init__(compiled, n, sets, LaunchConfig(grid, (int(c["kThreadsPerBlock"]),)))
+        if purpose == "lesson":
+            a, b = lcg_inputs(n)
+            self.a, self.b = cp.asarray(a)[None], cp.asarray(b)[None]
+        else:
+            self.a, self.b = normal_inputs(n, sets, 7800 + n)
+        self.d = cp.empty((sets, n, n), dtype=cp.float32)
+        self.tolerance = tolerance
+        self._want: Any = None
+
+    def args(self, j: int) -> tuple[Any, ...]:
+        return (self.a[j], self.b[j], self.d[j])
+
+    def out(self, j: int) -> Any:
+        return self.d[j]
+
+    def want(self) -> Any:
+        # The job of gemmCpu: be right, not bit-identical. float64 on the GPU.
+        if self._want is None:
+            self._want = self.a[0].astype("float64") @ self.b[0].astype("float64")
+        return self._want
+
+    def check(self, got: Any, want: Any | None = None) -> Check:
+        return check_relative(got, self.want() if want is None else want, self.tolerance)
+
+
+class Day78(LessonHost):
+    lesson = LESSON
+
+    def workload(
+        self, compiled: Compiled, n: int, sets: int = 1, purpose: str = "lesson", **options: Any
+    ) -> GemmWorkload:
+        tolerance = float(LESSON.constants()["kRelTolerance"])
+        return GemmWorkload(compiled, n, sets, purpose, tolerance)
+
+    def pass_line(self, n: int, check: Check) -> str:
+        return pass_line(n, check.max_error or 0.0, check.tolerance or 0.0)
+
+    def fail_line(self, check: Check) -> str:
+        m = check.mismatch
+        if m is None:
+            return "no mismatch"
+        # The C++ program's wording, with the row and column added.
+        return (
+            f"FAIL at [{m.index}] (row {m.row}, col {m.col}): gpu {m.got:f}, "
+            f"ref {m.want:f}, rel {m.error:g} > {check.tolerance:g}"
+        )
+
+
+HOST = Day78()

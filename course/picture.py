@@ -1,0 +1,43 @@
+"""Pictures a page shows: matplotlib figures that display themselves.
+
+The course builds figures without pyplot (no global figure list, nothing
+to close, no backend needed to build one). A bare ``Figure`` has no rich
+display of its own, so a notebook cell returning one printed
+``<Figure size 750x750 with 1 Axes>``. ``Picture`` is a ``Figure`` that
+renders itself as PNG for IPython (``_repr_png_``), whatever backend the
+kernel has; everything a ``Figure`` does still works.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from matplotlib.figure import Figure
+
+DPI = 100
+
+
+class Picture(Figure):
+    """A ``matplotlib.figure.Figure`` that Jupyter shows as an image."""
+
+    def png(self, dpi: int = DPI) -> bytes:
+        buf = io.BytesIO()
+        self.savefig(buf, format="png", dpi=dpi)
+        return buf.getvalue()
+
+    def _repr_png_(self) -> bytes:
+        return self.png()
+
+    def __repr__(self) -> str:
+        title = self.get_suptitle()
+        if not title and self.axes:
+            title = self.axes[0].get_title()
+        width, height = (int(v * DPI) for v in self.get_size_inches())
+        return f"Picture({title!r}, {width}x{height} px)"
+
+
+def picture(**kwargs: Any) -> Picture:
+    """A new ``Picture``; keyword arguments as for ``Figure`` (``figsize``, ``layout``)."""
+    kwargs.setdefault("layout", "constrained")
+    return Picture(**kwargs)
