@@ -16,24 +16,24 @@ from typing import Any
 from .errors import CourseError
 
 
-def _bindings(name: str) -> ModuleType:
+def _bindings(name: str, label: str) -> ModuleType:
     try:
         return importlib.import_module(f"cuda.bindings.{name}")
     except ImportError as e:
         raise CourseError(
-            f"cuda-python's {name} bindings are needed here ({e}); install cuda-python "
+            f"cuda-python's {label} bindings are needed here ({e}); install cuda-python "
             "(the course's own install brings it)"
         ) from None
 
 
 def driver() -> ModuleType:
     """``cuda.bindings.driver``, or a CourseError saying how to get it."""
-    return _bindings("driver")
+    return _bindings("driver", "driver API")
 
 
 def nvrtc() -> ModuleType:
     """``cuda.bindings.nvrtc``, or a CourseError saying how to get it."""
-    return _bindings("nvrtc")
+    return _bindings("nvrtc", "NVRTC")
 
 
 def checked(result: Any, what: str) -> Any:

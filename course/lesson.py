@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Lesson:
-    id: str  # "day76": the name on the command line and in file names
+    id: str  # "day<N>": the name on the command line and in file names
     day: int
     title: str
     kernel_file: str  # in kernels/

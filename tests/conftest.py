@@ -24,6 +24,12 @@ def require_lesson_gpu(lesson_id: str) -> None:
 
 
 @pytest.fixture
+def gpu_for():
+    """``gpu_for(lesson_id)``: skip with the gate's reason (fail under COURSE_REQUIRE_GPU) unless it runs here."""
+    return require_lesson_gpu
+
+
+@pytest.fixture
 def day76_gpu() -> None:
     require_lesson_gpu("day76")
 

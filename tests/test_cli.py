@@ -7,7 +7,7 @@ import pytest
 
 from course import gate
 from course.cli import main
-from course.lessons import get_lesson
+from course.lessons import LESSONS, get_lesson
 
 
 def _python_m(*args, env_extra=None):
@@ -22,23 +22,25 @@ def _python_m(*args, env_extra=None):
 def test_doctor_prints_versions_and_lessons():
     r = _python_m("doctor")
     assert r.returncode == 0, r.stderr
-    for word in ("GPU:", "cupy:", "cuda-bindings:", "nvrtc:", "driver (CUDA):", "day76", "day78"):
+    for word in ("GPU:", "cupy:", "cuda-bindings:", "nvrtc:", "driver (CUDA):", *LESSONS):
         assert word in r.stdout
     assert "Traceback" not in r.stdout + r.stderr
 
 
-def test_doctor_compile_checks_both_kernels():
+def test_doctor_compile_checks_every_kernel():
     r = _python_m("doctor", "--compile")
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "tma_tile.cu compiled for sm_90 without a GPU" in r.stdout
-    assert "wgmma_gemm.cu compiled for sm_90a without a GPU" in r.stdout
+    for lesson in LESSONS.values():
+        assert f"{lesson.kernel_file} compiled for {lesson.arch} without a GPU" in r.stdout
 
 
-@pytest.mark.skipif(gate.verdict(get_lesson("day76")).runs, reason="this machine can run day76")
-def test_run_without_the_hardware_exits_2_and_says_why():
-    r = _python_m("run", "day76")
+@pytest.mark.parametrize("lesson_id", LESSONS)
+def test_run_without_the_hardware_exits_2_and_says_why(lesson_id):
+    if gate.verdict(get_lesson(lesson_id)).runs:
+        pytest.skip(f"this machine can run {lesson_id}")
+    r = _python_m("run", lesson_id)
     assert r.returncode == 2
-    assert "Cannot run day76 here." in r.stdout
+    assert f"Cannot run {lesson_id} here." in r.stdout
     assert "Recorded on a real GPU (not run here)" in r.stdout  # the evidence follows
     assert "Traceback" not in r.stdout + r.stderr
 

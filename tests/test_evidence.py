@@ -70,7 +70,7 @@ def test_evidence_html_escapes_recorded_text(tmp_path):
     "field, value, words",
     [
         ("output", [1], "'output' must hold text lines (item 0 is int)"),
-        ("versions", {"cupy": 14}, "version 'cupy'"),
+        ("versions", {"cupy": 14}, "versions 'cupy' must be text or null"),
     ],
 )
 def test_evidence_fields_hold_text(tmp_path, field, value, words):

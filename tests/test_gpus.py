@@ -34,10 +34,6 @@ def test_runs_lesson_follows_the_registry(lesson_id):
     assert gpus.runs_lesson(lesson_id) == [card for card in gpus.CARDS if lesson.supports(card.cc)]
 
 
-def test_cards_that_run_takes_a_lesson_or_its_id():
-    assert gpus.cards_that_run(LESSONS["day78"]) == gpus.cards_that_run("day78") == gpus.runs_lesson("day78")
-
-
 def test_unknown_lesson_is_a_course_error():
     with pytest.raises(CourseError, match="no lesson named"):
         gpus.runs_lesson("day99")

@@ -8,7 +8,9 @@ from nbformat.v4 import new_code_cell, new_notebook
 from course import evidence, gate
 from course.errors import EnvironmentProblem
 from course.gate import Gpu, Machine
-from course.page import Message, Page
+from course.lessons import LESSONS
+from course.page import Message, Page, show_refusal
+from course.provenance import Provenance
 
 L4 = Machine(Gpu(0, "NVIDIA L4", (8, 9), 58, 99 * 1024, 2**34), None, None, {})
 NO_GPU = Machine(None, "There is no NVIDIA driver on this machine.", "Use a GPU machine.", {})
@@ -21,19 +23,67 @@ def shown(monkeypatch):
     return out
 
 
+@pytest.mark.parametrize("lesson_id", LESSONS)
 @pytest.mark.parametrize("machine, kind", [(NO_GPU, "info"), (L4, "warning")])
 def test_page_without_the_hardware_explains_compile_checks_and_shows_the_recording(
-    monkeypatch, shown, machine, kind
+    monkeypatch, shown, machine, kind, lesson_id
 ):
     monkeypatch.delenv(gate.REQUIRE_GPU_ENV, raising=False)
     monkeypatch.setattr(gate, "probe", lambda: machine)
-    page = Page("day76")
+    page = Page(lesson_id)
     assert page.status().kind == kind
     result = page.run()
     assert isinstance(result, evidence.Evidence) and result.passed
     texts = [str(m) for m in shown]
     assert texts[0].startswith("Not run here.")
-    assert texts[1].startswith("Compile check: tma_tile.cu compiled for sm_90 without a GPU")
+    lesson = LESSONS[lesson_id]
+    assert texts[1].startswith(
+        f"Compile check: {lesson.kernel_file} compiled for {lesson.arch} without a GPU"
+    )
+
+
+def _experiments():
+    return [(lesson.id, e) for lesson in LESSONS.values() for e in lesson.host().experiments]
+
+
+@pytest.mark.parametrize("lesson_id, experiment", _experiments(), ids=lambda x: getattr(x, "name", x))
+def test_every_experiment_is_recorded_with_the_outcome_its_page_promises(lesson_id, experiment):
+    lesson = LESSONS[lesson_id]
+    ev = evidence.load(lesson, lesson.experiment_evidence_path(experiment.name))
+    assert ev is not None, f"record it on a GPU: python -m course record {lesson_id}"
+    assert ev.passed == experiment.expect_pass
+    assert ev.output and ev.device
+
+
+def test_an_experiment_without_a_gpu_shows_its_own_recording(monkeypatch, shown, tmp_path):
+    monkeypatch.delenv(gate.REQUIRE_GPU_ENV, raising=False)
+    monkeypatch.setattr(gate, "probe", lambda: NO_GPU)
+    lesson_id, experiment = _experiments()[0]
+    lesson = LESSONS[lesson_id]
+    path = tmp_path / "experiment.json"
+    monkeypatch.setattr(type(lesson), "experiment_evidence_path", lambda self, name: path)
+    page = Page(lesson_id)
+    missing = page.run(experiment=experiment.name)
+    assert isinstance(missing, Message) and missing.kind == "warning" and experiment.name in missing.text
+    h200 = Machine(Gpu(0, "NVIDIA H200", (9, 0), 132, 227 * 1024, 2**37), None, None, {"cupy": "14"})
+    ev = evidence.Evidence(lesson_id, Provenance.of(h200, "record"), ["GPU: x", "wrong at row 0"], False)
+    path.write_text(__import__("json").dumps(ev.to_dict()))
+    shown_run = page.run(experiment=experiment.name)
+    assert isinstance(shown_run, evidence.Evidence) and not shown_run.passed
+    assert "<b>failed</b>" in shown_run._repr_html_() and "wrong at row 0" in shown_run._repr_html_()
+    with pytest.raises(Exception, match="no experiment 'nope'"):
+        page.run(experiment="nope")
+
+
+def test_show_refusal_returns_a_message_not_an_exception_repr():
+    from course.tensormap import TileMap
+
+    refused = show_refusal(lambda: TileMap(256, 256, 300, 64).check())
+    assert isinstance(refused, Message) and refused.kind == "warning"
+    assert refused.text.startswith("Refused: box-dim-max") and refused.error is not None
+    assert "TensorMapRuleError(" not in repr(refused) and "TensorMapRuleError(" not in refused._repr_html_()
+    accepted = show_refusal(lambda: TileMap(256, 256, 64, 64).check())
+    assert accepted.kind == "ok" and accepted.error is None
 
 
 def test_required_gpu_turns_cannot_run_into_an_error(monkeypatch):
@@ -85,10 +135,11 @@ def test_speed_section_without_the_hardware_shows_recorded_figures_or_says_none(
 
 @pytest.mark.gpu
 @pytest.mark.hopper
-@pytest.mark.parametrize("lesson, sizes", [("day76", (256, 1024)), ("day78", (256, 512))])
-def test_speed_button_measures_on_the_gpu(lesson, sizes, request):
-    request.getfixturevalue(f"{lesson}_gpu")
-    box = Page(lesson).speed(sizes=sizes, peak_size=None)
+@pytest.mark.parametrize("lesson", [lesson for lesson in LESSONS.values() if lesson.bench_spec()], ids=str)
+def test_speed_button_measures_on_the_gpu(lesson, gpu_for):
+    gpu_for(lesson.id)
+    sizes = lesson.bench_spec().page_sizes[:2]
+    box = Page(lesson.id).speed(sizes=sizes)
     button, status, shown = box.children
     box.measure()
     assert "Measured here, just now" in shown.value
@@ -109,8 +160,6 @@ def test_default_learner_id_prefers_jupyterhub_and_refuses_bad_names(monkeypatch
 
 
 def test_a_page_that_runs_compiles_in_the_background_and_uses_it_once(monkeypatch, shown):
-    from course import day76
-
     h200 = Machine(Gpu(0, "NVIDIA H200", (9, 0), 132, 227 * 1024, 2**37), None, None, {})
     monkeypatch.setattr(gate, "probe", lambda: h200)
     sentinel = object()
@@ -121,11 +170,11 @@ def test_a_page_that_runs_compiles_in_the_background_and_uses_it_once(monkeypatc
         passed = True
         lines = ["GPU: NVIDIA H200", "round trip: PASS."]
 
-    def fake_run(progress, compiled=None, **kwargs):
+    def fake_run(lesson, progress, compiled=None, **kwargs):
         seen.append(compiled)
         return Result()
 
-    monkeypatch.setattr(day76, "run", fake_run)
+    monkeypatch.setattr("course.page.run_lesson", fake_run)
     page = Page("day76")
     page.run()
     page.run(grid=(3, 4), expect_pass=True)

@@ -1,0 +1,1 @@
+"""Day 76 tests (mirror course/lessons/day76/)."""

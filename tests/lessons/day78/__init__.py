@@ -1,0 +1,1 @@
+"""Day 78 tests (mirror course/lessons/day78/)."""
