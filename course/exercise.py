@@ -323,23 +323,35 @@ class Result:
         return text + (". Full marks." if self.full_marks else ".")
 
     def html(self) -> str:
-        """The verdict table; every piece of text escaped."""
+        """The verdict: the summary, then the keyed lines and any line marked wrongly (escaped).
+
+        Lines with no role that were left unmarked are right and say nothing,
+        so they are not listed: the table shows what the learner has to read.
+        """
         e = escape
         mark = {"right": "&#10004;", "wrong": "&#10008;", "missed": "&#9675;"}
-        colour = {"right": "#2e7d32", "wrong": "#b00020", "missed": "#8a6d00"}
+        colour = {"right": "#1a7f37", "wrong": "#cf222e", "missed": "#9a6700"}
+        cell = "border:1px solid #d0d7de;padding:3px 6px;vertical-align:top;text-align:left;line-height:1.35"
         rows = []
         for v in self.verdicts:
+            if v.expected == NONE and v.status == "right":
+                continue
             expected = self.exercise.role(v.expected).label
             given = self.exercise.role(v.given).label
-            detail = "" if v.status == "right" else f"<br>expected: {e(expected)}; you chose: {e(given)}"
-            rows.append(
-                f'<tr style="color:{colour[v.status]}"><td>{mark[v.status]} {e(v.status)}</td>'
-                f"<td>{v.line}</td><td><code>{e(v.text.strip())}</code></td>"
-                f'<td style="color:#222">{e(v.explanation)}{detail}</td></tr>'
+            detail = (
+                "" if v.status == "right" else f"<br><i>expected: {e(expected)}; you chose: {e(given)}</i>"
             )
+            rows.append(
+                f"<tr><td style='{cell};color:{colour[v.status]};white-space:nowrap'>"
+                f"{mark[v.status]} {e(v.status)}</td><td style='{cell}'>{v.line}</td>"
+                f"<td style='{cell}'><code style='white-space:pre'>{e(v.text.strip())}</code></td>"
+                f"<td style='{cell}'>{e(v.explanation)}{detail}</td></tr>"
+            )
+        summary_colour = "#1a7f37" if self.full_marks else "#9a6700"
         return (
-            f"<p><b>{e(self.summary())}</b></p>"
-            '<table class="course-exercise"><tr><th></th><th>line</th><th>code</th><th>why</th></tr>'
+            f"<p style='color:{summary_colour}'><b>{e(self.summary())}</b></p>"
+            f"<table class='course-exercise' style='border-collapse:collapse'><tr><th style='{cell}'></th>"
+            f"<th style='{cell}'>line</th><th style='{cell}'>code</th><th style='{cell}'>why</th></tr>"
             f"{''.join(rows)}</table>"
         )
 
@@ -407,18 +419,36 @@ def exercise_widget(lesson_id: str, path: Path | str | None = None) -> Any:
             self.check_button = widgets.Button(description="Check", button_style="primary")
             self.check_button.on_click(self._check)
             rows: list[Any] = [widgets.HTML(f"<h4>{e(exercise.title)}</h4><p>{e(exercise.intro)}</p>")]
+            # One row per source line: a fixed-width mark column, then the line exactly as in
+            # the file (no wrapping, indentation kept, the file's line number), so the listing
+            # reads as code and the dropdowns line up.
+            mark_width = "17em"
+            code_style = (
+                "margin:0;padding:0 4px;white-space:pre;font-family:var(--jp-code-font-family,monospace);"
+                "font-size:var(--jp-code-font-size,13px);line-height:28px"
+            )
+            row_layout = widgets.Layout(
+                align_items="center", margin="0", min_height="28px", overflow="hidden"
+            )
+            code_layout = widgets.Layout(flex="1 1 auto", overflow="hidden", margin="0")
             for snippet in exercise.snippets:
-                rows.append(widgets.HTML(f"<b>// snippet: {e(snippet.name)}</b>"))
+                rows.append(widgets.HTML(f"<b>{e(snippet.path.name)}, snippet {e(snippet.name)}</b>"))
+                width = len(str(snippet.end))
                 for number, text in snippet.numbered():
-                    code = widgets.HTML(f'<pre style="margin:0">{number:4d}  {e(text)}</pre>')
+                    code = widgets.HTML(
+                        f'<pre style="{code_style}">{number:>{width}}  {e(text)}</pre>', layout=code_layout
+                    )
                     if number in markable:
                         dropdown = widgets.Dropdown(
-                            options=options, value=NONE, layout=widgets.Layout(width="24em")
+                            options=options,
+                            value=NONE,
+                            layout=widgets.Layout(width=mark_width, margin="0 6px 0 0"),
                         )
                         self.dropdowns[number] = dropdown
-                        rows.append(widgets.HBox([dropdown, code]))
+                        rows.append(widgets.HBox([dropdown, code], layout=row_layout))
                     else:
-                        rows.append(widgets.HBox([widgets.HTML(layout=widgets.Layout(width="24em")), code]))
+                        spacer = widgets.HTML(layout=widgets.Layout(width=mark_width, margin="0 6px 0 0"))
+                        rows.append(widgets.HBox([spacer, code], layout=row_layout))
             super().__init__(children=[*rows, self.check_button, self.result])
 
         def marks(self) -> dict[int, str]:

@@ -250,29 +250,46 @@ def cards_phrase(lesson_id: str) -> str:
 
 
 def table_html() -> str:
-    """The table as HTML; every string escaped."""
+    """The cards table; each row's sources as numbered notes listed once below the table."""
     e = escape
+    cell = "text-align:left;vertical-align:top;padding:2px 8px"
 
     def yes_no(flag: bool) -> str:
         return "yes" if flag else "no"
 
-    head = (
-        "<tr><th>Card</th><th>CC</th><th>wgmma</th><th>TMA</th><th>Tensor-core path</th>"
-        "<th>Global to shared copies</th><th>Shared memory per block</th><th>Sources</th></tr>"
+    notes: list[Citation] = []
+    for card in CARDS:
+        notes += [c for c in card.citations if c not in notes]
+    head = "".join(
+        f"<th style='{cell}'>{h}</th>"
+        for h in (
+            "Card",
+            "CC",
+            "wgmma",
+            "TMA",
+            "Tensor-core path",
+            "Global to shared copies",
+            "Shared memory per block",
+            "Sources",
+        )
     )
     rows = []
     for card in CARDS:
-        sources = "<br>".join(f'<a href="{e(c.url)}">{e(str(c))}</a>' for c in card.citations)
+        refs = " ".join(f"[{notes.index(c) + 1}]" for c in card.citations)
         rows.append(
             "<tr>"
-            f"<td>{e(card.name)}<br><small>{e(card.products)}</small></td>"
-            f"<td>{e(card.cc_str)}</td>"
-            f"<td>{yes_no(card.has_wgmma)}</td>"
-            f"<td>{yes_no(card.has_tma)}</td>"
-            f"<td>{e(card.matrix_path)}</td>"
-            f"<td>{e(card.copy_path)}</td>"
-            f"<td>{card.smem_per_block_kib} KiB</td>"
-            f"<td><small>{sources}</small></td>"
+            f"<td style='{cell};white-space:nowrap'>{e(card.name)}<br><small>{e(card.products)}</small></td>"
+            f"<td style='{cell}'>{e(card.cc_str)}</td>"
+            f"<td style='{cell}'>{yes_no(card.has_wgmma)}</td>"
+            f"<td style='{cell}'>{yes_no(card.has_tma)}</td>"
+            f"<td style='{cell}'>{e(card.matrix_path)}</td>"
+            f"<td style='{cell}'>{e(card.copy_path)}</td>"
+            f"<td style='{cell};white-space:nowrap'>{card.smem_per_block_kib} KiB</td>"
+            f"<td style='{cell};white-space:nowrap'><small>{refs}</small></td>"
             "</tr>"
         )
-    return f'<table class="course-gpus">{head}{"".join(rows)}</table>'
+    listed = "".join(f'<li><a href="{e(c.url)}">{e(str(c))}</a></li>' for c in notes)
+    return (
+        f'<table class="course-gpus"><tr>{head}</tr>{"".join(rows)}</table>'
+        f"<ol style='font-size:smaller'>{listed}</ol>"
+    )

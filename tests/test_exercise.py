@@ -128,9 +128,22 @@ def test_marking_a_line_that_has_no_role_is_wrong(exercise, key):
 
 
 def test_result_html_escapes_code_and_text(exercise):
-    html = check_marks(exercise, {}).html()
+    loop = next(n for n, text in exercise.markable_lines() if "kt < kTiles" in text)
+    role = next(r.id for r in exercise.roles if r.id != NONE)
+    html = check_marks(exercise, {loop: role}).html()  # a line with no role, marked: listed as wrong
     assert "kt &lt; kTiles" in html and "kt < kTiles" not in html
     assert "smA[s]" in html
+
+
+def test_result_lists_only_what_the_learner_must_read(exercise, key):
+    result = check_marks(exercise, {})
+    html = result.html()
+    quiet = [v for v in result.verdicts if v.expected == NONE and v.status == "right"]
+    assert quiet, "the exercise has lines with no role"
+    assert html.count("<tr>") == 1 + sum(1 for v in result.verdicts if v not in quiet)
+    assert "&#10004; right" not in html  # nothing right yet: unmarked no-role lines are not listed as right
+    full = check_marks(exercise, dict(key)).html()
+    assert "Full marks" in full and full.count("&#10004; right") == len(key)
 
 
 def test_marks_on_unmarkable_lines_or_unknown_roles_are_refused(exercise, key):

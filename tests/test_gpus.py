@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import dataclasses
 import html.parser
 
@@ -116,3 +117,14 @@ def test_table_html_escapes_text(monkeypatch):
     out = gpus.table_html()
     assert "<script>" not in out
     assert "&lt;script&gt;" in out and "a &amp; b" in out
+
+
+def test_table_sources_are_numbered_notes_each_listed_once():
+    out = gpus.table_html()
+    notes = re.findall(r'<li><a href="([^"]+)">', out)
+    cited = {c for card in gpus.CARDS for c in card.citations}
+    assert len(notes) == len(cited)  # each source once
+    assert {c.url for c in cited} == set(notes)
+    # every row refers to its notes by number, and no number points past the list
+    refs = {int(n) for n in re.findall(r"\[(\d+)\]", out)}
+    assert refs == set(range(1, len(notes) + 1))
