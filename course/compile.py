@@ -197,7 +197,11 @@ class Compiled:
 # (cudaErrorIllegalAddress) spellings alike, normalised to "illegaladdress".
 # A fault inside a running kernel is sticky: the CUDA context of the process
 # is unusable afterwards (CUDA C++ Programming Guide, "Error Checking": sticky
-# errors); a launch refused before the kernel ran leaves it usable.
+# errors); a launch refused before the kernel ran leaves it usable. The set is
+# the errors whose entry in the CUDA Runtime and Driver API references
+# (cudaError_t, CUresult) says "the process must be terminated and relaunched"
+# or that the context "cannot be used anymore"; tests/test_sandbox.py checks
+# it against those entries as cuda-python ships them.
 STICKY_ERRORS = frozenset(
     {
         "illegaladdress",
@@ -206,12 +210,14 @@ STICKY_ERRORS = frozenset(
         "invalidpc",
         "invalidaddressspace",
         "hardwarestackerror",
-        "launchfailure",
-        "launchfailed",
+        "launchfailure",  # runtime spelling (cudaErrorLaunchFailure)
+        "launchfailed",  # driver spelling (CUDA_ERROR_LAUNCH_FAILED)
         "assert",
         "launchtimeout",
-        "exception",
         "tensormemoryleak",
+        "contained",
+        "externaldevice",
+        "mpsclientterminated",
     }
 )
 _ERROR_NAME = re.compile(r"\b(?:CUDA_ERROR_([A-Z_]+)|cudaError([A-Za-z]+))\b")
@@ -353,13 +359,16 @@ def compile_offline(
     arch: str | None = None,
     defines: Mapping[str, int | str] | None = None,
     source: str | None = None,
+    ptxas_verbose: bool = False,
 ) -> OfflineCompile:
     """Compile to a cubin (and PTX) through cuda-python's NVRTC bindings: no GPU needed.
 
-    ``source`` replaces the kernel file's text, as in ``compile_lesson``.
+    ``source`` replaces the kernel file's text, as in ``compile_lesson``;
+    ``ptxas_verbose`` puts ptxas's report (registers, spills, shared
+    memory, warnings) in the log (``course.ptxas`` reads it).
     """
     options = options_for(lesson, defines, arch)
-    flags = options.flags("--gpu-architecture")
+    flags = options.flags("--gpu-architecture") + (("--ptxas-options=-v",) if ptxas_verbose else ())
     if source is None:
         source = _read_source(lesson.kernel_path)
     nv = nvrtc()

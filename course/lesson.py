@@ -40,6 +40,7 @@ class Lesson:
     snippets: tuple[str, ...]  # the regions the page shows
     size_macro: str  # the -D that sets the problem size (the benchmarks rebuild with it)
     size_constant: str  # the constexpr that holds the size the lesson itself runs at
+    previous: str = ""  # the lesson this one changes one idea of (its page diffs their regions)
     package: str = ""  # the lesson's Python package; set by discovery (course.lessons)
 
     @property

@@ -290,6 +290,31 @@ class Page:
         box.measure = measure  # for tests: measure without a frontend
         return box
 
+    # -- what changed, what ptxas says, where the climb stands -----------
+    def changes(self, regions: tuple[str, ...] | None = None) -> Any:
+        """The kernel's regions side by side with the previous step's (``Lesson.previous``)."""
+        from .diffview import kernel_diff
+
+        if not self.lesson.previous:
+            return Message("info", f"{self.lesson.id} does not follow another step of the course.")
+        return kernel_diff(get_lesson(self.lesson.previous), self.lesson, regions)
+
+    def ptxas(self, **defines: int) -> Any:
+        """ptxas's report for the kernel (registers, spills, wgmma serialization), built without a GPU."""
+        from .ptxas import report
+
+        try:
+            return report(self.lesson, defines or None)
+        except CourseError as e:
+            return Message("warning", "The ptxas report could not be built here.", str(e), error=e)
+
+    def climb(self, size: int = 4096) -> Any:
+        """The recorded climb so far: a plot of every step against N, and the table at ``size``."""
+        from .bench.climb import climb_figure, climb_table
+
+        _display(climb_table(self.lesson, size))
+        return climb_figure(self.lesson)
+
     # -- the quiz ---------------------------------------------------------
     def quiz(self, **kwargs: Any) -> Any:
         """The lesson's quiz in practice mode. Submit saves under the learner's

@@ -94,11 +94,15 @@ class Context:
     rows: list[SizeRow] = field(default_factory=list)
     peers: Sequence[Peer] = ()
 
-    def compile(self, n: int, source: str | None = None) -> Compiled:
+    def compile(self, n: int, source: str | None = None, defines: dict[str, int] | None = None) -> Compiled:
+        """The kernel at size N (or ``source``, a variant of it; or with extra ``defines``)."""
         from ..compile import compile_lesson
 
-        defines = size_defines(self.lesson, n) if source is None else {self.lesson.size_macro: n}
-        return compile_lesson(self.lesson, defines=defines, source=source)
+        if source is None and not defines:
+            return compile_lesson(self.lesson, defines=size_defines(self.lesson, n))
+        return compile_lesson(
+            self.lesson, defines={self.lesson.size_macro: n, **(defines or {})}, source=source
+        )
 
     def workload(self, n: int, compiled: Compiled | None = None, kernel: bool = True) -> Workload:
         """The lesson's workload at size N with random inputs, in enough sets to rotate past L2.

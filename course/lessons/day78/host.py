@@ -16,61 +16,25 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ...errors import CourseError
 from ...host import Check, LaunchConfig, LessonHost, Workload, check_relative
+from ...lcg import lcg_halves, lcg_states, normal_inputs
 from . import LESSON
+
+__all__ = ["HOST", "LCG_SEED", "GemmWorkload", "lcg_inputs", "lcg_states", "normal_inputs", "pass_line"]
 
 if TYPE_CHECKING:
     from ...compile import Compiled
 
-LCG_SEED = 20260901
-_LCG_A = 1664525
-_LCG_C = 1013904223
-
-
-def lcg_states(count: int, seed: int = LCG_SEED) -> np.ndarray:
-    """The first ``count`` states of ``state = state * 1664525 + 1013904223``.
-
-    Vectorised: after n steps, state = a^n * s0 + c * (a^(n-1) + ... + 1),
-    all modulo 2^32. numpy's uint64 products wrap modulo 2^64, and 2^32
-    divides 2^64, so masking the wrapped values gives the exact uint32
-    sequence the C++ loop produces.
-    """
-    if count < 0:
-        raise CourseError(f"count must be >= 0 (got {count})")
-    with np.errstate(over="ignore"):
-        powers = np.cumprod(np.full(count, _LCG_A, dtype=np.uint64))  # a^1 .. a^n
-        geometric = np.cumsum(np.concatenate(([np.uint64(1)], powers[:-1]))) if count else powers
-        states = powers * np.uint64(seed) + np.uint64(_LCG_C) * geometric
-    return (states & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+LCG_SEED = 20260901  # main()'s seed
 
 
 def lcg_inputs(dim: int, seed: int = LCG_SEED) -> tuple[np.ndarray, np.ndarray]:
     """A and B (dim x dim, float16, row-major) exactly as main() draws them."""
-    elems = dim * dim
-    states = lcg_states(2 * elems, seed)
-    values = ((states >> np.uint32(24)).astype(np.int32) % 17 - 8).astype(np.float32) / np.float32(8.0)
-    halves = values.astype(np.float16)
-    return halves[:elems].reshape(dim, dim), halves[elems:].reshape(dim, dim)
+    return lcg_halves(dim, seed)
 
 
 def pass_line(dim: int, max_rel: float, tolerance: float) -> str:
     return f"wgmma GEMM {dim}x{dim}x{dim}: PASS, max rel error {max_rel:g} (tolerance {tolerance:g})"
-
-
-def normal_inputs(n: int, sets: int, seed: int) -> tuple[Any, Any]:
-    """``sets`` pairs of N x N FP16 matrices drawn from N(0, 1), on the GPU.
-
-    For timing: tensor-core power, and so the clock, depend on the bits
-    (METHOD.md; on the H200 cuBLAS ran 681-699 TFLOP/s on {-8..8}/8 inputs
-    against 635-640 on normal ones at N = 4096).
-    """
-    import cupy as cp
-
-    rng = cp.random.default_rng(seed)
-    a = rng.standard_normal((sets, n, n), dtype=cp.float32).astype(cp.float16)
-    b = rng.standard_normal((sets, n, n), dtype=cp.float32).astype(cp.float16)
-    return a, b
 
 
 class GemmWorkload(Workload):

@@ -1,0 +1,256 @@
+"""The host side every step of the GEMM ladder shares: TMA-fed FP16 GEMMs.
+
+Each ladder kernel computes D = A B^T for square FP16 matrices, FP32
+accumulation, FP16 D: A is M x K row-major, B is stored N x K (K
+contiguous, the layout wgmma reads without a transpose; cuBLAS's "TN"
+case), D is M x N row-major. The kernel takes two (or three) CUtensorMaps
+by value and declares its launch contract as ``constexpr int`` constants,
+which this module reads from the source (never copies):
+
+- ``kBM``, ``kBN``: the CTA tile; ``kBK``: the K depth of one stage;
+- ``kBoxARows``, ``kBoxBRows``: the TMA boxes (``kBK`` x rows, 128-byte swizzle);
+- ``kBoxDCols``, ``kBoxDRows``: present when D is written through a tensor map too;
+- ``kThreadsPerBlock``, ``kSmemBytes`` (dynamic shared memory, opted in);
+- ``kPersistent`` (1: one CTA per SM, rounded down to whole clusters),
+  ``kClusterM`` x ``kClusterN`` (CTAs per cluster, from ``__cluster_dims__``).
+
+A lesson package of the ladder declares its ``LESSON`` and
+``HOST = TmaGemmHost(LESSON)``; its check, PASS line, inputs and peer are
+all here, once.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from .errors import CourseError
+from .host import Check, LaunchConfig, LessonHost, Workload, check_relative
+from .lcg import lcg_halves, normal_inputs
+from .tensormap import TileMap, encode
+
+if TYPE_CHECKING:
+    from .compile import Compiled
+    from .lesson import Lesson
+
+LCG_SEED = 20261201  # the ladder programs' main() draws A and B from this seed
+_LABEL = re.compile(r'checkD\(\s*hA\s*,\s*hB\s*,\s*hD\s*,\s*"([^"]+)"\s*\)')
+
+
+def label_of(lesson: Lesson) -> str:
+    """The name the C++ program prints in its PASS line (the string it passes to checkD)."""
+    found = _LABEL.findall(lesson.kernel_path.read_text(encoding="utf-8"))
+    if len(found) != 1:
+        raise CourseError(
+            f'the kernel must call checkD(hA, hB, hD, "<label>") exactly once (found {len(found)})',
+            path=lesson.kernel_path,
+        )
+    return found[0]
+
+
+def sm_count() -> int:
+    import cupy as cp
+
+    return int(cp.cuda.Device().attributes["MultiProcessorCount"])
+
+
+class TmaGemmWorkload(Workload):
+    """``sets`` copies of A (M x K), B (N x K) and D (M x N), FP16, with their tensor maps."""
+
+    def __init__(self, lesson: Lesson, compiled: Compiled, n: int, sets: int, purpose: str):
+        import cupy as cp
+
+        c = lesson.constants({lesson.size_macro: n})
+        self.constants = c
+        tile_m, tile_n = int(c["kBM"]), int(c["kBN"])
+        if n % tile_m or n % tile_n:
+            raise CourseError(f"N must be a multiple of the {tile_m} x {tile_n} tile (got {n})")
+        cluster = int(c.get("kClusterM", 1)) * int(c.get("kClusterN", 1))
+        if c.get("kPersistent", 0):
+            grid: tuple[int, ...] = (sm_count() // cluster * cluster, 1, 1)
+        else:
+            grid = (n // tile_n, n // tile_m)
+        config = LaunchConfig(grid, (int(c["kThreadsPerBlock"]),), int(c["kSmemBytes"]))
+        super().__init__(compiled, n, sets, config)
+        if purpose == "lesson":
+            a, b = lcg_halves(n, LCG_SEED)
+            self.a, self.b = cp.asarray(a)[None], cp.asarray(b)[None]
+        else:
+            self.a, self.b = normal_inputs(n, sets, 9000 + n)
+        self.d = cp.empty((sets, n, n), dtype=cp.float16)
+        self.tolerance = float(c["kRelTolerance"])
+        k_box = int(c["kBK"])
+        a_map = TileMap(n, n, k_box, int(c["kBoxARows"]), elem_bytes=2, swizzle="128B")
+        b_map = TileMap(n, n, k_box, int(c["kBoxBRows"]), elem_bytes=2, swizzle="128B")
+        self.maps_a = [encode(a_map, int(self.a[j].data.ptr)) for j in range(self.a.shape[0])]
+        self.maps_b = [encode(b_map, int(self.b[j].data.ptr)) for j in range(self.b.shape[0])]
+        self.maps_d: list[Any] | None = None
+        if "kBoxDCols" in c:
+            d_map = TileMap(n, n, int(c["kBoxDCols"]), int(c["kBoxDRows"]), elem_bytes=2, swizzle="128B")
+            self.maps_d = [encode(d_map, int(self.d[j].data.ptr)) for j in range(sets)]
+        self._want: Any = None
+
+    def args(self, j: int) -> tuple[Any, ...]:
+        out = self.maps_d[j] if self.maps_d is not None else self.d[j]
+        return (self.maps_a[j % len(self.maps_a)], self.maps_b[j % len(self.maps_b)], out)
+
+    def out(self, j: int) -> Any:
+        return self.d[j]
+
+    def want(self) -> Any:
+        # float64 on the GPU: D = A B^T with B stored N x K.
+        if self._want is None:
+            self._want = self.a[0].astype("float64") @ self.b[0].astype("float64").T
+        return self._want
+
+    def check(self, got: Any, want: Any | None = None) -> Check:
+        return check_relative(got, self.want() if want is None else want, self.tolerance)
+
+
+class TmaGemmHost(LessonHost):
+    """The host side of one ladder step; everything it needs comes from the kernel."""
+
+    def __init__(self, lesson: Lesson):
+        self.lesson = lesson
+
+    def workload(
+        self, compiled: Compiled, n: int, sets: int = 1, purpose: str = "lesson", **options: Any
+    ) -> TmaGemmWorkload:
+        return TmaGemmWorkload(self.lesson, compiled, n, sets, purpose)
+
+    def pass_line(self, n: int, check: Check) -> str:
+        return (
+            f"{label_of(self.lesson)} {n}x{n}x{n}: PASS, max rel error {check.max_error:g} "
+            f"(tolerance {check.tolerance:g})"
+        )
+
+    def fail_line(self, check: Check) -> str:
+        m = check.mismatch
+        if m is None:
+            return "no mismatch"
+        return f"FAIL at D[{m.row}][{m.col}]: gpu {m.got:f}, ref {m.want:f}, rel {m.error:g} > {check.tolerance:g}"
+
+
+# ---------------------------------------------------------------------------
+# The ladder's benchmark: every step against cuBLAS on the same types.
+# ---------------------------------------------------------------------------
+LADDER_SIZES = (1024, 2048, 4096, 8192)
+PAGE_SIZES = (1024, 2048, 4096)
+VARIANT_SIZES = (4096, 8192)
+
+
+def _cublas_peer() -> tuple[Any, ...]:
+    from .bench.peers import Cublas
+    from .bench.spec import Peer
+
+    gemm = Cublas(out="float16", b_layout="nk")
+
+    def call(work: Any, j: int) -> None:
+        gemm(work.a[j % work.a.shape[0]], work.b[j % work.b.shape[0]], work.d[j])
+
+    return (Peer(gemm.name, call),)
+
+
+def ladder_spec(lesson: Lesson, variants: dict[str, dict[str, int]] | None = None, why: str = "") -> Any:
+    """The BenchSpec of one ladder step.
+
+    ``variants`` are builds of the same file with other ``-D`` values (the
+    step without its idea, where the kernel has a switch for it), timed at
+    4096 and 8192 after their own correctness check; ``why`` says what the
+    variants show.
+    """
+    from .bench.arith import gemm_bytes, gemm_flops, tflop_per_s
+    from .bench.engine import Context, release
+    from .bench.result import BenchResult, Reason
+    from .bench.spec import BenchSpec, Extras
+
+    variants = dict(variants or {})
+
+    def finish(ctx: Context) -> Extras:
+        reasons: list[Reason] = []
+        peer = ctx.peers[0]
+        for row in ctx.rows:
+            p = row.peer(peer.name)
+            reasons.append(
+                Reason(
+                    f"Against cuBLAS at N={row.size}",
+                    p.ratio,
+                    "x",
+                    "measured",
+                    f"kernel {row.kernel.rate:,.0f} TFLOP/s, cuBLAS {p.rate:,.0f} TFLOP/s on the same FP16 inputs "
+                    "(N(0, 1)), FP32 accumulation, FP16 D, timed in interleaved batches",
+                )
+            )
+        for name, defines in variants.items():
+            for n in (s for s in VARIANT_SIZES if s in ctx.sizes):
+                compiled = ctx.compile(n, defines=defines)
+                work = ctx.workload(n, compiled)
+                ctx.verify(n, work, {name: (work.launch, None)})
+                ms = ctx.time_calls(work, work.launch)
+                rate = tflop_per_s(gemm_flops(n), ms)
+                base = next(r for r in ctx.rows if r.size == n)
+                flags = " ".join(f"-D{k}={v}" for k, v in defines.items())
+                reasons.append(
+                    Reason(
+                        f"{name} at N={n}",
+                        rate,
+                        "TFLOP/s",
+                        "measured",
+                        f"the same file built with {flags}, checked, then timed: {rate:,.0f} TFLOP/s against "
+                        f"{base.kernel.rate:,.0f} for the step as written ({rate / base.kernel.rate:.2f}x). {why}",
+                    )
+                )
+                ctx.progress(f"{ctx.lesson.id} N={n} {name}: {rate:,.0f} TFLOP/s")
+                del work
+                release()
+        return Extras(reasons=tuple(reasons))
+
+    def findings(result: BenchResult) -> list[str]:
+        out = []
+        for row in result.rows:
+            p = row.peers[0]
+            out.append(
+                f"N = {row.size}: {row.kernel.rate:,.0f} TFLOP/s, {p.ratio:.2f}x cuBLAS ({p.rate:,.0f} TFLOP/s)."
+            )
+        previous = _previous_rates(lesson)
+        for row in result.rows:
+            before = previous.get(row.size)
+            if before:
+                out.append(
+                    f"Against the previous step's recording at N = {row.size}: {before[0]:,.0f} -> "
+                    f"{row.kernel.rate:,.0f} TFLOP/s ({row.kernel.rate / before[0]:.2f}x), recorded {before[1][:10]}."
+                )
+        return out
+
+    return BenchSpec(
+        sizes=LADDER_SIZES,
+        page_sizes=PAGE_SIZES,
+        max_size=16384,
+        unit="TFLOP/s",
+        work=gemm_flops,
+        set_bytes=lambda n: gemm_bytes(n, 2, 2),
+        kernel_label=f"{lesson.kernel_name} (FP16 in, FP32 accumulate, FP16 out)",
+        peers=_cublas_peer,
+        finish=finish,
+        findings=findings,
+        notes=(
+            "rates count 2*N^3 FLOPs; inputs drawn from N(0, 1) and rounded to FP16; B stored N x K",
+            "checked against a float64 product on the GPU (relative error, max(|ref|, 1) floor, the kernel's "
+            "own kRelTolerance) before timing",
+            "cuBLAS: cublasGemmEx, FP16 A and B, FP16 D, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP, "
+            "B as the transposed operand (TN)",
+        ),
+        size_step=256,
+    )
+
+
+def _previous_rates(lesson: Lesson) -> dict[int, tuple[float, str]]:
+    """The previous step's recorded kernel rates by size (empty when none is recorded)."""
+    if not lesson.previous:
+        return {}
+    from .bench.result import load
+
+    recorded = load(lesson.previous)
+    if recorded is None:
+        return {}
+    return {row.size: (row.kernel.rate, recorded.recorded_at) for row in recorded.rows}
