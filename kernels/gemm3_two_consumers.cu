@@ -554,10 +554,15 @@ static bool checkD(const std::vector<__half>& a, const std::vector<__half>& b,
         for (int n = 0; n < kDim; ++n) {
             const float* ar = &af[static_cast<size_t>(m) * kDim];
             const float* br = &bf[static_cast<size_t>(n) * kDim];
-            double ref = 0.0;
-            for (int k = 0; k < kDim; ++k) {
-                ref += static_cast<double>(ar[k]) * static_cast<double>(br[k]);
+            // Four partial sums break the add-latency chain (K is a
+            // multiple of 64); exact products, double sums.
+            double part[4] = {0.0, 0.0, 0.0, 0.0};
+            for (int k = 0; k < kDim; k += 4) {
+                for (int j = 0; j < 4; ++j) {
+                    part[j] += static_cast<double>(ar[k + j]) * static_cast<double>(br[k + j]);
+                }
             }
+            const double ref = (part[0] + part[1]) + (part[2] + part[3]);
             const double got = __half2float(dOut[static_cast<size_t>(m) * kDim + n]);
             const double rel = std::fabs(got - ref) / std::max(std::fabs(ref), 1.0);
             worst = std::max(worst, rel);
