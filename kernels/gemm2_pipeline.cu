@@ -1,0 +1,592 @@
+// SPDX-License-Identifier: MIT
+//
+// GEMM ladder, step 2: a real pipeline.
+//
+// Step 1 (gemm1_tma.cu) loads a tile, waits for it, multiplies, waits for
+// the multiply, and only then asks for the next tile: copy and math take
+// turns, and each waits out the other's latency. This step keeps kStages
+// tiles in flight in a ring of shared-memory buffers and gives the two
+// jobs to two warpgroups:
+//   warpgroup 0  producer. One elected thread walks K and issues the TMA
+//                copies for stage after stage, as far ahead as the ring
+//                allows. It never touches the tensor cores.
+//   warpgroup 1  consumer. Waits for a stage, issues its wgmmas, and keeps
+//                one wgmma group in flight (wgmma.wait_group 1) while it
+//                waits for the next stage.
+// Each stage has two mbarriers:
+//   full[s]   "stage s holds fresh data": one arrival (the producer's
+//             arrive.expect_tx) plus kStageBytes of TMA transactions.
+//   empty[s]  "stage s may be overwritten": one arrival per consumer
+//             warpgroup, made only after the wgmmas that read the stage
+//             have completed.
+// Both are waited on by phase parity: the k-th reuse of a stage waits
+// for phase k of its barrier, whose parity is k & 1.
+//
+// What does not change: the 128x128x64 tile, the TMA boxes and swizzle,
+// the descriptors, the m64n128k16 instruction, the epilogue.
+//
+// The problem, the same for every step of the ladder (the Python side
+// depends on it):
+//   A  M x K, row-major, FP16                  (K contiguous)
+//   B  N x K, row-major, FP16                  (K contiguous: the K-major
+//      layout wgmma reads without a transpose; cuBLAS's TN case)
+//   D  M x N, row-major, FP16, D[m][n] = sum_k A[m][k] * B[n][k],
+//      accumulated in FP32 and rounded to FP16 once at the end.
+// M = N = K = GEMM_DIM (default 1024; 1024, 2048, 4096 and 8192 work).
+//
+// Launch contract (the host code below and the course's Python side):
+//   kernel  gemm2Pipeline(tmA, tmB, d)
+//   grid    (GEMM_DIM / kBN, GEMM_DIM / kBM)   blockIdx.x walks N, .y walks M
+//   block   kThreadsPerBlock = 256 (producer warpgroup + consumer warpgroup)
+//   dynamic shared memory  kSmemBytes = 165888 (over 48 KiB: raise the
+//           limit with cudaFuncSetAttribute(...MaxDynamicSharedMemorySize)
+//           before the launch)
+//   tmA     2D FP16 map over A: dims {K, M} (innermost first), row stride
+//           K*2 bytes, box {kBK, kBoxARows} = {64, 128}, element strides
+//           {1, 1}, CU_TENSOR_MAP_INTERLEAVE_NONE,
+//           CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+//           CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE
+//   tmB     the same over B: dims {K, N}, stride K*2, box {64, kBoxBRows}
+//           = {64, 128}, 128B swizzle
+//   d       plain pointer to D, M*N halves
+//
+// Technique credit: the full/empty barrier ring with parity waits follows
+// github.com/pranjalssh/fast.cu (examples/matmul/matmul_4.cuh and, for the
+// raw-PTX parity waits, matmul_7.cuh) and CUTLASS's PipelineTmaAsync; this
+// file is the course's own code.
+//
+// Needs compute capability 9.0 exactly (wgmma is sm_90a-only).
+//
+// Build: nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -o gemm2_pipeline gemm2_pipeline.cu
+// Run:   ./gemm2_pipeline
+
+#ifndef __CUDACC_RTC__
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include <cuda.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <cudaTypedefs.h>
+#else
+// Under NVRTC (the course compiles this same file at run time) there is
+// no cuda.h: declare the 128-byte, 64-byte aligned opaque tensor map the
+// way cuda.h does, as Day 76 (tma_tile.cu) explains. Fixed-width integers
+// come from libcu++.
+#include <cuda/std/cstdint>
+#include <cuda_fp16.h>
+using cuda::std::uint32_t;
+using cuda::std::uint64_t;
+using cuda::std::uint8_t;
+using cuda::std::uintptr_t;
+struct alignas(64) CUtensorMap_st {
+    unsigned long long opaque[16];
+};
+typedef struct CUtensorMap_st CUtensorMap;
+#endif
+
+#ifndef __CUDACC_RTC__
+// The one error macro, verbatim from the other lesson files.
+#define CUDA_CHECK(call)                                                 \
+    do {                                                                 \
+        cudaError_t err_ = (call);                                       \
+        if (err_ != cudaSuccess) {                                       \
+            std::fprintf(stderr, "CUDA error %s:%d: %s: %s\n", __FILE__, \
+                         __LINE__, #call, cudaGetErrorString(err_));     \
+            std::exit(EXIT_FAILURE);                                     \
+        }                                                                \
+    } while (0)
+#endif  // __CUDACC_RTC__
+
+// snippet: constants
+#ifndef GEMM_DIM
+#define GEMM_DIM 1024
+#endif
+constexpr int kDim = GEMM_DIM;            // M = N = K
+constexpr int kBM = 128;                  // rows of D one CTA owns
+constexpr int kBN = 128;                  // columns of D one CTA owns
+constexpr int kBK = 64;                   // K depth of one tile: 64 halves = 128 bytes, one swizzle row
+constexpr int kWgmmaM = 64;               // rows of one wgmma.mma_async
+constexpr int kWgmmaN = 128;              // columns of one wgmma.mma_async (m64n128k16)
+constexpr int kWgmmaK = 16;               // K depth of one wgmma.mma_async
+constexpr int kThreadsPerBlock = 256;     // warpgroup 0 produces, warpgroup 1 consumes
+constexpr int kStages = 5;                // ring of shared-memory stages (5 x 32 KiB)
+constexpr int kConsumers = 1;             // consumer warpgroups: arrivals per empty-barrier phase
+constexpr int kBoxARows = 128;            // TMA box for A: kBK x kBoxARows elements
+constexpr int kBoxBRows = 128;            // TMA box for B: kBK x kBoxBRows elements
+constexpr int kAccRegs = 64;              // floats per thread per m64n128 accumulator
+constexpr int kSmemAlign = 1024;          // 128B-swizzle atoms are 8 rows x 128 B = 1024 B
+constexpr int kSmemBytes = 165888;        // dynamic shared memory the launch requests
+
+constexpr int kMmaM = kBM / (kWgmmaM * kConsumers);             // m64 slices per consumer: 2
+constexpr int kTileBytesA = kBM * kBK * 2;                      // 16 KiB
+constexpr int kTileBytesB = kBN * kBK * 2;                      // 16 KiB
+constexpr int kStageBytes = kTileBytesA + kTileBytesB;          // bytes the TMA delivers per K-tile
+
+static_assert(kDim % kBM == 0 && kDim % kBN == 0 && kDim % kBK == 0,
+              "GEMM_DIM must be a multiple of the CTA tile: no ragged edges");
+static_assert(kBK * 2 == 128,
+              "one tile row must be exactly one 128-byte swizzle span");
+static_assert(kBN == kWgmmaN && kBM % kWgmmaM == 0,
+              "one warpgroup covers the tile with kMmaM m64n128 slices");
+static_assert(kAccRegs == kWgmmaM * kWgmmaN / 128,
+              "m64nN accumulators spread over 128 threads");
+static_assert(kBoxARows == kBM && kBoxBRows == kBN && kBoxARows <= 256,
+              "one TMA box per operand per K-tile; boxes are at most 256 rows");
+static_assert(kThreadsPerBlock == 128 * (1 + kConsumers),
+              "one producer warpgroup plus the consumer warpgroups");
+static_assert(kStages >= 2, "a pipeline needs at least two stages");
+// end snippet
+
+// snippet: smem-layout
+// Shared memory: the tiles first, each at a 1024-byte boundary (the 128B
+// swizzle pattern repeats every 8 rows of 128 B and both the TMA engine and
+// wgmma compute it from address bits, so a tile must start on an atom
+// boundary for the two to agree), then the barriers. Each stage is 32 KiB,
+// a multiple of 1024, so every stage stays aligned.
+struct alignas(1024) SharedStorage {
+    __half a[kStages][kBM * kBK];  // A tiles: kBM rows of 128 B each, swizzled
+    __half b[kStages][kBN * kBK];  // B tiles: kBN rows of 128 B each, swizzled
+    uint64_t full[kStages];        // mbarrier: "the TMA bytes of this stage have landed"
+    uint64_t empty[kStages];       // mbarrier: "the wgmmas reading this stage are done"
+};
+// The dynamic shared memory window is only guaranteed 16-byte aligned, so
+// the kernel rounds its base up to 1024: request one alignment's slack.
+static_assert(kSmemBytes == sizeof(SharedStorage) + kSmemAlign,
+              "kSmemBytes must be the storage plus the alignment slack");
+static_assert(kSmemBytes <= 227 * 1024, "Hopper's per-block shared memory ceiling");
+// end snippet
+
+// snippet: descriptor
+// A wgmma matrix descriptor (PTX ISA "Matrix Descriptor Format",
+// https://docs.nvidia.com/cuda/parallel-thread-execution/index.html
+// #asynchronous-warpgroup-level-matrix-shared-memory-layout-matrix-descriptor):
+// bits 13..0 start address >> 4, 29..16 leading byte offset >> 4, 45..32
+// stride byte offset >> 4, 63..62 swizzle mode (1 = 128B).
+// For a K-major operand in the 128B swizzle mode the TMA wrote, one "atom"
+// is 8 rows x 128 bytes (8 rows x 64 halves): the stride byte offset is
+// the step from one 8-row group to the next, 1024 B. The leading byte
+// offset would step along K to the next atom, but a k16 slice (32 B) never
+// leaves the 128-byte row, so the field is unused; 1 is the customary
+// filler. Day 78's unswizzled descriptor had LBO 128 and SBO 1024 for
+// core matrices of 8 x 16 B; here the hardware finds the 16-byte chunks by
+// undoing the XOR swizzle (chunk ^= row % 8) itself.
+// The next k16 slice starts 32 bytes further along the row: descriptor + 2.
+// That works inside a swizzled row only because the tile base is
+// 1024-aligned, so the hardware's XOR sees the same row bits the TMA used.
+__device__ __forceinline__ uint64_t swizzledDesc(const void* smemPtr) {
+    const uint32_t addr = static_cast<uint32_t>(__cvta_generic_to_shared(smemPtr));
+    return uint64_t((addr & 0x3FFFFu) >> 4)        // start address
+           | (uint64_t(1) << 16)                   // leading byte offset: unused here
+           | (uint64_t(1024 >> 4) << 32)           // stride byte offset: 8 rows x 128 B
+           | (uint64_t(1) << 62);                  // swizzle mode: 128B
+}
+// end snippet
+
+// snippet: mbarrier
+// The mbarrier, in raw PTX (PTX ISA "Parallel Synchronization and
+// Communication Instructions: mbarrier", https://docs.nvidia.com/cuda/
+// parallel-thread-execution/index.html
+// #parallel-synchronization-and-communication-instructions-mbarrier).
+// A phase completes when (a) the expected number of arrivals arrived and
+// (b) the transaction count, raised by expect-tx and lowered by the bytes
+// the TMA engine writes, is back at zero. Then the phase flips and waiters
+// on its parity are released.
+__device__ __forceinline__ uint32_t smemAddr(const void* p) {
+    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void mbarInit(uint64_t* bar, uint32_t arrivals) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smemAddr(bar)),
+                 "r"(arrivals)
+                 : "memory");
+}
+
+// One arrival that also announces `bytes` of incoming TMA traffic.
+__device__ __forceinline__ void mbarArriveExpectTx(uint64_t* bar, uint32_t bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(
+                     smemAddr(bar)),
+                 "r"(bytes)
+                 : "memory");
+}
+
+// A plain arrival (release semantics at CTA scope by default): orders
+// this thread's earlier work before the arrival that others wait for.
+__device__ __forceinline__ void mbarArrive(uint64_t* bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smemAddr(bar)) : "memory");
+}
+
+// Spin until the phase with this parity has completed ("try_wait.parity",
+// https://docs.nvidia.com/cuda/parallel-thread-execution/index.html
+// #parallel-synchronization-and-communication-instructions-mbarrier-test-wait-mbarrier-try-wait).
+// try_wait may itself sleep for a while in hardware before reporting
+// false, so the loop is not a hot spin.
+__device__ __forceinline__ void mbarWait(uint64_t* bar, uint32_t parity) {
+    uint32_t done = 0;
+    do {
+        asm volatile(
+            "{\n\t.reg .pred p;\n\t"
+            "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+            "selp.u32 %0, 1, 0, p;\n\t}"
+            : "=r"(done)
+            : "r"(smemAddr(bar)), "r"(parity)
+            : "memory");
+    } while (!done);
+}
+// end snippet
+
+// snippet: tma-load
+// One 2D tile copy, global -> shared, completing on an mbarrier by bytes
+// (PTX ISA "cp.async.bulk.tensor", https://docs.nvidia.com/cuda/
+// parallel-thread-execution/index.html
+// #data-movement-and-conversion-instructions-cp-async-bulk-tensor).
+// Coordinates are elements, innermost (K) first. The map is read through
+// its generic address: a __grid_constant__ parameter lives in the
+// constant bank and has one.
+__device__ __forceinline__ void tmaLoad2d(void* dst, const CUtensorMap* map,
+                                          uint64_t* bar, int k, int row) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile"
+        ".mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(
+            smemAddr(dst)),
+        "l"(reinterpret_cast<uint64_t>(map)), "r"(k), "r"(row), "r"(smemAddr(bar))
+        : "memory");
+}
+// end snippet
+
+// snippet: wgmma
+__device__ __forceinline__ void wgmmaFence() {
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void wgmmaCommit() {
+    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+template <int kPending>
+__device__ __forceinline__ void wgmmaWait() {
+    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(kPending) : "memory");
+}
+
+// One m64n128k16 wgmma, A and B both from shared memory through
+// descriptors. scaleD = 0 computes D = A*B, 1 computes D += A*B; it is a
+// predicate, so it may be a run-time value. The immediates after it:
+// scale-a = scale-b = 1 (no negation), trans-a = trans-b = 0 (both
+// operands K-major, which is how A and B sit in memory here).
+__device__ __forceinline__ void wgmmaM64N128K16(float (&acc)[kAccRegs], uint64_t descA,
+                                                uint64_t descB, int scaleD) {
+    asm volatile(
+        "{\n\t.reg .pred p;\n\t"
+        "setp.ne.b32 p, %66, 0;\n\t"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16\n\t"
+        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+        "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
+        "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
+        "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63},\n\t"
+        "%64, %65, p, 1, 1, 0, 0;\n\t}"
+        : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]),
+          "+f"(acc[6]), "+f"(acc[7]), "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]),
+          "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]), "+f"(acc[16]), "+f"(acc[17]),
+          "+f"(acc[18]), "+f"(acc[19]), "+f"(acc[20]), "+f"(acc[21]), "+f"(acc[22]), "+f"(acc[23]),
+          "+f"(acc[24]), "+f"(acc[25]), "+f"(acc[26]), "+f"(acc[27]), "+f"(acc[28]), "+f"(acc[29]),
+          "+f"(acc[30]), "+f"(acc[31]), "+f"(acc[32]), "+f"(acc[33]), "+f"(acc[34]), "+f"(acc[35]),
+          "+f"(acc[36]), "+f"(acc[37]), "+f"(acc[38]), "+f"(acc[39]), "+f"(acc[40]), "+f"(acc[41]),
+          "+f"(acc[42]), "+f"(acc[43]), "+f"(acc[44]), "+f"(acc[45]), "+f"(acc[46]), "+f"(acc[47]),
+          "+f"(acc[48]), "+f"(acc[49]), "+f"(acc[50]), "+f"(acc[51]), "+f"(acc[52]), "+f"(acc[53]),
+          "+f"(acc[54]), "+f"(acc[55]), "+f"(acc[56]), "+f"(acc[57]), "+f"(acc[58]), "+f"(acc[59]),
+          "+f"(acc[60]), "+f"(acc[61]), "+f"(acc[62]), "+f"(acc[63])
+        : "l"(descA), "l"(descB), "r"(scaleD));
+}
+// end snippet
+
+// D = A * B^T in FP16 with FP32 accumulate; one CTA owns a 128x128 tile of
+// D and walks K in 64-deep tiles through a kStages-deep ring. Launch
+// contract: see the header. extern "C" keeps the name unmangled for CuPy.
+extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
+    gemm2Pipeline(const __grid_constant__ CUtensorMap tmA,
+                  const __grid_constant__ CUtensorMap tmB, __half* __restrict__ d) {
+    // snippet: setup
+    extern __shared__ uint8_t smemRaw[];
+    SharedStorage& s = *reinterpret_cast<SharedStorage*>(
+        (reinterpret_cast<uintptr_t>(smemRaw) + kSmemAlign - 1) &
+        ~uintptr_t(kSmemAlign - 1));
+
+    const int t = static_cast<int>(threadIdx.x);
+    const int wg = t / 128;                           // 0 produces, 1 consumes
+    const int wt = t % 128;                           // thread within its warpgroup
+    const int mBlock = static_cast<int>(blockIdx.y);  // which kBM rows of D
+    const int nBlock = static_cast<int>(blockIdx.x);  // which kBN columns of D
+    constexpr int kTiles = kDim / kBK;
+
+    if (t == 0) {
+        for (int i = 0; i < kStages; ++i) {
+            mbarInit(&s.full[i], 1);            // the producer's arrive.expect_tx
+            mbarInit(&s.empty[i], kConsumers);  // one release per consumer warpgroup
+        }
+        // The inits are generic-proxy writes; the TMA engine updates the
+        // full barriers through the async proxy (see Day 76).
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    }
+    // The last block-wide barrier: after it the warpgroups go their own
+    // ways and meet only through the mbarriers.
+    __syncthreads();
+    // end snippet
+
+    if (wg == 0) {
+        // snippet: producer
+        // One elected thread issues every copy; the other 127 threads of
+        // the warpgroup have nothing to do. It runs ahead of the consumer
+        // by up to kStages tiles, stopped only by the empty barriers.
+        if (wt == 0) {
+            int stage = 0;
+            uint32_t phase = 0;  // flips each time the ring wraps
+            for (int kt = 0; kt < kTiles; ++kt) {
+                // Wait until the consumer released this stage's previous
+                // contents: phase (round - 1) of empty[stage], parity
+                // phase ^ 1. In round 0 that is the phase "before" phase 0,
+                // which a freshly initialized mbarrier counts as complete
+                // (try_wait.parity on the preceding phase's parity returns
+                // true), so the first kStages copies go out at once.
+                mbarWait(&s.empty[stage], phase ^ 1);
+                mbarArriveExpectTx(&s.full[stage], kStageBytes);
+                tmaLoad2d(s.a[stage], &tmA, &s.full[stage], kt * kBK, mBlock * kBM);
+                tmaLoad2d(s.b[stage], &tmB, &s.full[stage], kt * kBK, nBlock * kBN);
+                if (++stage == kStages) {
+                    stage = 0;
+                    phase ^= 1;
+                }
+            }
+        }
+        // end snippet
+    } else {
+        // snippet: consumer
+        float acc[kMmaM][kAccRegs] = {};  // two m64 slices of 64 rows x 128 columns
+        int stage = 0;
+        uint32_t phase = 0;
+        int prevStage = 0;
+        for (int kt = 0; kt < kTiles; ++kt) {
+            // Phase `round` of full[stage] completes when this round's
+            // bytes have landed.
+            mbarWait(&s.full[stage], phase);
+
+            // No fence.proxy.async: the TMA engine, not a thread, wrote
+            // the stage (see gemm1_tma.cu). wgmma.fence orders the
+            // accumulator registers.
+            wgmmaFence();
+#pragma unroll
+            for (int ks = 0; ks < kBK / kWgmmaK; ++ks) {
+#pragma unroll
+                for (int mi = 0; mi < kMmaM; ++mi) {
+                    wgmmaM64N128K16(acc[mi],
+                                    swizzledDesc(&s.a[stage][mi * kWgmmaM * kBK + ks * kWgmmaK]),
+                                    swizzledDesc(&s.b[stage][ks * kWgmmaK]), 1);
+                }
+            }
+            wgmmaCommit();
+            // Keep this tile's group in flight; wait only for the previous
+            // one (PTX ISA "wgmma.wait_group", https://docs.nvidia.com/cuda/
+            // parallel-thread-execution/index.html
+            // #asynchronous-warpgroup-level-matrix-instructions-wgmma-wait-group).
+            // Its wgmmas have now finished reading prevStage, so that
+            // stage goes back to the producer. Releasing the current stage
+            // here instead would let the TMA overwrite a tile the tensor
+            // cores are still reading: wrong results, no error.
+            wgmmaWait<1>();
+            if (kt > 0 && wt == 0) {
+                mbarArrive(&s.empty[prevStage]);
+            }
+            prevStage = stage;
+            if (++stage == kStages) {
+                stage = 0;
+                phase ^= 1;
+            }
+        }
+        // The last group. Its stage is never refilled (this CTA is done
+        // with K), so it needs no release.
+        wgmmaWait<0>();
+        // end snippet
+
+        // snippet: epilogue
+        // Accumulator fragment layout of wgmma .m64nNk16 with FP32 D (PTX
+        // ISA "Matrix fragments for wgmma.mma_async", https://docs.nvidia.com/
+        // cuda/parallel-thread-execution/index.html
+        // #asynchronous-warpgroup-level-matrix-register-fragment-wgmma-64n16):
+        // warp w owns rows 16w..16w+15 of the m64 slice; registers come in
+        // fours per 8-column block: {r, r+1} are two adjacent columns of
+        // row lane/4, {r+2, r+3} the same columns of row lane/4 + 8. Each
+        // adjacent pair becomes one __half2, a 4-byte store.
+        const int warp = wt / 32;
+        const int lane = wt % 32;
+#pragma unroll
+        for (int mi = 0; mi < kMmaM; ++mi) {
+            const int row0 = mBlock * kBM + mi * kWgmmaM + 16 * warp + lane / 4;
+#pragma unroll
+            for (int r = 0; r < kAccRegs; r += 2) {
+                const int row = row0 + 8 * ((r % 4) / 2);
+                const int col = nBlock * kBN + 8 * (r / 4) + 2 * (lane % 4);
+                *reinterpret_cast<__half2*>(&d[static_cast<size_t>(row) * kDim + col]) =
+                    __floats2half2_rn(acc[mi][r], acc[mi][r + 1]);
+            }
+        }
+        // end snippet
+    }
+}
+
+#ifndef __CUDACC_RTC__
+// snippet: tensor-maps
+// cuTensorMapEncodeTiled through the runtime's driver entry point query,
+// as in Day 76: no -lcuda at build time.
+static PFN_cuTensorMapEncodeTiled_v12000 getEncodeTiled() {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult qr = cudaDriverEntryPointSymbolNotFound;
+    CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000,
+                                                cudaEnableDefault, &qr));
+    if (qr != cudaDriverEntryPointSuccess || fn == nullptr) {
+        std::fprintf(stderr, "cuTensorMapEncodeTiled not found in this driver\n");
+        std::exit(EXIT_FAILURE);
+    }
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+}
+
+// A row-major FP16 matrix of `rows` x kDim (K contiguous), read in boxes
+// of kBK x boxRows with 128B swizzle: the TMA engine XORs each 16-byte
+// chunk's index with the row index mod 8 as it writes shared memory
+// (https://docs.nvidia.com/cuda/parallel-thread-execution/index.html
+// #tensor-swizzling-modes), the layout swizzledDesc() declares.
+static CUtensorMap encodeKMajor(PFN_cuTensorMapEncodeTiled_v12000 encode, const __half* base,
+                                int rows, int boxRows) {
+    CUtensorMap map{};
+    const cuuint64_t dims[2] = {static_cast<cuuint64_t>(kDim), static_cast<cuuint64_t>(rows)};
+    const cuuint64_t strides[1] = {static_cast<cuuint64_t>(kDim) * sizeof(__half)};
+    const cuuint32_t box[2] = {static_cast<cuuint32_t>(kBK), static_cast<cuuint32_t>(boxRows)};
+    const cuuint32_t elemStrides[2] = {1, 1};
+    const CUresult r = encode(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
+                              const_cast<__half*>(base), dims, strides, box, elemStrides,
+                              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                              CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+        std::fprintf(stderr, "cuTensorMapEncodeTiled failed: CUresult %d\n", static_cast<int>(r));
+        std::exit(EXIT_FAILURE);
+    }
+    return map;
+}
+// end snippet
+
+// snippet: check
+// Inputs from {-8..8}/8 are exact in FP16, and every partial sum is a
+// multiple of 1/64 far below 2^24/64, so FP32 accumulation is exact too:
+// the only rounding is D's final conversion to FP16, a relative error of
+// at most 2^-11 = 4.9e-4 (absolute 2^-12 below 1, hence the max(|ref|, 1)
+// floor). 2e-3 is four times that: any indexing, swizzle or race error
+// lands orders of magnitude above it.
+constexpr double kRelTolerance = 2e-3;
+
+// The reference in double, over all rows at N <= 1024 and over 128 rows
+// spread across every tile and warp position above that (each checked row
+// is complete: every column, every K). Every element of D is also checked
+// for the NaN poison the launch started from, so an unwritten tile fails
+// even where no reference row lands.
+static bool checkD(const std::vector<__half>& a, const std::vector<__half>& b,
+                   const std::vector<__half>& dOut, const char* label) {
+    const size_t elems = static_cast<size_t>(kDim) * kDim;
+    for (size_t i = 0; i < elems; ++i) {
+        if (std::isnan(__half2float(dOut[i]))) {
+            std::fprintf(stderr, "FAIL: D[%zu][%zu] was never written (still NaN)\n",
+                         i / kDim, i % kDim);
+            return false;
+        }
+    }
+    std::vector<float> af(elems), bf(elems);
+    for (size_t i = 0; i < elems; ++i) {
+        af[i] = __half2float(a[i]);
+        bf[i] = __half2float(b[i]);
+    }
+    const int sampleRows = kDim <= 1024 ? kDim : 128;
+    const int rowStep = kDim / sampleRows;
+    double worst = 0.0;
+    for (int i = 0; i < sampleRows; ++i) {
+        const int m = i * rowStep + (rowStep > 1 ? (i * 37) % rowStep : 0);
+        for (int n = 0; n < kDim; ++n) {
+            const float* ar = &af[static_cast<size_t>(m) * kDim];
+            const float* br = &bf[static_cast<size_t>(n) * kDim];
+            // Four partial sums break the add-latency chain (K is a
+            // multiple of 64); exact products, double sums.
+            double part[4] = {0.0, 0.0, 0.0, 0.0};
+            for (int k = 0; k < kDim; k += 4) {
+                for (int j = 0; j < 4; ++j) {
+                    part[j] += static_cast<double>(ar[k + j]) * static_cast<double>(br[k + j]);
+                }
+            }
+            const double ref = (part[0] + part[1]) + (part[2] + part[3]);
+            const double got = __half2float(dOut[static_cast<size_t>(m) * kDim + n]);
+            const double rel = std::fabs(got - ref) / std::max(std::fabs(ref), 1.0);
+            worst = std::max(worst, rel);
+            if (!(rel <= kRelTolerance)) {
+                std::fprintf(stderr, "FAIL at D[%d][%d]: got %g, ref %g, rel error %g > %g\n", m,
+                             n, got, ref, rel, kRelTolerance);
+                return false;
+            }
+        }
+    }
+    std::printf("%s %dx%dx%d: PASS, max rel error %g (tolerance %g)\n", label, kDim, kDim, kDim,
+                worst, kRelTolerance);
+    return true;
+}
+// end snippet
+
+int main() {
+    // snippet: gate
+    // wgmma exists on sm_90a and nowhere else; see Day 78.
+    cudaDeviceProp prop;
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    if (prop.major != 9 || prop.minor != 0) {
+        std::fprintf(stderr,
+                     "%s is CC %d.%d. This program needs CC 9.0 (Hopper): "
+                     "wgmma is sm_90a-only and no Blackwell card has it.\n",
+                     prop.name, prop.major, prop.minor);
+        return EXIT_FAILURE;
+    }
+    // end snippet
+
+    const size_t elems = static_cast<size_t>(kDim) * kDim;
+    std::vector<__half> hA(elems), hB(elems), hD(elems);
+    uint32_t state = 20261201u;
+    for (size_t i = 0; i < 2 * elems; ++i) {
+        state = state * 1664525u + 1013904223u;
+        const float v = static_cast<float>(static_cast<int>(state >> 24) % 17 - 8) / 8.0f;
+        (i < elems ? hA[i] : hB[i - elems]) = __float2half(v);
+    }
+
+    __half *dA = nullptr, *dB = nullptr, *dD = nullptr;
+    CUDA_CHECK(cudaMalloc(&dA, elems * sizeof(__half)));
+    CUDA_CHECK(cudaMalloc(&dB, elems * sizeof(__half)));
+    CUDA_CHECK(cudaMalloc(&dD, elems * sizeof(__half)));
+    CUDA_CHECK(cudaMemcpy(dA, hA.data(), elems * sizeof(__half), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(dB, hB.data(), elems * sizeof(__half), cudaMemcpyHostToDevice));
+    // Poison: 0xFFFF is a NaN in FP16, so any element the kernel never
+    // writes fails the check.
+    CUDA_CHECK(cudaMemset(dD, 0xFF, elems * sizeof(__half)));
+
+    const PFN_cuTensorMapEncodeTiled_v12000 encode = getEncodeTiled();
+    const CUtensorMap tmA = encodeKMajor(encode, dA, kDim, kBoxARows);
+    const CUtensorMap tmB = encodeKMajor(encode, dB, kDim, kBoxBRows);
+
+    CUDA_CHECK(cudaFuncSetAttribute(gemm2Pipeline, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    kSmemBytes));
+    const dim3 grid(kDim / kBN, kDim / kBM);
+    gemm2Pipeline<<<grid, kThreadsPerBlock, kSmemBytes>>>(tmA, tmB, dD);
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaMemcpy(hD.data(), dD, elems * sizeof(__half), cudaMemcpyDeviceToHost));
+
+    const bool ok = checkD(hA, hB, hD, "gemm2 pipeline");
+
+    CUDA_CHECK(cudaFree(dA));
+    CUDA_CHECK(cudaFree(dB));
+    CUDA_CHECK(cudaFree(dD));
+    return ok ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+#endif  // __CUDACC_RTC__
