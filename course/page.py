@@ -324,6 +324,64 @@ class Page:
         kwargs.setdefault("learner_id", default_learner_id())
         return show_quiz(self.lesson.id, **kwargs)
 
+    # -- try your own version (course.workspace, course.sandbox) -----------
+    def my_copy(self, reset: bool = False) -> Any:
+        """Your copy of the lesson's kernel, to edit: where it is (a link that opens it in
+        JupyterLab's editor) and what you changed. Made on first use, never overwritten;
+        ``reset=True`` starts again from the lesson's kernel, keeping the old copy as a backup."""
+        from .workspace import learner_copy
+
+        return learner_copy(self.lesson, reset=reset)
+
+    def suggested(self) -> Any:
+        """The page's suggested experiments: the change, and the outcome the page expects."""
+        from .suggested import load_suggestions, suggestions_html
+
+        found = load_suggestions(self.lesson)
+
+        class _Table:
+            def _repr_html_(self) -> str:
+                return suggestions_html(found)
+
+            def __repr__(self) -> str:
+                return "\n".join(f"{s.name}: {s.title} (expected: {s.expect_text})" for s in found)
+
+        return _Table()
+
+    def try_mine(
+        self,
+        experiment: str | None = None,
+        timeout_s: float | None = None,
+        reset: bool = False,
+        original: str = "recorded",
+    ) -> Any:
+        """Compile, run and check your copy (or a suggested ``experiment``) in a separate
+        process with a time limit, and show it beside the lesson's kernel with the diff.
+
+        A fault or a hang ends that process only: this page's GPU context is
+        never touched, and ``page.run()`` works right after. On a machine
+        that cannot run the lesson, your version is compile-checked instead.
+        """
+        from .sandbox import DEFAULT_TIMEOUT_S
+        from .tryout import try_kernel
+
+        tried = try_kernel(
+            self.lesson,
+            experiment=experiment,
+            timeout_s=DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s,
+            reset=reset,
+            original=original,  # type: ignore[arg-type]  # checked by try_kernel
+        )
+        if gate.gpu_required():
+            if tried.result.outcome == "not-run":
+                raise EnvironmentProblem(
+                    f"{gate.REQUIRE_GPU_ENV} is set but this machine cannot run {self.lesson.id}: "
+                    f"{tried.result.headline}"
+                )
+            if tried.confirmed is False:
+                raise CheckFailed(tried.verdict_text())
+        return tried
+
 
 def default_learner_id() -> str | None:
     """JUPYTERHUB_USER, else the login name; None when neither is a valid learner id."""

@@ -112,6 +112,16 @@ class TileMap:
 
     def check(self, address: int = 0) -> None:
         """Raise TensorMapRuleError naming the first rule this map breaks."""
+        if self.swizzle not in _SWIZZLE_BYTES:
+            raise TensorMapRuleError(
+                "swizzle", f"swizzle must be one of {', '.join(_SWIZZLE_BYTES)} (got {self.swizzle!r})"
+            )
+        for name in ("width", "height", "box_width", "box_height", "elem_bytes"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise TensorMapRuleError(
+                    "integer", f"{name} must be an int (got {type(value).__name__} {value!r})"
+                )
         for name, value in (("box width", self.box_width), ("box height", self.box_height)):
             if not 1 <= value <= 256:
                 raise _broken("box-dim-max", f"{name} {value}")

@@ -123,7 +123,10 @@ def test_fields_follow_the_isa_table_and_leave_the_rest_undefined():
 def test_encoding_is_the_isa_expression(addr, lbo, sbo, swizzle):
     # matrix-descriptor-encode(x) = (x & 0x3FFFF) >> 4, placed at bits 0, 16, 32; swizzle at 62.
     expected = (
-        ((addr & 0x3FFFF) >> 4) | (((lbo & 0x3FFFF) >> 4) << 16) | (((sbo & 0x3FFFF) >> 4) << 32) | swizzle << 62
+        ((addr & 0x3FFFF) >> 4)
+        | (((lbo & 0x3FFFF) >> 4) << 16)
+        | (((sbo & 0x3FFFF) >> 4) << 32)
+        | swizzle << 62
     )
     assert w.encode_descriptor(addr, lbo, sbo, swizzle) == expected
 
@@ -161,7 +164,9 @@ def test_an_addition_that_carries_out_of_the_address_field_is_reported():
     d = w.decode_descriptor(desc)
     assert d.unlisted_bits == 1 << 14
     problems = d.problems()
-    assert len(problems) == 1 and "carried out of a field" in problems[0] and "0x0000000000004000" in problems[0]
+    assert (
+        len(problems) == 1 and "carried out of a field" in problems[0] and "0x0000000000004000" in problems[0]
+    )
 
 
 def test_a_base_offset_without_a_swizzle_is_reported_and_with_one_is_not():

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from ..errors import CourseError
 
 # The subcommands, in the order ``--help`` lists them.
-SUBCOMMANDS = ("doctor", "run", "record", "quiz", "bench")
+SUBCOMMANDS = ("doctor", "run", "try_", "record", "quiz", "bench")
 
 
 def build_parser() -> argparse.ArgumentParser:

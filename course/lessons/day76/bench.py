@@ -55,7 +55,9 @@ def reasons(rows: Sequence[SizeRow], sms: int) -> tuple[Reason, ...]:
         (max(copies) * 1e9, "the best copy rate of this run") if copies else (LEAD_COPY_BYTES_PER_S, "lead")
     )
     us = small.kernel.timing.median_ms * 1e3
-    ctas = (small.size // 64) ** 2
+    from .figures import tma_tile_plan
+
+    ctas = len(tma_tile_plan(small.size))
     out = [
         Reason(
             "Small sizes measure the launch, not the memory",

@@ -101,7 +101,11 @@ def test_each_core_matrix_is_an_8x8_block_of_128_contiguous_bytes():
 
 @pytest.mark.parametrize(
     ("mn", "k", "message"),
-    [(-1, 0, r"mn must be in 0\.\.63 \(got -1\)"), (64, 0, r"mn must be in 0\.\.63"), (0, 64, r"k must be in 0\.\.63 \(got 64\)")],
+    [
+        (-1, 0, r"mn must be in 0\.\.63 \(got -1\)"),
+        (64, 0, r"mn must be in 0\.\.63"),
+        (0, 64, r"k must be in 0\.\.63 \(got 64\)"),
+    ],
 )
 def test_core_offset_refuses_coordinates_outside_the_tile(mn, k, message):
     with pytest.raises(w.ModelError, match=message):
@@ -213,7 +217,11 @@ def test_kernel_store_loop_matches_the_ptx_isa_figure_and_cutlass():
 
 @pytest.mark.parametrize(
     ("args", "message"),
-    [((4, 0, 0), r"warp must be in 0\.\.3"), ((0, 32, 0), r"lane must be in 0\.\.31"), ((0, 0, 32), r"reg must be in 0\.\.31")],
+    [
+        ((4, 0, 0), r"warp must be in 0\.\.3"),
+        ((0, 32, 0), r"lane must be in 0\.\.31"),
+        ((0, 0, 32), r"reg must be in 0\.\.31"),
+    ],
 )
 def test_fragment_row_col_refuses_what_the_consumer_warpgroup_does_not_have(args, message):
     with pytest.raises(w.ModelError, match=message):

@@ -1,0 +1,103 @@
+"""The child process of ``course.sandbox``: compile, run and check one learner's source, then exit.
+
+    python -m course._sandbox_child --lesson day78 --source ~/hopper-course-work/day78/wgmma_gemm.cu
+
+It reports on stdout in ``course.sandbox``'s protocol (lines starting with
+``@@course-sandbox``, one JSON object each) and always ends with exactly one
+``result`` event. It then leaves with ``os._exit``: after a sticky error
+(an illegal address, a trap) CuPy's module unload at interpreter exit would
+raise inside ``__dealloc__`` and print "Exception ignored" tracebacks and
+"Error in sys.excepthook"; skipping interpreter teardown skips them, and
+the driver frees the context when the process ends.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, NoReturn
+
+from .sandbox import PROTOCOL_PREFIX, cuda_error_name
+
+Emit = Callable[[dict[str, Any]], None]
+
+
+def _emit(event: dict[str, Any]) -> None:
+    sys.stdout.write(PROTOCOL_PREFIX + json.dumps(event) + "\n")
+    sys.stdout.flush()
+
+
+def _cuda_errors() -> tuple[type[BaseException], ...]:
+    try:
+        import cupy
+    except ImportError:
+        return ()
+    return (cupy.cuda.driver.CUDADriverError, cupy.cuda.runtime.CUDARuntimeError)
+
+
+def run(lesson_id: str, source_path: Path, emit: Emit) -> dict[str, Any]:
+    """The facts of one run, for ``course.sandbox._describe``."""
+    from . import gate
+    from .compile import CompileError, LaunchError, compile_lesson, error_kind
+    from .errors import CourseError
+    from .host import run_lesson
+    from .lessons import get_lesson
+
+    lesson = get_lesson(lesson_id)
+    source = source_path.read_text(encoding="utf-8")
+    verdict = gate.verdict(lesson)
+    if not verdict.runs:
+        return {"outcome": "not-run", "reason": verdict.message()}
+    try:
+        compiled = compile_lesson(lesson, source=source)
+    except CompileError as e:
+        return {"outcome": "compile-error", "log": e.log}
+    except CourseError as e:  # NVRTC missing, a module this GPU cannot load
+        return {"outcome": "crashed", "message": str(e)}
+    emit({"event": "compiled", "summary": compiled.summary()})
+    cuda_errors = _cuda_errors()
+    try:
+        result = run_lesson(
+            lesson, compiled=compiled, progress=lambda line: emit({"event": "line", "text": line})
+        )
+    except LaunchError as e:
+        return {"outcome": e.kind, "error": e.error, "error_name": cuda_error_name(e.error)}
+    except cuda_errors as e:  # raised outside the launch (the check's copy back, an allocation)
+        return {"outcome": error_kind(str(e)), "error": str(e), "error_name": cuda_error_name(str(e))}
+    except CourseError as e:
+        return {"outcome": "crashed", "message": str(e)}
+    mismatch = result.check.mismatch
+    return {
+        "outcome": "passed" if result.passed else "failed-check",
+        "line": result.lines[-1],
+        "check": result.check.describe(),
+        "mismatch": asdict(mismatch) if mismatch is not None else None,
+    }
+
+
+def main(argv: list[str] | None = None) -> NoReturn:
+    parser = argparse.ArgumentParser(prog="python -m course._sandbox_child")
+    parser.add_argument("--lesson", required=True)
+    parser.add_argument("--source", required=True, type=Path)
+    args = parser.parse_args(argv)
+    try:
+        facts = run(args.lesson, args.source, _emit)
+    except BaseException as e:  # noqa: BLE001 - the parent must get a result whatever happened
+        facts = {
+            "outcome": "crashed",
+            "message": f"{type(e).__name__}: {e}",
+            "traceback": traceback.format_exc()[-4000:],
+        }
+    _emit({"event": "result", **facts})
+    sys.stderr.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

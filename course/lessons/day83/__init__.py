@@ -1,0 +1,36 @@
+"""Day 83: Clusters of two and TMA multicast."""
+
+from ...lesson import Lesson
+
+LESSON = Lesson(
+    id="day83",
+    day=83,
+    title="Clusters of two and TMA multicast",
+    kernel_file="gemm5_cluster.cu",
+    kernel_name="gemm5Cluster",
+    arch="sm_90a",
+    min_cc=(9, 0),
+    max_cc=(9, 0),
+    feature="wgmma.mma_async and TMA (sm_90a), compute capability exactly 9.0 (Hopper)",
+    notebook="day83_cluster.ipynb",
+    snippets=(
+        "constants",
+        "smem-layout",
+        "descriptor",
+        "mbarrier",
+        "tma-load",
+        "wgmma",
+        "schedule",
+        "setup",
+        "producer",
+        "consumer",
+        "epilogue",
+        "teardown",
+        "tensor-maps",
+        "check",
+        "gate",
+    ),
+    size_macro="GEMM_DIM",
+    size_constant="kDim",
+    previous="day82",
+)

@@ -1,0 +1,318 @@
+"""The learner's own copy of a lesson's kernel, in a folder outside the course's files.
+
+    copy = learner_copy(lesson)            # made from the lesson's kernel on first use
+    copy.path                              # ~/hopper-course-work/day76/tma_tile.cu
+    copy.diff()                            # what the learner changed, as a unified diff
+    learner_copy(lesson, reset=True)       # start again: the old copy is kept as a backup first
+
+The rules, because the copy holds the learner's work:
+
+- it lives in the workspace (``COURSE_WORKSPACE``, default
+  ``~/hopper-course-work``), never inside the course's own files, so a
+  ``git pull`` of the course never touches it and an edit never touches the
+  lesson's kernel;
+- it is created once, from the lesson's kernel, and never overwritten:
+  creating it is an exclusive create, so two pages opening it at once
+  cannot clobber an edit either;
+- ``reset=True`` is the explicit "start again": the old copy is first moved
+  to ``<lesson>/backups/<name>.<timestamp>.cu``, then a fresh copy is made;
+- a suggested experiment is written to ``<lesson>/experiments/<name>.cu``,
+  regenerated from the lesson's kernel on each run (a hand edit there is
+  moved to the backups first, never lost).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import tempfile
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from . import _paths
+from ._atomic import atomic_write_text
+from ._html import escape
+from .errors import CourseError
+
+if TYPE_CHECKING:
+    from .lesson import Lesson
+
+__all__ = [
+    "DEFAULT_WORKSPACE",
+    "WORKSPACE_ENV",
+    "LearnerCopy",
+    "diff_html",
+    "experiment_copy",
+    "jupyterlab_link",
+    "learner_copy",
+    "lesson_folder",
+    "unified_diff",
+    "workspace_root",
+]
+
+WORKSPACE_ENV = "COURSE_WORKSPACE"
+DEFAULT_WORKSPACE = "~/hopper-course-work"
+
+
+def workspace_root() -> Path:
+    """The workspace folder: ``COURSE_WORKSPACE``, else ``~/hopper-course-work``; never in the course."""
+    raw = os.environ.get(WORKSPACE_ENV) or DEFAULT_WORKSPACE
+    root = Path(raw).expanduser().resolve()
+    try:
+        course = _paths.repo_root().resolve()
+    except CourseError:
+        return root  # no checkout beside the package: nothing to keep the workspace out of
+    if root == course or course in root.parents:
+        raise CourseError(
+            f"the workspace must be outside the course's own files (got {root}, inside {course}); "
+            f"set {WORKSPACE_ENV} to another folder, for example {Path(DEFAULT_WORKSPACE).expanduser()}"
+        )
+    return root
+
+
+def lesson_folder(lesson: Lesson) -> Path:
+    return workspace_root() / lesson.id
+
+
+def _read(path: Path, what: str) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise CourseError(f"cannot read {what} ({e.strerror})", path=path) from None
+    except UnicodeDecodeError as e:
+        raise CourseError(f"{what} must be UTF-8 text ({e.reason})", path=path) from None
+
+
+def _create_exclusive(path: Path, text: str) -> bool:
+    """Write ``text`` to ``path`` unless it exists; True when this call created it.
+
+    The bytes go to a temporary file first, then a hard link names it:
+    ``link`` fails when the name exists, so an existing copy (the learner's
+    work) is never replaced, and a reader never sees half a file.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            os.fchmod(f.fileno(), 0o644)
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            return False
+        except OSError:
+            # A file system without hard links: an exclusive create instead.
+            try:
+                with open(path, "x", encoding="utf-8") as f:
+                    f.write(text)
+            except FileExistsError:
+                return False
+        return True
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+def _backup(path: Path) -> Path:
+    """Move ``path`` to ``backups/<stem>.<timestamp><suffix>`` beside it; never over another backup."""
+    folder = path.parent / "backups"
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    for n in range(1, 1000):
+        tag = stamp if n == 1 else f"{stamp}-{n}"
+        target = folder / f"{path.stem}.{tag}{path.suffix}"
+        try:
+            os.link(path, target)  # fails if the name is taken, so no backup is ever replaced
+        except FileExistsError:
+            continue
+        path.unlink()
+        return target
+    raise CourseError(f"cannot find a free backup name for {path.name} in {folder}")
+
+
+def unified_diff(original: str, changed: str, original_name: str, changed_name: str) -> str:
+    """A unified diff (difflib), empty when the two texts are the same."""
+    lines = difflib.unified_diff(
+        original.splitlines(keepends=True),
+        changed.splitlines(keepends=True),
+        fromfile=original_name,
+        tofile=changed_name,
+    )
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+_DIFF_COLORS = {"delete": "#ffebe9", "insert": "#e6ffec", "replace": "#fff8c5"}
+
+
+def diff_html(original: str, changed: str, original_name: str, changed_name: str, context: int = 3) -> str:
+    """The two texts side by side, changed lines coloured, unchanged runs folded to ``context`` lines.
+
+    Every piece of text goes through ``course._html.escape`` (markup and
+    bidi controls alike), so a kernel line can never become page markup.
+    """
+    a, b = original.splitlines(), changed.splitlines()
+    groups = list(difflib.SequenceMatcher(None, a, b, autojunk=False).get_grouped_opcodes(context))
+    if not groups:
+        return f"<p>No changes: {escape(changed_name)} is the same as {escape(original_name)}.</p>"
+
+    def cell(number: int | None, text: str | None, color: str) -> str:
+        style = f"background:{color};" if color else ""
+        num = "" if number is None else str(number)
+        body = "" if text is None else escape(text)
+        return (
+            f"<td style='color:#888;text-align:right;padding:0 6px;{style}'>{num}</td>"
+            f"<td style='white-space:pre;font-family:monospace;{style}'>{body}</td>"
+        )
+
+    rows = []
+    for g, group in enumerate(groups):
+        if g:
+            rows.append("<tr><td colspan='4' style='color:#888;text-align:center'>&#8942;</td></tr>")
+        for tag, i1, i2, j1, j2 in group:
+            color = _DIFF_COLORS.get(tag, "")
+            for k in range(max(i2 - i1, j2 - j1)):
+                i, j = i1 + k, j1 + k
+                left = cell(i + 1, a[i], color) if i < i2 else cell(None, None, color)
+                right = cell(j + 1, b[j], color) if j < j2 else cell(None, None, color)
+                rows.append(f"<tr>{left}{right}</tr>")
+    head = (
+        f"<tr><th colspan='2' style='text-align:left'>{escape(original_name)}</th>"
+        f"<th colspan='2' style='text-align:left'>{escape(changed_name)}</th></tr>"
+    )
+    return (
+        "<table class='course-diff' style='border-collapse:collapse;font-size:12px'>"
+        f"{head}{''.join(rows)}</table>"
+    )
+
+
+def _running_servers() -> list[dict[str, Any]]:
+    try:
+        from jupyter_server.serverapp import list_running_servers
+    except ImportError:
+        return []
+    try:
+        return list(list_running_servers())
+    except (OSError, ValueError):
+        return []
+
+
+def jupyterlab_link(path: Path, servers: list[dict[str, Any]] | None = None) -> str | None:
+    """A URL that opens ``path`` in JupyterLab's editor, when a running server's root holds it.
+
+    JupyterLab opens files by their path under the server's root
+    (``<base_url>lab/tree/<relative path>``); a file outside every running
+    server's root cannot be opened there, and the answer is None.
+    """
+    path = Path(path).resolve()
+    for server in _running_servers() if servers is None else servers:
+        root = server.get("root_dir") or server.get("notebook_dir")
+        if not root:
+            continue
+        root_path = Path(root).expanduser().resolve()
+        if root_path != path and root_path not in path.parents:
+            continue
+        base = server.get("base_url") or "/"
+        if not base.endswith("/"):
+            base += "/"
+        return f"{base}lab/tree/{quote(path.relative_to(root_path).as_posix())}"
+    return None
+
+
+@dataclass(frozen=True)
+class LearnerCopy:
+    """A file in the workspace made from a lesson's kernel, and what it changed."""
+
+    lesson: Lesson
+    path: Path
+    created: bool = False  # this call made it (first use, or a reset)
+    backup: Path | None = None  # where a reset moved the previous copy
+
+    @property
+    def original_name(self) -> str:
+        return f"kernels/{self.lesson.kernel_file} (the lesson's)"
+
+    def source(self) -> str:
+        return _read(self.path, "your copy of the kernel")
+
+    def original(self) -> str:
+        return _read(self.lesson.kernel_path, "the lesson's kernel")
+
+    @property
+    def changed(self) -> bool:
+        return self.source() != self.original()
+
+    def diff(self) -> str:
+        """What differs from the lesson's kernel, as a unified diff ("" when nothing)."""
+        return unified_diff(self.original(), self.source(), self.original_name, str(self.path))
+
+    def diff_html(self, context: int = 3) -> str:
+        return diff_html(self.original(), self.source(), self.original_name, str(self.path), context)
+
+    def link(self) -> str | None:
+        return jupyterlab_link(self.path)
+
+    def where_html(self) -> str:
+        """Where the copy is, as a link that opens it in JupyterLab's editor when one can."""
+        url = self.link()
+        shown = f"<code>{escape(str(self.path))}</code>"
+        if url is not None:
+            return f"<a href='{escape(url)}' target='_blank'>{shown}</a> (opens in JupyterLab's editor)"
+        return (
+            f"{shown} (outside the folder JupyterLab serves, so open it in any editor, or set "
+            f"<code>{WORKSPACE_ENV}</code> to a folder under JupyterLab's root that is not part of the course)"
+        )
+
+    def describe(self) -> str:
+        if self.backup is not None:
+            return f"Fresh copy of {self.lesson.kernel_file} at {self.path}; the previous one is kept at {self.backup}."
+        if self.created:
+            return f"Made your copy of {self.lesson.kernel_file} at {self.path}: edit it, then try it."
+        state = "with your changes" if self.changed else "unchanged so far"
+        return f"Your copy of {self.lesson.kernel_file} is at {self.path} ({state})."
+
+    def _repr_html_(self) -> str:
+        note = ""
+        if self.backup is not None:
+            note = f" The previous copy is kept at <code>{escape(str(self.backup))}</code>."
+        return (
+            f"<div class='course-copy'><p>Your copy of <code>{escape(self.lesson.kernel_file)}</code>: "
+            f"{self.where_html()}.{note}</p>{self.diff_html()}</div>"
+        )
+
+    def __str__(self) -> str:
+        return self.describe()
+
+
+def learner_copy(lesson: Lesson, reset: bool = False) -> LearnerCopy:
+    """The learner's copy of ``lesson``'s kernel: made on first use, never overwritten.
+
+    ``reset=True`` moves an existing copy to a timestamped backup and makes a
+    fresh one from the lesson's kernel.
+    """
+    path = lesson_folder(lesson) / lesson.kernel_file
+    original = _read(lesson.kernel_path, "the lesson's kernel")
+    backup = _backup(path) if reset and path.exists() else None
+    created = _create_exclusive(path, original)
+    return LearnerCopy(lesson, path, created, backup)
+
+
+def experiment_copy(lesson: Lesson, name: str, source: str) -> LearnerCopy:
+    """Write a suggested experiment's source to ``<lesson>/experiments/<name>.cu``.
+
+    The file is regenerated from the lesson's kernel on each run; if it was
+    edited by hand, the edit is moved to the backups first.
+    """
+    if not name or any(c not in "abcdefghijklmnopqrstuvwxyz0123456789-_" for c in name):
+        raise CourseError(f"an experiment name must be lowercase letters, digits, - and _ (got {name!r})")
+    path = lesson_folder(lesson) / "experiments" / f"{name}{Path(lesson.kernel_file).suffix}"
+    backup = None
+    if path.exists():
+        if _read(path, "the experiment's file") == source:
+            return LearnerCopy(lesson, path, False, None)
+        backup = _backup(path)
+    atomic_write_text(path, source)
+    return LearnerCopy(lesson, path, True, backup)
