@@ -12,7 +12,10 @@
 // at the same offset and completes the same-offset mbarrier in each.
 // Each CTA still loads its own A. Per K-tile and CTA that is 16 KiB of A
 // plus 16 KiB of B requested instead of 16 + 32: a third less L2 traffic
-// for the same 48 KiB of operands in shared memory.
+// for the same 48 KiB of operands in shared memory. (Measured on the
+// H200, dev numbers: no faster than step 4 at N = 4096 and 8192, within
+// a few percent either way; at this tile size L2 bandwidth was not what
+// limited step 4. The multicast machinery is what step 6 builds on.)
 //
 // What the sharing costs in synchronization:
 //   - a stage may be refilled only when the consumers of BOTH CTAs are
@@ -276,7 +279,8 @@ __device__ __forceinline__ void mbarArrive(uint64_t* bar) {
 // (wgmma.wait_group) before the arrival is issued: no memory fence is
 // needed for that. Written .release.cluster, ptxas puts MEMBAR.ALL.GPU
 // in front of every arrival (seen in this file's SASS, nvdisasm 13.5),
-// and on the H200 that version ran at 0.61x the speed of step 4.
+// and on the H200 that version ran at about 0.7x the speed of step 4
+// (dev numbers, tools/gemm_dev/runs/run2_steps5-6_all_bench.log).
 __device__ __forceinline__ void mbarArriveCluster(uint64_t* bar, uint32_t ctaRank) {
     asm volatile(
         "{\n\t.reg .b32 remote;\n\t"
