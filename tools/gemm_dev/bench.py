@@ -34,8 +34,6 @@ FILES = [
     ("gemm4_persistent.cu", "gemm4Persistent", [{}, {"GEMM_TILE_ORDER": 0}]),
     ("gemm5_cluster.cu", "gemm5Cluster", [{}, {"_grid": 128}]),
     ("gemm6_epilogue.cu", "gemm6Epilogue", [{}, {"_grid": 128}, {"GEMM_TILE_ORDER": 0}]),
-    # dev-only variant (tools/gemm_dev/variants): 4 stages, D staged in halves
-    ("gemm6_4stage.cu", "gemm6Epilogue", [{}]),
 ]
 
 MAP_DTYPE = np.dtype([("o", "<u8", (16,))], align=True)

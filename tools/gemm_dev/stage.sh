@@ -6,7 +6,9 @@ set -e
 WT=$(cd "$(dirname "$0")/../.." && pwd)
 DEST=/work/main/.gpuwork-kernels
 rm -rf "$DEST"; mkdir -p "$DEST/kernels" "$DEST/bin"
-cp "$WT"/kernels/gemm*.cu "$WT"/tools/gemm_dev/variants/gemm*.cu "$DEST/kernels/"
+cp "$WT"/kernels/gemm*.cu "$DEST/kernels/"
+# dev-only variants, if any (not course files)
+cp "$WT"/tools/gemm_dev/variants/gemm*.cu "$DEST/kernels/" 2>/dev/null || true
 cp "$WT"/tools/gemm_dev/bench.py "$WT"/tools/gemm_dev/gpu_run.sh "$DEST/"
 for f in "$DEST"/kernels/gemm*.cu; do
   b=$(basename "$f" .cu)
