@@ -314,6 +314,10 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
 
     float acc[kMmaM][kAccRegs] = {};  // two m64 slices of 64 rows x 128 columns
 
+    // Kept rolled: at GEMM_DIM=1024 nvcc unrolls this 16-trip loop, and
+    // ptxas then injects extra warpgroup.arrive / warpgroup.wait around
+    // the copies of the wgmma block (infos C7519, C7517 in -Xptxas -v).
+#pragma unroll 1
     for (int kt = 0; kt < kTiles; ++kt) {
         // snippet: producer
         // One thread asks for both tiles. arrive.expect_tx first tells the

@@ -12,7 +12,10 @@
 // at the same offset and completes the same-offset mbarrier in each.
 // Each CTA still loads its own A. Per K-tile and CTA that is 16 KiB of A
 // plus 16 KiB of B requested instead of 16 + 32: a third less L2 traffic
-// for the same 48 KiB of operands in shared memory.
+// for the same 48 KiB of operands in shared memory. (Measured on the
+// H200, dev numbers: no faster than step 4 at N = 4096 and 8192, within
+// a few percent either way; at this tile size L2 bandwidth was not what
+// limited step 4. The multicast machinery is what step 6 builds on.)
 //
 // What the sharing costs in synchronization:
 //   - a stage may be refilled only when the consumers of BOTH CTAs are
@@ -269,14 +272,20 @@ __device__ __forceinline__ void mbarArrive(uint64_t* bar) {
 // cluster: mapa turns our shared::cta address into that CTA's
 // shared::cluster address (PTX ISA "mapa", https://docs.nvidia.com/cuda/
 // parallel-thread-execution/index.html
-// #data-movement-and-conversion-instructions-mapa). Release at cluster
-// scope: our wgmmas' reads are ordered before the peer's next TMA write.
+// #data-movement-and-conversion-instructions-mapa).
+// Default semantics (release, CTA scope), as CUTLASS's ClusterBarrier
+// uses. What the arrival must order is the wgmmas' shared-memory reads
+// before the peer's next TMA write, and those reads have *completed*
+// (wgmma.wait_group) before the arrival is issued: no memory fence is
+// needed for that. Written .release.cluster, ptxas puts MEMBAR.ALL.GPU
+// in front of every arrival (seen in this file's SASS, nvdisasm 13.5),
+// and on the H200 that version ran at about 0.7x the speed of step 4
+// (dev numbers, tools/gemm_dev/runs/run2_steps5-6_all_bench.log).
 __device__ __forceinline__ void mbarArriveCluster(uint64_t* bar, uint32_t ctaRank) {
     asm volatile(
         "{\n\t.reg .b32 remote;\n\t"
         "mapa.shared::cluster.u32 remote, %0, %1;\n\t"
-        "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n\t}" ::"r"(
-            smemAddr(bar)),
+        "mbarrier.arrive.shared::cluster.b64 _, [remote];\n\t}" ::"r"(smemAddr(bar)),
         "r"(ctaRank)
         : "memory");
 }
@@ -292,21 +301,6 @@ __device__ __forceinline__ void mbarWait(uint64_t* bar, uint32_t parity) {
         asm volatile(
             "{\n\t.reg .pred p;\n\t"
             "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
-            "selp.u32 %0, 1, 0, p;\n\t}"
-            : "=r"(done)
-            : "r"(smemAddr(bar)), "r"(parity)
-            : "memory");
-    } while (!done);
-}
-
-// The same wait with acquire at cluster scope, for the empty barriers,
-// whose arrivals now come from both CTAs of the cluster.
-__device__ __forceinline__ void mbarWaitCluster(uint64_t* bar, uint32_t parity) {
-    uint32_t done = 0;
-    do {
-        asm volatile(
-            "{\n\t.reg .pred p;\n\t"
-            "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n\t"
             "selp.u32 %0, 1, 0, p;\n\t}"
             : "=r"(done)
             : "r"(smemAddr(bar)), "r"(parity)
@@ -519,7 +513,10 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
                     // true), so the first kStages copies go out at once.
                     // The stage is free only once both CTAs' consumers
                     // released it: our multicast writes into both.
-                    mbarWaitCluster(&s.empty[stage], phase ^ 1);
+                    // (The plain wait: .acquire.cluster would add an L1
+                    // invalidation, CCTL.IVALL, after every wait, and the
+                    // producer reads nothing the peer wrote.)
+                    mbarWait(&s.empty[stage], phase ^ 1);
                     // All 48 KiB land here: our A, our B half, and the
                     // peer's B half (its multicast completes bytes on
                     // this barrier too, possibly before this expect-tx;

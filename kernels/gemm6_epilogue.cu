@@ -24,8 +24,13 @@
 // scale-d = 0 (D = A*B, ignoring the accumulator registers' old
 // contents) instead of zeroing 128 registers per thread before it.
 //
-// The staging buffer costs 64 KiB of shared memory, so the ring shrinks
-// from 4 to 3 stages (3 x 48 + 64 = 208 KiB of the 227 KiB).
+// Shared memory is the catch: staging both 64x256 slices whole takes
+// 64 KiB, and 4 stages (192 KiB) plus 64 no longer fit in 227 KiB. Each
+// consumer therefore stages half its slice (two 64x64 boxes, 16 KiB) at
+// a time, in two passes per tile, and the ring keeps its 4 stages: 192 +
+// 32 KiB + barriers = 226 KiB. (Dev numbers on the H200: the version
+// with the whole slice staged and 3 stages ran at 0.92x cuBLAS at
+// N = 4096, this one at 0.96x; tools/gemm_dev/runs/.)
 //
 // What does not change: the cluster, the multicast, the ring, setmaxnreg,
 // the schedule, the wgmmas.
@@ -46,7 +51,7 @@
 //           kClusterM, 1, 1): 132 on an H200 (see gemm5_cluster.cu on
 //           cudaOccupancyMaxActiveClusters)
 //   block   kThreadsPerBlock = 384 (producer + two consumer warpgroups)
-//   dynamic shared memory  kSmemBytes = 215040 (raise the limit with
+//   dynamic shared memory  kSmemBytes = 231424 (raise the limit with
 //           cudaFuncSetAttribute(...MaxDynamicSharedMemorySize) first)
 //   tmA     2D FP16 map over A: dims {K, M} (innermost first), row stride
 //           K*2 bytes, box {kBK, kBoxARows} = {64, 128}, element strides
@@ -125,7 +130,7 @@ constexpr int kWgmmaM = 64;               // rows of one wgmma.mma_async
 constexpr int kWgmmaN = 256;              // columns of one wgmma.mma_async (m64n256k16)
 constexpr int kWgmmaK = 16;               // K depth of one wgmma.mma_async
 constexpr int kThreadsPerBlock = 384;     // warpgroup 0 produces, warpgroups 1 and 2 consume
-constexpr int kStages = 3;                // ring of shared-memory stages (3 x 48 KiB)
+constexpr int kStages = 4;                // ring of shared-memory stages (4 x 48 KiB)
 constexpr int kConsumers = 2;             // consumer warpgroups: arrivals per empty-barrier phase
 constexpr int kBoxARows = 128;            // TMA box for A: kBK x kBoxARows elements
 constexpr int kBoxBRows = 128;            // TMA box for B: half the B tile, one per CTA of the cluster
@@ -142,7 +147,8 @@ constexpr int kConsumerRegs = 232;        // each consumer warpgroup's ceiling a
 constexpr int kSmemAlign = 1024;          // 128B-swizzle atoms are 8 rows x 128 B = 1024 B
 constexpr int kBoxDCols = 64;             // TMA store box for D: 64 columns = 128 B, one swizzle row
 constexpr int kBoxDRows = 64;             // TMA store box for D: one consumer's 64 rows
-constexpr int kSmemBytes = 215040;        // dynamic shared memory the launch requests
+constexpr int kStagingBoxes = 2;         // D boxes each consumer stages per pass (2 passes per tile)
+constexpr int kSmemBytes = 231424;        // dynamic shared memory the launch requests
 constexpr int kPersistent = 1;            // grid = number of SMs; each CTA walks tiles
 #ifndef GEMM_TILE_ORDER
 #define GEMM_TILE_ORDER 1
@@ -180,8 +186,9 @@ static_assert(kPersistent == 1, "the host launches one CTA per SM and the kernel
 static_assert(kClusterN == 1 && kClusterM == 2 && kTilesM % kClusterM == 0,
               "a 2x1 cluster: two vertically adjacent tiles share one B tile");
 static_assert(kBoxDCols * 2 == 128 && kBoxDRows == kWgmmaM && kMmaM == 1 &&
-                  kBN % kBoxDCols == 0,
-              "each consumer stores its 64-row slice as kBN / 64 boxes of 64x64");
+                  kBN % (kBoxDCols * kStagingBoxes) == 0,
+              "each consumer stores its 64-row slice as kBN / 64 boxes of 64x64, "
+              "kStagingBoxes at a time");
 static_assert(kBoxBRows * kClusterM == kBN,
               "each CTA of the cluster loads and multicasts one slice of the B tile");
 static_assert(128 * (kProducerRegs + kConsumers * kConsumerRegs) <= 65536,
@@ -200,9 +207,10 @@ static_assert(kProducerRegs % 8 == 0 && kConsumerRegs % 8 == 0 && kProducerRegs 
 struct alignas(1024) SharedStorage {
     __half a[kStages][kBM * kBK];  // A tiles: kBM rows of 128 B each, swizzled
     __half b[kStages][kBN * kBK];  // B tiles: kBN rows of 128 B each, swizzled
-    // D staging, per consumer: kBN / 64 boxes of 64 rows x 128 B, swizzled
-    // like the A and B tiles (8 KiB each, so every box stays 1024-aligned).
-    __half dOut[kConsumers][kBN / kBoxDCols][kBoxDRows * kBoxDCols];
+    // D staging, per consumer: kStagingBoxes boxes of 64 rows x 128 B,
+    // swizzled like the A and B tiles (8 KiB each, so every box stays
+    // 1024-aligned). Half a 64x256 slice: the epilogue makes two passes.
+    __half dOut[kConsumers][kStagingBoxes][kBoxDRows * kBoxDCols];
     uint64_t full[kStages];        // mbarrier: "the TMA bytes of this stage have landed"
     uint64_t empty[kStages];       // mbarrier: "the wgmmas of both CTAs reading this stage are done"
 };
@@ -276,14 +284,20 @@ __device__ __forceinline__ void mbarArrive(uint64_t* bar) {
 // cluster: mapa turns our shared::cta address into that CTA's
 // shared::cluster address (PTX ISA "mapa", https://docs.nvidia.com/cuda/
 // parallel-thread-execution/index.html
-// #data-movement-and-conversion-instructions-mapa). Release at cluster
-// scope: our wgmmas' reads are ordered before the peer's next TMA write.
+// #data-movement-and-conversion-instructions-mapa).
+// Default semantics (release, CTA scope), as CUTLASS's ClusterBarrier
+// uses. What the arrival must order is the wgmmas' shared-memory reads
+// before the peer's next TMA write, and those reads have *completed*
+// (wgmma.wait_group) before the arrival is issued: no memory fence is
+// needed for that. Written .release.cluster, ptxas puts MEMBAR.ALL.GPU
+// in front of every arrival (seen in this file's SASS, nvdisasm 13.5),
+// and on the H200 that version ran at about 0.7x the speed of step 4
+// (dev numbers, tools/gemm_dev/runs/run2_steps5-6_all_bench.log).
 __device__ __forceinline__ void mbarArriveCluster(uint64_t* bar, uint32_t ctaRank) {
     asm volatile(
         "{\n\t.reg .b32 remote;\n\t"
         "mapa.shared::cluster.u32 remote, %0, %1;\n\t"
-        "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n\t}" ::"r"(
-            smemAddr(bar)),
+        "mbarrier.arrive.shared::cluster.b64 _, [remote];\n\t}" ::"r"(smemAddr(bar)),
         "r"(ctaRank)
         : "memory");
 }
@@ -299,21 +313,6 @@ __device__ __forceinline__ void mbarWait(uint64_t* bar, uint32_t parity) {
         asm volatile(
             "{\n\t.reg .pred p;\n\t"
             "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
-            "selp.u32 %0, 1, 0, p;\n\t}"
-            : "=r"(done)
-            : "r"(smemAddr(bar)), "r"(parity)
-            : "memory");
-    } while (!done);
-}
-
-// The same wait with acquire at cluster scope, for the empty barriers,
-// whose arrivals now come from both CTAs of the cluster.
-__device__ __forceinline__ void mbarWaitCluster(uint64_t* bar, uint32_t parity) {
-    uint32_t done = 0;
-    do {
-        asm volatile(
-            "{\n\t.reg .pred p;\n\t"
-            "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n\t"
             "selp.u32 %0, 1, 0, p;\n\t}"
             : "=r"(done)
             : "r"(smemAddr(bar)), "r"(parity)
@@ -553,7 +552,10 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
                     // true), so the first kStages copies go out at once.
                     // The stage is free only once both CTAs' consumers
                     // released it: our multicast writes into both.
-                    mbarWaitCluster(&s.empty[stage], phase ^ 1);
+                    // (The plain wait: .acquire.cluster would add an L1
+                    // invalidation, CCTL.IVALL, after every wait, and the
+                    // producer reads nothing the peer wrote.)
+                    mbarWait(&s.empty[stage], phase ^ 1);
                     // All 48 KiB land here: our A, our B half, and the
                     // peer's B half (its multicast completes bytes on
                     // this barrier too, possibly before this expect-tx;
@@ -650,55 +652,66 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
             // now written into this consumer's staging boxes instead of D.
             const int warp = wt / 32;
             const int lane = wt % 32;
-            // 1. The previous tile's store may still be reading the
-            //    buffer: its issuing thread waits for the reads (not the
-            //    global writes) to finish, then lets the others in.
-            if (wt == 0) {
-                asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
-            }
-            warpgroupBarrier(1 + cons);
-            // 2. Registers -> shared memory in the 128B-swizzled layout of
-            //    the D map: the 16-byte chunk j of row `row` in a 64x64 box
-            //    sits at chunk position j ^ (row % 8). Register pair r
-            //    holds columns 8 * (r / 4) + 2 * (lane % 4) + {0, 1}, i.e.
-            //    chunk j = (r / 4) % 8 of box (r / 4) / 8, and row
-            //    16 * warp + lane / 4 (+ 8 for r % 4 >= 2), whose row % 8
-            //    is lane / 4 either way. So each thread needs one swizzled
-            //    chunk address per j; box and row + 8 are constant offsets
-            //    that ptxas folds into the store instruction. (Written with the XOR on the full
-            //    per-register offset instead, ptxas hoists 64 addresses
-            //    out of the tile loop and spills.)
-            //    Bank check: for one register pair a warp's stores cover
-            //    rows lane / 4 = 0..7 of one chunk j, which the XOR spreads
-            //    over 8 chunk positions: 8 x 16 B = all 32 banks, once.
-            const uint32_t rowAddr = smemAddr(s.dOut[cons][0]) +
-                                     (16 * warp + lane / 4) * 128 + (lane % 4) * 4;
+            // Two passes, each over half the slice: columns 0..127 (boxes
+            // 0 and 1), then 128..255 (boxes 2 and 3).
 #pragma unroll
-            for (int j = 0; j < 8; ++j) {
-                const uint32_t chunkAddr = rowAddr + ((j ^ (lane / 4)) * 16);
+            for (int pass = 0; pass < kBN / (kBoxDCols * kStagingBoxes); ++pass) {
+                // 1. The previous pass's store may still be reading the
+                //    staging boxes: its issuing thread waits for the reads
+                //    (not the global writes) to finish, then lets the
+                //    others in. In pass 1 that wait is short: 16 KiB.
+                if (wt == 0) {
+                    asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+                }
+                warpgroupBarrier(1 + cons);
+                // 2. Registers -> shared memory in the 128B-swizzled layout
+                //    of the D map: 16-byte chunk j of row `row` of a 64x64
+                //    box sits at chunk position j ^ (row % 8). Register
+                //    pair r holds columns 8 * (r / 4) + 2 * (lane % 4) +
+                //    {0, 1}: chunk j = (r / 4) % 8 of box (r / 4) / 8, in
+                //    row 16 * warp + lane / 4 (+ 8 for r % 4 >= 2), whose
+                //    row % 8 is lane / 4 either way. So a thread needs one
+                //    swizzled address per j; the box and the + 8 rows are
+                //    constant offsets ptxas folds into the store. (With the
+                //    XOR written on each register's full offset, ptxas
+                //    hoisted 64 addresses out of the tile loop and spilled
+                //    200 bytes.)
+                //    Banks: for one register pair a warp covers rows
+                //    lane / 4 = 0..7 of one chunk j, which the XOR spreads
+                //    over 8 chunk positions: 8 x 16 B = all 32 banks, once.
+                const uint32_t rowAddr = smemAddr(s.dOut[cons][0]) +
+                                         (16 * warp + lane / 4) * 128 + (lane % 4) * 4;
 #pragma unroll
-                for (int box = 0; box < kBN / kBoxDCols; ++box) {
+                for (int j = 0; j < 8; ++j) {
+                    const uint32_t chunkAddr = rowAddr + ((j ^ (lane / 4)) * 16);
 #pragma unroll
-                    for (int half = 0; half < 2; ++half) {
-                        const int r = (box * 8 + j) * 4 + half * 2;
-                        stShared32(chunkAddr + (box * kBoxDRows * kBoxDCols + half * 8 * kBoxDCols) * 2,
-                                   acc[0][r], acc[0][r + 1]);
+                    for (int sb = 0; sb < kStagingBoxes; ++sb) {
+#pragma unroll
+                        for (int half = 0; half < 2; ++half) {
+                            const int box = pass * kStagingBoxes + sb;  // box of the slice
+                            const int r = (box * 8 + j) * 4 + half * 2;
+                            stShared32(chunkAddr +
+                                           (sb * kBoxDRows * kBoxDCols + half * 8 * kBoxDCols) * 2,
+                                       acc[0][r], acc[0][r + 1]);
+                        }
                     }
                 }
-            }
-            // 3. Generic-proxy writes, async-proxy reader: every writing
-            //    thread fences, then the barrier hands over to thread 0.
-            asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-            warpgroupBarrier(1 + cons);
-            // 4. One thread stores the slice as kBN / 64 boxes and moves
-            //    on; the stores run while the next tile's wgmmas do.
-            if (wt == 0) {
+                // 3. Generic-proxy writes, async-proxy reader: every
+                //    writing thread fences, then the barrier hands the
+                //    boxes to thread 0.
+                asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+                warpgroupBarrier(1 + cons);
+                // 4. One thread stores the boxes and moves on; after pass 1
+                //    the stores run while the next tile's wgmmas do.
+                if (wt == 0) {
 #pragma unroll
-                for (int box = 0; box < kBN / kBoxDCols; ++box) {
-                    tmaStore2d(&tmD, s.dOut[cons][box], nBlock * kBN + box * kBoxDCols,
-                               mBlock * kBM + cons * kBoxDRows);
+                    for (int sb = 0; sb < kStagingBoxes; ++sb) {
+                        const int box = pass * kStagingBoxes + sb;
+                        tmaStore2d(&tmD, s.dOut[cons][sb], nBlock * kBN + box * kBoxDCols,
+                                   mBlock * kBM + cons * kBoxDRows);
+                    }
+                    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
                 }
-                asm volatile("cp.async.bulk.commit_group;" ::: "memory");
             }
             // end snippet
         }
