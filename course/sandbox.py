@@ -413,8 +413,9 @@ def _offline(lesson: Lesson, path: Path, source: str, verdict: gate.Verdict) -> 
 DELIBERATE = {
     # PTX ``trap``: the kernel raises an exception on its first instruction (a sticky error).
     "trap": ('asm volatile("trap;");', "fault"),
-    # Every thread spins on a volatile it never changes: the kernel never ends.
-    "spin": ("{ volatile int course_spin = 1; while (course_spin) { } }", "timeout"),
+    # Every thread sleeps in a loop with no exit: the kernel never ends. (A spin on a
+    # volatile local was compiled away by NVRTC; an asm volatile cannot be.)
+    "spin": ('for (;;) { asm volatile("nanosleep.u32 1000;" ::: "memory"); }', "timeout"),
 }
 
 
@@ -433,7 +434,9 @@ def deliberate_variant(lesson: Lesson, source: str, kind: str) -> str:
         if depth or body < 0 or ";" in source[i:body]:
             continue  # a declaration, not the definition
         return f"{source[: body + 1]}\n    {statement}  // deliberate: {kind}\n{source[body + 1 :]}"
-    raise CourseError(f"no definition of the __global__ function {lesson.kernel_name}", path=lesson.kernel_path)
+    raise CourseError(
+        f"no definition of the __global__ function {lesson.kernel_name}", path=lesson.kernel_path
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -647,7 +650,7 @@ def run_variant(
             "\n".join(run.stderr),
             **common,
         )
-    if run.result is not None and run.result.get("outcome") in OUTCOMES:
+    if run.result is not None:
         return _describe(lesson, path, run.result, output, float(timeout_s), run.seconds, source)
     tail = "\n".join([*run.other_stdout, *run.stderr][-60:])
     return TryResult(

@@ -74,27 +74,28 @@ def table(result: BenchResult) -> str:
 def plot(result: BenchResult) -> Picture:
     """Rate against size (log2 axis): the kernel, its peers, and the run's ceilings.
 
-    The rate axis is logarithmic when the kernel and its best peer are more
-    than 10x apart, so a slow kernel's curve does not lie flat on zero.
+    The rate axis is logarithmic when the best peer or ceiling is more than
+    10x the kernel's best rate, so a slow kernel's curve does not lie flat on
+    zero.
     """
     fig = picture(figsize=(7.0, 4.2))
     ax = fig.add_subplot()
     sizes = list(result.sizes)
     rates = [r.kernel.rate for r in result.rows]
     ax.plot(sizes, rates, marker="o", linewidth=2, label=result.kernel_name)
-    every = list(rates)
+    others: list[float] = []
     for name in result.peer_names:
         peer = [r.peer(name).rate for r in result.rows]
-        every += peer
+        others += peer
         ax.plot(sizes, peer, marker="s", linestyle="--", label=name)
     for name, value in result.ceilings.items():
-        every.append(value)
+        others.append(value)
         ax.axhline(value, color="gray", linestyle=":", label=f"{name}: {rate_text(value, result.unit)}")
     ax.set_xscale("log", base=2)
     ax.set_xticks(sizes, labels=[str(s) for s in sizes])
     ax.minorticks_off()
     ax.set_xlabel("N (matrix is N x N)")
-    if max(every) > 10 * min(rates):
+    if others and max(others) > 10 * max(rates):
         ax.set_yscale("log")
         ax.set_ylabel(f"rate ({result.unit}, log scale)")
     else:

@@ -132,11 +132,6 @@ def test_recorded_refuses_a_broken_file_by_name(no_gpu, tmp_path, capsys):
     assert f"error: {path}: benchmark: field 'rows' is missing" in capsys.readouterr().err
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=TypeError,
-    reason="bug: course/cli/bench.py _print_recorded formats peer_rate (None for a lesson without peers) with :,.1f",
-)
 def test_recorded_table_of_a_lesson_without_peers(no_gpu, tmp_path, capsys):
     lesson_id = BENCHED[0]
     (tmp_path / f"{lesson_id}.json").write_text(synthetic(lesson_id, peers=()).to_json(), encoding="utf-8")

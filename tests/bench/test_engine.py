@@ -233,8 +233,10 @@ def test_day78_measures_end_to_end(simulated_gpu, tmp_path):
         assert row.peers[0].rate == pytest.approx(CUBLAS_TFLOP_S)
         assert row.peers[0].ratio == pytest.approx(KERNEL_RATE["day78"] / CUBLAS_TFLOP_S)
         assert re.fullmatch(
-            r"kernel max rel error \S+ \(tolerance 0\.001, max\(\|ref\|, 1\) floor\); cuBLAS gemmEx max rel "
-            r"error \S+ \(tolerance 0\.001, max\(\|ref\|, 1\) floor\), output poisoned first",
+            r"kernel max rel error \S+ \(tolerance 0\.001, max\(\|ref\|, {floor}\) floor\); cuBLAS gemmEx max rel "
+            r"error \S+ \(tolerance 0\.001, max\(\|ref\|, {floor}\) floor\), output poisoned first".format(
+                floor=re.escape(f"{row.size ** 0.5:g}")
+            ),
             row.check,
         )
     # The sizes, then the variants (from the kernel's source, at the largest size), then the kernel

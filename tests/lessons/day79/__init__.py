@@ -1,0 +1,1 @@
+"""Day 79 tests (mirror course/lessons/day79/)."""

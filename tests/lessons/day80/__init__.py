@@ -1,0 +1,1 @@
+"""Day 80 tests (mirror course/lessons/day80/)."""

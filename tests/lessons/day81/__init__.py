@@ -1,0 +1,1 @@
+"""Day 81 tests (mirror course/lessons/day81/)."""

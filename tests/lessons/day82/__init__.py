@@ -1,0 +1,1 @@
+"""Day 82 tests (mirror course/lessons/day82/)."""

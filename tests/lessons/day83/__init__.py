@@ -1,0 +1,1 @@
+"""Day 83 tests (mirror course/lessons/day83/)."""

@@ -1,0 +1,1 @@
+"""Day 84 tests (mirror course/lessons/day84/)."""
