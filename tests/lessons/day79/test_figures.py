@@ -194,7 +194,9 @@ def _operand_starts() -> list[tuple[str, int, int]]:
 def test_each_k16_step_is_descriptor_plus_2_inside_one_128_byte_row():
     for _, offset, ks in _operand_starts():
         row_block, in_row = divmod(offset, f.ATOM_BYTES)
-        assert in_row == ks * C["kWgmmaK"] * HALF < f.ROW_BYTES  # 0, 32, 64, 96: never leaves row 0 of an atom
+        assert (
+            in_row == ks * C["kWgmmaK"] * HALF < f.ROW_BYTES
+        )  # 0, 32, 64, 96: never leaves row 0 of an atom
         base = SMEM_BASE + row_block * f.ATOM_BYTES
         assert _kernel_descriptor(base + in_row) == _kernel_descriptor(base) + 2 * ks
 
@@ -223,7 +225,9 @@ def test_without_the_alignment_the_row_bits_are_not_the_tile_row():
     wrong = 0
     for r in range(8):
         for c in range(8):
-            got = (f.swizzled_address(base + r * f.ROW_BYTES + c * f.CHUNK_BYTES) - base - r * f.ROW_BYTES) // 16
+            got = (
+                f.swizzled_address(base + r * f.ROW_BYTES + c * f.CHUNK_BYTES) - base - r * f.ROW_BYTES
+            ) // 16
             assert got == c ^ ((r + 4) % 8)
             wrong += got != w.swizzle_128b_chunk(r, c)
     assert wrong == 64

@@ -53,7 +53,9 @@ def test_numeric_keys_follow_from_the_kernel(quiz):
     assert "mbarInit(&s.empty[i], kConsumers);" in SOURCE
     assert quiz.question("empty-count").answer == C["kConsumers"]
     steps = ring(16)
-    assert {phase ^ 1 for kt, _, phase in steps if kt < C["kStages"]} == {quiz.question("first-empty-parity").answer}
+    assert {phase ^ 1 for kt, _, phase in steps if kt < C["kStages"]} == {
+        quiz.question("first-empty-parity").answer
+    }
     _, _, phase7 = steps[7]
     assert quiz.question("producer-parity-kt7").answer == phase7 ^ 1
     _, _, phase12 = steps[12]
