@@ -273,12 +273,12 @@ def run_lesson(
     progress(machine.gpu.banner)
     if compiled is None:
         progress(f"compiling {lesson.kernel_file} for {lesson.arch} with NVRTC ...")
-        compiled = compile_lesson(lesson)
+        compiled = compile_lesson(lesson, defines=lesson.run_defines)
     progress(compiled.summary())
     timings = {"compile": compiled.seconds}
 
     t0 = time.perf_counter()
-    n = lesson.default_size
+    n = lesson.size
     work = host.workload(compiled, n, 1, "lesson", **options)
     work.poison(0)
     c = work.config

@@ -41,6 +41,7 @@ class Lesson:
     size_macro: str  # the -D that sets the problem size (the benchmarks rebuild with it)
     size_constant: str  # the constexpr that holds the size the lesson itself runs at
     previous: str = ""  # the lesson this one changes one idea of (its page diffs their regions)
+    run_size: int = 0  # the size page.run() and `course run` use; 0: the kernel's own default
     package: str = ""  # the lesson's Python package; set by discovery (course.lessons)
 
     @property
@@ -107,5 +108,15 @@ class Lesson:
 
     @property
     def default_size(self) -> int:
-        """The problem size the lesson runs at (its kernel's ``size_constant``)."""
+        """The problem size the kernel file builds for without a -D (its ``size_constant``)."""
         return int(self.constants()[self.size_constant])
+
+    @property
+    def run_defines(self) -> dict[str, int] | None:
+        """The -D a lesson run compiles with: none, unless ``run_size`` differs from the kernel's default."""
+        return {self.size_macro: self.run_size} if self.run_size else None
+
+    @property
+    def size(self) -> int:
+        """The problem size a lesson run uses (``run_size``, else the kernel's default)."""
+        return self.run_size or self.default_size

@@ -111,7 +111,7 @@ def _compile_in_background(lesson: Any) -> Any:
     from .compile import compile_lesson
 
     cupy.cuda.Device(0).use()
-    return compile_lesson(lesson)
+    return compile_lesson(lesson, defines=lesson.run_defines)
 
 
 class Page:

@@ -50,7 +50,9 @@ def spec_of(lesson: Lesson) -> BenchSpec:
 
 
 def size_defines(lesson: Lesson, n: int) -> dict[str, int] | None:
-    """No -D at the kernel's own default size, so the page shares the lesson's compile cache."""
+    """The lesson run's own defines at its own size (so the page shares the run's compile cache)."""
+    if n == lesson.size:
+        return lesson.run_defines
     return None if lesson.default_size == n else {lesson.size_macro: n}
 
 

@@ -306,10 +306,8 @@ def tile_order_figure(n: int = 8192, ctas: int = H200_SMS, follow: int = 0) -> P
     walks = [walk(n, order, ctas) for order in (1, 0)]
     fig = picture(figsize=(12, 6.4))
     axes = fig.subplots(1, 2)
-    image = None
-    for ax, w in zip(axes, walks, strict=True):
-        image = _panel(ax, w, follow)
-    bar = fig.colorbar(image, ax=list(axes), shrink=0.8, pad=0.02, ticks=range(walks[0].turns))
+    images = [_panel(ax, w, follow) for ax, w in zip(axes, walks, strict=True)]
+    bar = fig.colorbar(images[0], ax=list(axes), shrink=0.8, pad=0.02, ticks=range(walks[0].turns))
     bar.set_label("turn i: CTA b computes tile b + i * gridDim.x of the order", fontsize=8)
     g = walks[0].grid
     fig.suptitle(

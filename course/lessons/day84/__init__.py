@@ -32,5 +32,6 @@ LESSON = Lesson(
     ),
     size_macro="GEMM_DIM",
     size_constant="kDim",
+    run_size=4096,  # a lesson run at 4096: 512 tiles for 132 CTAs, so every CTA walks several
     previous="day83",
 )

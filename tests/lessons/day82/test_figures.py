@@ -58,7 +58,17 @@ def test_the_walk_is_written_once_by_the_producer_and_once_by_the_consumers():
 
 def test_the_mirrored_schedule_lines_sit_in_the_schedule_region():
     schedule = load_snippets(LESSON.kernel_path)["schedule"]
-    for name in ("order_switch", "row_m", "row_n", "group", "first_m", "rows", "in_group", "grouped_m", "grouped_n"):
+    for name in (
+        "order_switch",
+        "row_m",
+        "row_n",
+        "group",
+        "first_m",
+        "rows",
+        "in_group",
+        "grouped_m",
+        "grouped_n",
+    ):
         (line,) = lines_with(f.KERNEL_LINES[name])
         assert schedule.start <= line <= schedule.end, name
 
@@ -213,5 +223,8 @@ def test_the_picture_draws_the_models_turns_and_outlines_the_first_wave(n):
         # the white path is CTA 0's own walk
         (line,) = ax.get_lines()
         xs, ys = line.get_data()
-        assert [(round(y / w.grid.tile_m - 0.5), round(x / w.grid.tile_n - 0.5)) for x, y in zip(xs, ys)] == w.cta_path(0)
+        assert [
+            (round(y / w.grid.tile_m - 0.5), round(x / w.grid.tile_n - 0.5))
+            for x, y in zip(xs, ys, strict=True)
+        ] == w.cta_path(0)
     assert repr(fig).startswith("Picture('gemm4Persistent at N = ")
