@@ -9,6 +9,13 @@ It reports on stdout in ``course.sandbox``'s protocol (lines starting with
 raise inside ``__dealloc__`` and print "Exception ignored" tracebacks and
 "Error in sys.excepthook"; skipping interpreter teardown skips them, and
 the driver frees the context when the process ends.
+
+The run sees the learner's file as the lesson's kernel: ``COURSE_ROOT``
+points at a temporary shadow of the checkout whose ``kernels/<kernel_file>``
+is the learner's source (everything else is a link to the real checkout).
+So the host side reads the kernel's constants (tile sizes, threads per
+block, the tolerance) from the learner's version, as the C++ program's own
+``main()`` would after the same edit.
 """
 
 from __future__ import annotations
@@ -16,7 +23,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
+import tempfile
 import traceback
 from collections.abc import Callable
 from dataclasses import asdict
@@ -41,6 +50,27 @@ def _cuda_errors() -> tuple[type[BaseException], ...]:
     return (cupy.cuda.driver.CUDADriverError, cupy.cuda.runtime.CUDARuntimeError)
 
 
+_SHADOWS: list[Path] = []
+
+
+def shadow_root(kernel_file: str, source: str) -> Path:
+    """A temporary checkout: links to the real one, with ``kernels/<kernel_file>`` holding ``source``."""
+    from ._paths import repo_root
+
+    real = repo_root()
+    root = Path(tempfile.mkdtemp(prefix="course-try-root-"))
+    _SHADOWS.append(root)
+    for entry in real.iterdir():
+        if entry.name != "kernels":
+            (root / entry.name).symlink_to(entry)
+    (root / "kernels").mkdir()
+    for entry in (real / "kernels").iterdir():
+        if entry.name != kernel_file:
+            (root / "kernels" / entry.name).symlink_to(entry)
+    (root / "kernels" / kernel_file).write_text(source, encoding="utf-8")
+    return root
+
+
 def run(lesson_id: str, source_path: Path, emit: Emit) -> dict[str, Any]:
     """The facts of one run, for ``course.sandbox._describe``."""
     from . import gate
@@ -54,6 +84,7 @@ def run(lesson_id: str, source_path: Path, emit: Emit) -> dict[str, Any]:
     verdict = gate.verdict(lesson)
     if not verdict.runs:
         return {"outcome": "not-run", "reason": verdict.message()}
+    os.environ["COURSE_ROOT"] = str(shadow_root(lesson.kernel_file, source))
     try:
         compiled = compile_lesson(lesson, source=source)
     except CompileError as e:
@@ -95,6 +126,8 @@ def main(argv: list[str] | None = None) -> NoReturn:
             "traceback": traceback.format_exc()[-4000:],
         }
     _emit({"event": "result", **facts})
+    for root in _SHADOWS:
+        shutil.rmtree(root, ignore_errors=True)  # removes the links, never what they point at
     sys.stderr.flush()
     os._exit(0)
 

@@ -70,3 +70,32 @@ def test_course_error_becomes_a_message_not_a_traceback(tmp_path):
         assert r.returncode == 2
         assert r.stderr.startswith("error: ") and "no kernels/ folder" in r.stderr
         assert "Traceback" not in r.stderr
+
+
+def test_a_sticky_fault_exits_1_once_without_unload_tracebacks(monkeypatch, capsys):
+    # A LaunchError whose kernel faulted: the CLI says it once and leaves with os._exit(1),
+    # before CuPy's module unload can print tracebacks over the message.
+    import course.cli as cli
+    from course.errors import CourseError
+
+    class Faulted(CourseError):
+        sticky = True
+
+    exits = []
+    monkeypatch.setattr(cli.os, "_exit", lambda code: exits.append(code))
+    monkeypatch.setattr(cli, "build_parser", lambda: _parser_raising(Faulted("the kernel faulted")))
+    cli.main([])
+    assert exits == [1]
+    assert capsys.readouterr().err.count("the kernel faulted") == 1
+
+
+def _parser_raising(error):
+    import argparse
+
+    parser = argparse.ArgumentParser()
+
+    def fail(_args):
+        raise error
+
+    parser.set_defaults(func=fail)
+    return parser

@@ -24,7 +24,11 @@ from course.workspace import WORKSPACE_ENV
 def _try(*args: str, workspace, timeout: int = 300) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, **{WORKSPACE_ENV: str(workspace)})
     return subprocess.run(
-        [sys.executable, "-m", "course", "try", *args], capture_output=True, text=True, env=env, timeout=timeout
+        [sys.executable, "-m", "course", "try", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
     )
 
 
@@ -42,7 +46,9 @@ def test_a_good_copy_is_compile_checked_and_exits_2(lesson_id, tmp_path):
     r = _try(lesson_id, str(mine), workspace=tmp_path / "work")
     assert r.returncode == 2, r.stdout + r.stderr
     assert "not-run: Not run here:" in r.stdout
-    assert f"Compile check: your version compiles ({lesson.kernel_file} compiled for {lesson.arch}" in r.stdout
+    assert (
+        f"Compile check: your version compiles ({lesson.kernel_file} compiled for {lesson.arch}" in r.stdout
+    )
     assert "Traceback" not in r.stdout + r.stderr
 
 

@@ -126,8 +126,16 @@ def test_no_error_name_means_refused():
     "error, kind, words",
     [
         # The issue's case: CuPy raises the runtime spelling after an LBO-256 fault.
-        ("cudaErrorIllegalAddress: an illegal memory access was encountered", "fault", "faulted while running"),
-        ("CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered", "fault", "faulted while running"),
+        (
+            "cudaErrorIllegalAddress: an illegal memory access was encountered",
+            "fault",
+            "faulted while running",
+        ),
+        (
+            "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered",
+            "fault",
+            "faulted while running",
+        ),
         ("cudaErrorLaunchFailure: unspecified launch failure", "fault", "faulted while running"),
         ("cudaErrorInvalidValue: invalid argument", "refused", "refused before the kernel ran"),
         ("CUDA_ERROR_INVALID_VALUE: invalid argument", "refused", "refused before the kernel ran"),
@@ -148,7 +156,9 @@ def _broken(lesson) -> tuple[str, int]:
     """The lesson's kernel with three lines added on top and a bad statement first in the kernel's body."""
     text = "// my notes\n// more notes\n// and more\n" + lesson.kernel_path.read_text()
     text = deliberate_variant(lesson, text, "trap")
-    text = re.sub(r"asm volatile\(\"trap;\"\);  // deliberate: trap", "undefined_name_for_the_test = 1;", text)
+    text = re.sub(
+        r"asm volatile\(\"trap;\"\);  // deliberate: trap", "undefined_name_for_the_test = 1;", text
+    )
     lines = text.splitlines()
     return text, 1 + next(i for i, line in enumerate(lines) if "undefined_name_for_the_test" in line)
 
@@ -172,8 +182,8 @@ def test_cupy_style_log_and_header_errors():
     source = "\n".join(f"line {n}" for n in range(1, 21))
     log = (
         "/usr/include/cuda/barrier(33): error: something in a header\n"
-        "/tmp/tmpabc123/kern.cu(12): error: identifier \"x\" is undefined\n"
-        "/tmp/tmpabc123/kern.cu(15): warning #177-D: variable \"y\" was declared but never referenced\n"
+        '/tmp/tmpabc123/kern.cu(12): error: identifier "x" is undefined\n'
+        '/tmp/tmpabc123/kern.cu(15): warning #177-D: variable "y" was declared but never referenced\n'
         '2 errors detected in the compilation of "/tmp/tmpabc123/kern.cu".'
     )
     mine = Path("/home/me/work/day76/tma_tile.cu")
@@ -186,7 +196,9 @@ def test_cupy_style_log_and_header_errors():
 
 
 def test_a_log_without_a_line_of_ours_still_says_what_failed():
-    p = map_compile_log("ptxas error   : Entry function 'k' uses too much shared data", "x", Path("a.cu"), ("a.cu",))
+    p = map_compile_log(
+        "ptxas error   : Entry function 'k' uses too much shared data", "x", Path("a.cu"), ("a.cu",)
+    )
     assert p.line is None
     assert "too much shared data" in p.message
     assert p.excerpt == ""
@@ -313,15 +325,25 @@ def test_noise_after_the_result_does_not_change_it(tmp_path):
 @pytest.mark.parametrize(
     "error, outcome, words",
     [
-        ("cudaErrorIllegalAddress: an illegal memory access was encountered", "fault", "an address it does not own"),
+        (
+            "cudaErrorIllegalAddress: an illegal memory access was encountered",
+            "fault",
+            "an address it does not own",
+        ),
         ("cudaErrorMisalignedAddress: misaligned address", "fault", "not aligned"),
         ("cudaErrorLaunchFailure: unspecified launch failure", "fault", "trap instruction"),
         ("cudaErrorInvalidValue: invalid argument", "refused", "out of range"),
-        ("CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: too many resources requested", "refused", "registers or shared"),
+        (
+            "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: too many resources requested",
+            "refused",
+            "registers or shared",
+        ),
     ],
 )
 def test_fault_and_refusal_in_words(tmp_path, error, outcome, words):
-    r = _run(tmp_path, f"emit(event='compiled')\nemit(event='result', outcome={outcome!r}, error={error!r})\n")
+    r = _run(
+        tmp_path, f"emit(event='compiled')\nemit(event='result', outcome={outcome!r}, error={error!r})\n"
+    )
     assert r.outcome == outcome and r.exit_code == 1
     assert r.error_name == error.split(":")[0]
     assert words in r.headline
@@ -378,7 +400,15 @@ def test_the_real_child_reports_not_run_in_the_protocol(tmp_path):
 
 
 def test_the_real_child_reports_a_bad_lesson_as_crashed(tmp_path):
-    command = [sys.executable, "-m", "course._sandbox_child", "--lesson", "day99", "--source", str(LESSON.kernel_path)]
+    command = [
+        sys.executable,
+        "-m",
+        "course._sandbox_child",
+        "--lesson",
+        "day99",
+        "--source",
+        str(LESSON.kernel_path),
+    ]
     r = run_variant(LESSON, LESSON.kernel_path, 60, command=command)
     assert r.outcome == "crashed"
     assert "no lesson named 'day99'" in r.headline
@@ -416,3 +446,27 @@ def test_deliberate_variant_skips_a_declaration():
 def test_protocol_lines_are_json_objects():
     line = PROTOCOL_PREFIX + json.dumps({"event": "result", "outcome": "passed"})
     assert json.loads(line[len(PROTOCOL_PREFIX) :])["outcome"] == "passed"
+
+
+def test_the_childs_shadow_checkout_holds_the_learners_kernel(tmp_path, monkeypatch):
+    import shutil
+
+    from course import _sandbox_child
+
+    lesson = get_lesson("day76")
+    real = repo_root()
+    original = lesson.kernel_path.read_text()
+    mine = original.replace("constexpr int kTileWidth = 64;", "constexpr int kTileWidth = 32;")
+    assert mine != original
+    root = _sandbox_child.shadow_root(lesson.kernel_file, mine)
+    try:
+        monkeypatch.setenv("COURSE_ROOT", str(root))
+        assert lesson.kernel_path == root / "kernels" / lesson.kernel_file
+        assert lesson.constants()["kTileWidth"] == 32  # the host side reads the learner's constants
+        assert (root / "content").resolve() == (real / "content").resolve()
+        other = next(p.name for p in (real / "kernels").iterdir() if p.name != lesson.kernel_file)
+        assert (root / "kernels" / other).is_symlink()
+    finally:
+        shutil.rmtree(root)
+    assert (real / "kernels" / lesson.kernel_file).read_text() == original  # the real one untouched
+    assert (real / "content").is_dir()

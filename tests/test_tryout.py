@@ -46,7 +46,9 @@ def test_a_suggested_experiment_is_written_and_judged(ws):
     tried = try_kernel(
         LESSON,
         experiment="last-column-skipped",
-        command=_child("failed-check", line="round trip wrong at 192 (row 0, col 192): got 129.0, want 193.0"),
+        command=_child(
+            "failed-check", line="round trip wrong at 192 (row 0, col 192): got 129.0, want 193.0"
+        ),
     )
     assert tried.copy.path == ws.resolve() / "day76" / "experiments" / "last-column-skipped.cu"
     assert "gridDim.x - 1" in tried.copy.source()
@@ -101,7 +103,9 @@ def test_page_try_mine_shows_a_compile_error_with_my_line(ws):
     copy = page.my_copy()
     lines = copy.path.read_text().splitlines()
     n = next(i for i, line in enumerate(lines) if "bar.wait(cuda::std::move(token));" in line) + 1
-    copy.path.write_text(copy.path.read_text().replace("bar.wait(cuda::std::move(token));", "bar.wait(token);"))
+    copy.path.write_text(
+        copy.path.read_text().replace("bar.wait(cuda::std::move(token));", "bar.wait(token);")
+    )
     tried = page.try_mine()
     assert tried.result.outcome == "compile-error" and tried.result.line == n
     assert f"{copy.path}:{n}:" in tried.result.headline

@@ -180,7 +180,9 @@ def test_the_jupyterlab_link_is_relative_to_the_servers_root(tmp_path):
 
 
 def test_the_copy_says_where_it_is_in_html(ws, monkeypatch):
-    monkeypatch.setattr(workspace, "_running_servers", lambda: [{"root_dir": str(ws.parent), "base_url": "/"}])
+    monkeypatch.setattr(
+        workspace, "_running_servers", lambda: [{"root_dir": str(ws.parent), "base_url": "/"}]
+    )
     copy = learner_copy(LESSON)
     html = copy._repr_html_()
     assert f"href='/lab/tree/{ws.name}/{LESSON.id}/{LESSON.kernel_file}'" in html

@@ -13,8 +13,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from course import day76, day78
 from course.compile import compile_lesson
+from course.host import run_lesson
 from course.errors import CourseError
 from course.lessons import get_lesson
 from course.page import Page
@@ -33,7 +33,7 @@ def attempt(title: str, fn) -> None:
     except Exception as e:  # noqa: BLE001 - this script reports anything unexpected
         failures += 1
         print(f"UNEXPECTED {type(e).__module__}.{type(e).__name__}: {e}")
-    after = day76.run(progress=lambda s: None)
+    after = run_lesson(get_lesson("day76"), progress=lambda s: None)
     print(f"next run: {after.lines[-1]}")
     if not after.passed:
         failures += 1
@@ -54,7 +54,7 @@ def broken_kernel() -> None:
 attempt("a kernel that does not compile", broken_kernel)
 attempt("the GEMM built for plain sm_90 (wrong architecture)", lambda: compile_lesson(get_lesson("day78"), arch="sm_90"))
 attempt("the TMA kernel built for sm_100a and loaded on this GPU", lambda: compile_lesson(get_lesson("day76"), arch="sm_100a"))
-attempt("a launch asking for 400 KiB of dynamic shared memory", lambda: day76.run(shared_mem=400 * 1024, progress=lambda s: None))
+attempt("a launch asking for 400 KiB of dynamic shared memory", lambda: run_lesson(get_lesson("day76"), shared_mem=400 * 1024, progress=lambda s: None))
 attempt("a launch with 2048 threads per block", lambda: compile_lesson(get_lesson("day78")).launch((1, 1), (2048,), ()))
 print("--- the page goes on after a refused launch (a learner's page: COURSE_REQUIRE_GPU unset)")
 os.environ.pop("COURSE_REQUIRE_GPU", None)
@@ -64,6 +64,6 @@ print(f"page.run returned {type(result).__name__}; then:")
 again = page.run()
 print(f"page.run again: passed={getattr(again, 'passed', None)}")
 print("--- day78 still passes")
-print(day78.run(progress=lambda s: None).lines[-1])
+print(run_lesson(get_lesson("day78"), progress=lambda s: None).lines[-1])
 print(f"fault paths: {failures} unexpected")
 sys.exit(1 if failures else 0)

@@ -1,80 +1,111 @@
 #!/bin/bash
 # One device-machine session: everything that needs a real Hopper GPU, in
-# one call, with logs under $OUT. The GPU is required throughout:
-# COURSE_REQUIRE_GPU=1 makes any "cannot run here" a failure.
-# Usage (on the GPU machine, from the repo root): bash tools/gpu_session.sh [steps...]
-#   steps: env nvcc pytest cli record notebooks bench race faults (default: env nvcc pytest cli record)
+# one call. The GPU is required throughout: COURSE_REQUIRE_GPU=1 makes any
+# "cannot run here" a failure. Every lesson comes from the registry
+# (course.lessons), so a new lesson is covered without editing this file.
+#
+# Usage (on the GPU machine, from the repo root):
+#   bash tools/gpu_session.sh [steps...]
+# steps: env nvcc sanitize pytest gputests cli record bench notebooks timings try faults race
+# (default: env nvcc pytest cli record)
+#
+# Results land in $RES (default /tmp/results): logs, evidence/, bench/; at
+# the end they are packed into $OUT/results.tgz (the device tool brings
+# back at most 8 files), with the summary log beside it.
 set -u
 OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
+RES=${RES:-/tmp/results}
+mkdir -p "$OUT" "$RES/evidence" "$RES/bench"
 export COURSE_REQUIRE_GPU=1 PYTHONUNBUFFERED=1
 if [ -d .whl ]; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-        && export PYTHONPATH=/tmp/site:$PWD || exit 1
+    if [ ! -d /tmp/site/nbval ]; then
+        python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
+    fi
+    export PYTHONPATH=/tmp/site:$PWD
 else
     export PYTHONPATH=$PWD
 fi
 steps=${*:-env nvcc pytest cli record}
 status=0
-step() { echo; echo "=== $1 ==="; }
+step() { echo; echo "=== $1 ($(date -u +%H:%M:%S)) ==="; }
+lessons() { python3 -c "from course.lessons import LESSONS; print(' '.join(LESSONS))"; }
+kernel_of() { python3 -c "from course.lessons import get_lesson; print(get_lesson('$1').kernel_file)"; }
 for s in $steps; do
 case $s in
 env)
     step env
-    nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total --format=csv
+    nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total,clocks.max.sm --format=csv
     nvcc --version | tail -2
     python3 -c "import sys, cupy, cuda.bindings, numpy; print(sys.version); print('cupy', cupy.__version__, 'cuda-bindings', cuda.bindings.__version__, 'numpy', numpy.__version__)"
     ;;
-nvcc)
-    step "nvcc: the build lines written in the kernel headers"
+nvcc|sanitize)
+    step "nvcc: the build line written in each kernel's header, then the program"
     mkdir -p /tmp/build
-    for k in tma_tile wgmma_gemm; do
-        line=$(grep -m1 '^// Build: ' kernels/$k.cu | sed 's|^// Build: ||; s| -o [^ ]* | -o /tmp/build/'$k' |; s| '$k'.cu$| kernels/'$k'.cu|')
-        echo "+ $line"; eval "$line" || status=1
-        echo "+ ./$k"; /tmp/build/$k; rc=$?; echo "exit $rc"; [ $rc = 0 ] || status=1
+    for k in $(for l in $(lessons); do kernel_of $l; done | sort -u); do
+        name=${k%.cu}
+        line=$(grep -m1 '^// Build: ' kernels/$k | sed 's|^// Build: ||; s| -o [^ ]* | -o /tmp/build/'$name' |; s| '$k'$| kernels/'$k'|')
+        echo "+ $line"; eval "$line" 2>&1 | grep -v "^$" || true
+        [ -x /tmp/build/$name ] || { echo "BUILD FAILED: $k"; status=1; continue; }
+        echo "+ ./$name"; timeout 120 /tmp/build/$name; rc=$?; echo "exit $rc"; [ $rc = 0 ] || status=1
+        if [ "$s" = sanitize ]; then
+            for tool in racecheck synccheck memcheck; do
+                echo "+ compute-sanitizer --tool $tool ./$name"
+                timeout 300 compute-sanitizer --tool $tool /tmp/build/$name 2>&1 | tail -2
+            done
+        fi
     done
-    echo "+ compute-sanitizer --tool racecheck ./wgmma_gemm"
-    compute-sanitizer --tool racecheck /tmp/build/wgmma_gemm 2>&1 | tail -3
-    echo "+ compute-sanitizer --tool memcheck ./tma_tile"
-    compute-sanitizer --tool memcheck /tmp/build/tma_tile 2>&1 | tail -3
+    ;;
+gputests)
+    step "pytest, the GPU tests only (-m gpu), GPU required"
+    python3 -m pytest -q -p no:cacheprovider -m gpu tests --ignore=tests/hardening --ignore=tests/browser \
+        -W ignore::DeprecationWarning 2>&1 | tee "$RES/pytest-gpu.log" | tail -30
+    [ "${PIPESTATUS[0]}" = 0 ] || status=1
     ;;
 pytest)
     step "pytest, GPU required"
     # The CPU-only suites (hardening fuzz, the browser) run in CI; here, everything that touches the GPU.
-    python3 -m pytest -q -p no:cacheprovider tests --ignore=tests/hardening --ignore=tests/browser -W ignore::DeprecationWarning 2>&1 | tee "$OUT/pytest.log" | tail -25
+    python3 -m pytest -q -p no:cacheprovider tests --ignore=tests/hardening --ignore=tests/browser \
+        -W ignore::DeprecationWarning 2>&1 | tee "$RES/pytest.log" | tail -30
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
     ;;
 cli)
     step "python -m course doctor / run"
-    python3 -m course doctor --compile
-    python3 -m course run day76; echo "exit $?"
-    python3 -m course run day78; echo "exit $?"
+    python3 -m course doctor
+    for l in $(lessons); do python3 -m course run "$l"; echo "course run $l: exit $?"; done
     ;;
 record)
-    step "python -m course record"
-    mkdir -p "$OUT/evidence"
-    python3 -m course record --out "$OUT/evidence" || status=1
-    ;;
-notebooks)
-    step "nbval over the notebooks, GPU required"
-    python3 -m pytest -q -p no:cacheprovider --nbval-lax --nbval-current-env notebooks -W ignore::DeprecationWarning 2>&1 | tee "$OUT/nbval.log" | tail -15
-    [ "${PIPESTATUS[0]}" = 0 ] || status=1
-    step "Run All timings, cold and warm kernel cache"
-    python3 tools/time_notebooks.py --out "$OUT/notebook_timings.json" || status=1
+    step "python -m course record (every lesson and its experiments)"
+    python3 -m course record --out "$RES/evidence" 2>&1 | tee "$RES/record.log" || status=1
     ;;
 bench)
     step "python -m course bench"
-    python3 -m course bench --out "$OUT" || status=1
+    python3 -m course bench --out "$RES/bench" 2>&1 | tee "$RES/bench.log"
+    [ "${PIPESTATUS[0]}" = 0 ] || status=1
     ;;
-race)
-    step "the wait_group race variant"
-    bash tools/race_variant.sh 2>&1 | tee evidence/day78-race.txt "$OUT/day78-race.txt"
+notebooks)
+    step "nbval over the notebooks, GPU required"
+    python3 -m pytest -q -p no:cacheprovider --nbval-lax --nbval-current-env -o addopts= notebooks \
+        -W ignore::DeprecationWarning 2>&1 | tee "$RES/nbval.log" | tail -15
+    [ "${PIPESTATUS[0]}" = 0 ] || status=1
+    ;;
+timings)
+    step "Run All timings, cold and warm kernel cache"
+    python3 tools/time_notebooks.py --out "$RES/notebook_timings.json" || status=1
+    ;;
+try)
+    step "learner experiments through the sandbox"
+    [ -f tools/try_gpu_check.py ] && { python3 tools/try_gpu_check.py 2>&1 | tee "$RES/try.log"; [ "${PIPESTATUS[0]}" = 0 ] || status=1; }
     ;;
 faults)
     step "fault paths"
-    python3 tools/fault_paths.py 2>&1 | tee "$OUT/faults.log" || status=1
+    python3 tools/fault_paths.py 2>&1 | tee "$RES/faults.log" || status=1
+    ;;
+race)
+    step "the wait_group race variant"
+    bash tools/race_variant.sh 2>&1 | tee "$RES/day78-race.txt"
     ;;
 esac
 done
 echo; echo "gpu_session status $status"
+tar czf "$OUT/results.tgz" -C "$RES" . 2>/dev/null
 exit $status

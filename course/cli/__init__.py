@@ -9,6 +9,7 @@ problem) is printed as one clear message, never as a traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import importlib
 import sys
 from collections.abc import Sequence
@@ -16,7 +17,7 @@ from collections.abc import Sequence
 from ..errors import CourseError
 
 # The subcommands, in the order ``--help`` lists them.
-SUBCOMMANDS = ("doctor", "run", "try_", "record", "quiz", "bench")
+SUBCOMMANDS = ("doctor", "run", "try_", "record", "quiz", "bench", "timeline")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -44,6 +45,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except CourseError as e:
         print(f"error: {e}", file=sys.stderr)
+        if getattr(e, "sticky", False):
+            # A kernel faulted: this process's CUDA context is unusable, and CuPy's
+            # module unload at exit would print tracebacks over the message above.
+            # The result is a wrong run (exit 1), said once.
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(1)
         return e.exit_code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
