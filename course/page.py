@@ -308,12 +308,48 @@ class Page:
         except CourseError as e:
             return Message("warning", "The ptxas report could not be built here.", str(e), error=e)
 
-    def climb(self, size: int = 4096) -> Any:
-        """The recorded climb so far: a plot of every step against N, and the table at ``size``."""
-        from .bench.climb import climb_figure, climb_table
+    def climb(self, size: int = 4096, measure: bool = False) -> Any:
+        """The recorded climb so far: the table at ``size`` and a plot of every step against N.
 
-        _display(climb_table(self.lesson, size))
-        return climb_figure(self.lesson)
+        ``measure=True`` (the finale) adds, on a GPU that runs the lessons, a
+        button that measures every step again here, one after the other in
+        this process, and redraws both from that run.
+        """
+        from .bench.climb import climb_figure, climb_table, measure_climb
+
+        if not (measure and self.verdict().runs):
+            _display(climb_table(self.lesson, size))
+            return climb_figure(self.lesson)
+        import ipywidgets as w
+
+        button = w.Button(description="Measure every step here", icon="play", button_style="primary")
+        status = w.HTML()
+        table = w.HTML(climb_table(self.lesson, size)._repr_html_())
+        chart = w.Image(value=climb_figure(self.lesson).png(), format="png")
+        lines: list[str] = []
+
+        def progress(line: str) -> None:
+            lines.append(line)
+            status.value = "<pre>" + escape("\n".join(lines[-12:])) + "</pre>"
+
+        def run(_: Any = None) -> None:
+            button.disabled = True
+            lines.clear()
+            try:
+                rows = measure_climb(self.lesson, progress=progress)
+                table.value = climb_table(self.lesson, size, rows)._repr_html_()
+                chart.value = climb_figure(self.lesson, rows).png()
+            except CourseError as e:
+                status.value = Message("error", f"{type(e).__name__}: {e.message}", e.where)._repr_html_()
+                if gate.gpu_required():
+                    raise
+            finally:
+                button.disabled = False
+
+        button.on_click(run)
+        box = w.VBox([button, status, table, chart])
+        box.measure = run  # for tests: measure without a frontend
+        return box
 
     # -- the quiz ---------------------------------------------------------
     def quiz(self, **kwargs: Any) -> Any:
@@ -381,6 +417,60 @@ class Page:
             if tried.confirmed is False:
                 raise CheckFailed(tried.verdict_text())
         return tried
+
+    # -- inside the kernel: the timeline it records (course.timeline) ------
+    def timeline(self, n: int | None = None) -> Any:
+        """The producer/consumer timeline recorded on a real GPU, and on a GPU that
+        runs the lesson a button that records one here (the kernel rebuilt with
+        -DCOURSE_TIMELINE, one launch at size ``n``, default 4096, checked)."""
+        from . import timeline as tl
+
+        if not tl.instrumented(self.lesson):
+            return Message("info", f"{self.lesson.kernel_file} records no timeline.")
+        v = self.verdict()
+        if gate.gpu_required() and not v.runs:
+            raise EnvironmentProblem(
+                f"{gate.REQUIRE_GPU_ENV} is set but this machine cannot record {self.lesson.id}: {v.message()}"
+            )
+        try:
+            recorded = tl.timeline_section(self.lesson)
+        except CourseError as e:
+            recorded = tl.TimelineSection(self.lesson.id, None, None, False, f"{type(e).__name__}: {e}")
+        if not v.runs:
+            return recorded
+        import ipywidgets as w
+
+        size = tl.DEFAULT_N if n is None else n
+        button = w.Button(description="Record on this GPU", icon="play", button_style="primary")
+        status = w.HTML()
+        shown = w.HTML(recorded._repr_html_())
+        lines: list[str] = []
+
+        def progress(line: str) -> None:
+            lines.append(line)
+            status.value = "<pre>" + escape("\n".join(lines)) + "</pre>"
+
+        def record(_: Any = None) -> None:
+            button.disabled = True
+            lines.clear()
+            progress(f"recording {self.lesson.id} at N = {size} ...")
+            try:
+                timeline = tl.record(
+                    self.lesson, size, progress=progress, command=f"page.timeline() ({self.lesson.id})"
+                )
+                device = timeline.provenance.device if timeline.provenance else "this GPU"
+                shown.value = tl.section_of(timeline, f"Recorded here, just now, on {device}.")._repr_html_()
+            except CourseError as e:
+                status.value = Message("error", f"{type(e).__name__}: {e.message}", e.where)._repr_html_()
+                if gate.gpu_required():
+                    raise
+            finally:
+                button.disabled = False
+
+        button.on_click(record)
+        box = w.VBox([button, status, shown])
+        box.record = record  # for tests: record without a frontend
+        return box
 
 
 def default_learner_id() -> str | None:

@@ -7,12 +7,21 @@ where it stands on the whole ladder, and re-recording redraws it.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .._html import escape
 from ..lesson import Lesson
 from ..picture import Picture, picture
 from .result import BenchResult, load
+
+# The tensor cores' dense FP16/BF16 peak of an H100 or H200 SXM with FP32
+# accumulation, from NVIDIA's datasheets (H100 Tensor Core GPU datasheet,
+# "FP16 Tensor Core" 1,979 TFLOP/s with sparsity, half that dense; H200 the
+# same). A ceiling no GEMM reaches: clocks drop under the tensor cores' power.
+DATASHEET_PEAK_TFLOPS = 989.4
+DATASHEET = "NVIDIA H100/H200 SXM datasheets: dense FP16 Tensor Core, 1,979 TFLOP/s with sparsity halved"
 
 
 @dataclass(frozen=True)
@@ -21,23 +30,53 @@ class ClimbRow:
     result: BenchResult
 
 
-def recorded_climb(upto: Lesson) -> list[ClimbRow]:
-    """Every TFLOP/s lesson with a recorded benchmark, up to and including ``upto``'s day."""
+def climb_lessons(upto: Lesson) -> list[Lesson]:
+    """Every lesson measured in TFLOP/s (the GEMMs), up to and including ``upto``'s day."""
     from ..lessons import LESSONS
 
     out = []
     for lesson in LESSONS.values():
-        if lesson.day > upto.day or lesson.bench_spec() is None:
-            continue
+        spec = lesson.bench_spec()
+        if lesson.day <= upto.day and spec is not None and spec.unit == "TFLOP/s":
+            out.append(lesson)
+    return out
+
+
+def measure_climb(
+    upto: Lesson, sizes: Sequence[int] | None = None, progress: Callable[[str], Any] = print
+) -> list[ClimbRow]:
+    """Measure every step up to ``upto`` on this GPU, one after the other in this process.
+
+    ``sizes`` default to each step's page sizes. Each step is checked before
+    it is timed, with cuBLAS beside it, as ``python -m course bench`` does.
+    """
+    from .engine import measure
+
+    rows = []
+    for lesson in climb_lessons(upto):
+        spec = lesson.bench_spec()
+        assert spec is not None  # noqa: S101 - climb_lessons keeps only lessons with a spec
+        wanted = [n for n in (sizes or spec.page_sizes) if n in spec.sizes or n <= spec.max_size]
+        result = measure(
+            lesson, wanted, progress=progress, command=f"the climb measured on the page ({upto.id})"
+        )
+        rows.append(ClimbRow(lesson, result))
+    return rows
+
+
+def recorded_climb(upto: Lesson) -> list[ClimbRow]:
+    """Every TFLOP/s lesson with a recorded benchmark, up to and including ``upto``'s day."""
+    out = []
+    for lesson in climb_lessons(upto):
         result = load(lesson.id)
-        if result is not None and result.unit == "TFLOP/s":
+        if result is not None:
             out.append(ClimbRow(lesson, result))
     return out
 
 
-def climb_figure(upto: Lesson) -> Picture:
+def climb_figure(upto: Lesson, rows: Sequence[ClimbRow] | None = None) -> Picture:
     """TFLOP/s against N (log2) for each step so far, solid; each distinct cuBLAS peer, dashed."""
-    rows = recorded_climb(upto)
+    rows = recorded_climb(upto) if rows is None else rows
     fig = picture(figsize=(8.0, 4.6))
     ax = fig.add_subplot()
     peers: dict[str, tuple[list[int], list[float]]] = {}
@@ -70,7 +109,14 @@ def climb_figure(upto: Lesson) -> Picture:
     ax.set_yscale("log")
     ax.set_xlabel("N (M = N = K)")
     ax.set_ylabel("TFLOP/s (log scale)")
-    ax.set_title(f"The climb so far, recorded: up to Day {upto.day}", fontsize=10)
+    ax.axhline(
+        DATASHEET_PEAK_TFLOPS,
+        color="gray",
+        linestyle=":",
+        label=f"datasheet peak {DATASHEET_PEAK_TFLOPS:.0f}",
+    )
+    where = rows[0].result.device if rows else "no recording"
+    ax.set_title(f"The climb up to Day {upto.day}: {where}", fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, loc="lower right")
     return fig
@@ -85,22 +131,55 @@ class ClimbTable:
         e = escape
         cell = "text-align:left;padding:2px 8px;white-space:nowrap"
         body = []
+        before: float | None = None
         for row in self.rows:
             at = next((x for x in row.result.rows if x.size == self.size), None)
-            if at is None:
+            if at is None or not at.peers:
                 continue
             peer = at.peers[0]
+            bought = "" if before is None else f"{at.kernel.rate / before:.2f}x"
+            before = at.kernel.rate
             body.append(
-                f"<tr><td style='{cell}'>Day {row.lesson.day}</td><td style='{cell}'>{e(row.lesson.title)}</td>"
-                f"<td style='{cell}'>{at.kernel.rate:,.0f}</td><td style='{cell}'>{peer.rate:,.0f} "
-                f"({e(peer.name)})</td><td style='{cell}'>{peer.ratio:.3f}x</td></tr>"
+                f"<tr><td style='{cell}'>Day {row.lesson.day}</td>"
+                f"<td style='text-align:left;padding:2px 8px'>{e(row.lesson.title)}</td>"
+                f"<td style='{cell}'>{at.kernel.rate:,.0f}</td><td style='{cell}'>{bought}</td>"
+                f"<td style='{cell}'>{peer.rate:,.0f}</td><td style='{cell}'>{peer.ratio:.2f}x</td>"
+                f"<td style='{cell}'>{at.kernel.rate / DATASHEET_PEAK_TFLOPS:.0%}</td></tr>"
             )
         head = "".join(
             f"<th style='{cell}'>{h}</th>"
-            for h in ("day", "step", "TFLOP/s", "cuBLAS TFLOP/s", "kernel/cuBLAS")
+            for h in (
+                "day",
+                "step",
+                "TFLOP/s",
+                "vs step before",
+                "cuBLAS TFLOP/s",
+                "kernel/cuBLAS",
+                "of peak",
+            )
         )
-        return f"<p>Recorded at N = {self.size}:</p><table><tr>{head}</tr>{''.join(body)}</table>"
+        source = self.rows[0].result if self.rows else None
+        said = (
+            f"on {e(source.device)}, recorded {e(source.recorded_at[:10])}"
+            if source
+            else "nothing recorded yet"
+        )
+        return (
+            f"<p>At N = {self.size}, {said}. cuBLAS is the same run's, with the step's own types (Day 78: FP32 "
+            f"out; the ladder: FP16 out). Peak: {DATASHEET_PEAK_TFLOPS:.0f} TFLOP/s ({e(DATASHEET)}).</p>"
+            f"<table><tr>{head}</tr>{''.join(body)}</table>"
+        )
+
+    def __str__(self) -> str:
+        lines = []
+        for row in self.rows:
+            at = next((x for x in row.result.rows if x.size == self.size), None)
+            if at is not None and at.peers:
+                lines.append(
+                    f"Day {row.lesson.day}: {at.kernel.rate:,.0f} TFLOP/s, {at.peers[0].ratio:.2f}x cuBLAS"
+                )
+        return "\n".join(lines)
 
 
-def climb_table(upto: Lesson, size: int = 4096) -> ClimbTable:
-    return ClimbTable(tuple(recorded_climb(upto)), size)
+def climb_table(upto: Lesson, size: int = 4096, rows: Sequence[ClimbRow] | None = None) -> ClimbTable:
+    return ClimbTable(tuple(recorded_climb(upto) if rows is None else rows), size)
