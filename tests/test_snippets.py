@@ -79,13 +79,32 @@ def test_every_lesson_kernel_has_the_regions_its_page_shows(lesson):
     assert set(lesson.snippets) == set(snips)
 
 
+# Regions whose comments were corrected against the sources (issue 10: the
+# seeds' comments are kept except where a comment is wrong). Their code lines
+# still match the seed line for line; only their comment lines may differ.
+SEED_COMMENT_CORRECTIONS = {
+    ("day76", "encode-map"): "issue 10 item 1: FLOAT_OOB_FILL_NONE fills out-of-bounds elements with zeros",
+    ("day76", "issue-tma"): "issue 10 item 6: either count (arrivals, tx-count) can be the last to reach zero",
+}
+
+
+def _code_lines(lines):
+    return tuple(line for line in lines if not line.lstrip().startswith("//"))
+
+
 def test_kernel_regions_are_the_seed_regions():
     # The seeds' own regions, kept verbatim: the region bodies match the
-    # seed text line for line.
+    # seed text line for line, except the comments of a corrected region.
     seeds = Path(__file__).resolve().parents[2] / "shared" / "seeds"
     if not seeds.is_dir():
         pytest.skip(f"the seeds folder is not beside this checkout ({seeds})")
     for seed, lesson in (("001_a8e4d09047e53f15.txt", "day76"), ("000_45ab8498a6d54794.txt", "day78")):
         seed_snips = parse_snippets((seeds / seed).read_text(), seed)
         ours = load_snippets(LESSONS[lesson].kernel_path)
-        assert {k: v.lines for k, v in seed_snips.items()} == {k: v.lines for k, v in ours.items()}
+        assert set(seed_snips) == set(ours)
+        for name, seed_snip in seed_snips.items():
+            if (lesson, name) in SEED_COMMENT_CORRECTIONS:
+                assert _code_lines(ours[name].lines) == _code_lines(seed_snip.lines), (lesson, name)
+                assert ours[name].lines != seed_snip.lines, f"{lesson}/{name}: no correction left; drop its entry"
+            else:
+                assert ours[name].lines == seed_snip.lines, (lesson, name)
