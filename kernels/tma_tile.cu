@@ -148,7 +148,8 @@ extern "C" __global__ void loadTileTma(
     // tx-count (16384 bytes registered by barrier_arrive_tx, counted down
     // by the engine's complete-tx). Usually the engine's last bytes finish
     // it; a thread that arrives after the bytes have landed finishes it
-    // instead (PTX ISA "Phase Completion of the mbarrier object").
+    // instead (PTX ISA "Phase Completion of the mbarrier object",
+    // #parallel-synchronization-and-communication-instructions-mbarrier-phase-completion).
     BlockBarrier::arrival_token token;
     if (threadIdx.x == 0) {
         const int32_t coords[2] = {
