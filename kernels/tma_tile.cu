@@ -71,8 +71,8 @@ typedef struct CUtensorMap_st CUtensorMap;
 // static_asserts below pin at compile time: each box dimension is at most
 // 256, the innermost box row must span a multiple of 16 bytes, and the
 // global row stride must be a multiple of 16 bytes. The grid covers the
-// matrix exactly, so no tile hangs off the edge and the out-of-bounds
-// fill path never runs.
+// matrix exactly, so no tile hangs off the edge and the engine's
+// out-of-bounds zero fill (see encode-map) never runs.
 // The lesson's matrix is 256 x 256. The benchmark on the page rebuilds
 // this same file with -DTMA_DIM=N for larger square matrices; N must keep
 // the static_asserts below true.
@@ -125,10 +125,17 @@ extern "C" __global__ void loadTileTma(
 
     if (threadIdx.x == 0) {
         init(&bar, blockDim.x);
-        // The barrier was written through the generic proxy, and the TMA
-        // engine reads it through the async proxy. The fence publishes the
-        // initialized barrier to the engine; without it the copy can race
-        // with the init.
+        // init is an ordinary shared-memory store (generic proxy); the copy
+        // thread 0 issues next runs in the async proxy, and fence.proxy.async
+        // orders the one before the other for this thread (PTX ISA
+        // "membar / fence",
+        // #parallel-synchronization-and-communication-instructions-membar).
+        // NVIDIA's older TMA example fenced here; the current Programming
+        // Guide one (#using-tma-to-transfer-multi-dimensional-arrays) goes
+        // from init straight to __syncthreads(). The fence the ISA dedicates
+        // to barrier init, fence.mbarrier_init.release.cluster, is for
+        // barriers that other CTAs of a cluster use; CUTLASS pairs it with a
+        // cluster barrier. Here it costs one instruction and is kept.
         cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
     }
     __syncthreads();
@@ -136,9 +143,13 @@ extern "C" __global__ void loadTileTma(
     // snippet: issue-tma
     // One thread asks for the whole tile. The coordinates are element
     // offsets into the global tensor, x (the contiguous dimension) first.
-    // Everyone else just arrives; the engine, not any thread, completes
-    // the barrier by counting 16384 copied bytes against the expectation
-    // that barrier_arrive_tx registered.
+    // Everyone else just arrives. The phase completes when both counts
+    // reach zero, in either order: the 256 pending arrivals and the
+    // tx-count (16384 bytes registered by barrier_arrive_tx, counted down
+    // by the engine's complete-tx). Usually the engine's last bytes finish
+    // it; a thread that arrives after the bytes have landed finishes it
+    // instead (PTX ISA "Phase Completion of the mbarrier object",
+    // #parallel-synchronization-and-communication-instructions-mbarrier-phase-completion).
     BlockBarrier::arrival_token token;
     if (threadIdx.x == 0) {
         const int32_t coords[2] = {
@@ -230,9 +241,13 @@ int main() {
     // The tensor map is the whole address story, built once on the host:
     // element type, tensor rank, base pointer, tensor shape, row stride in
     // bytes (one stride for rank 2: the innermost dimension is implicitly
-    // contiguous), tile shape, and no interleave, swizzle, L2 promotion or
-    // out-of-bounds fill. The kernel receives the map by value and never
-    // computes a global address.
+    // contiguous), tile shape, and no interleave, swizzle or L2 promotion.
+    // FLOAT_OOB_FILL_NONE still fills: box elements outside the tensor land
+    // in shared memory as zeros; the only other choice, NAN_REQUEST_ZERO_FMA,
+    // fills a special NaN (CUDA Driver API, cuTensorMapEncodeTiled, oobFill;
+    // PTX ISA "Out of Boundary Access", #tensor-tiled-mode-oob-access).
+    // The kernel receives the map by value and never computes a global
+    // address.
     CUtensorMap tileMap{};
     const cuuint64_t gmemDim[2] = {kGmemWidth, kGmemHeight};
     const cuuint64_t gmemStrideBytes[1] = {kGmemWidth * sizeof(float)};

@@ -18,9 +18,10 @@
 // the PTX ISA, without running anything.
 //
 // This program runs on exactly one architecture. wgmma requires the
-// architecture-specific target sm_90a ("Requires sm_90a", PTX ISA 9.7.16,
+// architecture-specific target sm_90a ("Requires sm_90a", PTX ISA
+// "wgmma.mma_async", Target ISA notes,
 // https://docs.nvidia.com/cuda/parallel-thread-execution/index.html
-// #asynchronous-warpgroup-level-matrix-instructions-wgmma-mma), sm_90a
+// #asynchronous-warpgroup-level-matrix-instructions-wgmma-mma-async), sm_90a
 // binaries carry no forward-portable PTX, and no Blackwell card, consumer
 // or datacenter, implements wgmma. The capability gate below says so
 // instead of dying inside the driver.
@@ -108,11 +109,15 @@ static_assert(kThreadsPerBlock == 256,
 static_assert(kDim % kTileM == 0 && kDim % kTileN == 0 && kDim % kTileK == 0,
               "one size, chosen to tile evenly; no ragged edge on this day");
 
-// Shared memory tiles live in the canonical K-major no-swizzle layout the
-// matrix descriptor describes (PTX ISA "Shared Memory Matrix Layouts"):
-// 8x8 FP16 core matrices, each 128 contiguous bytes, cores consecutive
-// along K then along M (or N for the B tile). Element (mn, k) of a 64x64
-// tile lands at this element offset.
+// Shared memory tiles use the K-major no-swizzle layout the matrix
+// descriptor describes (PTX ISA "Shared Memory Matrix Layout" and
+// "Canonical Layouts", #asynchronous-warpgroup-level-canonical-layouts).
+// The ISA fixes the core matrix: 8 rows of 16 bytes (8x8 FP16), 128
+// contiguous bytes. Where the cores sit is set by the descriptor's LBO
+// (next core along K) and SBO (next 8 rows). This kernel's choice: cores
+// consecutive along K, then along M (or N for the B tile), so LBO = 128
+// and SBO = 1024. Element (mn, k) of a 64x64 tile lands at this element
+// offset.
 __device__ __forceinline__ int coreOffset(int mn, int k) {
     return ((mn / 8) * (kTileK / 8) + k / 8) * 64 + (mn % 8) * 8 + (k % 8);
 }
@@ -162,10 +167,13 @@ __device__ __forceinline__ void wgmmaM64n64k16(float acc[kAccRegs],
 //
 // One thread of the consumer warpgroup ends the kernel holding 32 floats
 // of D; one thread of the producer warpgroup copies 32 elements of A and
-// 32 of B per K-tile. Producer reads of global memory are coalesced along
-// K (consecutive threads read consecutive addresses in each 64-element
-// row); its shared stores scatter into the core-matrix layout, which
-// shared memory tolerates and the descriptor requires.
+// 32 of B per K-tile. Consecutive threads take consecutive k. A is
+// row-major M x K, so its reads are coalesced along K: a warp reads 64
+// contiguous bytes of one row. B is row-major K x N, so the same k walk
+// goes down a column: neighbouring threads read 2N bytes apart and a warp's
+// 32 loads touch 32 sectors (the page's speed section measures the cost).
+// The shared stores scatter into the core-matrix layout, which shared
+// memory tolerates and the descriptor requires.
 //
 // Launch assumption: gridDim = (kDim/kTileN, kDim/kTileM), blockDim = 256.
 // extern "C" keeps the symbol unmangled so CuPy's RawModule finds it by
@@ -186,7 +194,7 @@ extern "C" __global__ void wgmmaGemm(const __half* __restrict__ a,
     const int colBase = static_cast<int>(blockIdx.x) * kTileN;
     constexpr int kTiles = kDim / kTileK;
 
-    float acc[kAccRegs] = {};  // consumer's 64x64 quarter, all zeros
+    float acc[kAccRegs] = {};  // this thread's 32: 1/128 of the 64x64 tile
 
     // The producer's copy of one K-tile into stage s. 64x64 elements over
     // 128 threads is 32 per thread per matrix. A is row-major MxK, B is
@@ -248,9 +256,10 @@ extern "C" __global__ void wgmmaGemm(const __half* __restrict__ a,
     // end snippet
 
     if (wg == 0) {
-        // Accumulator layout per PTX ISA Figure 149 ("WGMMA .m64nNk16
-        // register fragment layout for accumulator matrix D"): warp w
-        // owns rows 16w..16w+15; regs come in groups of four per
+        // Accumulator layout per the PTX ISA figure "WGMMA .m64nNk16
+        // register fragment layout for accumulator matrix D" (section
+        // "Matrix Fragments for wgmma.mma_async.m64nNk16", #wgmma-64n16-d):
+        // warp w owns rows 16w..16w+15; regs come in groups of four per
         // 8-column block, the same m16n8 pattern day 73 stored. The
         // harness pass on Hopper is what certifies this mapping.
         const int warp = t / 32;
