@@ -195,7 +195,7 @@ def broken(tmp_path: Path, old: str, new: str) -> Path:
             'regions = ["descriptor", "pipelines"]',
             "region 'pipelines' is not a snippet",
         ),
-        ('lesson = "day78"', 'lesson = "day79"', "no lesson named 'day79'"),
+        ('lesson = "day78"', 'lesson = "day99"', "no lesson named 'day99'"),
         ('title = "Annotate', 'title = 3  # "Annotate', "'title' must be non-empty text"),
         ('lesson = "day78"', "lesson = day78", "not valid TOML"),
         ('kind = "barrier"', 'kind = "fence"', "'kind' must be 'plain' or 'barrier'"),
