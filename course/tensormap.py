@@ -101,10 +101,11 @@ class TileMap:
     box_height: int  # tile height in rows
     elem_bytes: int = 4  # 4: float32, 2: float16
     swizzle: Swizzle = "none"
+    stride: int = 0  # bytes from one row to the next; 0: width x element size (rows packed)
 
     @property
     def row_stride_bytes(self) -> int:
-        return self.width * self.elem_bytes
+        return self.stride or self.width * self.elem_bytes
 
     @property
     def box_bytes(self) -> int:
@@ -116,7 +117,7 @@ class TileMap:
             raise TensorMapRuleError(
                 "swizzle", f"swizzle must be one of {', '.join(_SWIZZLE_BYTES)} (got {self.swizzle!r})"
             )
-        for name in ("width", "height", "box_width", "box_height", "elem_bytes"):
+        for name in ("width", "height", "box_width", "box_height", "elem_bytes", "stride"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool):
                 raise TensorMapRuleError(
@@ -133,6 +134,11 @@ class TileMap:
                 raise _broken("global-dim", f"{name} {value}")
         if self.row_stride_bytes % 16 or self.row_stride_bytes >= 2**40:
             raise _broken("stride-16B", f"{self.width} x {self.elem_bytes} B = {self.row_stride_bytes} B")
+        if self.row_stride_bytes < self.width * self.elem_bytes:
+            raise TensorMapRuleError(
+                "stride-16B",
+                f"the row stride ({self.row_stride_bytes} B) must cover a row ({self.width} x {self.elem_bytes} B)",
+            )
         if address % 16:
             raise _broken("address-16B", f"address {address:#x}")
         span = _SWIZZLE_BYTES[self.swizzle]

@@ -152,3 +152,14 @@ def test_a_driver_refusal_names_the_call_and_the_map(monkeypatch):
     with pytest.raises(CourseError, match=r"cuTensorMapEncodeTiled for TileMap\(width=256.*\) failed"):
         encode(TileMap(256, 256, 64, 64), 0)
     assert len(calls) == 1
+
+
+def test_a_map_over_fewer_columns_keeps_the_rows_stride():
+    # Day 76's over-the-edge experiment: a 200 x 200 tensor over rows of 256 floats.
+    narrow = TileMap(200, 200, 64, 64, stride=256 * 4)
+    narrow.check()
+    assert narrow.row_stride_bytes == 1024 and TileMap(200, 200, 64, 64).row_stride_bytes == 800
+    with pytest.raises(TensorMapRuleError, match="must cover a row"):
+        TileMap(300, 200, 64, 64, stride=1024).check()
+    with pytest.raises(TensorMapRuleError, match="stride-16B"):
+        TileMap(200, 200, 64, 64, stride=1000).check()

@@ -13,6 +13,7 @@ box is refused with the rule's name instead of CUDA_ERROR_INVALID_VALUE.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ...host import Check, Experiment, LaunchConfig, LessonHost, Workload, check_bits
@@ -60,6 +61,7 @@ class TileWorkload(Workload):
         purpose: str,
         grid: tuple[int, int] | None,
         shared_mem: int,
+        valid: tuple[int, int] | None = None,
     ):
         import cupy as cp
 
@@ -74,6 +76,10 @@ class TileWorkload(Workload):
             x = cp.random.default_rng(7600 + n).random((sets, n, n), dtype=cp.float32)
         self.x = x
         self.y = cp.empty_like(x)
+        if valid is not None:
+            # The map declares a smaller tensor over the same rows (same stride): boxes that reach
+            # past its edge come back with zeros there, while the kernel still covers n x n.
+            tile_map = replace(tile_map, width=valid[0], height=valid[1], stride=tile_map.row_stride_bytes)
         self.maps = [encode(tile_map, int(x[j].data.ptr)) for j in range(sets)]
 
     def args(self, j: int) -> tuple[Any, ...]:
@@ -97,13 +103,20 @@ class TileWorkload(Workload):
 
 class Day76(LessonHost):
     lesson = LESSON
-    run_options = ("grid", "shared_mem")
+    run_options = ("grid", "shared_mem", "valid")
     experiments = (
         Experiment(
             "short-grid",
             {"grid": (3, 4)},
             expect_pass=False,
             says="a grid one column of blocks short leaves the last column of tiles unwritten (zero)",
+        ),
+        Experiment(
+            "over-the-edge",
+            {"valid": (200, 200)},
+            expect_pass=False,
+            says="a map that declares a 200 x 200 tensor: the boxes that hang over its edge arrive with zeros "
+            "there, so the kernel writes 0 + 1 = 1.0 from column 200 on",
         ),
     )
 
@@ -115,12 +128,15 @@ class Day76(LessonHost):
         purpose: str = "lesson",
         grid: tuple[int, int] | None = None,
         shared_mem: int = 0,
+        valid: tuple[int, int] | None = None,
         **options: Any,
     ) -> TileWorkload:
         """``grid`` overrides the launch grid for the "what breaks" experiment (a grid one
         column short leaves tiles unwritten, and the check names the first one);
-        ``shared_mem`` asks for extra dynamic shared memory, to see a launch the card refuses."""
-        return TileWorkload(compiled, n, sets, purpose, grid, shared_mem)
+        ``shared_mem`` asks for extra dynamic shared memory, to see a launch the card refuses;
+        ``valid`` = (width, height) encodes the map over a smaller tensor with the same rows, to
+        see the engine's out-of-bounds zero fill."""
+        return TileWorkload(compiled, n, sets, purpose, grid, shared_mem, valid)
 
     def pass_line(self, n: int, check: Check) -> str:
         return pass_line(lesson_map({LESSON.size_macro: n}))
