@@ -123,8 +123,8 @@ def _markable(snippet: Snippet) -> list[tuple[int, str]]:
     previous = ""  # code part of the previous code line in the region
     for number, text in snippet.numbered():
         code = _code_part(text)
-        if not code:
-            continue
+        if not code or code.startswith("COURSE_TL("):
+            continue  # blank, a comment, or a timeline stamp (nothing without -DCOURSE_TIMELINE)
         continuation = bool(previous) and previous[-1] not in ";{}"
         if code not in _BRACES_ONLY and not continuation:
             out.append((number, text))

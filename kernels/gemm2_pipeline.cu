@@ -301,6 +301,100 @@ __device__ __forceinline__ void wgmmaM64N128K16(float (&acc)[kAccRegs], uint64_t
 }
 // end snippet
 
+// ---- Timeline stamps: the same block in every instrumented kernel ----
+// Built with -DCOURSE_TIMELINE, one thread per warpgroup (COURSE_TL_INIT
+// elects it) stamps (event, stage, %globaltimer, clock64) at each COURSE_TL
+// line into fixed slots of a buffer the host points courseTimeline at:
+// every event of CTAs 0..kTlCtas-1, and the start and end of every CTA's
+// warpgroups. Each slot has one writer, so no atomics; a null
+// courseTimeline records nothing. Built without it, each line is ((void)0)
+// and the cubin is the same, byte for byte (tests/test_timeline_kernels.py).
+// The host side, and why two clocks: course/timeline.py.
+#ifdef COURSE_TIMELINE
+enum : unsigned {   // each event begins an activity that lasts to the next
+    TL_START = 1,   // kernel start: setup
+    TL_END,         // kernel end
+    TL_WAIT_EMPTY,  // producer waits for a free stage (empty barrier)
+    TL_LOAD,        // producer issues a stage's loads (or copies it)
+    TL_WAIT_FULL,   // consumer waits for a stage's data (full barrier)
+    TL_MMA,         // consumer issues wgmma
+    TL_MMA_WAIT,    // consumer commits and waits for wgmma (wait_group)
+    TL_RELEASE,     // consumer has released a stage (empty arrival)
+    TL_SYNC,        // a barrier wait (__syncthreads, a cluster barrier)
+    TL_EPI          // epilogue: accumulators out to D
+};
+constexpr unsigned kTlCtas = 4;        // CTAs recorded event by event
+constexpr unsigned kTlWarpgroups = 4;  // slots per CTA: warpgroups 0..3
+constexpr unsigned kTlCap = 8192;      // events kept per slot, a power of 2
+// Buffer, in 8-byte words: the slots' events, then 8 words of layout and
+// one word per slot (who recorded it), then [start, end] of every CTA's
+// warpgroups.
+constexpr unsigned kTlHead = 2 * kTlCap * kTlCtas * kTlWarpgroups;
+constexpr unsigned kTlSpan = kTlHead + 8 + kTlCtas * kTlWarpgroups;
+static_assert((kTlCap & (kTlCap - 1)) == 0, "kTlCap: a power of 2");
+__device__ unsigned long long* courseTimeline;  // set by the host, else null
+
+struct CourseTl {
+    unsigned next = ~0u;  // word of this warpgroup's next event; ~0u: none
+    unsigned slot = ~0u;  // cta * kTlWarpgroups + wg; ~0u: not elected
+    __device__ __forceinline__ CourseTl(int wg, bool elected) {
+        unsigned long long* buf = courseTimeline;
+        if (!elected || buf == nullptr) return;  // this thread records nothing
+        const unsigned cta =
+            blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+        slot = cta * kTlWarpgroups + unsigned(wg);
+        if (slot == 0) {  // the layout, for the host to check
+            buf[kTlHead] = 0x4C54455352554F43ull;  // "COURSETL"
+            buf[kTlHead + 1] = 1;                  // layout version
+            buf[kTlHead + 2] = kTlCtas;
+            buf[kTlHead + 3] = kTlWarpgroups;
+            buf[kTlHead + 4] = kTlCap;
+            buf[kTlHead + 5] = gridDim.x * gridDim.y * gridDim.z;
+        }
+        if (cta < kTlCtas) {
+            unsigned sm;
+            asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+            buf[kTlHead + 8 + slot] = 1ull << 32 | sm << 8 | unsigned(wg);
+            next = 2 * kTlCap * slot;
+        }
+        stamp(TL_START, 0);
+    }
+    __device__ __forceinline__ void stamp(unsigned kind, unsigned stage) {
+        if (kind == TL_START || kind == TL_END) {  // every CTA: [start, end]
+            if (slot == ~0u) return;
+            unsigned long long t;
+            asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+            courseTimeline[kTlSpan + 2ull * slot + (kind == TL_END)] = t;
+        }
+        // No branch from here on (a branch between a wgmma and its
+        // wait_group makes ptxas inject warpgroup.arrive, info C7519),
+        // and only the store is predicated (a predicated definition keeps
+        // its register live around the K loop). An event is two words:
+        // %globaltimer ns, then clock64's low 32 bits | stage:8 | kind:8.
+        asm volatile(
+            "{\n\t.reg .pred p;\n\t.reg .b64 t, c, w, a;\n\t"
+            "setp.ne.u32 p, %0, -1;\n\t"
+            "mov.u64 t, %%globaltimer;\n\t"
+            "mov.u64 c, %%clock64;\n\t"
+            "mad.wide.u32 a, %0, 8, %2;\n\t"
+            "cvt.u64.u32 w, %1;\n\t"
+            "bfi.b64 w, c, w, 32, 32;\n\t"
+            "@p st.global.v2.u64 [a], {t, w};\n\t}"
+            ::"r"(next), "r"((stage & 0xFFu) << 8 | (kind & 0xFFu)),
+            "l"(courseTimeline));
+        // A full slot keeps its last place for the latest event (the end).
+        const unsigned after = next + 2;
+        next = (next != ~0u) & ((after & (2 * kTlCap - 1)) != 0) ? after : next;
+    }
+};
+#define COURSE_TL_INIT(wg, elected) CourseTl courseTl_(wg, elected)
+#define COURSE_TL(kind, stage) courseTl_.stamp(kind, stage)
+#else
+#define COURSE_TL_INIT(wg, elected) ((void)0)
+#define COURSE_TL(kind, stage) ((void)0)
+#endif
+// ---- end of the timeline block ----
+
 // D = A * B^T in FP16 with FP32 accumulate; one CTA owns a 128x128 tile of
 // D and walks K in 64-deep tiles through a kStages-deep ring. Launch
 // contract: see the header. extern "C" keeps the name unmangled for CuPy.
@@ -316,6 +410,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
     const int t = static_cast<int>(threadIdx.x);
     const int wg = t / 128;                           // 0 produces, 1 consumes
     const int wt = t % 128;                           // thread within its warpgroup
+    COURSE_TL_INIT(wg, wt == 0);
     const int mBlock = static_cast<int>(blockIdx.y);  // which kBM rows of D
     const int nBlock = static_cast<int>(blockIdx.x);  // which kBN columns of D
     constexpr int kTiles = kDim / kBK;
@@ -349,7 +444,9 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
                 // which a freshly initialized mbarrier counts as complete
                 // (try_wait.parity on the preceding phase's parity returns
                 // true), so the first kStages copies go out at once.
+                COURSE_TL(TL_WAIT_EMPTY, stage);
                 mbarWait(&s.empty[stage], phase ^ 1);
+                COURSE_TL(TL_LOAD, stage);
                 mbarArriveExpectTx(&s.full[stage], kStageBytes);
                 tmaLoad2d(s.a[stage], &tmA, &s.full[stage], kt * kBK, mBlock * kBM);
                 tmaLoad2d(s.b[stage], &tmB, &s.full[stage], kt * kBK, nBlock * kBN);
@@ -369,11 +466,13 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
         for (int kt = 0; kt < kTiles; ++kt) {
             // Phase `round` of full[stage] completes when this round's
             // bytes have landed.
+            COURSE_TL(TL_WAIT_FULL, stage);
             mbarWait(&s.full[stage], phase);
 
             // No fence.proxy.async: the TMA engine, not a thread, wrote
             // the stage (see gemm1_tma.cu). wgmma.fence orders the
             // accumulator registers.
+            COURSE_TL(TL_MMA, stage);
             wgmmaFence();
 #pragma unroll
             for (int ks = 0; ks < kBK / kWgmmaK; ++ks) {
@@ -384,6 +483,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
                                     swizzledDesc(&s.b[stage][ks * kWgmmaK]), 1);
                 }
             }
+            COURSE_TL(TL_MMA_WAIT, stage);
             wgmmaCommit();
             // Keep this tile's group in flight; wait only for the previous
             // one (PTX ISA "wgmma.wait_group", https://docs.nvidia.com/cuda/
@@ -396,6 +496,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
             wgmmaWait<1>();
             if (kt > 0 && wt == 0) {
                 mbarArrive(&s.empty[prevStage]);
+                COURSE_TL(TL_RELEASE, prevStage);
             }
             prevStage = stage;
             if (++stage == kStages) {
@@ -405,6 +506,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
         }
         // The last group. Its stage is never refilled (this CTA is done
         // with K), so it needs no release.
+        COURSE_TL(TL_MMA_WAIT, prevStage);
         wgmmaWait<0>();
         // end snippet
 
@@ -417,6 +519,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
         // fours per 8-column block: {r, r+1} are two adjacent columns of
         // row lane/4, {r+2, r+3} the same columns of row lane/4 + 8. Each
         // adjacent pair becomes one __half2, a 4-byte store.
+        COURSE_TL(TL_EPI, 0);
         const int warp = wt / 32;
         const int lane = wt % 32;
 #pragma unroll
@@ -432,6 +535,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
         }
         // end snippet
     }
+    COURSE_TL(TL_END, 0);
 }
 
 #ifndef __CUDACC_RTC__

@@ -163,6 +163,100 @@ __device__ __forceinline__ void wgmmaM64n64k16(float acc[kAccRegs],
         : "l"(descA), "l"(descB));
 }
 
+// ---- Timeline stamps: the same block in every instrumented kernel ----
+// Built with -DCOURSE_TIMELINE, one thread per warpgroup (COURSE_TL_INIT
+// elects it) stamps (event, stage, %globaltimer, clock64) at each COURSE_TL
+// line into fixed slots of a buffer the host points courseTimeline at:
+// every event of CTAs 0..kTlCtas-1, and the start and end of every CTA's
+// warpgroups. Each slot has one writer, so no atomics; a null
+// courseTimeline records nothing. Built without it, each line is ((void)0)
+// and the cubin is the same, byte for byte (tests/test_timeline_kernels.py).
+// The host side, and why two clocks: course/timeline.py.
+#ifdef COURSE_TIMELINE
+enum : unsigned {   // each event begins an activity that lasts to the next
+    TL_START = 1,   // kernel start: setup
+    TL_END,         // kernel end
+    TL_WAIT_EMPTY,  // producer waits for a free stage (empty barrier)
+    TL_LOAD,        // producer issues a stage's loads (or copies it)
+    TL_WAIT_FULL,   // consumer waits for a stage's data (full barrier)
+    TL_MMA,         // consumer issues wgmma
+    TL_MMA_WAIT,    // consumer commits and waits for wgmma (wait_group)
+    TL_RELEASE,     // consumer has released a stage (empty arrival)
+    TL_SYNC,        // a barrier wait (__syncthreads, a cluster barrier)
+    TL_EPI          // epilogue: accumulators out to D
+};
+constexpr unsigned kTlCtas = 4;        // CTAs recorded event by event
+constexpr unsigned kTlWarpgroups = 4;  // slots per CTA: warpgroups 0..3
+constexpr unsigned kTlCap = 8192;      // events kept per slot, a power of 2
+// Buffer, in 8-byte words: the slots' events, then 8 words of layout and
+// one word per slot (who recorded it), then [start, end] of every CTA's
+// warpgroups.
+constexpr unsigned kTlHead = 2 * kTlCap * kTlCtas * kTlWarpgroups;
+constexpr unsigned kTlSpan = kTlHead + 8 + kTlCtas * kTlWarpgroups;
+static_assert((kTlCap & (kTlCap - 1)) == 0, "kTlCap: a power of 2");
+__device__ unsigned long long* courseTimeline;  // set by the host, else null
+
+struct CourseTl {
+    unsigned next = ~0u;  // word of this warpgroup's next event; ~0u: none
+    unsigned slot = ~0u;  // cta * kTlWarpgroups + wg; ~0u: not elected
+    __device__ __forceinline__ CourseTl(int wg, bool elected) {
+        unsigned long long* buf = courseTimeline;
+        if (!elected || buf == nullptr) return;  // this thread records nothing
+        const unsigned cta =
+            blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+        slot = cta * kTlWarpgroups + unsigned(wg);
+        if (slot == 0) {  // the layout, for the host to check
+            buf[kTlHead] = 0x4C54455352554F43ull;  // "COURSETL"
+            buf[kTlHead + 1] = 1;                  // layout version
+            buf[kTlHead + 2] = kTlCtas;
+            buf[kTlHead + 3] = kTlWarpgroups;
+            buf[kTlHead + 4] = kTlCap;
+            buf[kTlHead + 5] = gridDim.x * gridDim.y * gridDim.z;
+        }
+        if (cta < kTlCtas) {
+            unsigned sm;
+            asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+            buf[kTlHead + 8 + slot] = 1ull << 32 | sm << 8 | unsigned(wg);
+            next = 2 * kTlCap * slot;
+        }
+        stamp(TL_START, 0);
+    }
+    __device__ __forceinline__ void stamp(unsigned kind, unsigned stage) {
+        if (kind == TL_START || kind == TL_END) {  // every CTA: [start, end]
+            if (slot == ~0u) return;
+            unsigned long long t;
+            asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+            courseTimeline[kTlSpan + 2ull * slot + (kind == TL_END)] = t;
+        }
+        // No branch from here on (a branch between a wgmma and its
+        // wait_group makes ptxas inject warpgroup.arrive, info C7519),
+        // and only the store is predicated (a predicated definition keeps
+        // its register live around the K loop). An event is two words:
+        // %globaltimer ns, then clock64's low 32 bits | stage:8 | kind:8.
+        asm volatile(
+            "{\n\t.reg .pred p;\n\t.reg .b64 t, c, w, a;\n\t"
+            "setp.ne.u32 p, %0, -1;\n\t"
+            "mov.u64 t, %%globaltimer;\n\t"
+            "mov.u64 c, %%clock64;\n\t"
+            "mad.wide.u32 a, %0, 8, %2;\n\t"
+            "cvt.u64.u32 w, %1;\n\t"
+            "bfi.b64 w, c, w, 32, 32;\n\t"
+            "@p st.global.v2.u64 [a], {t, w};\n\t}"
+            ::"r"(next), "r"((stage & 0xFFu) << 8 | (kind & 0xFFu)),
+            "l"(courseTimeline));
+        // A full slot keeps its last place for the latest event (the end).
+        const unsigned after = next + 2;
+        next = (next != ~0u) & ((after & (2 * kTlCap - 1)) != 0) ? after : next;
+    }
+};
+#define COURSE_TL_INIT(wg, elected) CourseTl courseTl_(wg, elected)
+#define COURSE_TL(kind, stage) courseTl_.stamp(kind, stage)
+#else
+#define COURSE_TL_INIT(wg, elected) ((void)0)
+#define COURSE_TL(kind, stage) ((void)0)
+#endif
+// ---- end of the timeline block ----
+
 // D = A * B in FP16 with FP32 accumulate. One CTA owns a 64x64 tile of D.
 //
 // One thread of the consumer warpgroup ends the kernel holding 32 floats
@@ -190,6 +284,7 @@ extern "C" __global__ void wgmmaGemm(const __half* __restrict__ a,
 
     const int wg = static_cast<int>(threadIdx.x) / 128;  // 0 eats, 1 feeds
     const int t = static_cast<int>(threadIdx.x) % 128;
+    COURSE_TL_INIT(wg, t == 0);
     const int rowBase = static_cast<int>(blockIdx.y) * kTileM;
     const int colBase = static_cast<int>(blockIdx.x) * kTileN;
     constexpr int kTiles = kDim / kTileK;
@@ -201,6 +296,7 @@ extern "C" __global__ void wgmmaGemm(const __half* __restrict__ a,
     // row-major KxN in global memory; the B store transposes it into the
     // column-major (K-contiguous) layout wgmma defines for B.
     auto loadStage = [&](int s, int kt) {
+        COURSE_TL(TL_LOAD, s);
         for (int e = 0; e < (kTileM * kTileK) / 128; ++e) {
             const int idx = t + e * 128;
             const int mn = idx / kTileK;
@@ -221,6 +317,7 @@ extern "C" __global__ void wgmmaGemm(const __half* __restrict__ a,
     if (wg == 1) {
         loadStage(0, 0);  // prologue: stage 0 filled before anyone computes
     }
+    COURSE_TL(TL_SYNC, 0);
     __syncthreads();
 
     for (int kt = 0; kt < kTiles; ++kt) {
@@ -237,12 +334,14 @@ extern "C" __global__ void wgmmaGemm(const __half* __restrict__ a,
             // then the issues, then one commit_group, then wait_group 0,
             // which blocks until every committed wgmma has finished
             // reading shared memory and writing acc.
+            COURSE_TL(TL_MMA, s);
             asm volatile("wgmma.fence.sync.aligned;");
             for (int ks = 0; ks < kTileK / kWgmmaK; ++ks) {
                 const uint64_t off = uint64_t(ks) * (2 * 128 >> 4);
                 wgmmaM64n64k16(acc, tileDesc(smA[s]) + off,
                                tileDesc(smB[s]) + off);
             }
+            COURSE_TL(TL_MMA_WAIT, s);
             asm volatile("wgmma.commit_group.sync.aligned;");
             asm volatile("wgmma.wait_group.sync.aligned 0;");
         }
@@ -251,11 +350,13 @@ extern "C" __global__ void wgmmaGemm(const __half* __restrict__ a,
         // swap them. Move the wait_group after this barrier and the
         // producer can overwrite a tile the tensor cores are still
         // reading: a race with no error message.
+        COURSE_TL(TL_SYNC, s);
         __syncthreads();
     }
     // end snippet
 
     if (wg == 0) {
+        COURSE_TL(TL_EPI, 0);
         // Accumulator layout per the PTX ISA figure "WGMMA .m64nNk16
         // register fragment layout for accumulator matrix D" (section
         // "Matrix Fragments for wgmma.mma_async.m64nNk16", #wgmma-64n16-d):
@@ -270,6 +371,7 @@ extern "C" __global__ void wgmmaGemm(const __half* __restrict__ a,
             d[row * kDim + col] = acc[r];
         }
     }
+    COURSE_TL(TL_END, 0);
 }
 
 #ifndef __CUDACC_RTC__

@@ -9,8 +9,8 @@ problem) is printed as one clear message, never as a traceback.
 from __future__ import annotations
 
 import argparse
-import os
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
