@@ -1,0 +1,1 @@
+"""Day 85 tests (mirror course/lessons/day85/)."""
