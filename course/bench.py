@@ -1029,7 +1029,7 @@ def _machine_fields(machine: gate.Machine) -> dict[str, Any]:
 
 
 def _now() -> str:
-    return _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat()
+    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
 
 
 def _measure_day76(

@@ -87,7 +87,7 @@ def record(
     ev = Evidence(
         schema_version=SCHEMA_VERSION,
         lesson=lesson.id,
-        recorded_at=_dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat(),
+        recorded_at=_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
         command=command,
         device=machine.gpu.name,
         compute_capability=machine.gpu.cc_str,
