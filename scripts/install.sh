@@ -22,8 +22,8 @@ if [ -z "$cuda" ]; then
     if [ -n "$driver" ] && [ "$driver" -ge 13 ]; then cuda=13; else cuda=12; fi
 fi
 case $cuda in
-12) other=cupy-cuda13x ;;
-13) other=cupy-cuda12x ;;
+12) others="cupy-cuda13x cupy-cuda11x cupy" ;;
+13) others="cupy-cuda12x cupy-cuda11x cupy" ;;
 *) echo "COURSE_CUDA must be 12 or 13 (got '$cuda')" >&2; exit 2 ;;
 esac
 extras=cuda$cuda
@@ -47,11 +47,13 @@ if [ ! -x .venv/bin/python ]; then
     fi
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
-# Two CuPy wheels in one environment overwrite each other's files: drop the
-# other CUDA major's before installing this one (a .venv made on another machine).
-if .venv/bin/python -m pip show --quiet "$other" >/dev/null 2>&1; then
-    echo "Removing $other: this machine gets the cuda$cuda wheels."
-    .venv/bin/python -m pip uninstall --quiet --yes "$other"
-fi
+# Two CuPy packages in one environment overwrite each other's files: drop any
+# other than this machine's before installing it (a .venv made elsewhere).
+for other in $others; do
+    if .venv/bin/python -m pip show --quiet "$other" >/dev/null 2>&1; then
+        echo "Removing $other: this machine gets the cuda$cuda wheels."
+        .venv/bin/python -m pip uninstall --quiet --yes "$other"
+    fi
+done
 echo "Installing the course with .[$extras]"
 .venv/bin/python -m pip install --quiet -e ".[$extras]"
