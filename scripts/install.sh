@@ -12,6 +12,7 @@
 # COURSE_CUDA=12 or COURSE_CUDA=13 overrides the choice. PYTHON picks the
 # interpreter for a new .venv (default python3; 3.10 to 3.13).
 # Usage: sh scripts/install.sh [extra ...]
+#        sh scripts/install.sh --which   (print the CUDA extra it would pick, install nothing)
 set -eu
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
@@ -26,6 +27,10 @@ case $cuda in
 13) others="cupy-cuda12x cupy-cuda11x cupy" ;;
 *) echo "COURSE_CUDA must be 12 or 13 (got '$cuda')" >&2; exit 2 ;;
 esac
+if [ "${1:-}" = --which ]; then
+    echo "cuda$cuda"
+    exit 0
+fi
 extras=cuda$cuda
 for extra in "$@"; do extras="$extras,$extra"; done
 

@@ -1,9 +1,11 @@
 """pyproject.toml is the one list of dependencies; everything else agrees."""
 
 import re
+import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from course.lessons import LESSONS
@@ -133,3 +135,41 @@ def test_every_lesson_has_its_files():
         assert lesson.quiz_path.is_file(), lesson.quiz_path
     on_disk = {p.name for p in (ROOT / "notebooks").glob("*.ipynb")}
     assert on_disk == {lesson.notebook for lesson in LESSONS.values()}
+
+
+@pytest.mark.parametrize(
+    "smi_says, override, extra",
+    [
+        ("| NVIDIA-SMI 580.159.04   Driver Version: 580.159.04   CUDA Version: 13.0     |", None, "cuda13"),
+        ("| NVIDIA-SMI 535.183.01   Driver Version: 535.183.01   CUDA Version: 12.2     |", None, "cuda12"),
+        ("| NVIDIA-SMI 470.256.02   Driver Version: 470.256.02   CUDA Version: 11.4     |", None, "cuda12"),
+        (None, None, "cuda12"),  # no nvidia-smi: a laptop, CI
+        ("| NVIDIA-SMI 580.159.04   Driver Version: 580.159.04   CUDA Version: 13.0     |", "12", "cuda12"),
+        (None, "13", "cuda13"),
+    ],
+)
+def test_install_picks_the_cuda_extra_from_the_driver(tmp_path, smi_says, override, extra):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    if smi_says is not None:
+        smi = bin_dir / "nvidia-smi"
+        smi.write_text(f"#!/bin/sh\necho '+-----+'\necho '{smi_says}'\n")
+        smi.chmod(0o755)
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin"}
+    if override is not None:
+        env["COURSE_CUDA"] = override
+    out = subprocess.run(
+        ["sh", str(ROOT / "scripts" / "install.sh"), "--which"], env=env, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == extra
+
+
+def test_install_refuses_a_cuda_major_it_has_no_extra_for():
+    out = subprocess.run(
+        ["sh", str(ROOT / "scripts" / "install.sh"), "--which"],
+        env={"PATH": "/usr/bin:/bin", "COURSE_CUDA": "11"},
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 2 and "COURSE_CUDA must be 12 or 13" in out.stderr
