@@ -41,14 +41,14 @@ def _markers_as(version: str) -> None:
 
     real = markers.default_environment
 
-    def target_environment():  # type: ignore[no-untyped-def]
+    def target_environment():  # the same dict, for another Python
         env = real()
         env.update(
             python_version=version, python_full_version=f"{version}.0", implementation_version=f"{version}.0"
         )
         return env
 
-    markers.default_environment = target_environment  # type: ignore[assignment]
+    markers.default_environment = target_environment
     if not markers.Marker(f"python_version == '{version}'").evaluate():
         raise SystemExit(f"resolve: could not set pip's marker environment to Python {version}")
 
