@@ -248,3 +248,24 @@ def test_the_driver_version_comes_from_libcuda_without_cupy(monkeypatch):
 
     monkeypatch.setattr(gate.ctypes, "CDLL", missing)
     assert gate._driver_cuda_version() is None
+
+
+def test_cupy_builds_hopper_kernels_as_cubin_unless_told_to_use_ptx(monkeypatch):
+    """What the NVRTC-newer-than-the-driver note rests on, read from the installed CuPy.
+
+    CuPy asks NVRTC for SASS (a cubin) for sm_90, which an older driver of the
+    same CUDA major loads, and for PTX only under CUPY_COMPILE_WITH_PTX=1. These
+    are CuPy's private helpers (cupy/cuda/compiler.py); if they move, check the
+    note in gate.stack_check and the README again.
+    """
+    compiler = pytest.importorskip("cupy.cuda.compiler", reason="CuPy is not installed")
+    choose = getattr(getattr(compiler, "_get_arch_for_options_for_nvrtc", None), "__wrapped__", None)
+    assert choose is not None and hasattr(compiler, "_use_ptx"), "CuPy's choice of cubin or PTX moved"
+    try:
+        compiler._get_max_compute_capability()  # loads NVRTC; no GPU needed
+    except Exception as e:  # noqa: BLE001 - any failure to load NVRTC means: cannot check here
+        pytest.skip(f"NVRTC cannot be loaded here ({type(e).__name__})")
+    monkeypatch.setattr(compiler, "_use_ptx", False)
+    assert choose("90") == ("-arch=sm_90", "cubin")
+    monkeypatch.setattr(compiler, "_use_ptx", True)
+    assert choose("90") == ("-arch=compute_90", "ptx")
