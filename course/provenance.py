@@ -21,7 +21,7 @@ from .gate import Machine
 
 def now() -> str:
     """The current time in UTC, ISO 8601 to the second: every recording's timestamp."""
-    return _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat()
+    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
 
 
 @dataclass(frozen=True)

@@ -5,13 +5,11 @@
 # Usage: sh scripts/test.sh [extra pytest arguments]
 set -eu
 cd "$(dirname "$0")/.."
-PYTHON=${PYTHON:-python3}
-if [ ! -x .venv/bin/python ]; then
-    "$PYTHON" -m venv .venv
-fi
-.venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e '.[test]'
-.venv/bin/ruff check course tests benchmarks
-.venv/bin/ruff format --check course tests benchmarks
-.venv/bin/mypy course
+# .venv, the course, the CUDA wheels for this machine's driver and the test tools.
+sh scripts/install.sh test
+.venv/bin/ruff check course tests benchmarks scripts
+.venv/bin/ruff format --check course tests benchmarks scripts
+# Python 3.10 to 3.13 without those interpreters: vermin, mypy for both ends,
+# and pip resolving the dependencies for both (scripts/compat.sh).
+sh scripts/compat.sh
 exec .venv/bin/python -m pytest --nbval-lax --nbval-current-env "$@"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from .. import gate
 from ..lessons import LESSONS
@@ -29,6 +30,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"  what to do:         {machine.advice}")
     for name, version in machine.versions.items():
         print(f"  {name + ':':<20}{version or 'not found'}")
+    # Jupyter may run another Python than the one pip installed into; say which this is.
+    print(f"  {'this Python:':<20}{sys.executable}")
+    if machine.notes:
+        print("CUDA stack:")
+        for note in machine.notes:
+            print(f"  {note}")
     print("Lessons:")
     for lesson in LESSONS.values():
         v = gate.verdict(lesson, machine)

@@ -18,13 +18,13 @@ from __future__ import annotations
 import csv
 import json
 import math
-import tomllib
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
 
+from .._toml import TomlSyntaxError, loads
 from ..errors import CourseError
 from ._io import write_csv_atomic, write_text_atomic
 from .model import MultipleSelect, Numeric, Question, Quiz, Response, ShortText, SingleChoice, fmt_points
@@ -146,9 +146,11 @@ def load_overrides(path: Path | str, quiz: Quiz) -> list[Override]:
     raw: list[tuple[str, dict[str, object]]] = []
     if path.suffix.lower() == ".toml":
         try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as e:
-            raise CourseError(f"the overrides file is not valid TOML: {e}", path=path) from None
+            data = loads(text)
+        except TomlSyntaxError as e:
+            raise CourseError(
+                f"the overrides file is not valid TOML: {e.detail}", path=path, line=e.line
+            ) from None
         except RecursionError:
             raise CourseError("the overrides file nests arrays or tables too deeply", path=path) from None
         extra = [k for k in data if k != "override"]

@@ -19,12 +19,12 @@ from __future__ import annotations
 import difflib
 import math
 import re
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .._toml import TomlSyntaxError, loads
 from ..errors import CourseError
 from ..lessons import get_lesson
 from ..snippets import Snippet, load_snippets
@@ -50,7 +50,6 @@ _ID_RULE = "1-64 characters: lower-case letters, digits, '-' or '_', starting wi
 _HEADER = re.compile(r"^\s*\[\[\s*questions\s*\]\]\s*(#.*)?$")
 _QUIZ_HEADER = re.compile(r"^\s*\[\s*quiz\s*\]\s*(#.*)?$")
 _TABLE = re.compile(r"^\s*\[")
-_TOML_POS = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
 
 _QUIZ_FIELDS = ("id", "title", "lesson", "released")
 _COMMON = ("id", "type", "prompt", "points", "reference")
@@ -422,16 +421,11 @@ def parse_quiz(text: str, path: Path | str = "<string>") -> Quiz:
     """Parse quiz TOML ``text``; ``path`` names it in error messages."""
     path = Path(path)
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        message = str(e)
-        pos = _TOML_POS.search(message)
-        line = int(pos.group(1)) if pos else None
-        where = f" (column {pos.group(2)})" if pos else ""
-        detail = f"not valid TOML: {_TOML_POS.sub('', message)}{where}"
-        raise QuizError([Problem(path, line, detail)]) from None
+        data = loads(text)
+    except TomlSyntaxError as e:
+        raise QuizError([Problem(path, e.line, f"not valid TOML: {e.detail}")]) from None
     except RecursionError:
-        # tomllib recurses once per nesting level; a hostile file must be a refusal.
+        # The TOML parser recurses once per nesting level; a hostile file must be a refusal.
         raise QuizError(
             [Problem(path, None, "not valid TOML here: arrays or tables nest too deeply")]
         ) from None

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
 import ipywidgets as widgets
@@ -57,7 +57,7 @@ def _inline(text: str) -> str:
 
 
 def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 def _number(text: str) -> int | float:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-import tomllib
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +15,11 @@ from course.quiz.loader import load_quiz, parse_quiz
 from course.quiz.model import MultipleSelect, Numeric, QuizError, ShortText, SingleChoice, WhichLine
 
 from ._data import SAMPLE_QUIZ
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import tomllib
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +16,11 @@ from course.quiz.model import QUESTION_CLASSES, Option, SingleChoice
 from course.quiz.release import dumps_quiz, release_quiz
 
 from ._data import KEY_SENTINELS
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
 
 REPO = Path(__file__).resolve().parents[2]
 KEY_FIELD_NAMES = {name for cls in QUESTION_CLASSES.values() for name in cls.KEY_FIELDS}

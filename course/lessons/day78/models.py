@@ -280,7 +280,7 @@ def simulate_gemm(
                     a_op = gather_operand(smem, desc_a, TILE_M)  # 64 x 16, A[m, k]
                     b_op = gather_operand(smem, desc_b, TILE_N)  # 64 x 16, B[k, n] stored as [n, k]
                     part = a_op @ b_op.T  # the tensor core's m64n64k16 product
-                    acc += part[rows, cols]  # each thread's registers take their elements
+                    acc = acc + part[rows, cols]  # each thread's registers take their elements
             d[row_base + rows, col_base + cols] = acc  # d[row * kDim + col] = acc[r];
     return d
 
