@@ -1,6 +1,6 @@
 """The child process of ``course.sandbox``: compile, run and check one learner's source, then exit.
 
-    python -m course._sandbox_child --lesson day78 --source ~/hopper-course-work/day78/wgmma_gemm.cu
+    python -m course._sandbox_child --lesson <id> --source ~/hopper-course-work/<id>/<kernel file>
 
 It reports on stdout in ``course.sandbox``'s protocol (lines starting with
 ``@@course-sandbox``, one JSON object each) and always ends with exactly one

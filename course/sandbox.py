@@ -1,6 +1,6 @@
 """Run a learner's version of a kernel in a child process, so nothing it does can break the page.
 
-    result = run_variant(lesson, "~/hopper-course-work/day78/wgmma_gemm.cu", timeout_s=20)
+    result = run_variant(lesson, "~/hopper-course-work/<id>/<kernel file>", timeout_s=20)
     result.outcome     # "passed", "failed-check", "compile-error", "fault", "refused",
                        # "timeout", "crashed", or "not-run" (this machine cannot run the lesson)
     print(result)      # what happened and what it means for the code, in words

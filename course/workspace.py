@@ -1,7 +1,7 @@
 """The learner's own copy of a lesson's kernel, in a folder outside the course's files.
 
     copy = learner_copy(lesson)            # made from the lesson's kernel on first use
-    copy.path                              # ~/hopper-course-work/day76/tma_tile.cu
+    copy.path                              # ~/hopper-course-work/<id>/<kernel file>
     copy.diff()                            # what the learner changed, as a unified diff
     learner_copy(lesson, reset=True)       # start again: the old copy is kept as a backup first
 

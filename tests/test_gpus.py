@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import re
 import dataclasses
 import html.parser
+import re
 
 import pytest
 

@@ -27,7 +27,9 @@ def test_relative_floor_fits_the_size_of_the_dot_products():
     near_zero = ref.copy()
     near_zero[0, 0] += 1.26e-3  # FP32 accumulation error of K terms, on a result near zero
     assert not check_relative(near_zero, ref, 1e-3).passed  # floor 1: held to its own tiny size
-    assert check_relative(near_zero, ref, 1e-3, floor=k**0.5).passed  # floor sqrt(K): held to the scale of K terms
+    assert check_relative(
+        near_zero, ref, 1e-3, floor=k**0.5
+    ).passed  # floor sqrt(K): held to the scale of K terms
     wrong = ref.copy()
     wrong[0, 2] = 2.0  # a wrong element (sign, index): off by the scale of the result itself
     c = check_relative(wrong, ref, 1e-3, floor=k**0.5)

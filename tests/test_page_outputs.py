@@ -37,8 +37,13 @@ def png_size(data: bytes) -> tuple[int, int]:
 def executed(request, tmp_path_factory):
     lesson = LESSONS[request.param]
     nb = nbformat.read(lesson.notebook_path, as_version=4)
-    NotebookClient(nb, kernel_name="python3", timeout=300, allow_errors=True,
-                   resources={"metadata": {"path": str(lesson.notebook_path.parent)}}).execute()
+    NotebookClient(
+        nb,
+        kernel_name="python3",
+        timeout=300,
+        allow_errors=True,
+        resources={"metadata": {"path": str(lesson.notebook_path.parent)}},
+    ).execute()
     return lesson, nb
 
 
@@ -52,7 +57,9 @@ def _outputs(nb):
 def test_no_cell_raises_or_prints_a_traceback(executed):
     lesson, nb = executed
     for cell, out in _outputs(nb):
-        assert out.output_type != "error", f"{lesson.notebook}, cell {cell.id}: {out.get('ename')}: {out.get('evalue')}"
+        assert out.output_type != "error", (
+            f"{lesson.notebook}, cell {cell.id}: {out.get('ename')}: {out.get('evalue')}"
+        )
         if out.output_type == "stream":
             assert "Traceback" not in out.text, f"{lesson.notebook}, cell {cell.id}: {out.text[:300]}"
 
@@ -65,12 +72,16 @@ def test_no_output_is_a_bare_object_repr(executed):
         data = out.data
         rich = set(data) - {"text/plain"}
         text = data.get("text/plain", "").strip()
-        assert rich or not _BARE_REPR.match(text), f"{lesson.notebook}, cell {cell.id} shows only {text[:120]!r}"
+        assert rich or not _BARE_REPR.match(text), (
+            f"{lesson.notebook}, cell {cell.id} shows only {text[:120]!r}"
+        )
 
 
 def test_every_figure_cell_shows_an_image(executed):
     lesson, nb = executed
-    figure_cells = [c for c in nb.cells if c.cell_type == "code" and re.search(r"\w+_figure\(\)\s*$", c.source)]
+    figure_cells = [
+        c for c in nb.cells if c.cell_type == "code" and re.search(r"\w+_figure\(\)\s*$", c.source)
+    ]
     for cell in figure_cells:
         images = [out.data["image/png"] for out in cell.outputs if "image/png" in out.get("data", {})]
         assert images, f"{lesson.notebook}, cell {cell.id} ({cell.source.splitlines()[-1]}) shows no image"

@@ -65,7 +65,9 @@ def _clone(source_id: str, new_id: str, root: Path) -> None:
 
     kernel = f"{new_id}_{lesson.kernel_file}"
     package = root / "course" / "lessons" / new_id
-    shutil.copytree(root / "course" / "lessons" / source_id, package, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        root / "course" / "lessons" / source_id, package, ignore=shutil.ignore_patterns("__pycache__")
+    )
     init = package / "__init__.py"
     text = rename(init.read_text()).replace(f"day={lesson.day}", f"day={day}")
     text = text.replace(f'kernel_file="{lesson.kernel_file}"', f'kernel_file="{kernel}"')
@@ -73,10 +75,8 @@ def _clone(source_id: str, new_id: str, root: Path) -> None:
     init.write_text(text)
     shutil.copy(lesson.kernel_path, root / "kernels" / kernel)
     (root / "notebooks" / f"{new_id}.ipynb").write_text(rename(lesson.notebook_path.read_text()))
-    for kind in ("quizzes", "annotations", "exercises"):
-        src = ROOT / "content" / kind / f"{source_id}.toml"
-        if src.exists():
-            (root / "content" / kind / f"{new_id}.toml").write_text(rename(src.read_text()))
+    for src in sorted((ROOT / "content").glob(f"*/{source_id}.toml")):  # every kind of content the lesson has
+        (root / "content" / src.parent.name / f"{new_id}.toml").write_text(rename(src.read_text()))
     bench = ROOT / "evidence" / "bench" / f"{source_id}.json"
     if bench.exists():
         (root / "evidence" / "bench" / f"{new_id}.json").write_text(rename(bench.read_text()))
@@ -94,12 +94,20 @@ def test_a_new_lesson_is_picked_up_everywhere_without_editing_shared_files(tmp_p
 
     def course(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "course", *args], capture_output=True, text=True, env=env, cwd=root, timeout=600
+            [sys.executable, "-m", "course", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=root,
+            timeout=600,
         )
 
     doctor = course("doctor", "--compile")
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
-    assert f"{new_id} (" in doctor.stdout and f"{new_id}_{LESSONS[source_id].kernel_file} compiled" in doctor.stdout
+    assert (
+        f"{new_id} (" in doctor.stdout
+        and f"{new_id}_{LESSONS[source_id].kernel_file} compiled" in doctor.stdout
+    )
 
     runs_here = gate.verdict(LESSONS[source_id]).runs
     run = course("run", new_id)

@@ -1,6 +1,6 @@
 """The quiz at the end of a page, as ipywidgets.
 
-``show_quiz("day76")`` returns a ``QuizPanel`` (an ``ipywidgets.VBox``).
+``show_quiz("<lesson id>")`` returns a ``QuizPanel`` (an ``ipywidgets.VBox``).
 
 Practice mode (the shipped pages) needs the key: each question has a Check
 button that scores the response with the same pure function the grader uses
@@ -266,7 +266,7 @@ def show_quiz(
     learner_id: str | None = None,
     submissions_dir: str | os.PathLike[str] | None = None,
 ) -> QuizPanel:
-    """The quiz for a lesson id (``"day76"``) or a quiz file, as a widget.
+    """The quiz for a lesson id (``"<lesson id>"``) or a quiz file, as a widget.
 
     ``mode="practice"`` needs the key file and checks answers on the page;
     ``mode="graded"`` shows the learner copy only (pass a released file).

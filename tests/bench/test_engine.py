@@ -237,7 +237,7 @@ def test_day78_measures_end_to_end(simulated_gpu, tmp_path):
         assert re.fullmatch(
             r"kernel max rel error \S+ \(tolerance 0\.001, max\(\|ref\|, {floor}\) floor\); cuBLAS gemmEx max rel "
             r"error \S+ \(tolerance 0\.001, max\(\|ref\|, {floor}\) floor\), output poisoned first".format(
-                floor=re.escape(f"{row.size ** 0.5:g}")
+                floor=re.escape(f"{row.size**0.5:g}")
             ),
             row.check,
         )
