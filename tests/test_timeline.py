@@ -435,7 +435,7 @@ def recorded(tmp_path, monkeypatch):
     folder = tmp_path / "evidence-timeline"
     t = decoded(lesson="day78", provenance=provenance(), launch_ms=0.036)
     tl.write(t, folder)
-    monkeypatch.setattr(tl, "timeline_dir", lambda: folder)
+    monkeypatch.setattr(tl.store, "timeline_dir", lambda: folder)
     return folder
 
 
@@ -453,7 +453,7 @@ def test_cli_recorded_prints_the_summary_and_writes_json_and_png(recorded, tmp_p
 
 
 def test_cli_recorded_without_a_recording_says_how_to_make_one(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(tl, "timeline_dir", lambda: tmp_path)
+    monkeypatch.setattr(tl.store, "timeline_dir", lambda: tmp_path)
     assert main(["timeline", "day80", "--recorded"]) == 2
     assert "No recorded timeline of day80" in capsys.readouterr().out
 
@@ -508,7 +508,7 @@ def test_page_without_a_recording_says_so(tmp_path, monkeypatch):
     from course.page import Page
 
     lesson = get_lesson("day80")
-    monkeypatch.setattr(tl, "timeline_dir", lambda: tmp_path)
+    monkeypatch.setattr(tl.store, "timeline_dir", lambda: tmp_path)
     monkeypatch.setattr(
         gate, "verdict", lambda *_a, **_k: gate.Verdict(lesson, "no-gpu", "No GPU here.", "Use one.")
     )
@@ -618,7 +618,7 @@ def test_record_points_the_kernel_at_a_zeroed_buffer_for_one_checked_launch_only
     gpu = gate.Gpu(0, "NVIDIA H200", (9, 0), 132, 232448, 150 * 2**30)
     monkeypatch.setattr(gate, "probe", lambda: gate.Machine(gpu, None, None, {"cupy": "14.2"}))
     monkeypatch.setattr(gate, "ensure_runs", lambda *_a: None)
-    monkeypatch.setattr(tl, "compile_instrumented", lambda les, n, source=None: compiled)
+    monkeypatch.setattr(tl.gpu, "compile_instrumented", lambda les, n, source=None: compiled)
     monkeypatch.setattr(timing, "Timer", lambda _r: types.SimpleNamespace(hold=lambda *_a: None))
     said: list[str] = []
     t = tl.record(lesson, 4096, progress=said.append, command="test")
@@ -665,7 +665,7 @@ def test_record_refuses_a_wrong_result_and_still_clears_the_pointer(monkeypatch)
     gpu = gate.Gpu(0, "NVIDIA H200", (9, 0), 132, 232448, 150 * 2**30)
     monkeypatch.setattr(gate, "probe", lambda: gate.Machine(gpu, None, None, {}))
     monkeypatch.setattr(gate, "ensure_runs", lambda *_a: None)
-    monkeypatch.setattr(tl, "compile_instrumented", lambda les, n, source=None: compiled)
+    monkeypatch.setattr(tl.gpu, "compile_instrumented", lambda les, n, source=None: compiled)
     monkeypatch.setattr(timing, "Timer", lambda _r: types.SimpleNamespace(hold=lambda *_a: None))
     with pytest.raises(
         CheckFailed, match="day80 N=4096, built with -DCOURSE_TIMELINE: 3 of 9 elements wrong"

@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         if recorded is None:
             print(
                 f"No recorded timeline of {lesson.id} is in this checkout "
-                f"({tl.timeline_dir() / (lesson.id + '.json')}); `python -m course timeline {lesson.id}` on a "
+                f"({tl.store.timeline_dir() / (lesson.id + '.json')}); `python -m course timeline {lesson.id}` on a "
                 "Hopper GPU records one."
             )
             return 2
@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"{lesson.id}: wrote {json_path} and {png_path}")
         else:
             print(
-                f"The recorded picture: {tl.timeline_dir() / (lesson.id + '.png')} (--out DIR draws it again)"
+                f"The recorded picture: {tl.store.timeline_dir() / (lesson.id + '.png')} (--out DIR draws it again)"
             )
         return 0
     n = tl.DEFAULT_N if args.n is None else args.n

@@ -1,0 +1,76 @@
+"""The timeline: section (see course.timeline)."""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .._html import escape
+
+if TYPE_CHECKING:
+    from ..lesson import Lesson
+from .draw import png_bytes
+from .model import Timeline
+from . import store
+from .store import load
+from .summary import summarize
+
+
+# ---------------------------------------------------------------------------
+# What a page shows.
+# ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TimelineSection:
+    lesson: str
+    timeline: Timeline | None
+    png: bytes | None = field(repr=False)
+    recorded_here: bool
+    message: str
+
+    def _repr_html_(self) -> str:
+        color = "#1a7f37" if self.recorded_here else "#1f5fa8"
+        parts = [
+            f"<div style='border-left:4px solid {color};padding:4px 10px;margin:4px 0'>{escape(self.message)}</div>"
+        ]
+        if self.timeline is not None:
+            parts.append(summarize(self.timeline).html())
+        if self.png:
+            data = base64.b64encode(self.png).decode("ascii")
+            parts.append(f"<img alt='{escape(self.lesson)} timeline' src='data:image/png;base64,{data}'/>")
+        return "<div class='course-timeline'>" + "".join(parts) + "</div>"
+
+    def __str__(self) -> str:
+        out = self.message
+        if self.timeline is not None:
+            out += "\n" + summarize(self.timeline).text()
+        return out
+
+
+def timeline_section(lesson: Lesson, directory: Path | None = None) -> TimelineSection:
+    """The recorded timeline of a lesson, as a page shows it (no GPU needed)."""
+    recorded = load(lesson.id, directory)
+    where = (directory or store.timeline_dir()) / f"{lesson.id}.json"
+    if recorded is None:
+        return TimelineSection(
+            lesson.id,
+            None,
+            None,
+            False,
+            f"No recorded timeline of {lesson.id} is in this checkout ({where}); `python -m course timeline "
+            f"{lesson.id}` on a Hopper GPU records one.",
+        )
+    png_path = where.with_suffix(".png")
+    png = png_path.read_bytes() if png_path.exists() else png_bytes(recorded)
+    p = recorded.provenance
+    said = (
+        f"Recorded on {p.device} (compute capability {p.compute_capability}) on {p.recorded_at[:10]} by: {p.command}."
+        if p is not None
+        else "Recorded timeline."
+    )
+    return TimelineSection(lesson.id, recorded, png, False, said)
+
+
+def section_of(timeline: Timeline, message: str) -> TimelineSection:
+    return TimelineSection(timeline.lesson, timeline, png_bytes(timeline), True, message)

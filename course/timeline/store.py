@@ -1,0 +1,203 @@
+"""The timeline: store (see course.timeline)."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import _data, _paths
+from .._atomic import atomic_write_bytes, atomic_write_text
+from ..errors import CourseError
+from ..provenance import Provenance
+
+if TYPE_CHECKING:
+    pass
+from .decode import build, validate_row
+from .draw import png_bytes
+from .model import _BY_NAME, KINDS, SCHEMA_VERSION, KernelSpan, Layout, RawRow, Timeline, TimelineError
+
+
+# ---------------------------------------------------------------------------
+# Evidence: JSON and PNG.
+# ---------------------------------------------------------------------------
+def timeline_dir() -> Path:
+    """Where recorded timelines live: evidence/timeline/."""
+    return _paths.evidence_dir() / "timeline"
+
+
+def _row_dict(raw: RawRow) -> dict[str, Any]:
+    gt = list(raw.gt_ns)
+    return {
+        "cta": raw.cta,
+        "warpgroup": raw.warpgroup,
+        "smid": raw.smid,
+        "full": raw.full,
+        "t0_ns": gt[0],
+        "kind": list(raw.kinds),
+        "stage": list(raw.stages),
+        "dt_ns": [0] + [b - a for a, b in zip(gt, gt[1:], strict=False)],
+        "clock0": raw.clock32[0],
+        "dclock": [0] + [(b - a) % (1 << 32) for a, b in zip(raw.clock32, raw.clock32[1:], strict=False)],
+    }
+
+
+def to_dict(timeline: Timeline) -> dict[str, Any]:
+    if timeline.provenance is None:
+        raise TimelineError(
+            "only a recording made on a GPU is written as evidence (this timeline has no provenance)"
+        )
+    p = timeline.provenance
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "lesson": timeline.lesson,
+        **p.fields(),
+        "n": timeline.n,
+        "grid": list(timeline.grid),
+        "block": list(timeline.block),
+        "launch_ms": timeline.launch_ms,
+        "layout": {
+            "ctas": timeline.layout.ctas,
+            "warpgroups": timeline.layout.warpgroups,
+            "capacity": timeline.layout.capacity,
+        },
+        "kinds": {str(k.code): k.name for k in KINDS},
+        "span": {
+            "start_ns": timeline.span.start_ns,
+            "end_ns": timeline.span.end_ns,
+            "ctas": timeline.span.ctas,
+            "warpgroups": timeline.span.warpgroups,
+        },
+        "clock": timeline.clock.describe(),
+        "rows": [_row_dict(r) for r in timeline.raw],
+        "notes": list(timeline.notes),
+    }
+
+
+def to_json(timeline: Timeline) -> str:
+    import json
+
+    data = to_dict(timeline)
+    rows = data.pop("rows")
+    # One line per row: the event arrays are long, and one number per line would make the file huge.
+    head = json.dumps({**data, "rows": []}, indent=1)
+    lines = ",\n  ".join(json.dumps(r, separators=(",", ":")) for r in rows)
+    return head.replace('"rows": []', '"rows": [\n  ' + lines + "\n ]") + "\n"
+
+
+def _int_list(data: Any, name: str, path: Path | None, where: str) -> list[int]:
+    items = _data.get(data, name, list, path, where)
+    for i, v in enumerate(items):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise TimelineError(
+                f"{where}: {name}[{i}] must be an integer (got {type(v).__name__})", path=path
+            )
+    return list(items)
+
+
+def _clocks(clock0: int, deltas: list[int], path: Path | None, where: str) -> tuple[int, ...]:
+    """clock64's low 32 bits from the first value and the steps (mod 2^32)."""
+    if not 0 <= clock0 < 1 << 32 or any(not 0 <= d < 1 << 32 for d in deltas):
+        raise TimelineError(f"{where}: clock0 and dclock must be 32-bit values", path=path)
+    return tuple(c % (1 << 32) for c in itertools.accumulate([clock0, *deltas[1:]])) if deltas else ()
+
+
+def from_dict(data: Any, path: Path | None = None) -> Timeline:
+    """A Timeline from parsed JSON; TimelineError naming the field when something is off."""
+    g, top = _data.get, "timeline"
+    try:
+        version = g(data, "schema_version", int, path, top)
+        if version != SCHEMA_VERSION:
+            raise TimelineError(
+                f"timeline schema_version must be {SCHEMA_VERSION} (got {version}); record it again",
+                path=path,
+            )
+        lay = g(data, "layout", dict, path, top)
+        layout = Layout(
+            g(lay, "ctas", int, path, "layout"),
+            g(lay, "warpgroups", int, path, "layout"),
+            g(lay, "capacity", int, path, "layout"),
+        )
+        kinds = g(data, "kinds", dict, path, top)
+        for code, name in kinds.items():
+            if not str(code).isdigit() or _BY_NAME.get(name) is None or _BY_NAME[name].code != int(code):
+                raise TimelineError(
+                    f"kinds: {code!r} -> {name!r} is not this course's event kind {code}; the file was written "
+                    "by another version of the kernels' block",
+                    path=path,
+                )
+        sp = g(data, "span", dict, path, top)
+        span = KernelSpan(
+            g(sp, "start_ns", int, path, "span"),
+            g(sp, "end_ns", int, path, "span"),
+            g(sp, "ctas", int, path, "span"),
+            g(sp, "warpgroups", int, path, "span"),
+        )
+        if span.end_ns < span.start_ns:
+            raise TimelineError("span: end_ns is before start_ns", path=path)
+        raws = []
+        for i, r in enumerate(g(data, "rows", list, path, top)):
+            where = f"rows[{i}]"
+            kind = _int_list(r, "kind", path, where)
+            dt = _int_list(r, "dt_ns", path, where)
+            if any(d < 0 for d in dt):
+                j = next(j for j, d in enumerate(dt) if d < 0)
+                raise TimelineError(f"{where}: dt_ns[{j}] = {dt[j]}: times must not go backwards", path=path)
+            t0 = g(r, "t0_ns", int, path, where)
+            gt = list(itertools.accumulate([t0, *dt[1:]])) if dt else []
+            raw = RawRow(
+                g(r, "cta", int, path, where),
+                g(r, "warpgroup", int, path, where),
+                g(r, "smid", int, path, where),
+                tuple(kind),
+                tuple(_int_list(r, "stage", path, where)),
+                tuple(int(x) for x in gt),
+                _clocks(g(r, "clock0", int, path, where), _int_list(r, "dclock", path, where), path, where),
+                g(r, "full", bool, path, where),
+            )
+            try:
+                validate_row(raw, layout.capacity)
+            except TimelineError as e:
+                raise TimelineError(f"{where}: {e.message}", path=path) from None
+            raws.append(raw)
+        grid = _int_list(data, "grid", path, top)
+        launch = _data.optional(data, "launch_ms", float, path, top)
+        return build(
+            raws,
+            span,
+            layout,
+            g(data, "lesson", str, path, top),
+            g(data, "n", int, path, top),
+            grid,
+            _int_list(data, "block", path, top),
+            Provenance.from_dict(data, path, top),
+            float(launch) if launch is not None else None,
+            _data.text_list(data, "notes", path, top),
+        )
+    except TimelineError as e:
+        if e.path is not None:
+            raise
+        raise TimelineError(e.message, path=path) from None
+    except CourseError as e:
+        raise TimelineError(e.message, path=e.path or path) from None
+
+
+def write(timeline: Timeline, directory: Path | None = None) -> tuple[Path, Path]:
+    """Write <lesson>.json and <lesson>.png (atomically); return both paths."""
+    directory = directory or timeline_dir()
+    json_path = directory / f"{timeline.lesson}.json"
+    png_path = directory / f"{timeline.lesson}.png"
+    atomic_write_text(json_path, to_json(timeline))
+    atomic_write_bytes(png_path, png_bytes(timeline))
+    return json_path, png_path
+
+
+def load(lesson_id: str, directory: Path | None = None) -> Timeline | None:
+    """The recorded timeline of a lesson, None when there is none, TimelineError when it is broken."""
+    path = (directory or timeline_dir()) / f"{lesson_id}.json"
+    if not path.exists():
+        return None
+    timeline = from_dict(_data.read_json(path, "the timeline", TimelineError), path)
+    if timeline.lesson != lesson_id:
+        raise TimelineError(f"the timeline is for lesson {timeline.lesson!r}, not {lesson_id!r}", path=path)
+    return timeline
