@@ -11,9 +11,9 @@ from .._html import escape
 
 if TYPE_CHECKING:
     from ..lesson import Lesson
+from . import store
 from .draw import png_bytes
 from .model import Timeline
-from . import store
 from .store import load
 from .summary import summarize
 
