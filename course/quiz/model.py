@@ -88,6 +88,20 @@ class KeyMissing(CourseError):
     """Scoring was asked of a learner copy, which carries no key."""
 
 
+# A value from a submission is shown in a message at most this long (its
+# repr): a 5 MB response once went whole into the terminal and skipped.csv.
+BRIEF_LIMIT = 60
+
+
+def brief(value: object, limit: int = BRIEF_LIMIT) -> str:
+    """``repr(value)`` for a message, cut to ``limit`` characters with the full size said."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    size = f"{len(value)} characters" if isinstance(value, str) else f"{len(text)} characters as written"
+    return f"{text[:limit]}... (cut: {size})"
+
+
 def fmt_points(x: float) -> str:
     """A score or point value as text: at most 4 decimals, no trailing zeros."""
     text = f"{x:.4f}".rstrip("0").rstrip(".")
@@ -188,7 +202,7 @@ class SingleChoice(Question):
         if not isinstance(response, str) or response not in _option_ids(self.options):
             raise ResponseError(
                 f"question {self.id!r}: a response must be one option id of "
-                f"{', '.join(_option_ids(self.options))} (got {response!r})"
+                f"{', '.join(_option_ids(self.options))} (got {brief(response)})"
             )
 
     def _fraction(self, response: Response) -> float:
@@ -228,7 +242,7 @@ class MultipleSelect(Question):
         ):
             raise ResponseError(
                 f"question {self.id!r}: a response must be a list of distinct option ids of "
-                f"{', '.join(ids)} (got {response!r})"
+                f"{', '.join(ids)} (got {brief(response)})"
             )
 
     def _fraction(self, response: Response) -> float:
@@ -264,7 +278,7 @@ class Numeric(Question):
 
     def _check(self, response: Response) -> None:
         if isinstance(response, bool) or not isinstance(response, int | float):
-            raise ResponseError(f"question {self.id!r}: a response must be a number (got {response!r})")
+            raise ResponseError(f"question {self.id!r}: a response must be a number (got {brief(response)})")
 
     def _fraction(self, response: Response) -> float:
         answer = cast(float, self.answer)
@@ -305,7 +319,7 @@ class ShortText(Question):
 
     def _check(self, response: Response) -> None:
         if not isinstance(response, str):
-            raise ResponseError(f"question {self.id!r}: a response must be text (got {response!r})")
+            raise ResponseError(f"question {self.id!r}: a response must be text (got {brief(response)})")
 
     def _fraction(self, response: Response) -> float:
         given = self.normalize(cast(str, response))
@@ -344,7 +358,7 @@ class WhichLine(Question):
         if isinstance(response, bool) or not isinstance(response, int) or response not in numbers:
             raise ResponseError(
                 f"question {self.id!r}: a response must be a line number of snippet {self.snippet!r} "
-                f"({numbers[0]}-{numbers[-1]}) (got {response!r})"
+                f"({numbers[0]}-{numbers[-1]}) (got {brief(response)})"
             )
 
     def _fraction(self, response: Response) -> float:

@@ -14,6 +14,7 @@ import math
 import re
 import unicodedata
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from course.quiz.model import MultipleSelect, Numeric, Question, Quiz, ShortText, SingleChoice, WhichLine
@@ -75,6 +76,11 @@ def fits(data: dict[str, Any], quiz: Quiz) -> None:
         r = data["responses"].get(q.id)
         if r is not None and not _shape_ok(q, r):
             raise Invalid(f"shape of {q.id}")
+
+
+def placed(path: Path, data: dict[str, Any], quiz: Quiz) -> bool:
+    """A submission counts only at ``.../<quiz id>/<its learner>.json`` (the documented place rule)."""
+    return path.parent.name == quiz.id and path.name == data["learner"] + ".json"
 
 
 def _shape_ok(q: Question, r: Any) -> bool:
