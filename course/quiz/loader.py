@@ -19,16 +19,21 @@ from __future__ import annotations
 import difflib
 import math
 import re
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the same parser, as a package
+    import tomli as tomllib  # type: ignore[no-redef]
+
 from ..errors import CourseError
 from ..lessons import get_lesson
 from ..snippets import Snippet, load_snippets
 from .model import (
+    INTEGER_FORMS,
     PARTIAL_RULES,
     QUESTION_CLASSES,
     QUESTION_TYPES,
@@ -58,7 +63,7 @@ _COMMON = ("id", "type", "prompt", "points", "reference")
 _VISIBLE: dict[str, tuple[str, ...]] = {
     "single": ("options",),
     "multiple": ("options", "partial"),
-    "numeric": ("rtol", "atol", "unit"),
+    "numeric": ("rtol", "atol", "unit", "integer_forms"),
     "text": ("case_sensitive", "spaces"),
     "line": ("lesson", "snippet"),
 }
@@ -319,13 +324,35 @@ def _numeric(f: _Fields, ctx: _Context, explanation: str | None) -> Question:
     rtol = f.number("rtol", default=DEFAULT_RTOL)
     atol = f.number("atol", default=DEFAULT_ATOL)
     unit = f.text("unit", default="", allow_empty=True)
+    forms: tuple[str, ...] = ()
+    if "integer_forms" in f.table:
+        forms = tuple(f.text_list("integer_forms"))
+        for form in forms:
+            if form not in INTEGER_FORMS:
+                raise _Stop(
+                    "integer_forms",
+                    f"every entry of integer_forms must be one of {', '.join(INTEGER_FORMS)} (got {form!r})",
+                )
     answer = None
     if not ctx.released:
         value = f.table.get("answer")
         if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
             raise _Stop("answer", f"answer must be a finite number (got {_describe(value)})")
         answer = float(value)
-    return Numeric(**_common(f), explanation=explanation, rtol=rtol, atol=atol, unit=unit, answer=answer)
+        if forms and not answer.is_integer():
+            raise _Stop(
+                "integer_forms",
+                f"integer_forms needs a whole-number answer (got {value!r}): 0x.. and 0b.. write integers",
+            )
+    return Numeric(
+        **_common(f),
+        explanation=explanation,
+        rtol=rtol,
+        atol=atol,
+        unit=unit,
+        answer=answer,
+        integer_forms=forms,
+    )
 
 
 def _text(f: _Fields, ctx: _Context, explanation: str | None) -> Question:

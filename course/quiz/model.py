@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
@@ -38,6 +39,15 @@ PARTIAL_RULES = ("off", "net-correct", "coverage", "each-answer")
 
 # How a short-text answer's white space is normalised before comparing.
 SPACE_RULES = ("collapse", "remove", "exact")
+
+# Integer notations a numeric question may accept besides decimal, declared
+# per question (``integer_forms``): where the answer is a bit field or an
+# encoding, a learner may well type 0x8 or 0b1000.
+INTEGER_FORMS = ("hex", "bin")
+_INTEGER_FORM = {
+    "hex": (re.compile(r"([+-]?)0[xX]([0-9a-fA-F](?:_?[0-9a-fA-F])*)"), 16, "hexadecimal"),
+    "bin": (re.compile(r"([+-]?)0[bB]([01](?:_?[01])*)"), 2, "binary"),
+}
 
 # A response as the widgets produce it and a submission stores it.
 Response = str | int | float | list[str] | None
@@ -264,6 +274,7 @@ class Numeric(Question):
     atol: float  # absolute tolerance
     unit: str  # shown after the input box; "" for none
     answer: float | None
+    integer_forms: tuple[str, ...] = ()  # of INTEGER_FORMS: typed forms accepted besides decimal
 
     type: ClassVar[str] = "numeric"
     KEY_FIELDS: ClassVar[tuple[str, ...]] = ("answer", "explanation")
@@ -271,10 +282,51 @@ class Numeric(Question):
     KEY_ATTRS: ClassVar[tuple[str, ...]] = ("answer", "explanation")
 
     def view(self) -> dict[str, Any]:
-        return {**super().view(), "rtol": self.rtol, "atol": self.atol, "unit": self.unit}
+        fields = {**super().view(), "rtol": self.rtol, "atol": self.atol, "unit": self.unit}
+        if self.integer_forms:  # absent when empty, so older quizzes keep their version
+            fields["integer_forms"] = list(self.integer_forms)
+        return fields
 
     def key(self) -> dict[str, Any]:
         return {} if self.answer is None else {"answer": self.answer, **super().key()}
+
+    def parse(self, text: str) -> int | float:
+        """A typed answer as a number: an int when written as one, else a finite float.
+
+        Decimal always; ``0x..`` and ``0b..`` where ``integer_forms`` says so.
+        A form the question does not take is refused with what to type instead.
+        """
+        typed = text.strip()
+        for form, (pattern, base, name) in _INTEGER_FORM.items():
+            found = pattern.fullmatch(typed)
+            if found is None:
+                continue
+            value = int(found.group(1) + found.group(2).replace("_", ""), base)
+            if form not in self.integer_forms:
+                raise ResponseError(
+                    f"{brief(text)} is {name}; this question takes a decimal number (that one is {value})"
+                )
+            return value
+        try:
+            return int(typed)
+        except ValueError:
+            pass
+        try:
+            number = float(typed)
+        except ValueError:
+            raise ResponseError(f"{brief(text)} is not a number; type {self.forms_hint()}") from None
+        if not math.isfinite(number):
+            raise ResponseError(f"{brief(text)} is not a finite number")
+        return number
+
+    def forms_hint(self) -> str:
+        """What may be typed, as an example list for messages and the placeholder."""
+        examples = ["digits, e.g. 16384 or 1.5e3"]
+        if "hex" in self.integer_forms:
+            examples.append("0x4000")
+        if "bin" in self.integer_forms:
+            examples.append("0b1000")
+        return examples[0] if len(examples) == 1 else ", ".join(examples[:-1]) + " or " + examples[-1]
 
     def _check(self, response: Response) -> None:
         if isinstance(response, bool) or not isinstance(response, int | float):

@@ -19,10 +19,9 @@ widget's ``value`` and call ``button.click()``.
 
 from __future__ import annotations
 
-import math
 import os
 import re
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
 import ipywidgets as widgets
@@ -57,22 +56,7 @@ def _inline(text: str) -> str:
 
 
 def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def _number(text: str) -> int | float:
-    """A typed number: an int when it is written as one, else a finite float."""
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        number = float(text)
-    except ValueError:
-        raise ResponseError(f"{text!r} is not a number; type digits, e.g. 16384 or 1.5e3") from None
-    if not math.isfinite(number):
-        raise ResponseError(f"{text!r} is not a finite number")
-    return number
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")  # noqa: UP017 (datetime.UTC is 3.11+)
 
 
 class QuestionPanel:
@@ -104,7 +88,9 @@ class QuestionPanel:
             }
             self.input = widgets.VBox(list(self.checkboxes.values()))
         elif isinstance(question, Numeric | ShortText):
-            placeholder = "a number" if isinstance(question, Numeric) else "your answer"
+            placeholder = "your answer"
+            if isinstance(question, Numeric):
+                placeholder = "a number" + (" (0x.. or 0b.. too)" if question.integer_forms else "")
             self.text = widgets.Text(value="", placeholder=placeholder)
             self.input = self.text
             if isinstance(question, Numeric) and question.unit:
@@ -139,7 +125,7 @@ class QuestionPanel:
         raw = self.text.value if self.text is not None else ""
         if not raw.strip():
             return None
-        return _number(raw.strip()) if isinstance(q, Numeric) else raw
+        return q.parse(raw) if isinstance(q, Numeric) else raw
 
     def set_response(self, response: Response) -> None:
         """Set the widgets as a learner would (for headless use and tests)."""

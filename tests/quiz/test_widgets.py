@@ -96,6 +96,22 @@ def test_check_with_no_answer_or_a_non_number_counts_no_attempt(practice):
     assert "Right." in panel.feedback.value and panel.attempts == 1
 
 
+def test_a_hex_or_binary_answer_is_accepted_where_the_question_declares_it(write_quiz, tmp_path):
+    text = SAMPLE_QUIZ.replace('unit = "bytes"', 'unit = "bytes"\ninteger_forms = ["hex", "bin"]')
+    panel = show_quiz(write_quiz(text, "day76.toml"), learner_id="alice", submissions_dir=tmp_path)
+    n1 = panel.panels["n1"]
+    for typed in ("0x4000", "0b100000000000000", "16384"):
+        n1.text.value = typed
+        n1.check_button.click()
+        assert "Right." in n1.feedback.value, typed
+    assert panel.responses()["n1"] == 16384
+    # Where the question does not declare it, the learner is told to type decimal.
+    plain = show_quiz(write_quiz(SAMPLE_QUIZ, "plain.toml"), submissions_dir=tmp_path)
+    plain.panels["n1"].text.value = "0x4000"
+    plain.panels["n1"].check_button.click()
+    assert "decimal" in plain.panels["n1"].feedback.value
+
+
 def test_practice_page_holds_no_explanation_before_a_check(practice):
     state = all_state(practice)
     assert "EXPLAIN-" not in state and "SECRET-ANSWER" not in state
