@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from ..errors import CourseError
+from ..quiz.checks import key_position_problems
 from ..quiz.grade import export_canvas, grade_submissions, rows_text, write_reports
 from ..quiz.loader import load_quiz
 from ..quiz.model import QuizError, fmt_points
@@ -85,6 +86,8 @@ def _validate(args: argparse.Namespace) -> int:
             f"ok: {path}: quiz {quiz.id!r} ({kind}), {len(quiz.questions)} questions, "
             f"{fmt_points(quiz.max_points)} points, version {quiz.version[:19]}"
         )
+        for problem in key_position_problems(quiz):
+            print(f"warning: {path}: {problem}", file=sys.stderr)
     if failed:
         print(f"{failed} of {len(args.files)} quiz files have problems", file=sys.stderr)
         return 1

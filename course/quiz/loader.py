@@ -32,6 +32,7 @@ except ModuleNotFoundError:  # Python 3.10: the same parser, as a package
 from ..errors import CourseError
 from ..lessons import get_lesson
 from ..snippets import Snippet, load_snippets
+from ._markup import plain, reference_problems
 from .model import (
     INTEGER_FORMS,
     PARTIAL_RULES,
@@ -48,6 +49,7 @@ from .model import (
     ShortText,
     SingleChoice,
     WhichLine,
+    brief,
 )
 
 _ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}\Z")  # \Z: `$` would accept a final newline
@@ -243,6 +245,13 @@ def _options(f: _Fields) -> tuple[Option, ...]:
             raise _Stop("options", f"option {number}: {e.message}") from None
         if option.id in (o.id for o in options):
             raise _Stop("options", f"option id {option.id!r} appears twice")
+        shown = " ".join(plain(option.text).split())
+        twin = next((o for o in options if " ".join(plain(o.text).split()) == shown), None)
+        if twin is not None:
+            raise _Stop(
+                "options",
+                f"options {twin.id!r} and {option.id!r} read the same ({brief(shown)}); a learner could not tell them apart",
+            )
         options.append(option)
     return tuple(options)
 
@@ -281,12 +290,16 @@ class _Context:
 
 
 def _common(f: _Fields) -> dict[str, Any]:
-    return {
+    common: dict[str, Any] = {
         "id": f.ident("id"),
         "prompt": f.text("prompt"),
         "points": f.number("points", positive=True),
-        "reference": f.text("reference"),
     }
+    reference = f.text("reference")
+    problems = reference_problems(reference)
+    if problems:
+        raise _Stop("reference", problems[0])
+    return {**common, "reference": reference}
 
 
 def _single(f: _Fields, ctx: _Context, explanation: str | None) -> Question:

@@ -75,6 +75,8 @@ HOSTILE_TEXT = (
     "a\u0301\u0308 \ufe0f \u2024\u2024/ \uff0e\uff0e/ \u3002",
     "{{ 7*7 }} ${7*7} %(x)s",
     "\x00\x01\x1b[31m",
+    # A reference's link text and anchor: the words before "(#" become a link.
+    '<b onclick="x">`<i>`</b>, "q" (#anchor-1) and <script>y</script> (#a" onclick="z)',
 )
 
 # Right-hand sides for `key = value` lines of a TOML file. Deep nesting is

@@ -58,18 +58,32 @@ class Server:
             [sys.executable, str(WRITER), str(folder), KEY.id, KEY.version],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            text=True,
-            bufsize=1,
+            bufsize=0,
         )
         self.pids: list[int] = []
+        self.pending = b""  # read from the pipe, not yet returned as lines
         assert self.line() == "up"
 
     def line(self, timeout: float = 30.0) -> str:
+        """The next line, read straight from the pipe's descriptor.
+
+        Not readline() on a buffered stream after select(): "pid N" and a
+        child's "ready" often arrive in one read, and select() then waits
+        for bytes already sitting in the stream's buffer (a 30 s hang).
+        """
         assert self.proc.stdout is not None
-        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
-        if not ready:
-            raise AssertionError(f"the writer said nothing for {timeout} s")
-        text = self.proc.stdout.readline().strip()
+        fd = self.proc.stdout.fileno()
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.pending:
+            ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                raise AssertionError(f"the writer said nothing for {timeout} s")
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                raise AssertionError("the writer server exited")
+            self.pending += chunk
+        raw, self.pending = self.pending.split(b"\n", 1)
+        text = raw.decode("utf-8", "replace").strip()
         if text.startswith("error"):
             raise AssertionError(f"a writer failed: {text}")
         return text
@@ -77,8 +91,7 @@ class Server:
     def spawn(self, mode: str, tag: str, gen: int) -> tuple[int, bool]:
         """Start a writer; return its pid and whether it already said 'ready'."""
         assert self.proc.stdin is not None
-        self.proc.stdin.write(f"spawn {mode} {tag} {gen} {SIZE}\n")
-        self.proc.stdin.flush()
+        self.proc.stdin.write(f"spawn {mode} {tag} {gen} {SIZE}\n".encode())
         ready = False
         while True:
             text = self.line()
@@ -96,7 +109,7 @@ class Server:
                 pass
         try:
             assert self.proc.stdin is not None
-            self.proc.stdin.write("quit\n")
+            self.proc.stdin.write(b"quit\n")
             self.proc.stdin.close()
             self.proc.wait(timeout=10)
         except (OSError, subprocess.TimeoutExpired):

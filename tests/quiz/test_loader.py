@@ -183,6 +183,7 @@ def test_schema_error_without_the_field_line_points_at_the_header(write_quiz):
         ("points = 2", "points = true", "m1", "points", "must be a number (got a boolean"),
         ('prompt = "Pick a and b."', 'prompt = "   "', "m1", "prompt", "non-empty"),
         ('reference = "REF-S1"\n', "", "s1", "reference", "reference is required"),
+        ('reference = "REF-S1"', 'reference = "See (#anchor)"', "s1", "reference", "follows no document"),
         ('explanation = "EXPLAIN-S1 because b."\n', "", "s1", "explanation", "explanation is required"),
         ('{ id = "c", text = "Option C" },', '{ id = "b", text = "Option C" },', "s1", "options", "twice"),
         (
