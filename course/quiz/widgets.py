@@ -81,6 +81,8 @@ STYLE = """<style>
 .course-quiz .widget-checkbox input[type="checkbox"] {
   flex: none; align-self: flex-start; margin: 0.2em 0.6em 0 1px;
 }
+.course-quiz .widget-html-content { line-height: 1.45; }
+.course-quiz .widget-html-content a { color: var(--jp-content-link-color, #1565c0); text-decoration: underline; }
 </style>"""
 
 # How each verdict looks: a mark, a colour (border and text) and a faint
