@@ -42,7 +42,7 @@ except ModuleNotFoundError:  # Python 3.10: the same parser, as a package
 from ..errors import CourseError
 from ._io import write_csv_atomic, write_text_atomic
 from .model import MultipleSelect, Numeric, Question, Quiz, Response, ShortText, SingleChoice, fmt_points
-from .submission import Submission, SubmissionError, check_place, file_kind, read_submission
+from .submission import Submission, SubmissionError, check_place, file_kind, parse_time, read_submission
 
 
 @dataclass(frozen=True)
@@ -210,7 +210,7 @@ def grade_submissions(
         except SubmissionError as e:
             skipped.append(Skipped(path, e.message))
             continue
-        stamp = datetime.fromisoformat(submission.submitted_at)
+        stamp = parse_time(submission.submitted_at)
         future = stamp > now
         flags = (_future_flag(submission.submitted_at, now),) if future else ()
         items = _score_one(key, submission)

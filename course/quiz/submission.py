@@ -71,6 +71,11 @@ class Submission:
         }
 
 
+def parse_time(text: str) -> datetime:
+    """An ISO 8601 time; a final ``Z`` means UTC on every Python (3.10's fromisoformat refuses it)."""
+    return datetime.fromisoformat(text[:-1] + "+00:00" if text[-1:] in ("Z", "z") else text)
+
+
 def submission_path(folder: Path, quiz_id: str, learner_id: str) -> Path:
     """Where ``learner_id``'s submission of ``quiz_id`` lives under ``folder``."""
     folder = Path(folder)
@@ -127,7 +132,7 @@ def parse_submission(text: str | bytes) -> Submission:
             raise SubmissionError(f"{name} must be non-empty text (got {brief(data[name])})")
     learner = validate_learner_id(data["learner"])
     try:
-        stamp = datetime.fromisoformat(data["submitted_at"])
+        stamp = parse_time(data["submitted_at"])
     except ValueError:
         raise SubmissionError(
             f"submitted_at must be an ISO 8601 time (got {brief(data['submitted_at'])})"

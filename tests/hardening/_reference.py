@@ -54,7 +54,7 @@ def parse(raw: bytes) -> dict[str, Any]:
     if not isinstance(data["learner"], str) or not LEARNER.fullmatch(data["learner"]):
         raise Invalid("learner")
     try:
-        if datetime.fromisoformat(data["submitted_at"]).tzinfo is None:
+        if stamp(data["submitted_at"]).tzinfo is None:
             raise Invalid("naive time")
     except ValueError:
         raise Invalid("time") from None
@@ -64,6 +64,11 @@ def parse(raw: bytes) -> dict[str, Any]:
         if type(count) is not int or count < 0:
             raise Invalid("attempts")
     return data
+
+
+def stamp(text: str) -> datetime:
+    """ISO 8601; "Z" is UTC (written out: Python 3.10's fromisoformat does not know it)."""
+    return datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
 
 
 def fits(data: dict[str, Any], quiz: Quiz) -> None:

@@ -36,7 +36,7 @@ from course.quiz import show_quiz
 from course.quiz._markup import DOCS
 from course.quiz.widgets import STYLE, QuizPanel
 
-from ._util import HOSTILE_TEXT, ROOT, budget, seen, toml_string
+from ._util import HOSTILE_TEXT, ROOT, budget, fresh_dir, seen, toml_string
 
 # Tags the renderers write themselves (pygments adds div/pre/span).
 ALLOWED_TAGS = {
@@ -339,13 +339,17 @@ _SPECIAL = st.sampled_from(
 
 @budget("render_hostile")
 @given(st.lists(_SPECIAL | st.characters(), min_size=1, max_size=40).map("".join))
-def test_every_renderer_escapes_generated_payloads(tmp_path_factory, payload: str):
+def test_every_renderer_escapes_generated_payloads(scratch, payload: str):
     seen("render_hostile")
-    root = tmp_path_factory.mktemp("hostile") / "checkout"
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("COURSE_ROOT", str(root))
-        make_checkout(root, payload)
-        render_everything(root, payload)
+    base = fresh_dir(scratch)
+    root = base / "checkout"
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("COURSE_ROOT", str(root))
+            make_checkout(root, payload)
+            render_everything(root, payload)
+    finally:
+        shutil.rmtree(base)
 
 
 def test_the_style_sheet_holds_no_url_import_or_script():

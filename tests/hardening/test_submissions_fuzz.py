@@ -15,6 +15,7 @@ import copy
 import json
 import math
 import os
+import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ from course.quiz.model import MultipleSelect, Numeric, Question, Quiz, ShortText
 from course.quiz.submission import FORMAT, SubmissionError, read_submission
 
 from . import _reference as ref
-from ._util import HOSTILE_TEXT, ROOT, assert_located, budget, mutated_bytes, mutated_lines, seen
+from ._util import HOSTILE_TEXT, ROOT, assert_located, budget, fresh_dir, mutated_bytes, mutated_lines, seen
 
 # The shipped Day 76 quiz plus questions that reach every partial-credit
 # rule, every space rule, case sensitivity and a numeric tolerance.
@@ -241,9 +242,9 @@ def expected(raw: bytes) -> dict[str, Any] | None:
 
 @budget("submission_mutated")
 @given(raw=submission_bytes())
-def test_read_submission_agrees_with_the_reference(tmp_path_factory, raw: bytes):
+def test_read_submission_agrees_with_the_reference(scratch, raw: bytes):
     seen("submission_mutated")
-    path = tmp_path_factory.mktemp("sub") / "alice.json"
+    path = scratch / "alice.json"
     path.write_bytes(raw)
     want = expected(raw)
     try:
@@ -259,9 +260,9 @@ def test_read_submission_agrees_with_the_reference(tmp_path_factory, raw: bytes)
 
 @budget("submission_random")
 @given(raw=st.binary(max_size=300) | st.text(max_size=300).map(str.encode))
-def test_random_bytes_are_refused_with_the_file(tmp_path_factory, raw: bytes):
+def test_random_bytes_are_refused_with_the_file(scratch, raw: bytes):
     seen("submission_random")
-    path = tmp_path_factory.mktemp("sub") / "x.json"
+    path = scratch / "x.json"
     path.write_bytes(raw)
     try:
         read_submission(path, KEY)
@@ -313,9 +314,16 @@ def make_special(folder: Path, name: str, target: Path) -> None:
     temps=st.lists(st.sampled_from(TEMP_NAMES), unique=True),
     specials=st.lists(st.sampled_from(SPECIALS if hasattr(os, "mkfifo") else SPECIALS[1:]), unique=True),
 )
-def test_grader_scores_like_the_reference_or_skips_with_a_reason(tmp_path_factory, files, temps, specials):
+def test_grader_scores_like_the_reference_or_skips_with_a_reason(scratch, files, temps, specials):
     seen("grader_folder")
-    base = tmp_path_factory.mktemp("subs")
+    base = fresh_dir(scratch)
+    try:
+        grade_and_compare(base, files, temps, specials)
+    finally:
+        shutil.rmtree(base)
+
+
+def grade_and_compare(base: Path, files, temps, specials) -> None:  # type: ignore[no-untyped-def]
     folder = base / "subs"
     folder.mkdir()
     for name, raw in files:
@@ -349,7 +357,7 @@ def test_grader_scores_like_the_reference_or_skips_with_a_reason(tmp_path_factor
         if data is None or not ref.placed(path, data, KEY):
             assert path in skipped, f"{path} was graded but the reference refuses it"
             continue
-        stamp = datetime.fromisoformat(data["submitted_at"])
+        stamp = ref.stamp(data["submitted_at"])
         rank = (stamp <= NOW, stamp)
         earlier = latest.get(data["learner"])
         if earlier is None or rank >= earlier[0]:
