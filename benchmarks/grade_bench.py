@@ -4,7 +4,8 @@
 
 Writes a 15-question quiz (every question type, three "which line"
 questions on the day 76 kernel) and the submissions into a temporary
-folder, with random answers and a few malformed files, then times what
+folder, with random answers and a few malformed or hostile files (bad
+JSON, a file naming another learner, a symbolic link, a FIFO), then times what
 ``python -m course quiz grade`` does: read and check every submission, score
 it, write the reports. The target is at most 10 s on a 2-core machine.
 Generating the files is not timed.
@@ -121,6 +122,12 @@ def generate(folder: Path, learners: int, seed: int = 76) -> Path:
         }
         (subs / f"{learner}.json").write_text(json.dumps(data), encoding="utf-8")
     (subs / "broken.json").write_text("{", encoding="utf-8")  # must be reported, not crash the run
+    # Hostile entries the grader must list as skipped without following or opening them:
+    # a file that names another learner, a symbolic link, a FIFO.
+    (subs / "impostor.json").write_text((subs / "learner00000.json").read_text("utf-8"), encoding="utf-8")
+    (subs / "link.json").symlink_to(subs / "learner00001.json")
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(subs / "pipe.json")
     return key_path
 
 

@@ -18,7 +18,8 @@ import sys
 from pathlib import Path
 
 from ..errors import CourseError
-from ..quiz.grade import export_canvas, grade_submissions, write_reports
+from ..quiz.checks import key_position_problems
+from ..quiz.grade import export_canvas, grade_submissions, rows_text, write_reports
 from ..quiz.loader import load_quiz
 from ..quiz.model import QuizError, fmt_points
 from ..quiz.release import release_quiz
@@ -85,6 +86,8 @@ def _validate(args: argparse.Namespace) -> int:
             f"ok: {path}: quiz {quiz.id!r} ({kind}), {len(quiz.questions)} questions, "
             f"{fmt_points(quiz.max_points)} points, version {quiz.version[:19]}"
         )
+        for problem in key_position_problems(quiz):
+            print(f"warning: {path}: {problem}", file=sys.stderr)
     if failed:
         print(f"{failed} of {len(args.files)} quiz files have problems", file=sys.stderr)
         return 1
@@ -117,10 +120,23 @@ def _grade(args: argparse.Namespace) -> int:
         print(f"skipped {skipped.path}: {skipped.reason}", file=sys.stderr)
     if report.skipped:
         print(f"{len(report.skipped)} submissions skipped (listed in {written['skipped']})", file=sys.stderr)
+    for flag in report.flagged:
+        print(f"flagged {flag.path} (graded): {flag.reason}", file=sys.stderr)
+    if report.flagged:
+        print(
+            f"{len(report.flagged)} graded submissions flagged for a look (listed in {written['flagged']})",
+            file=sys.stderr,
+        )
     if args.canvas is not None:
         out = args.canvas_out or args.output / "canvas.csv"
         export = export_canvas(report, args.canvas, args.canvas_column, out, match_column=args.canvas_match)
         print(f"wrote {export.path}: column {args.canvas_column!r} filled for {export.filled} students")
+        for login, rows in export.duplicates:
+            print(
+                f"warning: {rows_text(rows)} of {args.canvas} share {args.canvas_match!r} {login!r}; "
+                "none of them was filled: fix the gradebook, or enter that score by hand",
+                file=sys.stderr,
+            )
         if export.not_in_gradebook:
             print(
                 f"not in the gradebook (by {args.canvas_match!r}): {', '.join(export.not_in_gradebook)}",

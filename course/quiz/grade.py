@@ -6,10 +6,18 @@ another quiz, or for another version of this quiz is reported by file name
 and skipped; it never stops the run and is never scored. Overrides (regrades)
 are applied last and recorded with their reason.
 
+Identity comes from a file's place, ``<quiz>/<learner>.json``, which the
+instructor sets when collecting (from the LMS that authenticated the
+upload); a file whose ``learner`` field disagrees is skipped. The folder is
+walked without following any symbolic link, and only regular files are
+read: links, FIFOs, sockets and devices are listed as skipped, never opened.
+``submitted_at`` is the learner's own clock: a time later than the grading
+run is flagged, and such a submission never wins over one that is not.
+
 Outputs (``write_reports``): ``long.csv`` (one row per learner and question),
 ``wide.csv`` (one row per learner, one column per question, total),
 ``items.csv`` and ``items.json`` (per question: percent correct, mean score,
-response distribution), ``skipped.csv``. ``export_canvas`` fills one column
+response distribution), ``skipped.csv``, ``flagged.csv``. ``export_canvas`` fills one column
 of a Canvas gradebook export and keeps everything else as it was.
 """
 
@@ -18,17 +26,19 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
+import stat
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
 from .._toml import TomlSyntaxError, loads
 from ..errors import CourseError
 from ._io import write_csv_atomic, write_text_atomic
 from .model import MultipleSelect, Numeric, Question, Quiz, Response, ShortText, SingleChoice, fmt_points
-from .submission import Submission, SubmissionError, read_submission
+from .submission import Submission, SubmissionError, check_place, file_kind, parse_time, read_submission
 
 
 @dataclass(frozen=True)
@@ -47,15 +57,35 @@ class LearnerResult:
     submitted_at: str
     path: Path
     items: tuple[ItemResult, ...]
+    flags: tuple[str, ...] = ()  # graded, but the instructor should look (a future submitted_at)
 
     @property
     def total(self) -> float:
         return sum(i.score for i in self.items)
 
 
+# A reason is cut to this length in every report: the values inside it are
+# cut already (``model.brief``); this bounds the rest whatever they say.
+REASON_LIMIT = 400
+
+
+def _cut(text: str, limit: int = REASON_LIMIT) -> str:
+    return text if len(text) <= limit else f"{text[: limit - 20]}... (cut: {len(text)} characters)"
+
+
 @dataclass(frozen=True)
 class Skipped:
     path: Path
+    reason: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "reason", _cut(self.reason))
+
+
+@dataclass(frozen=True)
+class Flag:
+    path: Path
+    learner: str
     reason: str
 
 
@@ -73,6 +103,11 @@ class GradeReport:
     quiz: Quiz
     results: tuple[LearnerResult, ...]
     skipped: tuple[Skipped, ...]
+
+    @property
+    def flagged(self) -> tuple[Flag, ...]:
+        """Graded submissions the instructor should look at, with why."""
+        return tuple(Flag(r.path, r.learner, reason) for r in self.results for reason in r.flags)
 
 
 # A spreadsheet runs a cell that starts with one of these as a formula; a
@@ -101,39 +136,106 @@ def _score_one(quiz: Quiz, submission: Submission) -> tuple[ItemResult, ...]:
     return tuple(items)
 
 
-def grade_submissions(key: Quiz, folder: Path | str, *, overrides: Path | str | None = None) -> GradeReport:
-    """Score every ``*.json`` under ``folder`` (recursively) against ``key``."""
+def _walk(folder: Path) -> Iterator[tuple[Path, str | None]]:
+    """Every ``*.json`` under ``folder`` with None, or a thing to skip with its reason.
+
+    Links are never followed (a link to a folder is reported, not entered);
+    anything that is not a regular file or a folder is reported without
+    being opened: opening a FIFO blocks until someone writes to it.
+    """
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError as e:
+        yield folder, f"cannot list this folder ({e.strerror or e})"
+        return
+    for entry in entries:
+        path = Path(entry.path)
+        try:
+            mode = entry.stat(follow_symlinks=False).st_mode
+        except OSError as e:
+            yield path, f"cannot read it ({e.strerror or e})"
+            continue
+        if stat.S_ISLNK(mode):
+            try:
+                to_folder = entry.is_dir()  # follows the link, only to say what it points at
+            except OSError:
+                to_folder = False
+            if to_folder:
+                yield path, "a symbolic link to a folder, not followed: the grader follows no links"
+            elif entry.name.endswith(".json"):
+                yield path, "a symbolic link, not followed: the grader follows no links; copy the file itself"
+        elif stat.S_ISDIR(mode):
+            yield from _walk(path)
+        elif entry.name.endswith(".json"):
+            if stat.S_ISREG(mode):
+                yield path, None
+            else:
+                yield path, f"not a regular file but {file_kind(mode)}; skipped without opening it"
+
+
+def grade_submissions(
+    key: Quiz,
+    folder: Path | str,
+    *,
+    overrides: Path | str | None = None,
+    now: datetime | None = None,
+) -> GradeReport:
+    """Score every ``<quiz>/<learner>.json`` under ``folder`` (recursively) against ``key``.
+
+    ``now`` is the time of the grading run (default: the clock); a
+    ``submitted_at`` after it is flagged and never preferred.
+    """
     folder = Path(folder)
+    now = now or datetime.now(timezone.utc)  # noqa: UP017 (datetime.UTC is 3.11+)
     if key.released:
         raise CourseError(
             "grading needs the instructor's key file; this is a released learner copy", path=key.path
         )
     if not folder.is_dir():
         raise CourseError("the submissions folder does not exist or is not a folder", path=folder)
-    latest: dict[str, tuple[datetime, LearnerResult]] = {}
+    # Per learner: the preferred submission so far and its rank (not in the future, time).
+    latest: dict[str, tuple[tuple[bool, datetime], LearnerResult]] = {}
     skipped: list[Skipped] = []
-    for path in sorted(folder.rglob("*.json")):
+    for path, refused in sorted(_walk(folder)):
+        if refused is not None:
+            skipped.append(Skipped(path, refused))
+            continue
         try:
             submission = read_submission(path, key)
+            check_place(path, submission)
         except SubmissionError as e:
             skipped.append(Skipped(path, e.message))
             continue
+        stamp = parse_time(submission.submitted_at)
+        future = stamp > now
+        flags = (_future_flag(submission.submitted_at, now),) if future else ()
         items = _score_one(key, submission)
-        result = LearnerResult(submission.learner, submission.submitted_at, path, items)
-        stamp = datetime.fromisoformat(submission.submitted_at)
+        result = LearnerResult(submission.learner, submission.submitted_at, path, items, flags)
+        rank = (not future, stamp)
         earlier = latest.get(submission.learner)
         if earlier is None:
-            latest[submission.learner] = (stamp, result)
+            latest[submission.learner] = (rank, result)
             continue
-        keep, drop = (result, earlier[1]) if stamp >= earlier[0] else (earlier[1], result)
-        latest[submission.learner] = (max(stamp, earlier[0]), keep)
-        skipped.append(
-            Skipped(drop.path, f"superseded by the later submission of {keep.learner!r} in {keep.path}")
+        (keep_rank, keep), (drop_rank, drop) = (
+            ((rank, result), earlier) if rank >= earlier[0] else (earlier, (rank, result))
         )
+        latest[submission.learner] = (keep_rank, keep)
+        if drop.flags and not keep.flags:
+            why = f"{drop.flags[0]}; the submission of {keep.learner!r} in {keep.path} is graded instead"
+        else:
+            why = f"superseded by the later submission of {keep.learner!r} in {keep.path}"
+        skipped.append(Skipped(drop.path, why))
     results = [latest[learner][1] for learner in sorted(latest)]
     if overrides is not None:
         results = _apply(results, load_overrides(overrides, key), key)
     return GradeReport(key, tuple(results), tuple(skipped))
+
+
+def _future_flag(submitted_at: str, now: datetime) -> str:
+    return (
+        f"submitted_at {submitted_at} is later than this grading run "
+        f"({now.isoformat(timespec='seconds')}): the learner's clock was wrong or the file was edited"
+    )
 
 
 def load_overrides(path: Path | str, quiz: Quiz) -> list[Override]:
@@ -249,7 +351,7 @@ def _apply(results: list[LearnerResult], overrides: list[Override], quiz: Quiz) 
                     f"override: {change.reason}",
                 )
             items.append(item)
-        updated.append(LearnerResult(r.learner, r.submitted_at, r.path, tuple(items)))
+        updated.append(LearnerResult(r.learner, r.submitted_at, r.path, tuple(items), r.flags))
     return updated
 
 
@@ -312,7 +414,7 @@ def item_statistics(report: GradeReport) -> list[ItemStats]:
 
 
 def write_reports(report: GradeReport, outdir: Path | str) -> dict[str, Path]:
-    """Write long.csv, wide.csv, items.csv, items.json and skipped.csv to ``outdir``."""
+    """Write long.csv, wide.csv, items.csv, items.json, skipped.csv and flagged.csv to ``outdir``."""
     outdir = Path(outdir)
     qids = [q.id for q in report.quiz.questions]
     long_rows: list[list[object]] = [["learner", "question", "response", "score", "max", "attempts", "note"]]
@@ -350,12 +452,15 @@ def write_reports(report: GradeReport, outdir: Path | str) -> dict[str, Path]:
         )
     skipped_rows: list[list[object]] = [["file", "reason"]]
     skipped_rows += [[str(sk.path), sk.reason] for sk in report.skipped]
+    flagged_rows: list[list[object]] = [["file", "learner", "reason"]]
+    flagged_rows += [[str(f.path), f.learner, f.reason] for f in report.flagged]
     summary = {
         "quiz": report.quiz.id,
         "version": report.quiz.version,
         "max_points": report.quiz.max_points,
         "graded": len(report.results),
         "skipped": len(report.skipped),
+        "flagged": len(report.flagged),
         "items": [asdict(st) for st in stats],
     }
     return {
@@ -366,6 +471,7 @@ def write_reports(report: GradeReport, outdir: Path | str) -> dict[str, Path]:
             outdir / "items.json", json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
         ),
         "skipped": write_csv_atomic(outdir / "skipped.csv", skipped_rows),
+        "flagged": write_csv_atomic(outdir / "flagged.csv", flagged_rows),
     }
 
 
@@ -375,6 +481,16 @@ class CanvasExport:
     filled: int  # learner rows given a score
     not_in_gradebook: tuple[str, ...]  # graded learners with no gradebook row
     without_submission: int  # gradebook student rows left as they were
+    # Learner ids that two or more gradebook rows share, with those rows
+    # (numbered as a spreadsheet shows them, the header being row 1). None
+    # of those rows is filled: which one is the learner is the instructor's call.
+    duplicates: tuple[tuple[str, tuple[int, ...]], ...] = ()
+
+
+def rows_text(rows: tuple[int, ...]) -> str:
+    """(3, 5, 7) -> 'rows 3, 5 and 7'."""
+    numbers = [str(n) for n in rows]
+    return "rows " + (", ".join(numbers[:-1]) + " and " + numbers[-1] if len(numbers) > 1 else numbers[0])
 
 
 def export_canvas(
@@ -390,6 +506,8 @@ def export_canvas(
     Learners are matched on ``match_column`` (the learner id the quiz used).
     The "Points Possible" row gets the quiz's maximum; rows with no graded
     submission keep their cell as it was; every other column is untouched.
+    Two or more rows with one learner id are all left as they were and
+    listed in ``duplicates``.
     """
     gradebook, out = Path(gradebook), Path(out)
     try:
@@ -410,22 +528,26 @@ def export_canvas(
             )
     col, key = header.index(column), header.index(match_column)
     scores = {r.learner: r.total for r in report.results}
-    seen: set[str] = set()
+    body = [row + [""] * (len(header) - len(row)) for row in rows[1:]]
+    where: dict[str, list[int]] = {}
+    for number, row in enumerate(body, start=2):
+        login = row[key].strip()
+        if login and row[0].strip() != "Points Possible":
+            where.setdefault(login, []).append(number)
+    duplicates = tuple((login, tuple(found)) for login, found in where.items() if len(found) > 1)
+    shared = {login for login, _ in duplicates}
     filled = untouched = 0
     out_rows = [header]
-    for row in rows[1:]:
-        row = row + [""] * (len(header) - len(row))
-        first = row[0].strip() if row else ""
-        if first == "Points Possible":
+    for row in body:
+        login = row[key].strip()
+        if row[0].strip() == "Points Possible":
             row[col] = fmt_points(report.quiz.max_points)
-        elif row[key].strip() in scores:
-            learner = row[key].strip()
-            row[col] = fmt_points(scores[learner])
-            seen.add(learner)
+        elif login in scores and login not in shared:
+            row[col] = fmt_points(scores[login])
             filled += 1
-        elif row[key].strip():
+        elif login:
             untouched += 1
         out_rows.append(row)
     write_csv_atomic(out, out_rows)
-    missing = tuple(sorted(set(scores) - seen))
-    return CanvasExport(out, filled, missing, untouched)
+    missing = tuple(sorted(set(scores) - set(where)))
+    return CanvasExport(out, filled, missing, untouched, duplicates)

@@ -28,7 +28,9 @@ from .._toml import TomlSyntaxError, loads
 from ..errors import CourseError
 from ..lessons import get_lesson
 from ..snippets import Snippet, load_snippets
+from ._markup import plain, reference_problems
 from .model import (
+    INTEGER_FORMS,
     PARTIAL_RULES,
     QUESTION_CLASSES,
     QUESTION_TYPES,
@@ -43,6 +45,7 @@ from .model import (
     ShortText,
     SingleChoice,
     WhichLine,
+    brief,
 )
 
 _ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}\Z")  # \Z: `$` would accept a final newline
@@ -57,7 +60,7 @@ _COMMON = ("id", "type", "prompt", "points", "reference")
 _VISIBLE: dict[str, tuple[str, ...]] = {
     "single": ("options",),
     "multiple": ("options", "partial"),
-    "numeric": ("rtol", "atol", "unit"),
+    "numeric": ("rtol", "atol", "unit", "integer_forms"),
     "text": ("case_sensitive", "spaces"),
     "line": ("lesson", "snippet"),
 }
@@ -237,6 +240,13 @@ def _options(f: _Fields) -> tuple[Option, ...]:
             raise _Stop("options", f"option {number}: {e.message}") from None
         if option.id in (o.id for o in options):
             raise _Stop("options", f"option id {option.id!r} appears twice")
+        shown = " ".join(plain(option.text).split())
+        twin = next((o for o in options if " ".join(plain(o.text).split()) == shown), None)
+        if twin is not None:
+            raise _Stop(
+                "options",
+                f"options {twin.id!r} and {option.id!r} read the same ({brief(shown)}); a learner could not tell them apart",
+            )
         options.append(option)
     return tuple(options)
 
@@ -275,12 +285,16 @@ class _Context:
 
 
 def _common(f: _Fields) -> dict[str, Any]:
-    return {
+    common: dict[str, Any] = {
         "id": f.ident("id"),
         "prompt": f.text("prompt"),
         "points": f.number("points", positive=True),
-        "reference": f.text("reference"),
     }
+    reference = f.text("reference")
+    problems = reference_problems(reference)
+    if problems:
+        raise _Stop("reference", problems[0])
+    return {**common, "reference": reference}
 
 
 def _single(f: _Fields, ctx: _Context, explanation: str | None) -> Question:
@@ -318,13 +332,35 @@ def _numeric(f: _Fields, ctx: _Context, explanation: str | None) -> Question:
     rtol = f.number("rtol", default=DEFAULT_RTOL)
     atol = f.number("atol", default=DEFAULT_ATOL)
     unit = f.text("unit", default="", allow_empty=True)
+    forms: tuple[str, ...] = ()
+    if "integer_forms" in f.table:
+        forms = tuple(f.text_list("integer_forms"))
+        for form in forms:
+            if form not in INTEGER_FORMS:
+                raise _Stop(
+                    "integer_forms",
+                    f"every entry of integer_forms must be one of {', '.join(INTEGER_FORMS)} (got {form!r})",
+                )
     answer = None
     if not ctx.released:
         value = f.table.get("answer")
         if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
             raise _Stop("answer", f"answer must be a finite number (got {_describe(value)})")
         answer = float(value)
-    return Numeric(**_common(f), explanation=explanation, rtol=rtol, atol=atol, unit=unit, answer=answer)
+        if forms and not answer.is_integer():
+            raise _Stop(
+                "integer_forms",
+                f"integer_forms needs a whole-number answer (got {value!r}): 0x.. and 0b.. write integers",
+            )
+    return Numeric(
+        **_common(f),
+        explanation=explanation,
+        rtol=rtol,
+        atol=atol,
+        unit=unit,
+        answer=answer,
+        integer_forms=forms,
+    )
 
 
 def _text(f: _Fields, ctx: _Context, explanation: str | None) -> Question:

@@ -11,8 +11,11 @@ field beyond these is refused as tampered or malformed.
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -21,7 +24,7 @@ from typing import Any
 
 from ..errors import CourseError
 from ._io import write_text_atomic
-from .model import Quiz, Response, ResponseError
+from .model import Quiz, Response, ResponseError, brief
 
 FORMAT = "hopper-course/quiz-submission/1"
 _FIELDS = ("format", "quiz", "quiz_version", "learner", "submitted_at", "responses", "attempts")
@@ -41,7 +44,7 @@ def validate_learner_id(learner_id: object) -> str:
     if not isinstance(learner_id, str) or not _LEARNER.match(learner_id):
         raise SubmissionError(
             "a learner id must be 1-64 characters: letters, digits, '.', '_', '@' or '-', "
-            f"starting with a letter or digit (got {learner_id!r}); it names the submission file, "
+            f"starting with a letter or digit (got {brief(learner_id)}); it names the submission file, "
             "so it cannot contain '/' or start with '.'"
         )
     return learner_id
@@ -68,13 +71,18 @@ class Submission:
         }
 
 
+def parse_time(text: str) -> datetime:
+    """An ISO 8601 time; a final ``Z`` means UTC on every Python (3.10's fromisoformat refuses it)."""
+    return datetime.fromisoformat(text[:-1] + "+00:00" if text[-1:] in ("Z", "z") else text)
+
+
 def submission_path(folder: Path, quiz_id: str, learner_id: str) -> Path:
     """Where ``learner_id``'s submission of ``quiz_id`` lives under ``folder``."""
     folder = Path(folder)
     path = folder / quiz_id / f"{validate_learner_id(learner_id)}.json"
     # Belt and braces: the id rules already keep the path inside the folder.
     if path.resolve().parent != (folder / quiz_id).resolve():
-        raise SubmissionError(f"learner id {learner_id!r} would write outside {folder}")
+        raise SubmissionError(f"learner id {brief(learner_id)} would write outside {folder}")
     return path
 
 
@@ -89,7 +97,7 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for key, value in pairs:
         if key in result:
-            raise ValueError(f"key {key!r} appears twice")
+            raise ValueError(f"key {brief(key)} appears twice")
         result[key] = value
     return result
 
@@ -111,26 +119,26 @@ def parse_submission(text: str | bytes) -> Submission:
     extra = [k for k in data if k not in _FIELDS]
     if extra:
         raise SubmissionError(
-            f"unknown field {extra[0]!r} (a submission holds only {', '.join(_FIELDS)}; "
+            f"unknown field {brief(extra[0])} (a submission holds only {', '.join(_FIELDS)}; "
             "scores are computed by the grader, never read from a submission)"
         )
     missing = [k for k in _FIELDS if k not in data]
     if missing:
         raise SubmissionError(f"missing field {missing[0]!r}")
     if data["format"] != FORMAT:
-        raise SubmissionError(f"format must be {FORMAT!r} (got {data['format']!r})")
+        raise SubmissionError(f"format must be {FORMAT!r} (got {brief(data['format'])})")
     for name in ("quiz", "quiz_version", "submitted_at"):
         if not isinstance(data[name], str) or not data[name]:
-            raise SubmissionError(f"{name} must be non-empty text (got {data[name]!r})")
+            raise SubmissionError(f"{name} must be non-empty text (got {brief(data[name])})")
     learner = validate_learner_id(data["learner"])
     try:
-        stamp = datetime.fromisoformat(data["submitted_at"])
+        stamp = parse_time(data["submitted_at"])
     except ValueError:
         raise SubmissionError(
-            f"submitted_at must be an ISO 8601 time (got {data['submitted_at']!r})"
+            f"submitted_at must be an ISO 8601 time (got {brief(data['submitted_at'])})"
         ) from None
     if stamp.tzinfo is None:
-        raise SubmissionError(f"submitted_at must carry a UTC offset (got {data['submitted_at']!r})")
+        raise SubmissionError(f"submitted_at must carry a UTC offset (got {brief(data['submitted_at'])})")
     responses, attempts = data["responses"], data["attempts"]
     if not isinstance(responses, dict):
         raise SubmissionError(f"responses must be an object (got {type(responses).__name__})")
@@ -138,7 +146,9 @@ def parse_submission(text: str | bytes) -> Submission:
         raise SubmissionError(f"attempts must be an object (got {type(attempts).__name__})")
     for qid, count in attempts.items():
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            raise SubmissionError(f"attempts[{qid!r}] must be a whole number 0 or more (got {count!r})")
+            raise SubmissionError(
+                f"attempts[{brief(qid)}] must be a whole number 0 or more (got {brief(count)})"
+            )
     return Submission(
         quiz=data["quiz"],
         quiz_version=data["quiz_version"],
@@ -152,7 +162,7 @@ def parse_submission(text: str | bytes) -> Submission:
 def check_fits(submission: Submission, quiz: Quiz) -> None:
     """Raise SubmissionError unless ``submission`` answers this quiz version."""
     if submission.quiz != quiz.id:
-        raise SubmissionError(f"this submission is for quiz {submission.quiz!r}, not {quiz.id!r}")
+        raise SubmissionError(f"this submission is for quiz {brief(submission.quiz)}, not {quiz.id!r}")
     if submission.quiz_version != quiz.version:
         raise SubmissionError(
             f"this submission was made against another version of quiz {quiz.id!r} "
@@ -164,7 +174,7 @@ def check_fits(submission: Submission, quiz: Quiz) -> None:
         unknown = [k for k in mapping if k not in ids]
         if unknown:
             raise SubmissionError(
-                f"{name} names question {unknown[0]!r}, which quiz {quiz.id!r} does not have"
+                f"{name} names question {brief(unknown[0])}, which quiz {quiz.id!r} does not have"
             )
     for question in quiz.questions:
         try:
@@ -173,13 +183,102 @@ def check_fits(submission: Submission, quiz: Quiz) -> None:
             raise SubmissionError(e.message) from None
 
 
-def read_submission(path: Path, quiz: Quiz | None = None) -> Submission:
-    """Read, parse and (given ``quiz``) check one file; errors name the file."""
+def check_place(path: Path, submission: Submission) -> None:
+    """Raise SubmissionError unless ``path`` is ``.../<quiz>/<learner>.json`` for this submission.
+
+    The ``learner`` field is written on the learner's side and says nothing
+    by itself; the file's place is set by whoever collected it (the
+    instructor, from the LMS that authenticated the upload). A file that
+    names someone other than its place is refused, so it cannot replace
+    another learner's submission.
+    """
     path = Path(path)
+    if path.parent.name != submission.quiz:
+        raise SubmissionError(
+            f"a submission of quiz {submission.quiz!r} must sit in a folder named {submission.quiz!r} "
+            f"(it is in folder {brief(path.parent.name)}); the grader reads <quiz>/<learner>.json"
+        )
+    if path.name != f"{submission.learner}.json":
+        raise SubmissionError(
+            f"this file says learner {submission.learner!r}, but its place names learner "
+            f"{brief(path.stem)}; identity comes from the file's place (<quiz>/<learner>.json): "
+            "rename the file if it truly is that learner's"
+        )
+
+
+# A submission is a few kilobytes; anything far larger is not one, and is
+# refused before it is read whole.
+MAX_BYTES = 1024 * 1024
+_LIMIT_TEXT = "1 MiB"
+
+_FILE_KINDS = (
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISLNK, "a symbolic link"),
+)
+
+
+def file_kind(mode: int) -> str:
+    """What a file of this ``st_mode`` is, in words (for 'not a regular file' messages)."""
+    return next((name for test, name in _FILE_KINDS if test(mode)), "something else")
+
+
+def _read_regular(path: Path) -> bytes:
+    """The bytes of ``path`` if it is a regular file of at most MAX_BYTES; never blocks, follows no link.
+
+    O_NOFOLLOW refuses a link; O_NONBLOCK makes opening a FIFO return at
+    once instead of waiting for a writer (the grader once hung there), and
+    fstat on the open descriptor then refuses it; no race with a swap.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    flags |= getattr(os, "O_BINARY", 0)
     try:
-        raw = path.read_bytes()
+        fd = os.open(path, flags)
+    except OSError as e:
+        if e.errno == errno.ELOOP or path.is_symlink():
+            raise SubmissionError("a symbolic link; the grader follows no links", path=path) from None
+        raise SubmissionError(f"cannot read the submission ({e.strerror or e})", path=path) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise SubmissionError(
+                f"not a regular file but {file_kind(info.st_mode)}; skipped without reading it", path=path
+            )
+        if info.st_size > MAX_BYTES:
+            raise SubmissionError(
+                f"larger than {_LIMIT_TEXT} ({info.st_size} bytes); a submission is a few "
+                "kilobytes, so this is not one",
+                path=path,
+            )
+        chunks = []
+        remaining = MAX_BYTES + 1
+        while remaining > 0:
+            chunk = os.read(fd, min(remaining, 1 << 16))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
     except OSError as e:
         raise SubmissionError(f"cannot read the submission ({e.strerror or e})", path=path) from None
+    finally:
+        os.close(fd)
+    raw = b"".join(chunks)
+    if len(raw) > MAX_BYTES:  # it grew while being read
+        raise SubmissionError(f"larger than {_LIMIT_TEXT}", path=path)
+    return raw
+
+
+def read_submission(path: Path, quiz: Quiz | None = None) -> Submission:
+    """Read, parse and (given ``quiz``) check one file; errors name the file.
+
+    Only a regular file of at most ``MAX_BYTES`` is read: a symbolic link, a
+    FIFO or a device is refused without reading (or waiting on) it.
+    """
+    path = Path(path)
+    raw = _read_regular(path)
     try:
         submission = parse_submission(raw)
         if quiz is not None:

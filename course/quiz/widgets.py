@@ -10,18 +10,23 @@ material; it has no Check buttons. In both modes, given a learner id,
 Submit writes the responses (never a score) to
 ``<submissions>/<quiz>/<learner>.json`` atomically.
 
-Feedback is shown by setting an ``HTML`` widget's value, never by printing
-into an ``Output`` widget (its text lands in different places under nbclient
-and nbval). Every piece of quiz text that goes into HTML is escaped, so a
-quiz file cannot inject markup or script. Everything works headless: set a
-widget's ``value`` and call ``button.click()``.
+Each learner sees the options of a choice question in an order of their
+own (``model.option_order``, stable per learner, quiz and question), so the
+position gives nothing away; responses are option ids, so the order never
+reaches a score. Feedback is shown by setting an ``HTML`` widget's value,
+never by printing into an ``Output`` widget (its text lands in different
+places under nbclient and nbval): right, partly right and wrong each with a
+mark (✓ ~ ✗) and a colour. Every piece of quiz text that goes into HTML is
+escaped (``_markup``: `code` spans and reference links are the only markup),
+so a quiz file cannot inject markup or script. Long option texts wrap under
+one scoped style sheet (``STYLE``; ipywidgets gives a radio label a fixed
+height, so a wrapped one overlapped the next option). Everything works
+headless: set a widget's ``value`` and call ``button.click()``.
 """
 
 from __future__ import annotations
 
-import math
 import os
-import re
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -31,6 +36,7 @@ from .. import _paths
 from .._html import escape
 from ..errors import CourseError
 from ..lessons import LESSONS, get_lesson
+from ._markup import inline, plain, reference_html
 from .loader import load_quiz
 from .model import (
     MultipleSelect,
@@ -43,42 +49,80 @@ from .model import (
     SingleChoice,
     WhichLine,
     fmt_points,
+    option_order,
 )
 from .submission import Submission, submission_path, validate_learner_id, write_submission
 
 MODES = ("practice", "graded")
-_CODE = re.compile(r"`([^`\n]+)`")
 _escape = escape  # text for HTML: escaped, bidi controls made visible (course._html)
+_inline = inline  # escaped, `code` spans shown as code (course.quiz._markup)
+
+# One style sheet per quiz, scoped to the quiz's own class. ipywidgets 8
+# gives each radio label a fixed height and line height, so a label that
+# wraps spills over the next option (its radio then sits on the next
+# line's text: Day 76 Q4, Day 78 Q11 in Chromium); checkbox labels are cut
+# to one line with "...". Here labels grow with their text, the input
+# stays at the first line's left, and wrapped lines hang beside it.
+QUIZ_CLASS = "course-quiz"
+STYLE = """<style>
+.course-quiz .widget-radio-box label {
+  display: flex; flex-direction: row-reverse; justify-content: flex-end; align-items: flex-start;
+  height: auto; min-height: var(--jp-widgets-radio-item-height, 24px); line-height: 1.4;
+  white-space: normal; margin: 2px 0 4px 0;
+}
+.course-quiz .widget-radio-box input[type="radio"] {
+  flex: none; float: none; height: auto; margin: 0.2em 0.6em 0 1px;
+}
+.course-quiz .widget-checkbox { height: auto; line-height: 1.4; }
+.course-quiz .widget-checkbox .widget-label-basic {
+  display: flex; align-items: flex-start; height: auto; line-height: 1.4;
+  white-space: normal; overflow: visible; margin: 2px 0 4px 0;
+}
+.course-quiz .widget-checkbox input[type="checkbox"] {
+  flex: none; align-self: flex-start; margin: 0.2em 0.6em 0 1px;
+}
+.course-quiz .widget-html-content { line-height: 1.45; }
+.course-quiz .widget-html-content a { color: var(--jp-content-link-color, #1565c0); text-decoration: underline; }
+</style>"""
+
+# How each verdict looks: a mark, a colour (border and text) and a faint
+# background of the same colour (readable on light and dark themes).
+_VERDICT_LOOK = {
+    "right": ("\u2713", "#1b7f3b", "rgba(27, 127, 59, 0.12)"),
+    "partial": ("~", "#b26a00", "rgba(178, 106, 0, 0.14)"),
+    "wrong": ("\u2717", "#c62828", "rgba(198, 40, 40, 0.12)"),
+}
 
 
-def _inline(text: str) -> str:
-    """Escape ``text`` for HTML, then show `backticked` spans as code."""
-    return _CODE.sub(r"<code>\1</code>", _escape(text))
+def verdict_html(css: str, verdict: str, body: str) -> str:
+    """A checked answer's feedback: the mark and verdict in the verdict's colour, then ``body`` (HTML)."""
+    mark, colour, background = _VERDICT_LOOK[css]
+    return (
+        f'<div class="quiz-result {css}" style="display: flex; gap: 0.6em; align-items: flex-start; '
+        f"border-left: 4px solid {colour}; background: {background}; padding: 0.4em 0.7em; "
+        f'margin: 0.3em 0;">'
+        f'<span class="quiz-mark" style="color: {colour}; font-weight: bold; font-size: 1.3em; '
+        f'line-height: 1.1;">{mark}</span>'
+        f'<div class="quiz-feedback {css}"><b style="color: {colour};">{verdict}</b> {body}</div></div>'
+    )
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-def _number(text: str) -> int | float:
-    """A typed number: an int when it is written as one, else a finite float."""
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        number = float(text)
-    except ValueError:
-        raise ResponseError(f"{text!r} is not a number; type digits, e.g. 16384 or 1.5e3") from None
-    if not math.isfinite(number):
-        raise ResponseError(f"{text!r} is not a finite number")
-    return number
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")  # noqa: UP017 (datetime.UTC is 3.11+)
 
 
 class QuestionPanel:
     """One question's widgets: prompt, input, Check (practice) and feedback."""
 
-    def __init__(self, number: int, question: Question, *, practice: bool):
+    def __init__(
+        self,
+        number: int,
+        question: Question,
+        *,
+        practice: bool,
+        quiz_id: str = "",
+        learner_id: str | None = None,
+    ):
         self.question = question
         self.attempts = 0
         points = f"{fmt_points(question.points)} point{'' if question.points == 1 else 's'}"
@@ -90,21 +134,33 @@ class QuestionPanel:
         self.text: widgets.Text | None = None  # the text box of numeric and text questions
         parts: list[widgets.Widget] = [self.prompt]
         self.input: widgets.Widget
+        if isinstance(question, SingleChoice | MultipleSelect):
+            # This learner's order; the values are option ids (see option_order).
+            shown = option_order(question.options, quiz_id, question.id, learner_id)
         if isinstance(question, SingleChoice):
+            # A radio label is plain text in ipywidgets: code spans lose their backticks.
             self.input = widgets.RadioButtons(
-                options=[(o.text, o.id) for o in question.options], value=None, layout={"width": "auto"}
+                options=[(plain(o.text), o.id) for o in shown], value=None, layout={"width": "auto"}
             )
         elif isinstance(question, MultipleSelect):
             self.checkboxes = {
-                # width auto: the default 300px cuts a long option's text to "..." (seen in Chromium)
+                # width auto: the default 300px cuts a long option's text to "..." (seen in Chromium).
+                # The description is our own escaped markup (code spans only); JupyterLab
+                # sanitizes it again before showing it.
                 o.id: widgets.Checkbox(
-                    value=False, description=o.text, indent=False, layout={"width": "auto"}
+                    value=False,
+                    description=inline(o.text),
+                    description_allow_html=True,
+                    indent=False,
+                    layout={"width": "auto"},
                 )
-                for o in question.options
+                for o in shown
             }
             self.input = widgets.VBox(list(self.checkboxes.values()))
         elif isinstance(question, Numeric | ShortText):
-            placeholder = "a number" if isinstance(question, Numeric) else "your answer"
+            placeholder = "your answer"
+            if isinstance(question, Numeric):
+                placeholder = "a number" + (" (0x.. or 0b.. too)" if question.integer_forms else "")
             self.text = widgets.Text(value="", placeholder=placeholder)
             self.input = self.text
             if isinstance(question, Numeric) and question.unit:
@@ -134,12 +190,13 @@ class QuestionPanel:
         if isinstance(q, SingleChoice | WhichLine):
             return self.input.value
         if isinstance(q, MultipleSelect):
-            chosen = [oid for oid, box in self.checkboxes.items() if box.value]
+            # In the authored order, whatever order this learner was shown.
+            chosen = [o.id for o in q.options if self.checkboxes[o.id].value]
             return chosen or None
         raw = self.text.value if self.text is not None else ""
         if not raw.strip():
             return None
-        return _number(raw.strip()) if isinstance(q, Numeric) else raw
+        return q.parse(raw) if isinstance(q, Numeric) else raw
 
     def set_response(self, response: Response) -> None:
         """Set the widgets as a learner would (for headless use and tests)."""
@@ -173,10 +230,8 @@ class QuestionPanel:
             css = "partial"
         else:
             verdict, css = "Not right.", "wrong"
-        self.feedback.value = (
-            f'<div class="quiz-feedback {css}"><b>{verdict}</b> {_inline(q.explanation or "")}'
-            f"<br><small>Reference: {_inline(q.reference)}</small></div>"
-        )
+        body = f"{_inline(q.explanation or '')}<br><small>Reference: {reference_html(q.reference)}</small>"
+        self.feedback.value = verdict_html(css, verdict, body)
 
 
 class QuizPanel(widgets.VBox):
@@ -190,14 +245,23 @@ class QuizPanel(widgets.VBox):
         self.submissions_dir = submissions_dir
         self.submits = 0
         self.panels = {
-            q.id: QuestionPanel(n, q, practice=practice) for n, q in enumerate(quiz.questions, start=1)
+            q.id: QuestionPanel(n, q, practice=practice, quiz_id=quiz.id, learner_id=learner_id)
+            for n, q in enumerate(quiz.questions, start=1)
         }
+        self.style = widgets.HTML(value=STYLE, layout=widgets.Layout(display="none"))
         self.title = widgets.HTML(value=f"<h3>{_inline(quiz.title)}</h3>")
         self.submit_button = widgets.Button(description="Submit", tooltip="Save your answers for grading")
         self.submit_button.on_click(lambda _button: self.submit())
         self.status = widgets.HTML(value="")
-        children = [self.title, *(p.box for p in self.panels.values()), self.submit_button, self.status]
+        children = [
+            self.style,
+            self.title,
+            *(p.box for p in self.panels.values()),
+            self.submit_button,
+            self.status,
+        ]
         super().__init__(children=children)
+        self.add_class(QUIZ_CLASS)
 
     def __repr__(self) -> str:
         # The notebook's text/plain output (which nbval compares): short and

@@ -14,6 +14,7 @@ import math
 import re
 import unicodedata
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from course.quiz.model import MultipleSelect, Numeric, Question, Quiz, ShortText, SingleChoice, WhichLine
@@ -53,7 +54,7 @@ def parse(raw: bytes) -> dict[str, Any]:
     if not isinstance(data["learner"], str) or not LEARNER.fullmatch(data["learner"]):
         raise Invalid("learner")
     try:
-        if datetime.fromisoformat(data["submitted_at"]).tzinfo is None:
+        if stamp(data["submitted_at"]).tzinfo is None:
             raise Invalid("naive time")
     except ValueError:
         raise Invalid("time") from None
@@ -63,6 +64,11 @@ def parse(raw: bytes) -> dict[str, Any]:
         if type(count) is not int or count < 0:
             raise Invalid("attempts")
     return data
+
+
+def stamp(text: str) -> datetime:
+    """ISO 8601; "Z" is UTC (written out: Python 3.10's fromisoformat does not know it)."""
+    return datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
 
 
 def fits(data: dict[str, Any], quiz: Quiz) -> None:
@@ -75,6 +81,11 @@ def fits(data: dict[str, Any], quiz: Quiz) -> None:
         r = data["responses"].get(q.id)
         if r is not None and not _shape_ok(q, r):
             raise Invalid(f"shape of {q.id}")
+
+
+def placed(path: Path, data: dict[str, Any], quiz: Quiz) -> bool:
+    """A submission counts only at ``.../<quiz id>/<its learner>.json`` (the documented place rule)."""
+    return path.parent.name == quiz.id and path.name == data["learner"] + ".json"
 
 
 def _shape_ok(q: Question, r: Any) -> bool:

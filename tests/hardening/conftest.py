@@ -6,14 +6,15 @@ loaded globally, so the rest of the suite keeps its own settings. Under CI
 (``CI`` set) the profile is derandomized: every run draws the same inputs,
 so a failure in CI reproduces locally with ``CI=true``. ``deadline=None``:
 the 2-core CI machine has noisy timing, and a slow example is not a bug.
-Each test sets ``max_examples`` explicitly (over 10,000 generated inputs
-in all; ``_budget.py`` lists them).
+Each test sets ``max_examples`` explicitly, chosen per property
+(``_util.EXAMPLES`` says why each count).
 """
 
 from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 IN_CI = bool(os.environ.get("CI"))
@@ -28,6 +29,19 @@ settings.register_profile(
     print_blob=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
 )
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """One folder per test module for the property tests' files.
+
+    Not ``tmp_path_factory.mktemp`` per example: it lists the whole base
+    folder to number each new one, so thousands of examples cost time
+    quadratic in their number (about 10 s of the old suite). A test that
+    needs a file overwrites one path here; one that needs a fresh folder
+    takes ``_util.fresh_dir(scratch)`` and removes it when done.
+    """
+    return tmp_path_factory.mktemp("scratch")
 
 
 def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untyped-def]

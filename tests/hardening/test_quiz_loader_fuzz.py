@@ -82,11 +82,11 @@ def test_random_text_never_escapes_as_a_traceback(text: str):
 
 @budget("quiz_file_bytes")
 @given(data=st.data())
-def test_load_quiz_on_corrupted_bytes(tmp_path_factory, data):
+def test_load_quiz_on_corrupted_bytes(scratch, data):
     seen("quiz_file_bytes")
     name = data.draw(st.sampled_from(sorted(QUIZZES)))
     raw = data.draw(mutated_bytes(QUIZZES[name].encode("utf-8")) | st.binary(max_size=200))
-    path = tmp_path_factory.mktemp("quiz") / "corrupt.toml"
+    path = scratch / "corrupt.toml"
     path.write_bytes(raw)
     try:
         quiz = load_quiz(path)

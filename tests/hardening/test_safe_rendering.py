@@ -9,8 +9,11 @@ widgets in both modes, with Check and Submit pressed, the snippet view with
 its notes, the annotation exercise and its verdict, the page's messages and
 the recorded evidence. Every HTML string produced (``ipywidgets.HTML``
 values and ``_repr_html_`` outputs) is parsed: only the renderers' own tags
-may appear, with no event-handler attribute and no URL; and no widget that
-shows text (Label, options, descriptions) is allowed to treat it as HTML.
+may appear, with no event-handler attribute and no URL but a link into the
+documents ``course.quiz._markup.DOCS`` names (a reference's anchor); a
+widget that renders its description as HTML (a multiple-select option)
+may hold ``<code>`` only; the quiz's one style sheet is the module's
+constant, nothing from a quiz file.
 """
 
 from __future__ import annotations
@@ -27,12 +30,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from course.evidence import Evidence
+from course.provenance import Provenance
 from course.exercise import check_marks, exercise_widget
 from course.page import Message, Page
 from course.quiz import show_quiz
-from course.quiz.widgets import QuizPanel
+from course.quiz._markup import DOCS
+from course.quiz.widgets import STYLE, QuizPanel
 
-from ._util import HOSTILE_TEXT, ROOT, budget, seen, toml_string
+from ._util import HOSTILE_TEXT, ROOT, budget, fresh_dir, seen, toml_string
 
 # Tags the renderers write themselves (pygments adds div/pre/span).
 ALLOWED_TAGS = {
@@ -40,6 +45,11 @@ ALLOWED_TAGS = {
     "summary", "table", "tbody", "td", "th", "thead", "tr",
 }  # fmt: skip
 ALLOWED_ATTRS = {"class", "style"}
+# A reference's link: only into a known document, at a plain anchor, opened apart.
+LINK_ATTRS = {"href", "target", "rel"}
+_LINK = re.compile(
+    "(?:" + "|".join(re.escape(url) for url in DOCS.values()) + r")#[A-Za-z0-9][A-Za-z0-9._-]*"
+)
 
 _LINE_BREAKS = re.compile("[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 
@@ -62,20 +72,34 @@ class _Collect(HTMLParser):
         raise AssertionError(f"an HTML comment appeared: {data!r}")
 
 
-def assert_safe(markup: str, where: str) -> str:
+def assert_safe(markup: str, where: str, allowed: set[str] = ALLOWED_TAGS) -> str:
     """Parse ``markup``; fail on any tag or attribute the renderers do not write. Return the text."""
     parser = _Collect()
     parser.feed(markup)
     parser.close()
+    links = 0
     for tag, attrs in parser.tags:
-        assert tag in ALLOWED_TAGS, f"{where}: a <{tag}> tag survived in {markup[:300]!r}"
+        if tag == "a" and "a" not in allowed:
+            # The one link the renderers write: a reference into the docs.
+            links += 1
+            got = dict(attrs)
+            assert set(got) == LINK_ATTRS, (
+                f"{where}: a link with attributes {sorted(got)} in {markup[:300]!r}"
+            )
+            assert _LINK.fullmatch(got["href"] or ""), f"{where}: a link to {got['href']!r}"
+            assert got["target"] == "_blank" and got["rel"] == "noopener noreferrer", got
+            continue
+        assert tag in allowed, f"{where}: a <{tag}> tag survived in {markup[:300]!r}"
         for name, value in attrs:
             assert name in ALLOWED_ATTRS, f"{where}: attribute {name!r} on <{tag}> in {markup[:300]!r}"
             assert "javascript:" not in (value or "").lower().replace(" ", ""), f"{where}: {value!r}"
             assert "url(" not in (value or "").lower(), f"{where}: a URL in a style: {value!r}"
     lowered = markup.lower()
-    for raw in ("<script", "<img", "<svg", "<iframe", "<a ", "<!--"):
+    for raw in ("<script", "<img", "<svg", "<iframe", "<!--"):
         assert raw not in lowered, f"{where}: {raw!r} appears raw in {markup[:300]!r}"
+    assert lowered.count("<a ") == lowered.count('<a href="https://docs.nvidia.com/') == links, (
+        f"{where}: a link the parser did not see as one in {markup[:300]!r}"
+    )
     return "".join(parser.text)
 
 
@@ -98,12 +122,15 @@ def check_widgets(root: widgets.Widget, where: str, *, bidi: bool = True) -> lis
     texts = []
     for w in walk(root):
         if isinstance(w, widgets.HTML | widgets.HTMLMath):
+            if w.value == STYLE:  # the quiz's style sheet: a constant, no quiz text in it
+                continue
             texts.append(assert_safe(w.value, f"{where}: {type(w).__name__}"))
             assert bidi or not _BIDI.search(w.value), f"{where}: a bidi control in {w.value[:200]!r}"
-        if w.has_trait("description_allow_html"):
-            assert w.description_allow_html is False, (
-                f"{where}: {type(w).__name__} renders its description as HTML"
-            )
+        if w.has_trait("description_allow_html") and w.description_allow_html:
+            # Only a multiple-select option does this: its text with `code` spans, escaped.
+            assert isinstance(w, widgets.Checkbox), f"{where}: {type(w).__name__} renders HTML"
+            texts.append(assert_safe(w.description, f"{where}: option", allowed={"code"}))
+            assert bidi or not _BIDI.search(w.description), f"{where}: a bidi control in an option"
         assert not isinstance(w, widgets.Output), (
             f"{where}: an Output widget (its content is not checked here)"
         )
@@ -138,7 +165,7 @@ prompt = {p}
 options = [{{ id = "a", text = {p} }}, {{ id = "b", text = "plain" }}]
 answer = "a"
 explanation = {p}
-reference = {p}
+reference = {r}
 
 [[questions]]
 id = "m"
@@ -148,7 +175,7 @@ prompt = {p}
 options = [{{ id = "a", text = {p} }}, {{ id = "b", text = "B" }}]
 answers = ["a"]
 explanation = {p}
-reference = {p}
+reference = {r}
 
 [[questions]]
 id = "n"
@@ -158,7 +185,7 @@ prompt = {p}
 unit = {p}
 answer = 1
 explanation = {p}
-reference = {p}
+reference = {r}
 
 [[questions]]
 id = "t"
@@ -167,7 +194,7 @@ points = 1
 prompt = {p}
 accept = [{p}]
 explanation = {p}
-reference = {p}
+reference = {r}
 
 [[questions]]
 id = "l"
@@ -177,7 +204,7 @@ snippet = "issue-tma"
 prompt = {p}
 anchors = ["int hostile_0 = 0;"]
 explanation = {p}
-reference = {p}
+reference = {r}
 """
 
 NOTES = """
@@ -217,7 +244,9 @@ def make_checkout(root: Path, payload: str) -> None:
     for name in ("tma_tile.cu", "wgmma_gemm.cu"):
         (root / "kernels" / name).write_text(kernel_with(payload, ROOT / "kernels" / name), "utf-8")
     p = toml_string(payload if payload.strip() else payload + "x")
-    (root / "content" / "quizzes" / "day76.toml").write_text(QUIZ.format(p=p), "utf-8")
+    # A reference names its document first, so an anchor in the payload becomes a link.
+    r = toml_string("PTX ISA, " + payload)
+    (root / "content" / "quizzes" / "day76.toml").write_text(QUIZ.format(p=p, r=r), "utf-8")
     (root / "content" / "annotations" / "day76.toml").write_text(NOTES.format(p=p), "utf-8")
     shutil.copy(
         ROOT / "content" / "annotations" / "day78.toml", root / "content" / "annotations" / "day78.toml"
@@ -269,14 +298,8 @@ def render_everything(root: Path, payload: str) -> list[str]:
     texts += check_widgets(exercise, "exercise widget")
     texts.append(assert_safe(Message("warning", payload, payload)._repr_html_(), "message"))
     evidence = Evidence(
-        schema_version=1,
         lesson="day76",
-        recorded_at=payload,
-        command=payload,
-        device=payload,
-        compute_capability=payload,
-        sm_count=132,
-        versions={payload: payload, "cupy": None},
+        provenance=Provenance(payload, payload, payload, payload, 132, {payload: payload, "cupy": None}),
         output=[payload, payload],
         passed=True,
     )
@@ -304,19 +327,32 @@ def test_every_renderer_escapes_the_known_payloads(checkout, payload):
 
 
 _SPECIAL = st.sampled_from(
-    list("<>\"'&/=;:`#\\ \t") + ["\u202e", "\u2066", "\u200f", "script", "onerror", "javascript"]
+    list("<>\"'&/=;:`#\\ \t()")
+    + ["\u202e", "\u2066", "\u200f", "script", "onerror", "javascript", "(#", " (#a-1)", " and "]
 )
 
 
 @budget("render_hostile")
 @given(st.lists(_SPECIAL | st.characters(), min_size=1, max_size=40).map("".join))
-def test_every_renderer_escapes_generated_payloads(tmp_path_factory, payload: str):
+def test_every_renderer_escapes_generated_payloads(scratch, payload: str):
     seen("render_hostile")
-    root = tmp_path_factory.mktemp("hostile") / "checkout"
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("COURSE_ROOT", str(root))
-        make_checkout(root, payload)
-        render_everything(root, payload)
+    base = fresh_dir(scratch)
+    root = base / "checkout"
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("COURSE_ROOT", str(root))
+            make_checkout(root, payload)
+            render_everything(root, payload)
+    finally:
+        shutil.rmtree(base)
+
+
+def test_the_style_sheet_holds_no_url_import_or_script():
+    body = STYLE.removeprefix("<style>").removesuffix("</style>")
+    assert "<" not in body and ">" not in body
+    for bad in ("url(", "@import", "expression(", "javascript:", "behavior"):
+        assert bad not in STYLE.lower(), bad
+    assert all(rule.strip().startswith(".course-quiz ") for rule in body.split("}") if rule.strip())
 
 
 def test_the_checker_catches_raw_markup():
@@ -325,6 +361,8 @@ def test_the_checker_catches_raw_markup():
         '<p><img src=x onerror="alert(1)"></p>',
         "<pre></pre><script>x</script>",
         "<a href='javascript:x'>",
+        '<a href="https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#x" onclick="y">',
+        '<a href="https://evil.example/#x" target="_blank" rel="noopener noreferrer">',
     ):
         with pytest.raises(AssertionError):
             assert_safe(bad, "self-test")

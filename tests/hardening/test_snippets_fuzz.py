@@ -98,9 +98,9 @@ def test_parse_snippets_agrees_with_the_reference(text: str):
 
 @budget("snippets_bytes")
 @given(st.sampled_from(sorted(KERNELS)).flatmap(lambda n: mutated_bytes(KERNELS[n].encode())))
-def test_load_snippets_on_corrupted_bytes(tmp_path_factory, raw: bytes):
+def test_load_snippets_on_corrupted_bytes(scratch, raw: bytes):
     seen("snippets_bytes")
-    path = tmp_path_factory.mktemp("kernel") / "k.cu"
+    path = scratch / "k.cu"
     path.write_bytes(raw)
     try:
         load_snippets(path)

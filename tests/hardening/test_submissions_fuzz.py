@@ -4,7 +4,9 @@ Every submission file, valid, mutated or random, is either graded with
 exactly the scores a separate reference scorer (``_reference.py``) gives
 its parsed responses, or skipped with a reason; the two agree on which.
 No file is scored silently, none is lost, a temp file is never read, and
-nothing raises out of ``grade_submissions`` or the reports.
+nothing raises out of ``grade_submissions`` or the reports. Folders also
+hold symbolic links (to files, to folders, dangling) and FIFOs: each is
+skipped with its reason, never followed or opened.
 """
 
 from __future__ import annotations
@@ -12,6 +14,9 @@ from __future__ import annotations
 import copy
 import json
 import math
+import os
+import shutil
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +29,7 @@ from course.quiz.model import MultipleSelect, Numeric, Question, Quiz, ShortText
 from course.quiz.submission import FORMAT, SubmissionError, read_submission
 
 from . import _reference as ref
-from ._util import HOSTILE_TEXT, ROOT, assert_located, budget, mutated_bytes, mutated_lines, seen
+from ._util import HOSTILE_TEXT, ROOT, assert_located, budget, fresh_dir, mutated_bytes, mutated_lines, seen
 
 # The shipped Day 76 quiz plus questions that reach every partial-credit
 # rule, every space rule, case sensitivity and a numeric tolerance.
@@ -114,13 +119,17 @@ def response_for(q: Question) -> st.SearchStrategy[Any]:
     return st.one_of(good, good, good, junk)
 
 
+# The grading run's time in the folder test; some submissions are dated after it.
+NOW = datetime(2025, 3, 1, 12, 0, tzinfo=timezone.utc)  # noqa: UP017 (datetime.UTC is 3.11+)
+LEARNERS = st.sampled_from(("alice", "bob", "c.d@uni.edu", "E_9-x")) | st.from_regex(
+    r"[a-z][a-z0-9]{0,8}", fullmatch=True
+)
+
+
 @st.composite
-def submission_dicts(draw: st.DrawFn) -> dict[str, Any]:
+def submission_dicts(draw: st.DrawFn, learners: st.SearchStrategy[str] = LEARNERS) -> dict[str, Any]:
     questions = draw(st.lists(st.sampled_from(KEY.questions), unique_by=lambda q: q.id))
-    learner = draw(
-        st.sampled_from(("alice", "bob", "c.d@uni.edu", "E_9-x"))
-        | st.from_regex(r"[a-z][a-z0-9]{0,8}", fullmatch=True)
-    )
+    learner = draw(learners)
     return {
         "format": FORMAT,
         "quiz": KEY.id,
@@ -133,6 +142,8 @@ def submission_dicts(draw: st.DrawFn) -> dict[str, Any]:
                     "2025-01-01T10:00:00Z",
                     "2025-06-01T23:59:59.5+05:30",
                     "2024-02-29T00:00:00-08:00",
+                    "2025-03-01T12:00:01+00:00",  # one second after NOW
+                    "9999-12-31T23:59:59+00:00",
                 )
             )
         ),
@@ -147,8 +158,8 @@ _flip = st.sampled_from(_FLIPS).map(copy.deepcopy)
 
 
 @st.composite
-def mutated_dict(draw: st.DrawFn) -> dict[str, Any]:
-    data = draw(submission_dicts())
+def mutated_dict(draw: st.DrawFn, learners: st.SearchStrategy[str] = LEARNERS) -> dict[str, Any]:
+    data = draw(submission_dicts(learners))
     # About half the files stay valid, so the scores are compared often.
     for _ in range(draw(st.sampled_from((0, 0, 0, 1, 2, 3)))):
         kind = draw(
@@ -197,8 +208,8 @@ def as_bytes(data: dict[str, Any]) -> bytes:
 
 
 @st.composite
-def submission_bytes(draw: st.DrawFn) -> bytes:
-    raw = as_bytes(draw(mutated_dict()))
+def submission_bytes(draw: st.DrawFn, learners: st.SearchStrategy[str] = LEARNERS) -> bytes:
+    raw = as_bytes(draw(mutated_dict(learners)))
     text_edit = draw(
         st.sampled_from(
             ("none", "none", "none", "none", "none", "lines", "bytes", "dupkey", "nan", "deep", "utf16")
@@ -231,9 +242,9 @@ def expected(raw: bytes) -> dict[str, Any] | None:
 
 @budget("submission_mutated")
 @given(raw=submission_bytes())
-def test_read_submission_agrees_with_the_reference(tmp_path_factory, raw: bytes):
+def test_read_submission_agrees_with_the_reference(scratch, raw: bytes):
     seen("submission_mutated")
-    path = tmp_path_factory.mktemp("sub") / "alice.json"
+    path = scratch / "alice.json"
     path.write_bytes(raw)
     want = expected(raw)
     try:
@@ -249,9 +260,9 @@ def test_read_submission_agrees_with_the_reference(tmp_path_factory, raw: bytes)
 
 @budget("submission_random")
 @given(raw=st.binary(max_size=300) | st.text(max_size=300).map(str.encode))
-def test_random_bytes_are_refused_with_the_file(tmp_path_factory, raw: bytes):
+def test_random_bytes_are_refused_with_the_file(scratch, raw: bytes):
     seen("submission_random")
-    path = tmp_path_factory.mktemp("sub") / "x.json"
+    path = scratch / "x.json"
     path.write_bytes(raw)
     try:
         read_submission(path, KEY)
@@ -267,54 +278,92 @@ NAMES = (
     "day76/alice.json",
     "day76/bob.json",
     "day76/x.json",
+    "a/day76/alice.json",
     "other/alice.json",
     "day76/.hidden.json",
     "a.json",
 )
 TEMP_NAMES = ("day76/.alice.json.k2j3.tmp", "day76/.bob.json.zz.tmp", ".x.json.tmp")
+# Things that are not submissions, at places where a submission could be.
+SPECIALS = ("day76/fifo.json", "day76/link.json", "linked", "day76/dangling.json")
+
+
+def named_file(name: str) -> st.SearchStrategy[tuple[str, bytes]]:
+    """A file at ``name`` whose learner field mostly matches its place (else it is skipped, not scored)."""
+    stem = Path(name).stem
+    learners = st.sampled_from((stem, stem, stem)) | LEARNERS
+    return st.tuples(st.just(name), submission_bytes(learners))
+
+
+def make_special(folder: Path, name: str, target: Path) -> None:
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if name == "day76/fifo.json":
+        os.mkfifo(path)
+    elif name == "day76/link.json":
+        path.symlink_to(target)  # a valid-looking submission outside the folder
+    elif name == "linked":
+        path.symlink_to(target.parent.parent, target_is_directory=True)
+    else:
+        path.symlink_to(folder / "no-such-file.json")
 
 
 @budget("grader_folder")
 @given(
-    files=st.lists(
-        st.tuples(st.sampled_from(NAMES), submission_bytes()), max_size=6, unique_by=lambda f: f[0]
-    ),
+    files=st.lists(st.sampled_from(NAMES).flatmap(named_file), max_size=6, unique_by=lambda f: f[0]),
     temps=st.lists(st.sampled_from(TEMP_NAMES), unique=True),
+    specials=st.lists(st.sampled_from(SPECIALS if hasattr(os, "mkfifo") else SPECIALS[1:]), unique=True),
 )
-def test_grader_scores_like_the_reference_or_skips_with_a_reason(tmp_path_factory, files, temps):
+def test_grader_scores_like_the_reference_or_skips_with_a_reason(scratch, files, temps, specials):
     seen("grader_folder")
-    folder = tmp_path_factory.mktemp("subs")
+    base = fresh_dir(scratch)
+    try:
+        grade_and_compare(base, files, temps, specials)
+    finally:
+        shutil.rmtree(base)
+
+
+def grade_and_compare(base: Path, files, temps, specials) -> None:  # type: ignore[no-untyped-def]
+    folder = base / "subs"
+    folder.mkdir()
     for name, raw in files:
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_bytes(raw)
     for name in temps:  # a half-written save: valid-looking start, cut off
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_bytes(b'{"format": "' + FORMAT.encode() + b'", "score": 100')
+    outside = base / "elsewhere" / "day76" / "mallory.json"
+    outside.parent.mkdir(parents=True)
+    outside.write_bytes(as_bytes({**ref_valid(), "learner": "mallory"}))
+    for name in specials:
+        make_special(folder, name, outside)
 
-    report = grade_submissions(KEY, folder)
+    report = grade_submissions(KEY, folder, now=NOW)
 
     graded = {r.path: r for r in report.results}
     skipped = {s.path: s.reason for s in report.skipped}
-    every = {folder / name for name, _ in files}
+    every = {folder / name for name, _ in files} | {folder / name for name in specials}
     assert set(graded) | set(skipped) == every, "a file was lost, or a temp file was read"
     assert not set(graded) & set(skipped)
     assert all(reason.strip() for reason in skipped.values())
+    for name in specials:
+        assert folder / name in skipped, f"{name} was graded"
 
-    # The reference's verdict: valid files, the latest per learner graded.
+    # The reference's verdict: valid files at their place, the latest per
+    # learner graded, a time after NOW never preferred over one before it.
     latest: dict[str, tuple[Any, Path, dict[str, Any]]] = {}
-    from datetime import datetime
-
-    for path in sorted(every):
+    for path in sorted(folder / name for name, _ in files):
         data = expected(path.read_bytes())
-        if data is None:
+        if data is None or not ref.placed(path, data, KEY):
             assert path in skipped, f"{path} was graded but the reference refuses it"
             continue
-        stamp = datetime.fromisoformat(data["submitted_at"])
+        stamp = ref.stamp(data["submitted_at"])
+        rank = (stamp <= NOW, stamp)
         earlier = latest.get(data["learner"])
-        if earlier is None or stamp >= earlier[0]:
-            latest[data["learner"]] = (stamp, path, data)
+        if earlier is None or rank >= earlier[0]:
+            latest[data["learner"]] = (rank, path, data)
     assert set(graded) == {path for _, path, _ in latest.values()}
-    for _, path, data in latest.values():
+    for rank, path, data in latest.values():
         items = graded[path].items
         want = ref.scores(data, KEY)
         got = [i.score for i in items]
@@ -326,10 +375,23 @@ def test_grader_scores_like_the_reference_or_skips_with_a_reason(tmp_path_factor
             want,
         )
         assert [i.response for i in items] == [data["responses"].get(q.id) for q in KEY.questions]
+        assert bool(graded[path].flags) == (not rank[0]), "a future time must be flagged, and only that"
     # The reports are written for whatever was graded, whatever the responses.
     stats = item_statistics(report)
     assert len(stats) == len(KEY.questions)
-    write_reports(report, folder.parent / (folder.name + "-out"))
+    write_reports(report, base / "out")
+
+
+def ref_valid() -> dict[str, Any]:
+    return {
+        "format": FORMAT,
+        "quiz": KEY.id,
+        "quiz_version": KEY.version,
+        "learner": "alice",
+        "submitted_at": "2025-01-01T10:00:00+00:00",
+        "responses": {},
+        "attempts": {},
+    }
 
 
 def test_a_number_too_big_for_a_float_scores_zero_and_reports(tmp_path):

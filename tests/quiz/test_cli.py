@@ -64,6 +64,16 @@ def test_the_shipped_quizzes_validate(monkeypatch, capsys):
     assert capsys.readouterr().out.count("ok: ") == 2
 
 
+def test_validate_warns_when_the_option_order_gives_the_key_away(write_quiz, capsys):
+    block = SAMPLE_QUIZ[SAMPLE_QUIZ.index("[[questions]]") : SAMPLE_QUIZ.index('[[questions]]\nid = "m1"')]
+    block = block.replace('answer = "b"', 'answer = "a"')
+    text = SAMPLE_QUIZ + "".join(block.replace('id = "s1"', f'id = "s{n}"') for n in (2, 3))
+    path = write_quiz(text.replace('answer = "b"', 'answer = "a"'), "keyfirst.toml")
+    assert run("validate", str(path)) == 0  # a warning, not an error
+    err = capsys.readouterr().err
+    assert f"warning: {path}: quiz 'day76': the right option is option 1 in 3 of 3" in err
+
+
 def test_release_then_validate_the_learner_copy(sample_quiz, tmp_path, capsys):
     out = tmp_path / "learner.toml"
     assert run("release", str(sample_quiz), "-o", str(out)) == 0

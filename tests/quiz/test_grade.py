@@ -268,3 +268,13 @@ def test_canvas_export_refuses_a_missing_column(key, subs, tmp_path):
             grade_submissions(key, subs), book, "Day 76 quiz (1234)", tmp_path / "o.csv", match_column="Email"
         )
     assert not (tmp_path / "out.csv").exists()
+
+
+def test_a_final_z_means_utc_on_every_python():
+    from datetime import timedelta
+
+    from course.quiz.submission import parse_time
+
+    assert parse_time("2025-01-01T10:00:00Z") == parse_time("2025-01-01T10:00:00+00:00")
+    assert parse_time("2025-01-01T10:00:00Z").utcoffset() == timedelta(0)
+    assert parse_time("2025-01-01T11:00:00+01:00") == parse_time("2025-01-01T10:00:00z")

@@ -6,6 +6,11 @@ import re
 import sys
 from pathlib import Path
 
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -184,6 +189,7 @@ def test_schema_error_without_the_field_line_points_at_the_header(write_quiz):
         ("points = 2", "points = true", "m1", "points", "must be a number (got a boolean"),
         ('prompt = "Pick a and b."', 'prompt = "   "', "m1", "prompt", "non-empty"),
         ('reference = "REF-S1"\n', "", "s1", "reference", "reference is required"),
+        ('reference = "REF-S1"', 'reference = "See (#anchor)"', "s1", "reference", "follows no document"),
         ('explanation = "EXPLAIN-S1 because b."\n', "", "s1", "explanation", "explanation is required"),
         ('{ id = "c", text = "Option C" },', '{ id = "b", text = "Option C" },', "s1", "options", "twice"),
         (
@@ -202,6 +208,29 @@ def test_schema_errors_name_question_field_and_line(write_quiz, old, new, questi
     assert (err.question, err.field) == (question, field)
     assert words in str(err)
     assert err.line is not None and 1 <= err.line <= len(text.splitlines())
+
+
+def test_integer_forms_load_and_are_checked_with_their_line(write_quiz):
+    text = SAMPLE_QUIZ.replace('unit = "bytes"', 'unit = "bytes"\ninteger_forms = ["hex", "bin"]')
+    assert load_quiz(write_quiz(text)).question("n1").integer_forms == ("hex", "bin")
+    for value, words in (
+        ('["oct"]', "must be one of hex, bin (got 'oct')"),
+        ('"hex"', "must be a non-empty array"),
+        ('["hex", "hex"]', "lists 'hex' twice"),
+        ("[]", "must be a non-empty array"),
+    ):
+        bad = SAMPLE_QUIZ.replace('unit = "bytes"', f'unit = "bytes"\ninteger_forms = {value}')
+        err = problem(write_quiz(bad))
+        assert (err.question, err.field) == ("n1", "integer_forms"), value
+        assert words in str(err), (value, str(err))
+        assert err.line == line_of(bad, "integer_forms =")
+    fraction = SAMPLE_QUIZ.replace("answer = 16384", "answer = 16384.5").replace(
+        'unit = "bytes"', 'unit = "bytes"\ninteger_forms = ["hex"]'
+    )
+    err = problem(write_quiz(fraction))
+    assert err.field == "integer_forms" and "a whole-number answer" in str(err)
+    other = SAMPLE_QUIZ.replace('partial = "net-correct"', 'partial = "net-correct"\ninteger_forms = ["hex"]')
+    assert "unknown field 'integer_forms'" in str(problem(write_quiz(other)))
 
 
 def test_every_bad_question_is_reported_together(write_quiz):

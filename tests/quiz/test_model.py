@@ -275,3 +275,47 @@ def test_question_replace_keeps_frozen_semantics():
 )
 def test_fmt_points(value, text):
     assert fmt_points(value) == text
+
+
+# ---- typed numbers: decimal always, hex and binary where the question says so ------
+
+
+@pytest.mark.parametrize(
+    ("typed", "value"),
+    [("16384", 16384), ("1.6384e4", 16384.0), ("-3", -3), ("16_384", 16384), (" 8 ", 8)],
+)
+def test_numeric_parse_reads_decimal_numbers(typed, value):
+    parsed = numeric().parse(typed)
+    assert parsed == value and type(parsed) is type(value)
+
+
+@pytest.mark.parametrize(
+    ("typed", "value"),
+    [("0x8", 8), ("0X8", 8), ("0x3_FFFF", 0x3FFFF), ("-0x10", -16), ("0b1000", 8), ("0B1000", 8), ("8", 8)],
+)
+def test_numeric_parse_reads_hex_and_binary_where_declared(typed, value):
+    q = numeric(answer=8.0, integer_forms=("hex", "bin"))
+    assert q.parse(typed) == value
+    assert q.fraction(q.parse(typed)) == (1.0 if value == 8 else 0.0)
+
+
+def test_numeric_parse_refuses_a_form_the_question_does_not_declare():
+    with pytest.raises(ResponseError, match="hexadecimal.*decimal"):
+        numeric().parse("0x8")
+    with pytest.raises(ResponseError, match="binary.*decimal"):
+        numeric(integer_forms=("hex",)).parse("0b1000")
+    with pytest.raises(ResponseError, match="not a number"):
+        numeric(integer_forms=("hex", "bin")).parse("0xZZ")
+    with pytest.raises(ResponseError, match="not a finite number"):
+        numeric().parse("inf")
+    with pytest.raises(ResponseError, match="not a number"):
+        numeric(integer_forms=("bin",)).parse("0b102")
+
+
+def test_integer_forms_are_learner_visible_and_change_the_version():
+    plain = Quiz("q", "t", "day76", (numeric(),), released=False)
+    forms = Quiz("q", "t", "day76", (numeric(integer_forms=("hex",)),), released=False)
+    assert forms.questions[0].view()["integer_forms"] == ["hex"]
+    assert "integer_forms" not in plain.questions[0].view()  # absent when none: old versions hold
+    assert plain.version != forms.version
+    assert forms.learner_copy().questions[0].integer_forms == ("hex",)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import ipywidgets as widgets
@@ -94,6 +95,22 @@ def test_check_with_no_answer_or_a_non_number_counts_no_attempt(practice):
     panel.text.value = "1.6384e4"
     panel.check_button.click()
     assert "Right." in panel.feedback.value and panel.attempts == 1
+
+
+def test_a_hex_or_binary_answer_is_accepted_where_the_question_declares_it(write_quiz, tmp_path):
+    text = SAMPLE_QUIZ.replace('unit = "bytes"', 'unit = "bytes"\ninteger_forms = ["hex", "bin"]')
+    panel = show_quiz(write_quiz(text, "day76.toml"), learner_id="alice", submissions_dir=tmp_path)
+    n1 = panel.panels["n1"]
+    for typed in ("0x4000", "0b100000000000000", "16384"):
+        n1.text.value = typed
+        n1.check_button.click()
+        assert "Right." in n1.feedback.value, typed
+    assert panel.responses()["n1"] == 16384
+    # Where the question does not declare it, the learner is told to type decimal.
+    plain = show_quiz(write_quiz(SAMPLE_QUIZ, "plain.toml"), submissions_dir=tmp_path)
+    plain.panels["n1"].text.value = "0x4000"
+    plain.panels["n1"].check_button.click()
+    assert "decimal" in plain.panels["n1"].feedback.value
 
 
 def test_practice_page_holds_no_explanation_before_a_check(practice):
@@ -225,3 +242,126 @@ def test_the_shipped_quizzes_render(monkeypatch):
     for lesson_id in ("day76", "day78"):
         panel = show_quiz(lesson_id)
         assert len(panel.panels) >= 10
+
+
+# ---- what a learner sees: option order, option text, feedback ---------------------------
+
+FOUR = SAMPLE_QUIZ.replace(
+    '  { id = "c", text = "Option C" },\n]',
+    '  { id = "c", text = "Option C" },\n  { id = "d", text = "Option D" },\n]',
+)
+
+
+def shown_single(panel: QuizPanel, qid: str) -> list[str]:
+    return [value for _, value in panel.panels[qid].input.options]
+
+
+def shown_multiple(panel: QuizPanel, qid: str) -> list[str]:
+    return list(panel.panels[qid].checkboxes)
+
+
+def test_options_are_shuffled_per_learner_and_stable(write_quiz, tmp_path):
+    path = write_quiz(FOUR, "day76.toml")
+    orders = {}
+    for learner in ("alice", "bob", "carol", "dave", "erin", "fay"):
+        first = show_quiz(path, learner_id=learner, submissions_dir=tmp_path)
+        again = show_quiz(path, learner_id=learner, submissions_dir=tmp_path)
+        assert shown_single(first, "s1") == shown_single(again, "s1"), "the order must be stable per learner"
+        assert shown_multiple(first, "m1") == shown_multiple(again, "m1")
+        assert sorted(shown_single(first, "s1")) == ["a", "b", "c", "d"]
+        orders[learner] = (tuple(shown_single(first, "s1")), tuple(shown_multiple(first, "m1")))
+    assert len({o[0] for o in orders.values()}) >= 3, orders
+    assert len({o[1] for o in orders.values()}) >= 3, orders
+
+
+def test_the_key_position_is_not_predictable_across_learners():
+    from course.quiz.model import Option, option_order
+
+    options = tuple(Option(i, i) for i in "abcd")
+    learners = [f"learner{n}" for n in range(400)]
+    positions = [[o.id for o in option_order(options, "day76", "s1", who)].index("b") for who in learners]
+    counts = [positions.count(p) for p in range(4)]
+    assert all(60 <= c <= 140 for c in counts), counts  # about 100 each
+    # Another question of the same learner gets its own order.
+    same = sum(
+        option_order(options, "day76", "s1", who) == option_order(options, "day76", "s2", who)
+        for who in learners
+    )
+    assert same < 60, same
+
+
+def test_grading_is_unchanged_by_the_order_shown(sample_quiz, tmp_path):
+    key = load_quiz(sample_quiz)
+    for learner in ("alice", "bob", "carol", "dave"):
+        panel = show_quiz(sample_quiz, learner_id=learner, submissions_dir=tmp_path / "subs")
+        for qid, response in PERFECT.items():
+            panel.panels[qid].set_response(response)
+        for qid in ("s1", "m1"):
+            panel.panels[qid].check_button.click()
+            assert "Right." in panel.panels[qid].feedback.value, (learner, qid)
+        path = panel.submit()
+        assert json.loads(path.read_text())["responses"]["s1"] == "b"  # an option id, not a position
+    report = grade_submissions(key, tmp_path / "subs")
+    assert [r.total for r in report.results] == [6.0] * 4
+
+
+def test_without_a_learner_id_the_order_is_still_shuffled_and_stable(write_quiz, tmp_path):
+    path = write_quiz(FOUR, "day76.toml")
+    a = show_quiz(path, submissions_dir=tmp_path)
+    b = show_quiz(path, submissions_dir=tmp_path)
+    assert shown_single(a, "s1") == shown_single(b, "s1")
+
+
+def test_option_text_backticks_render_as_code_and_markup_never_passes(write_quiz, tmp_path):
+    text = SAMPLE_QUIZ.replace('text = "A" }', 'text = "`out` <b>bold</b>" }').replace(
+        'text = "Option A"', 'text = "`bar.arrive()` for <i>all</i>"'
+    )
+    panel = show_quiz(write_quiz(text, "day76.toml"), submissions_dir=tmp_path)
+    box = panel.panels["m1"].checkboxes["a"]
+    assert box.description_allow_html is True
+    assert box.description == "<code>out</code> &lt;b&gt;bold&lt;/b&gt;"
+    # A radio label is plain text (ipywidgets shows it as text): the backticks go, the words stay.
+    labels = dict((value, label) for label, value in panel.panels["s1"].input.options)
+    assert labels["a"] == "bar.arrive() for <i>all</i>"
+
+
+def test_feedback_shows_right_wrong_and_partial_each_with_its_own_mark_and_colour(practice):
+    looks = {}
+    for verdict, (qid, response) in {
+        "right": ("s1", "b"),
+        "wrong": ("t1", "nope"),
+        "partial": ("m1", ["a"]),
+    }.items():
+        panel = practice.panels[qid]
+        panel.set_response(response)
+        panel.check_button.click()
+        value = panel.feedback.value
+        assert f'class="quiz-result {verdict}"' in value, value
+        looks[verdict] = value
+    assert "\u2713" in looks["right"] and "\u2717" in looks["wrong"] and "~" in looks["partial"]
+    colours = {
+        v: re.search(r"border-left: *4px solid (#[0-9a-f]{6})", html).group(1) for v, html in looks.items()
+    }
+    assert len(set(colours.values())) == 3, colours
+
+
+def test_the_reference_shows_links_not_raw_anchors(write_quiz, tmp_path):
+    text = SAMPLE_QUIZ.replace(
+        'reference = "REF-S1"', 'reference = "PTX ISA, wgmma.fence (#wgmma-fence-anchor)"'
+    )
+    panel = show_quiz(write_quiz(text, "day76.toml"), submissions_dir=tmp_path)
+    panel.panels["s1"].set_response("b")
+    panel.panels["s1"].check_button.click()
+    value = panel.panels["s1"].feedback.value
+    assert (
+        '<a href="https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#wgmma-fence-anchor"'
+        in value
+    )
+    assert "(#" not in value
+
+
+def test_long_options_get_a_layout_that_wraps(practice):
+    assert "course-quiz" in practice._dom_classes
+    styles = [w for w in tree(practice) if isinstance(w, widgets.HTML) and w.value.startswith("<style>")]
+    assert len(styles) == 1 and ".course-quiz .widget-radio-box label" in styles[0].value
+    assert "height: auto" in styles[0].value and "white-space: normal" in styles[0].value

@@ -1,0 +1,242 @@
+"""The grader against a hostile submissions folder (issue 10, "What hostile input found in grading").
+
+Each case was a real hole: a FIFO named ``x.json`` hung the grader; a
+symbolic link was followed out of the folder and graded; a file that named
+another learner replaced that learner's own submission, and a time in year
+9999 always won; a 5 MB value was echoed whole into the terminal and
+``skipped.csv``; two gradebook rows with one ``SIS Login ID`` were both
+filled without a word.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import threading
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from course.cli import main
+from course.quiz.grade import export_canvas, grade_submissions, write_reports
+from course.quiz.loader import load_quiz
+from course.quiz.submission import Submission
+
+PERFECT = {"s1": "b", "m1": ["a", "b"], "n1": 16384, "t1": "secret answer TWO", "l1": 5}
+NOW = datetime(2025, 3, 1, 12, 0, tzinfo=timezone.utc)  # noqa: UP017 (datetime.UTC is 3.11+)
+# No message or CSV cell the grader writes about a submission is longer than this.
+MESSAGE_LIMIT = 400
+
+
+@pytest.fixture
+def key(sample_quiz):
+    return load_quiz(sample_quiz)
+
+
+@pytest.fixture
+def subs(tmp_path) -> Path:
+    return tmp_path / "subs"
+
+
+def submission(key, learner: str, responses: dict, when: str = "2025-01-01T10:00:00+00:00") -> dict:
+    return Submission(key.id, key.version, learner, when, responses, {}).to_json()
+
+
+def put(folder: Path, relative: str, data: dict | str | bytes) -> Path:
+    path = folder / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(data, dict):
+        data = json.dumps(data)
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    path.write_bytes(data)
+    return path
+
+
+def grade_within(seconds: float, key, folder: Path, **kwargs):
+    """grade_submissions in a thread; fail (instead of hanging the suite) if it blocks."""
+    result: dict[str, object] = {}
+
+    def work() -> None:
+        try:
+            result["report"] = grade_submissions(key, folder, **kwargs)
+        except BaseException as e:  # pragma: no cover - reported below
+            result["error"] = e
+
+    thread = threading.Thread(target=work, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        raise AssertionError(f"the grader blocked for more than {seconds} s")
+    if "error" in result:
+        raise result["error"]  # type: ignore[misc]
+    return result["report"]
+
+
+# ---- 1. anything that is not a regular file ---------------------------------------
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes on this platform")
+def test_a_fifo_is_skipped_with_its_reason_and_never_opened(key, subs):
+    put(subs, "day76/alice.json", submission(key, "alice", PERFECT))
+    fifo = subs / "day76" / "x.json"
+    os.mkfifo(fifo)
+    try:
+        report = grade_within(10, key, subs, now=NOW)
+    finally:
+        # Unblock a reader stuck in open() (the bug), so the thread can end.
+        try:
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError:
+            pass
+    assert [r.learner for r in report.results] == ["alice"]
+    reasons = {s.path: s.reason for s in report.skipped}
+    assert "not a regular file" in reasons[fifo] and "named pipe" in reasons[fifo]
+
+
+# ---- 2. symbolic links ------------------------------------------------------------
+
+
+def test_symbolic_links_are_skipped_with_their_reason(key, subs, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    outside = put(elsewhere, "day76/mallory.json", submission(key, "mallory", PERFECT))
+    put(subs, "day76/alice.json", submission(key, "alice", {}))
+    file_link = subs / "day76" / "mallory.json"
+    file_link.symlink_to(outside)
+    folder_link = subs / "linked"
+    folder_link.symlink_to(elsewhere, target_is_directory=True)
+    dangling = subs / "day76" / "gone.json"
+    dangling.symlink_to(tmp_path / "no-such-file.json")
+
+    report = grade_within(10, key, subs, now=NOW)
+
+    assert [r.learner for r in report.results] == ["alice"], "a link was followed and graded"
+    reasons = {s.path: s.reason for s in report.skipped}
+    for link in (file_link, folder_link, dangling):
+        assert "symbolic link" in reasons[link], (link, reasons.get(link))
+    assert "not followed" in reasons[folder_link]
+
+
+# ---- 3. identity comes from the file's place --------------------------------------
+
+
+def test_a_submission_naming_another_learner_is_skipped_and_replaces_nobody(key, subs):
+    bob = put(subs, "day76/bob.json", submission(key, "bob", {"s1": "a"}))
+    mismatch = put(
+        subs, "day76/mismatch.json", submission(key, "bob", PERFECT, when="2025-02-01T10:00:00+00:00")
+    )
+    stray = put(subs, "other/carol.json", submission(key, "carol", PERFECT))
+    loose = put(subs, "dave.json", submission(key, "dave", PERFECT))
+
+    report = grade_submissions(key, subs, now=NOW)
+
+    assert [(r.learner, r.path, r.total) for r in report.results] == [("bob", bob, 0.0)]
+    reasons = {s.path: s.reason for s in report.skipped}
+    assert "says learner 'bob'" in reasons[mismatch] and "'mismatch'" in reasons[mismatch]
+    assert "folder 'other'" in reasons[stray] and "'day76'" in reasons[stray]
+    assert "'day76'" in reasons[loose]
+
+
+def test_a_time_after_the_grading_run_is_flagged_and_not_preferred(key, subs):
+    honest = put(subs, "a/day76/bob.json", submission(key, "bob", {"s1": "a"}))
+    future = put(subs, "b/day76/bob.json", submission(key, "bob", PERFECT, when="9999-12-31T23:59:59+00:00"))
+    lone = put(
+        subs, "a/day76/carol.json", submission(key, "carol", PERFECT, when="2025-03-01T12:30:00+00:00")
+    )
+
+    report = grade_submissions(key, subs, now=NOW)
+
+    graded = {r.learner: r for r in report.results}
+    assert graded["bob"].path == honest, "a time in year 9999 won over a real submission"
+    reasons = {s.path: s.reason for s in report.skipped}
+    assert "later than this grading run" in reasons[future]
+    # A learner whose only submission is dated in the future is graded, and flagged.
+    assert graded["carol"].path == lone and graded["carol"].total == 6.0
+    assert graded["carol"].flags and "later than this grading run" in graded["carol"].flags[0]
+    assert not graded["bob"].flags
+    assert [(f.path, f.learner) for f in report.flagged] == [(lone, "carol")]
+
+
+def test_the_flag_reaches_the_reports_and_the_terminal(sample_quiz, key, subs, tmp_path, capsys):
+    put(subs, "day76/carol.json", submission(key, "carol", PERFECT, when="9999-01-01T00:00:00+00:00"))
+    written = write_reports(grade_submissions(key, subs, now=NOW), tmp_path / "out")
+    with written["flagged"].open(newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["learner"] for r in rows] == ["carol"] and "later than" in rows[0]["reason"]
+    assert main(["quiz", "grade", str(sample_quiz), str(subs), "-o", str(tmp_path / "o2")]) == 0
+    assert "flagged" in capsys.readouterr().err
+
+
+# ---- 4. long values are cut ---------------------------------------------------------
+
+
+def test_long_values_are_cut_in_messages_and_in_skipped_csv(sample_quiz, key, subs, tmp_path, capsys):
+    long_value = "x" * 200_000
+    cases = {
+        "day76/alice.json": submission(key, "alice", {"s1": long_value}),  # not an option id
+        "day76/bob.json": {**submission(key, "bob", {}), "quiz": long_value},
+        "day76/carol.json": {**submission(key, "carol", {}), long_value: 1},  # an unknown field
+        "day76/dave.json": {**submission(key, "dave", {}), "learner": long_value},
+        "day76/erin.json": {**submission(key, "erin", {}), "submitted_at": long_value},
+        "day76/fay.json": submission(key, "fay", {long_value: 1}),  # an unknown question
+    }
+    for name, data in cases.items():
+        put(subs, name, data)
+    put(subs, "day76/huge.json", b'{"responses": "' + b"y" * (5 * 1024 * 1024) + b'"}')
+
+    report = grade_submissions(key, subs, now=NOW)
+    assert report.results == ()
+    assert len(report.skipped) == len(cases) + 1
+    for skipped in report.skipped:
+        assert len(skipped.reason) <= MESSAGE_LIMIT, (skipped.path.name, len(skipped.reason))
+        assert "xxxxxxxxxx" in skipped.reason or "y" * 10 not in skipped.reason
+    huge = next(s for s in report.skipped if s.path.name == "huge.json")
+    assert "larger than" in huge.reason
+
+    written = write_reports(report, tmp_path / "out")
+    assert written["skipped"].stat().st_size < 10 * MESSAGE_LIMIT
+    assert main(["quiz", "grade", str(sample_quiz), str(subs), "-o", str(tmp_path / "o2")]) == 0
+    err = capsys.readouterr().err
+    assert len(err) < 20 * MESSAGE_LIMIT and max(len(line) for line in err.splitlines()) <= 2 * MESSAGE_LIMIT
+
+
+# ---- 5. two gradebook rows with one SIS Login ID ------------------------------------
+
+GRADEBOOK = (
+    "Student,ID,SIS User ID,SIS Login ID,Section,Day 76 quiz (1234)\r\n"
+    "    Points Possible,,,,,6.00\r\n"
+    '"Doe, Alice",101,s101,alice,A,\r\n'
+    '"Roe, Bob",102,s102,bob,A,\r\n'
+    '"Doe, Alice (2)",105,s105,alice,B,4\r\n'
+    '"Student, Test",103,,,,\r\n'
+    '"Test, Other",104,,,,\r\n'
+)
+
+
+def test_two_gradebook_rows_with_one_login_are_warned_about_and_named(
+    sample_quiz, key, subs, tmp_path, capsys
+):
+    put(subs, "day76/alice.json", submission(key, "alice", PERFECT))
+    put(subs, "day76/bob.json", submission(key, "bob", {"s1": "b"}))
+    book = tmp_path / "gradebook.csv"
+    book.write_text(GRADEBOOK, encoding="utf-8")
+    report = grade_submissions(key, subs, now=NOW)
+    result = export_canvas(report, book, "Day 76 quiz (1234)", tmp_path / "out.csv")
+    assert result.duplicates == (("alice", (3, 5)),)
+    rows = list(csv.reader(result.path.read_text(encoding="utf-8").splitlines()))
+    # Neither of the two rows is filled: which one is alice is the instructor's call.
+    assert rows[2][5] == "" and rows[4][5] == "4"
+    assert rows[3][5] == "1" and result.filled == 1
+    assert "alice" not in result.not_in_gradebook
+
+    code = main(
+        [
+            "quiz", "grade", str(sample_quiz), str(subs), "-o", str(tmp_path / "o"),
+            "--canvas", str(book), "--canvas-column", "Day 76 quiz (1234)",
+        ]
+    )  # fmt: skip
+    assert code == 0
+    err = capsys.readouterr().err
+    assert "'alice'" in err and "rows 3 and 5" in err and "SIS Login ID" in err
