@@ -1,0 +1,32 @@
+"""The README quotes recorded numbers; they must be the recorded ones."""
+
+import re
+from pathlib import Path
+
+from course.bench import load
+from course.lessons import LESSONS
+
+README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+
+
+def _ladder_ratios(size: int) -> list[str]:
+    out = []
+    for lesson in LESSONS.values():
+        if not lesson.previous or lesson.bench_spec() is None or lesson.bench_spec().unit != "TFLOP/s":
+            continue
+        result = load(lesson.id)
+        if result is None or lesson.day <= 78:
+            continue
+        out.append(f"{result.row(size).peers[0].ratio:.2f}x")
+    return out
+
+
+def test_the_ladder_ratios_quoted_are_the_recorded_ones():
+    quoted = re.search(r"At N = 4096 the ladder runs at ([\d.x, and]+) of cuBLAS", README)
+    assert quoted, "the README no longer quotes the ladder at 4096"
+    numbers = re.findall(r"\d\.\d\dx", quoted.group(1))
+    assert numbers == _ladder_ratios(4096)
+    last = re.search(r"at 8192 its last step runs at (\d\.\d\dx)", README)
+    assert last and last.group(1) == _ladder_ratios(8192)[-1]
+    day78 = load("day78").row(4096).peers[0].ratio
+    assert f"Day 78's teaching kernel: {day78:.3f}x" in README
