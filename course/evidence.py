@@ -22,13 +22,13 @@ from ._html import escape
 from .errors import CourseError
 from .gate import Machine
 from .lesson import Lesson
-from .provenance import Provenance
+from .provenance import Provenance, Provenanced
 
 SCHEMA_VERSION = 1
 
 
 @dataclass(frozen=True)
-class Evidence:
+class Evidence(Provenanced):
     lesson: str
     provenance: Provenance
     output: list[str]
@@ -36,14 +36,6 @@ class Evidence:
     timings_s: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     schema_version: int = SCHEMA_VERSION
-
-    # The provenance's fields, read as the evidence's own.
-    recorded_at = property(lambda self: self.provenance.recorded_at)
-    command = property(lambda self: self.provenance.command)
-    device = property(lambda self: self.provenance.device)
-    compute_capability = property(lambda self: self.provenance.compute_capability)
-    sm_count = property(lambda self: self.provenance.sm_count)
-    versions = property(lambda self: self.provenance.versions)
 
     def summary(self) -> str:
         return self.provenance.summary()

@@ -120,3 +120,20 @@ class Lesson:
     def size(self) -> int:
         """The problem size a lesson run uses (``run_size``, else the kernel's default)."""
         return self.run_size or self.default_size
+
+
+WGMMA_FEATURE = "wgmma.mma_async (sm_90a), compute capability exactly 9.0 (Hopper)"
+
+
+def wgmma_gemm_lesson(**fields: Any) -> Lesson:
+    """A lesson whose kernel is a GEMM on wgmma: target sm_90a, compute capability 9.0 alone,
+    sized by ``-DGEMM_DIM`` (``kDim``). ``fields`` are the rest of the ``Lesson``."""
+    defaults: dict[str, Any] = {
+        "arch": "sm_90a",
+        "min_cc": (9, 0),
+        "max_cc": (9, 0),
+        "feature": WGMMA_FEATURE,
+        "size_macro": "GEMM_DIM",
+        "size_constant": "kDim",
+    }
+    return Lesson(**{**defaults, **fields})

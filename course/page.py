@@ -262,33 +262,18 @@ class Page:
             return recorded
         import ipywidgets as w
 
-        button = w.Button(description="Measure on this GPU", icon="play", button_style="primary")
-        status = w.HTML()
         shown = w.HTML(recorded._repr_html_())
-        lines: list[str] = []
 
-        def progress(line: str) -> None:
-            lines.append(line)
-            status.value = "<pre>" + escape("\n".join(lines)) + "</pre>"
+        def measure(progress: Callable[[str], Any]) -> None:
+            shown.value = speed_section(self.lesson, progress=progress, **kwargs)._repr_html_()
 
-        def measure(_: Any = None) -> None:
-            button.disabled = True
-            lines.clear()
-            progress("measuring: one line per size as it completes ...")
-            try:
-                section = speed_section(self.lesson, progress=progress, **kwargs)
-                shown.value = section._repr_html_()
-            except CourseError as e:
-                status.value = Message("error", f"{type(e).__name__}: {e.message}", e.where)._repr_html_()
-                if gate.gpu_required():
-                    raise
-            finally:
-                button.disabled = False
-
-        button.on_click(measure)
-        box = w.VBox([button, status, shown])
-        box.measure = measure  # for tests: measure without a frontend
-        return box
+        return _gpu_action(
+            "Measure on this GPU",
+            "measuring: one line per size as it completes ...",
+            measure,
+            shown,
+            name="measure",
+        )
 
     # -- what changed, what ptxas says, where the climb stands -----------
     def changes(self, regions: tuple[str, ...] | None = None) -> Any:
@@ -322,34 +307,18 @@ class Page:
             return climb_figure(self.lesson)
         import ipywidgets as w
 
-        button = w.Button(description="Measure every step here", icon="play", button_style="primary")
-        status = w.HTML()
         table = w.HTML(climb_table(self.lesson, size)._repr_html_())
         chart = w.Image(value=climb_figure(self.lesson).png(), format="png")
-        lines: list[str] = []
 
-        def progress(line: str) -> None:
-            lines.append(line)
-            status.value = "<pre>" + escape("\n".join(lines[-12:])) + "</pre>"
+        def measure_all(progress: Callable[[str], Any]) -> None:
+            rows = measure_climb(self.lesson, progress=progress)
+            table.value = climb_table(self.lesson, size, rows)._repr_html_()
+            chart.value = climb_figure(self.lesson, rows).png()
 
-        def run(_: Any = None) -> None:
-            button.disabled = True
-            lines.clear()
-            try:
-                rows = measure_climb(self.lesson, progress=progress)
-                table.value = climb_table(self.lesson, size, rows)._repr_html_()
-                chart.value = climb_figure(self.lesson, rows).png()
-            except CourseError as e:
-                status.value = Message("error", f"{type(e).__name__}: {e.message}", e.where)._repr_html_()
-                if gate.gpu_required():
-                    raise
-            finally:
-                button.disabled = False
-
-        button.on_click(run)
-        box = w.VBox([button, status, table, chart])
-        box.measure = run  # for tests: measure without a frontend
-        return box
+        return _gpu_action(
+            "Measure every step here", "measuring every step, one after the other ...", measure_all, table, chart,
+            name="measure",
+        )  # fmt: skip
 
     # -- the quiz ---------------------------------------------------------
     def quiz(self, **kwargs: Any) -> Any:
@@ -441,36 +410,57 @@ class Page:
         import ipywidgets as w
 
         size = tl.DEFAULT_N if n is None else n
-        button = w.Button(description="Record on this GPU", icon="play", button_style="primary")
-        status = w.HTML()
         shown = w.HTML(recorded._repr_html_())
-        lines: list[str] = []
 
-        def progress(line: str) -> None:
-            lines.append(line)
-            status.value = "<pre>" + escape("\n".join(lines)) + "</pre>"
+        def record(progress: Callable[[str], Any]) -> None:
+            timeline = tl.record(
+                self.lesson, size, progress=progress, command=f"page.timeline() ({self.lesson.id})"
+            )
+            device = timeline.provenance.device if timeline.provenance else "this GPU"
+            shown.value = tl.section_of(timeline, f"Recorded here, just now, on {device}.")._repr_html_()
 
-        def record(_: Any = None) -> None:
-            button.disabled = True
-            lines.clear()
-            progress(f"recording {self.lesson.id} at N = {size} ...")
-            try:
-                timeline = tl.record(
-                    self.lesson, size, progress=progress, command=f"page.timeline() ({self.lesson.id})"
-                )
-                device = timeline.provenance.device if timeline.provenance else "this GPU"
-                shown.value = tl.section_of(timeline, f"Recorded here, just now, on {device}.")._repr_html_()
-            except CourseError as e:
-                status.value = Message("error", f"{type(e).__name__}: {e.message}", e.where)._repr_html_()
-                if gate.gpu_required():
-                    raise
-            finally:
-                button.disabled = False
+        return _gpu_action(
+            "Record on this GPU",
+            f"recording {self.lesson.id} at N = {size} ...",
+            record,
+            shown,
+            name="record",
+        )
 
-        button.on_click(record)
-        box = w.VBox([button, status, shown])
-        box.record = record  # for tests: record without a frontend
-        return box
+
+def _gpu_action(
+    label: str, first_line: str, work: Callable[[Callable[[str], None]], None], *shown: Any, name: str
+) -> Any:
+    """A button that runs ``work(progress)`` on this GPU when clicked (seconds of compiles stay out
+    of Run All), its progress lines shown as they come, a CourseError shown as a message (and raised
+    again under COURSE_REQUIRE_GPU). ``box.<name>()`` does the same without a frontend (tests)."""
+    import ipywidgets as w
+
+    button = w.Button(description=label, icon="play", button_style="primary")
+    status = w.HTML()
+    lines: list[str] = []
+
+    def progress(line: str) -> None:
+        lines.append(line)
+        status.value = "<pre>" + escape("\n".join(lines[-12:])) + "</pre>"
+
+    def run(_: Any = None) -> None:
+        button.disabled = True
+        lines.clear()
+        progress(first_line)
+        try:
+            work(progress)
+        except CourseError as e:
+            status.value = Message("error", f"{type(e).__name__}: {e.message}", e.where)._repr_html_()
+            if gate.gpu_required():
+                raise
+        finally:
+            button.disabled = False
+
+    button.on_click(run)
+    box = w.VBox([button, status, *shown])
+    setattr(box, name, run)
+    return box
 
 
 def default_learner_id() -> str | None:

@@ -69,3 +69,37 @@ class Provenance:
             f"{self.driver or 'unknown'}, CuPy {v.get('cupy')}, NVRTC {v.get('nvrtc')}, recorded "
             f"{self.recorded_at[:10]}"
         )
+
+
+class Provenanced:
+    """A recording that carries a ``provenance``: its fields read as the recording's own."""
+
+    provenance: Provenance
+
+    @property
+    def recorded_at(self) -> str:
+        return self.provenance.recorded_at
+
+    @property
+    def command(self) -> str:
+        return self.provenance.command
+
+    @property
+    def device(self) -> str:
+        return self.provenance.device
+
+    @property
+    def compute_capability(self) -> str:
+        return self.provenance.compute_capability
+
+    @property
+    def sm_count(self) -> int:
+        return self.provenance.sm_count
+
+    @property
+    def versions(self) -> dict[str, str | None]:
+        return self.provenance.versions
+
+    @property
+    def driver(self) -> str | None:
+        return self.provenance.driver

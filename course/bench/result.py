@@ -11,7 +11,7 @@ from typing import Any
 from .. import _data, _paths
 from .._atomic import atomic_write_bytes, atomic_write_text
 from ..errors import CourseError
-from ..provenance import Provenance
+from ..provenance import Provenance, Provenanced
 from .arith import median
 
 SCHEMA_VERSION = 1
@@ -98,7 +98,7 @@ class Reason:
 
 
 @dataclass(frozen=True)
-class BenchResult:
+class BenchResult(Provenanced):
     lesson: str
     provenance: Provenance
     l2_bytes: int
@@ -109,15 +109,6 @@ class BenchResult:
     ceilings: dict[str, float] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     schema_version: int = SCHEMA_VERSION
-
-    # The provenance's fields, read as the result's own.
-    recorded_at = property(lambda self: self.provenance.recorded_at)
-    command = property(lambda self: self.provenance.command)
-    device = property(lambda self: self.provenance.device)
-    compute_capability = property(lambda self: self.provenance.compute_capability)
-    sm_count = property(lambda self: self.provenance.sm_count)
-    versions = property(lambda self: self.provenance.versions)
-    driver = property(lambda self: self.provenance.driver)
 
     @property
     def sizes(self) -> tuple[int, ...]:

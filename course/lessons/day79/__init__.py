@@ -1,17 +1,13 @@
 """Day 79: TMA feeds wgmma: 128-byte swizzle and an mbarrier."""
 
-from ...lesson import Lesson
+from ...lesson import wgmma_gemm_lesson
 
-LESSON = Lesson(
+LESSON = wgmma_gemm_lesson(
     id="day79",
     day=79,
     title="TMA feeds wgmma: 128-byte swizzle and an mbarrier",
     kernel_file="gemm1_tma.cu",
     kernel_name="gemm1Tma",
-    arch="sm_90a",
-    min_cc=(9, 0),
-    max_cc=(9, 0),
-    feature="wgmma.mma_async and TMA (sm_90a), compute capability exactly 9.0 (Hopper)",
     notebook="day79_tma_wgmma.ipynb",
     snippets=(
         "constants",
@@ -28,7 +24,5 @@ LESSON = Lesson(
         "check",
         "gate",
     ),
-    size_macro="GEMM_DIM",
-    size_constant="kDim",
     previous="day78",
 )

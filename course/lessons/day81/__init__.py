@@ -1,17 +1,13 @@
 """Day 81: Bigger tiles, two consumer warpgroups, setmaxnreg."""
 
-from ...lesson import Lesson
+from ...lesson import wgmma_gemm_lesson
 
-LESSON = Lesson(
+LESSON = wgmma_gemm_lesson(
     id="day81",
     day=81,
     title="Bigger tiles, two consumer warpgroups, setmaxnreg",
     kernel_file="gemm3_two_consumers.cu",
     kernel_name="gemm3TwoConsumers",
-    arch="sm_90a",
-    min_cc=(9, 0),
-    max_cc=(9, 0),
-    feature="wgmma.mma_async and TMA (sm_90a), compute capability exactly 9.0 (Hopper)",
     notebook="day81_two_consumers.ipynb",
     snippets=(
         "constants",
@@ -28,7 +24,5 @@ LESSON = Lesson(
         "check",
         "gate",
     ),
-    size_macro="GEMM_DIM",
-    size_constant="kDim",
     previous="day80",
 )

@@ -1,17 +1,13 @@
 """Day 83: Clusters of two and TMA multicast."""
 
-from ...lesson import Lesson
+from ...lesson import wgmma_gemm_lesson
 
-LESSON = Lesson(
+LESSON = wgmma_gemm_lesson(
     id="day83",
     day=83,
     title="Clusters of two and TMA multicast",
     kernel_file="gemm5_cluster.cu",
     kernel_name="gemm5Cluster",
-    arch="sm_90a",
-    min_cc=(9, 0),
-    max_cc=(9, 0),
-    feature="wgmma.mma_async and TMA (sm_90a), compute capability exactly 9.0 (Hopper)",
     notebook="day83_cluster.ipynb",
     snippets=(
         "constants",
@@ -30,8 +26,6 @@ LESSON = Lesson(
         "check",
         "gate",
     ),
-    size_macro="GEMM_DIM",
-    size_constant="kDim",
     run_size=4096,  # a lesson run at 4096: 512 tiles for 132 CTAs, so every CTA walks several
     previous="day82",
 )
