@@ -36,9 +36,10 @@ ROOT = Path(__file__).resolve().parents[2]
 # range, a mutable flip value shared between fields), so it cannot regress
 # unseen if a count is lowered. Per entry: what it costs, and why that many.
 EXAMPLES: dict[str, int] = {
-    # ~2.5 edits per example, a third of them type flips over 26 hostile TOML
-    # values (deep nesting included): 500 examples flip to each value ~15 times.
-    # Found: RecursionError on deep nesting, "day76\n" accepted as an id.
+    # ~2.5 edits per example, a quarter of them type flips over 26 hostile TOML
+    # values, one in 12 a value nested thousands deep. Found: RecursionError on
+    # deep nesting (with the fix removed, 500 still find it: 8 of 8 seeds; 4 of 6
+    # before the "nest" edit), "day76\n" accepted as an id.
     "quiz_mutated": 500,
     "quiz_random_text": 300,  # a vocabulary of 33 tokens; cheap (~1 ms)
     "quiz_file_bytes": 150,  # BOMs, cut files, random bytes: 4 kinds of damage
@@ -48,12 +49,14 @@ EXAMPLES: dict[str, int] = {
     # Found: a non-UTF-8 file and a 'note' that is not a [[table]] raised TypeError.
     "notes_mutated": 250,
     "exercise_mutated": 200,
-    # Found: an integer past float's range crashed the grader (OverflowError);
-    # ~half the files stay valid, so scores are compared against the reference often.
+    # Parsing and checking only (the folder test scores): about half the files
+    # stay valid, so what is accepted is compared with the reference often.
     "submission_mutated": 800,
     "submission_random": 300,
-    # ~15 ms each: up to 6 files, temp files, links and a FIFO per folder.
-    "grader_folder": 150,
+    # ~20 ms each: up to 6 files, temp files, links and a FIFO per folder, the
+    # reports written. Found: an integer past float's range crashed the grader;
+    # kept at 300 (with the fix removed, 150 found it in 1 of 6 seeds, 300 in 6 of 8).
+    "grader_folder": 300,
     # An fsync'd save per valid id. Found: "alice\n" accepted (`$`, not `\Z`).
     "learner_id": 400,
     # ~80 ms each (a checkout and every renderer); the 15 known payloads run
@@ -163,6 +166,7 @@ def mutated_lines(draw: st.DrawFn, text: str, *, toml: bool = True) -> str:
                     "truncate",
                     "char",
                     "header",
+                    "nest",
                 )
             )
         )
@@ -198,6 +202,17 @@ def mutated_lines(draw: st.DrawFn, text: str, *, toml: bool = True) -> str:
             line = lines[i]
             at = draw(st.integers(0, len(line)))
             lines[i] = line[:at] + draw(st.characters()) + line[at + 1 :]
+        elif kind == "nest":
+            # A value nested thousands deep, on an assignment line: parsers that
+            # recurse per level once raised RecursionError here (a 1-in-26 flip
+            # value found it rarely at a few hundred examples; now one edit in 12).
+            assigns = [k for k, line in enumerate(lines) if _ASSIGN.match(line)]
+            if assigns:
+                i = draw(st.sampled_from(assigns))
+                m = _ASSIGN.match(lines[i])
+                if m:
+                    depth = draw(st.sampled_from((990, 3000, 20000)))
+                    lines[i] = m.group(1) + "[" * depth + "]" * depth
         elif kind == "header":
             lines.insert(
                 i,
