@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
     args = parser.parse_args(argv)
     try:
         facts = run(args.lesson, args.source, _emit)
-    except BaseException as e:  # noqa: BLE001 - the parent must get a result whatever happened
+    except BaseException as e:  # the parent must get a result whatever happened
         facts = {
             "outcome": "crashed",
             "message": f"{type(e).__name__}: {e}",

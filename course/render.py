@@ -27,7 +27,7 @@ class SnippetView:
     def _repr_html_(self) -> str:
         s = self.snippet
         formatter = HtmlFormatter(
-            linenos="inline",
+            linenos="table",
             linenostart=s.start,
             hl_lines=[n.line - s.start + 1 for n in self.notes],
             noclasses=True,
@@ -35,6 +35,12 @@ class SnippetView:
             nobackground=False,
         )
         code = show_bidi(highlight(s.text, CudaLexer(), formatter))
+        # Line numbers in their own column, apart from the code (JupyterLab right-aligns table
+        # cells by default: the code column must stay left-aligned, the numbers get a gap).
+        code = code.replace(
+            '<td class="linenos">', '<td class="linenos" style="text-align:right;padding-right:12px">'
+        )
+        code = code.replace('<td class="code">', '<td class="code" style="text-align:left">')
         title = (
             f"<p><code>{escape(s.path.name)}</code>, snippet <b>{escape(s.name)}</b>, "
             f"lines {s.start}&ndash;{s.end}</p>"

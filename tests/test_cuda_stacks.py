@@ -236,7 +236,7 @@ def test_the_extra_for_a_driver(driver, extra):
 
 def test_the_driver_version_comes_from_libcuda_without_cupy(monkeypatch):
     class FakeLibcuda:
-        def cuDriverGetVersion(self, pointer):  # noqa: N802 - the driver API's name
+        def cuDriverGetVersion(self, pointer):  # the driver API's name
             pointer._obj.value = 12040
             return 0
 
@@ -263,7 +263,7 @@ def test_cupy_builds_hopper_kernels_as_cubin_unless_told_to_use_ptx(monkeypatch)
     assert choose is not None and hasattr(compiler, "_use_ptx"), "CuPy's choice of cubin or PTX moved"
     try:
         compiler._get_max_compute_capability()  # loads NVRTC; no GPU needed
-    except Exception as e:  # noqa: BLE001 - any failure to load NVRTC means: cannot check here
+    except Exception as e:  # any failure to load NVRTC means: cannot check here
         pytest.skip(f"NVRTC cannot be loaded here ({type(e).__name__})")
     monkeypatch.setattr(compiler, "_use_ptx", False)
     assert choose("90") == ("-arch=sm_90", "cubin")

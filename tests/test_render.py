@@ -23,3 +23,13 @@ def test_hostile_note_text_is_escaped():
     html = SnippetView(snip, (evil,))._repr_html_()
     assert "<script>" not in html and "<img" not in html
     assert "&lt;script&gt;" in html
+
+
+def test_line_numbers_sit_in_their_own_column_apart_from_the_code():
+    from course.lessons import LESSONS
+    from course.page import Page
+
+    lesson = next(iter(LESSONS.values()))
+    html = Page(lesson.id).snippet(lesson.snippets[0])._repr_html_()
+    assert '<td class="linenos" style="text-align:right;padding-right:12px">' in html
+    assert '<td class="code" style="text-align:left">' in html

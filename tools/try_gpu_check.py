@@ -62,7 +62,7 @@ def parent_run(lesson_id: str, after: str) -> None:
     try:
         r = run_lesson(get_lesson(lesson_id), progress=lambda _line: None)
         got, ok, note = ("passed" if r.passed else "failed-check"), r.passed, r.lines[-1]
-    except Exception as e:  # noqa: BLE001 - any error here is the finding
+    except Exception as e:  # any error here is the finding
         got, ok, note = "error", False, f"{type(e).__name__}: {e}"[:300]
     report(lesson_id, f"  page's run after {after}", "passed", got, ok, time.perf_counter() - t0, note[:90])
 
@@ -132,14 +132,14 @@ def check_page(timeout_s: float) -> None:
             html = tried._repr_html_()
             got = tried.result.outcome
             ok = got == kind and said in html and "What changed" in html and "As the page says" in html
-        except Exception as e:  # noqa: BLE001 - any error here is the finding
+        except Exception as e:  # any error here is the finding
             got, ok = f"{type(e).__name__}: {e}"[:200], False
         report(lesson_id, f"page.try_mine({s.name!r})", kind, got, ok, time.perf_counter() - t0)
         t0 = time.perf_counter()
         try:
             result = page.run()
             got = "passed" if getattr(result, "passed", False) else repr(result)[:60]
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             got = f"{type(e).__name__}: {e}"[:200]
         report(
             lesson_id, "  page.run() right after it", "passed", got, got == "passed", time.perf_counter() - t0
@@ -148,7 +148,7 @@ def check_page(timeout_s: float) -> None:
     t0 = time.perf_counter()
     try:
         got = page.try_mine(timeout_s=timeout_s).result.outcome  # the learner's copy, unchanged
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         got = f"{type(e).__name__}: {e}"[:200]
     report(
         page.lesson.id,

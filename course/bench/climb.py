@@ -55,7 +55,7 @@ def measure_climb(
     rows = []
     for lesson in climb_lessons(upto):
         spec = lesson.bench_spec()
-        assert spec is not None  # noqa: S101 - climb_lessons keeps only lessons with a spec
+        assert spec is not None  # climb_lessons keeps only lessons with a spec
         wanted = [n for n in (sizes or spec.page_sizes) if n in spec.sizes or n <= spec.max_size]
         result = measure(
             lesson, wanted, progress=progress, command=f"the climb measured on the page ({upto.id})"

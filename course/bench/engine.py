@@ -152,7 +152,7 @@ def occupancy(
             cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(function.kernel.ptr, threads, shared_mem)
         )
         return per_sm, "queried: cuOccupancyMaxActiveBlocksPerMultiprocessor", regs, local
-    except Exception:  # noqa: BLE001 - fall back to the arithmetic, labelled as such
+    except Exception:  # fall back to the arithmetic, labelled as such
         pass
     attrs = cp.cuda.Device().attributes
     # Hopper's per-SM limits as defaults: 2048 threads, 64K registers, 228 KiB shared memory.

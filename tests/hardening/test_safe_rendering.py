@@ -30,9 +30,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from course.evidence import Evidence
-from course.provenance import Provenance
 from course.exercise import check_marks, exercise_widget
 from course.page import Message, Page
+from course.provenance import Provenance
 from course.quiz import show_quiz
 from course.quiz._markup import DOCS
 from course.quiz.widgets import STYLE, QuizPanel

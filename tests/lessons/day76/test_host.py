@@ -87,7 +87,8 @@ def test_the_short_grid_experiment_is_one_column_of_blocks_short():
     assert not e.expect_pass
     assert set(e.options) <= set(HOST.run_options)
     with pytest.raises(
-        CourseError, match=r"day76 has no experiment 'long-grid' \(its experiments: short-grid, over-the-edge\)"
+        CourseError,
+        match=r"day76 has no experiment 'long-grid' \(its experiments: short-grid, over-the-edge\)",
     ):
         HOST.experiment("long-grid")
 
@@ -104,7 +105,8 @@ def test_the_over_the_edge_experiment_shrinks_the_map_not_the_buffers():
 
 def test_an_unknown_run_option_is_refused_before_the_gpu_is_touched():
     with pytest.raises(
-        CourseError, match=r"day76 has no run option\(s\) \['block'\] \(its options: grid, shared_mem, valid\)"
+        CourseError,
+        match=r"day76 has no run option\(s\) \['block'\] \(its options: grid, shared_mem, valid\)",
     ):
         run_lesson(LESSON, progress=lambda line: None, block=(128,))
 

@@ -136,7 +136,7 @@ def _kernel_descriptor(addr: int) -> int:
     expr = re.sub(r"//[^\n]*", "", expr)
     expr = " ".join(expr.replace("uint64_t(", "(").replace("0x3FFFFu", "0x3FFFF").split())
     assert re.fullmatch(r"[\s()|&<>\dxXa-fA-F+addr]*", expr), expr  # only literals, addr and operators
-    return int(eval(expr, {"__builtins__": {}}, {"addr": addr}))  # noqa: S307 - the kernel's own literal expression
+    return int(eval(expr, {"__builtins__": {}}, {"addr": addr}))  # the kernel's own literal expression
 
 
 def test_the_kernels_descriptor_selects_the_128_byte_swizzle():
