@@ -184,6 +184,10 @@ class DeviceArray(np.ndarray):
         Sim.current.register(self)
         return SimpleNamespace(ptr=self.ctypes.data)
 
+    def set(self, host: Any) -> None:  # CuPy: copy a host array of the same shape into this one
+        assert host.shape == self.shape, (host.shape, self.shape)
+        np.copyto(self, host)
+
 
 def device(a: Any) -> DeviceArray:
     return np.ascontiguousarray(a).view(DeviceArray)

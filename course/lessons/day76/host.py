@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from ...host import Check, Experiment, LaunchConfig, LessonHost, Workload, check_bits
 from ...tensormap import ENCODE_RULES, RulesTable, TileMap, encode, rules_table
 from . import LESSON
@@ -71,7 +73,7 @@ class TileWorkload(Workload):
         super().__init__(compiled, n, sets, LaunchConfig(grid or full_grid, (threads,), shared_mem))
         if purpose == "lesson":
             # main()'s input: a distinct value per element, exactly representable in float32.
-            x = cp.arange(n * n, dtype=cp.float32).reshape(1, n, n)
+            x = cp.asarray(np.arange(n * n, dtype=np.float32).reshape(1, n, n))
         else:
             x = cp.random.default_rng(7600 + n).random((sets, n, n), dtype=cp.float32)
         self.x = x
@@ -92,6 +94,11 @@ class TileWorkload(Workload):
         import numpy as np
 
         return self.x[0] + np.float32(1.0)
+
+    def host_want(self) -> Any:
+        import cupy as cp
+
+        return cp.asnumpy(self.x[0]) + np.float32(1.0)
 
     def poison(self, j: int) -> None:
         # Zero, as main() does: a tile the kernel never wrote reads 0.0 where 1.0 or more is expected.

@@ -69,6 +69,11 @@ class GemmWorkload(Workload):
             self._want = self.a[0].astype("float64") @ self.b[0].astype("float64")
         return self._want
 
+    def host_want(self) -> Any:
+        import cupy as cp
+
+        return cp.asnumpy(self.a[0]).astype(np.float64) @ cp.asnumpy(self.b[0]).astype(np.float64)
+
     def check(self, got: Any, want: Any | None = None) -> Check:
         return check_relative(got, self.want() if want is None else want, self.tolerance, self.floor)
 
