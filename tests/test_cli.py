@@ -99,3 +99,19 @@ def _parser_raising(error):
 
     parser.set_defaults(func=fail)
     return parser
+
+
+def test_a_reader_that_goes_away_is_not_a_traceback():
+    import subprocess
+    import sys
+
+    p = subprocess.Popen(
+        [sys.executable, "-m", "course", "bench", "--recorded", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    p.stdout.read(10)  # like `| head`: read a little, then go away
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    p.wait(timeout=60)
+    assert "Traceback" not in err and "BrokenPipeError" not in err
