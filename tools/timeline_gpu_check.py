@@ -274,7 +274,8 @@ def main(argv=None) -> int:
             "sm_clock_ghz": resolution.ghz,
         },
         "timeline_clock": "event times: each warpgroup's %globaltimer (one clock for all SMs, so rows line up), "
-        "refined by clock64 converted at the rate fitted against %globaltimer (see course/timeline.py)",
+        "refined by clock64 converted at the rate fitted against %globaltimer where that fit holds; each "
+        "lesson's 'clock' says which its rows used (course/timeline/)",
         "lessons": {r["lesson"]: r for r in results},
         "passed": passed,
         "seconds": time.perf_counter() - t_start,
