@@ -333,7 +333,8 @@ _SPECIAL = st.sampled_from(
 
 
 @budget("render_hostile")
-@given(st.lists(_SPECIAL | st.characters(), min_size=1, max_size=40).map("".join))
+# No lone surrogates: a UTF-8 file cannot hold one, so no quiz file can carry it.
+@given(st.lists(_SPECIAL | st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=40).map("".join))
 def test_every_renderer_escapes_generated_payloads(scratch, payload: str):
     seen("render_hostile")
     base = fresh_dir(scratch)
