@@ -21,7 +21,7 @@ _STYLE = {
     "delete": "background:#ffebe9",
     "insert": "background:#e6ffec",
 }
-_CODE = "font-family:var(--jp-code-font-family,monospace);font-size:12px;white-space:pre;padding:0 6px"
+_CODE = "font-family:var(--jp-code-font-family,monospace);font-size:12px;white-space:pre;padding:0 6px;text-align:left"
 
 
 @dataclass(frozen=True)
