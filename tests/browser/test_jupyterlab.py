@@ -1,29 +1,55 @@
-"""The Day 76 page in a real JupyterLab, driven in headless Chromium.
+"""Every page of the course in a real JupyterLab, driven in headless Chromium.
 
-What a learner does: open notebooks/day76_tma.ipynb, Run > Run All Cells,
-wait for the kernel to go idle, read the highlighted kernel snippet, pick
-an answer in the quiz, press Check, read the feedback, press Submit. The
-test then finds the submission file on disk with that response.
+One JupyterLab server and one browser window serve the whole module. Every
+page in the registry (``course.lessons.LESSONS``), and a hostile quiz page,
+is opened in a JupyterLab tab of its own (the first from its URL, the others
+from the file browser) and run as a learner runs it: Run > Run All Cells,
+then wait until every code cell has run and the kernel is idle. The pages
+run side by side: their kernels and the browser overlap their work, and
+JupyterLab itself is loaded once, not once a page; every wait is bounded.
+
+Then, for every page, what a learner sees:
+
+- every figure cell (its source ends with a ``..._figure(...)`` call,
+  ``page.climb(...)`` or ``page.timeline()``) shows a rendered ``<img>``
+  whose picture is more than 200 px each way, not a text repr;
+- no output anywhere is a bare repr (``<Figure size ...>``,
+  ``<... object at 0x...>``, an exception's repr) or a traceback;
+- the quiz shows an input for every option of its single- and
+  multiple-choice questions; no two of them overlap and each sits inside
+  its own label;
+- where the page has an annotation exercise (``course.exercise``), every
+  listing row is the source line exactly (line number, two spaces, the line
+  with its indentation), one line high (no wrapping), the rows aligned;
+- a screenshot of the whole notebook, one of its quiz and one of its
+  exercise are kept as test artifacts (``conftest.py`` says where; the
+  folder is printed at the end of the run).
+
+The Day 76 page is also used end to end: read the highlighted snippet,
+answer a question, Check, read the feedback, Submit, and find the
+submission file on disk. The hostile quiz page checks that no quiz text
+runs as script.
 
 Nothing touches the checkout: JupyterLab serves a temporary copy of the
 course (``COURSE_ROOT`` points the course package at it, so the quiz's
 Submit writes to ``<copy>/submissions/``), with its own config, data,
-runtime, settings and workspace folders. The copy's quiz cell passes a
-learner id (the shipped page has none, and without one Submit saves
-nothing); no other cell changes.
+runtime, settings and workspace folders. The copy's Day 76 quiz cell
+passes a learner id (the shipped page has none, and without one Submit
+saves nothing); no other cell changes.
 
 Chromium is the system one (``/usr/bin/chromium``, Debian's package),
 never a Playwright download. Without it, or without the ``playwright``
-package, the test skips with the reason, unless COURSE_REQUIRE_BROWSER=1,
-which makes that a failure (CI sets it). Every wait has a timeout, the
-whole test has a hard limit (SIGALRM), and the server, the kernel and the
-browser are stopped in finalizers whatever happens.
+package, the tests skip with the reason, unless COURSE_REQUIRE_BROWSER=1,
+which makes that a failure (CI sets it). Every wait has a timeout, every
+test and the module's setup have a hard limit (SIGALRM), and the server,
+the kernels and the browser are stopped in finalizers whatever happens.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -33,9 +59,17 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from course.exercise import load_exercise
+from course.lessons import LESSONS
+from course.quiz.loader import load_quiz
+from course.quiz.model import MultipleSelect, SingleChoice
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -48,14 +82,35 @@ CHROMIUM_ARGS = [
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
+    # Tabs that are not in front keep running their timers and rendering at full speed.
+    "--disable-background-timer-throttling",
+    "--disable-backgrounding-occluded-windows",
+    "--disable-renderer-backgrounding",
 ]
+VIEWPORT = {"width": 1280, "height": 1000}
 LEARNER = "browser-e2e"
-HARD_LIMIT_S = 420  # the whole test, server start to teardown
+HOSTILE = "hostile.ipynb"
 SERVER_START_S = 90
-RUN_ALL_S = 240  # Run All on a 2-core machine without a GPU (the NVRTC compile check is the slow cell)
+KERNEL_READY_S = 120  # page load to an idle kernel
+RUN_ALL_S = 240  # Run All of one page on a 2-core machine without a GPU, the others running beside it
+RENDER_ALL_S = 480  # every page, side by side, from the first tab opened to the last page done
+TEST_LIMIT_S = 180  # any one test, after the module's setup
 STEP_MS = 60_000  # any one browser action or wait
+MIN_PICTURE_PX = 200
+OUTPUTS_SETTLE_S = 3  # after Run All: images decoding, widgets drawing (a missing one is the finding)
+ALIGN_SLACK_PX = 2  # sub-pixel layout: less than this is no visible shift or cut
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+# The cells that must show a picture: the last line of the source is one of these calls.
+FIGURE_CALL = re.compile(r"^\s*(?:[\w.]+_figure\(.*\)|page\.climb\(.*\)|page\.timeline\(\))\s*(?:#.*)?$")
+# A repr where a picture, a table or a message should be.
+BARE_REPR = re.compile(
+    r"<[\w.]+ size [\d.]+x[\d.]+ with \d+ Axes>"  # a matplotlib figure's repr: <Figure size 750x750 with 1 Axes>
+    r"|<[\w.]+ object at 0x[0-9a-fA-F]+>|\bobject at 0x[0-9a-fA-F]+"  # object.__repr__
+)
+LISTING_ROW = re.compile(r"^ *(\d+)(?:  (.*))?$", re.S)  # an exercise row: line number, two spaces, the line
+EXCEPTION_REPR = re.compile(r"^(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Problem|Failed)\(.*\)$")
 
 
 def _required() -> bool:
@@ -72,15 +127,15 @@ class HardTimeout(Exception):
     pass
 
 
-@pytest.fixture
-def hard_limit() -> Iterator[None]:
-    """Raise in the test after HARD_LIMIT_S, wherever it is blocked; the finalizers then clean up."""
+@contextmanager
+def _hard_limit(seconds: int, what: str) -> Iterator[None]:
+    """Raise HardTimeout after ``seconds``, wherever the code is blocked; finalizers then clean up."""
 
     def expire(signum, frame):  # type: ignore[no-untyped-def]
-        raise HardTimeout(f"the browser test ran past its hard limit of {HARD_LIMIT_S} s")
+        raise HardTimeout(f"{what} ran past its hard limit of {seconds} s")
 
     previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(HARD_LIMIT_S)
+    signal.alarm(seconds)
     try:
         yield
     finally:
@@ -88,22 +143,48 @@ def hard_limit() -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-@pytest.fixture
-def course_copy(tmp_path: Path) -> Path:
-    """A copy of the course material; the quiz cell gets a learner id."""
-    root = tmp_path / "course"
+@pytest.fixture(autouse=True)
+def hard_limit_per_test() -> Iterator[None]:
+    with _hard_limit(TEST_LIMIT_S, "the test"):
+        yield
+
+
+# ---------------------------------------------------------------------------
+# The course copy, the server, the browser: one each for the module.
+
+
+@pytest.fixture(scope="module")
+def browser_available() -> None:
+    if not CHROMIUM.is_file():
+        _missing(f"{CHROMIUM} is not installed (Debian package 'chromium')")
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        _missing("the Python package 'playwright' is not installed (pip install -e '.[test]')")
+
+
+@pytest.fixture(scope="module")
+def course_copy(tmp_path_factory: pytest.TempPathFactory, browser_available: None) -> Path:
+    """A copy of the course material: every registry page, the Day 76 quiz cell with a learner id."""
+    root = tmp_path_factory.mktemp("course") / "course"
     for name in ("kernels", "content", "evidence"):
         shutil.copytree(ROOT / name, root / name, ignore=shutil.ignore_patterns("logs"))
     (root / "notebooks").mkdir()
-    nb = json.loads((ROOT / "notebooks" / "day76_tma.ipynb").read_text("utf-8"))
-    quiz_cells = [
-        c for c in nb["cells"] if c["cell_type"] == "code" and "".join(c["source"]).strip() == "page.quiz()"
-    ]
+    for lesson in LESSONS.values():
+        shutil.copy(ROOT / "notebooks" / lesson.notebook, root / "notebooks" / lesson.notebook)
+    nb_path = root / "notebooks" / LESSONS["day76"].notebook
+    nb = json.loads(nb_path.read_text("utf-8"))
+    quiz_cells = [c for c in nb["cells"] if c["cell_type"] == "code" and _source(c).strip() == "page.quiz()"]
     assert len(quiz_cells) == 1, "the Day 76 page must have exactly one `page.quiz()` cell"
     quiz_cells[0]["source"] = [f'page.quiz(learner_id="{LEARNER}")']
-    (root / "notebooks" / "day76_tma.ipynb").write_text(json.dumps(nb, indent=1), "utf-8")
+    nb_path.write_text(json.dumps(nb, indent=1), "utf-8")
     _write_hostile(root)
     return root
+
+
+def _source(cell: dict[str, Any]) -> str:
+    source = cell["source"]
+    return source if isinstance(source, str) else "".join(source)
 
 
 def _free_port() -> int:
@@ -118,11 +199,12 @@ def _api(url: str, method: str = "GET") -> int:
         return int(response.status)
 
 
-@pytest.fixture
-def jupyterlab(course_copy: Path, tmp_path: Path, hard_limit: None) -> Iterator[Callable[[str], str]]:
-    """A JupyterLab server on 127.0.0.1 serving the copy; yields notebook name -> URL (with the token)."""
+@pytest.fixture(scope="module")
+def jupyterlab(course_copy: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    """One JupyterLab server on 127.0.0.1 serving the copy, for the module."""
+    tmp = tmp_path_factory.mktemp("jupyterlab")
     port, token = _free_port(), os.urandom(16).hex()
-    home = tmp_path / "jupyter"
+    home = tmp / "jupyter"
     env = {
         **os.environ,
         "COURSE_ROOT": str(course_copy),
@@ -144,7 +226,8 @@ def jupyterlab(course_copy: Path, tmp_path: Path, hard_limit: None) -> Iterator[
     )
     notification.parent.mkdir(parents=True)
     notification.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}), "utf-8")
-    log = (tmp_path / "jupyterlab.log").open("wb")
+    log_path = tmp / "jupyterlab.log"
+    log = log_path.open("wb")
     server = subprocess.Popen(
         [
             sys.executable,
@@ -170,29 +253,53 @@ def jupyterlab(course_copy: Path, tmp_path: Path, hard_limit: None) -> Iterator[
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + SERVER_START_S
-        while True:
-            if server.poll() is not None:
-                raise AssertionError(f"JupyterLab exited with {server.returncode}; log:\n{_tail(tmp_path)}")
-            try:
-                if _api(f"{base}/api/status?token={token}") == 200:
-                    break
-            except (urllib.error.URLError, OSError):
-                pass
-            if time.monotonic() > deadline:
-                raise AssertionError(
-                    f"JupyterLab did not answer in {SERVER_START_S} s; log:\n{_tail(tmp_path)}"
-                )
-            time.sleep(0.5)
-        yield lambda notebook: f"{base}/lab/tree/{notebook}?token={token}"
+        with _hard_limit(SERVER_START_S + 10, "starting JupyterLab"):
+            deadline = time.monotonic() + SERVER_START_S
+            while True:
+                if server.poll() is not None:
+                    raise AssertionError(
+                        f"JupyterLab exited with {server.returncode}; log:\n{_tail(log_path)}"
+                    )
+                try:
+                    if _api(f"{base}/api/status?token={token}") == 200:
+                        break
+                except (urllib.error.URLError, OSError):
+                    pass
+                if time.monotonic() > deadline:
+                    raise AssertionError(
+                        f"JupyterLab did not answer in {SERVER_START_S} s; log:\n{_tail(log_path)}"
+                    )
+                time.sleep(0.25)
+        yield Lab(base, token)
     finally:
         signal.alarm(0)  # stopping is bounded by its own timeouts; never interrupt it half-way
         _stop(server, f"{base}/api/shutdown?token={token}")
         log.close()
 
 
-def _tail(tmp_path: Path) -> str:
-    return (tmp_path / "jupyterlab.log").read_text("utf-8", "replace")[-4000:]
+@dataclass
+class Lab:
+    base: str
+    token: str
+
+    def url(self, notebook: str) -> str:
+        """The notebook's page (with the token)."""
+        return f"{self.base}/lab/tree/{notebook}?token={self.token}"
+
+    def kernel_states(self) -> dict[str, str]:
+        """Notebook path -> its kernel's execution state as the server sees it ('starting', 'idle', 'busy').
+
+        From the server, not from the notebook's toolbar: JupyterLab draws the
+        toolbar's kernel indicator only in a notebook that has been shown.
+        """
+        request = urllib.request.Request(f"{self.base}/api/sessions?token={self.token}")
+        with urllib.request.urlopen(request, timeout=5) as response:
+            sessions = json.loads(response.read())
+        return {s["path"]: (s.get("kernel") or {}).get("execution_state", "none") for s in sessions}
+
+
+def _tail(log_path: Path) -> str:
+    return log_path.read_text("utf-8", "replace")[-4000:]
 
 
 def _stop(server: subprocess.Popen[bytes], shutdown_url: str) -> None:
@@ -217,99 +324,530 @@ def _stop(server: subprocess.Popen[bytes], shutdown_url: str) -> None:
                     continue
 
 
-@pytest.fixture
-def browser_page(tmp_path: Path, hard_limit: None) -> Iterator[object]:
-    if not CHROMIUM.is_file():
-        _missing(f"{CHROMIUM} is not installed (Debian package 'chromium')")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _missing("the Python package 'playwright' is not installed (pip install -e '.[test]')")
+@pytest.fixture(scope="module")
+def browser(browser_available: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """One headless Chromium (a fresh profile) for the module; its window holds JupyterLab."""
+    from playwright.sync_api import sync_playwright
+
+    profile = tmp_path_factory.mktemp("chromium-profile")  # a fresh --user-data-dir
     with sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(tmp_path / "chromium-profile"),  # a fresh --user-data-dir
-            executable_path=str(CHROMIUM),
-            headless=True,
-            args=CHROMIUM_ARGS,
-            viewport={"width": 1280, "height": 1000},
-            timeout=STEP_MS,
-        )
+        with _hard_limit(STEP_MS // 1000 + 10, "starting Chromium"):
+            context = pw.chromium.launch_persistent_context(
+                str(profile),
+                executable_path=str(CHROMIUM),
+                headless=True,
+                args=CHROMIUM_ARGS,
+                viewport=VIEWPORT,
+                timeout=STEP_MS,
+            )
         try:
             context.set_default_timeout(STEP_MS)
-            yield context.pages[0] if context.pages else context.new_page()
+            yield context
         finally:
-            signal.alarm(60)  # closing gets its own bound, even after the hard limit fired
-            context.close()
+            signal.alarm(60)  # closing gets its own bound, even after a hard limit fired
+            try:
+                context.close()
+            finally:
+                signal.alarm(0)
 
 
-def _screenshot(page, tmp_path: Path, name: str) -> Path:  # type: ignore[no-untyped-def]
-    path = tmp_path / name
-    page.screenshot(path=str(path))
-    extra = os.environ.get("BROWSER_SCREENSHOT_DIR")
-    if extra:
-        Path(extra).mkdir(parents=True, exist_ok=True)
-        shutil.copy(path, Path(extra) / name)
+# ---------------------------------------------------------------------------
+# Run All on every page, side by side in one JupyterLab window.
+
+NOTEBOOK = ".jp-NotebookPanel:not(.lm-mod-hidden)"  # the notebook in front
+
+
+@dataclass
+class Tab:
+    """One page in its own JupyterLab tab, from opening it to every cell run."""
+
+    notebook: str
+    page: Any  # the browser page (one JupyterLab window holds every notebook)
+    panel_id: str  # the notebook panel's DOM id
+    opened: float
+    state: str = "loading"  # loading -> running -> done | failed
+    ready_s: float = 0.0  # opening to an idle kernel
+    seconds: float = 0.0  # opening to the last cell run
+    error: str | None = None
+    settled: int = 0  # polls in a row that found Run All finished
+
+    @property
+    def panel(self) -> Any:
+        return self.page.locator(f"#{self.panel_id}")
+
+    def bring_to_front(self) -> None:
+        """Click the notebook's tab, as a learner does, and wait until it is the one shown."""
+        self.page.locator(f".lm-DockPanel-tabBar .lm-TabBar-tab[data-id='{self.panel_id}']").click()
+        self.page.locator(f"#{self.panel_id}:not(.lm-mod-hidden)").wait_for()
+
+    def fail(self, why: str) -> None:
+        self.state, self.error = "failed", why
+
+
+JS_STATE = """
+panel => ({
+  cells: panel.querySelectorAll('.jp-Cell').length,
+  prompts: Array.from(panel.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt'))
+    .map(p => p.textContent.trim().replace(/:$/, '').replace(/^\\[|\\]$/g, '').trim()),
+})
+"""
+
+
+def _open(page: Any, notebook: str) -> Tab:
+    """Open a notebook from the file browser (a double-click, as a learner does) in a tab of its own."""
+    item = page.locator(".jp-DirListing-item", has=page.locator(".jp-DirListing-itemText", has_text=notebook))
+    item.dblclick()
+    return _opened(page, notebook)
+
+
+def _opened(page: Any, notebook: str) -> Tab:
+    title = page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current", has_text=notebook)
+    title.wait_for()
+    panel_id = title.get_attribute("data-id")
+    assert panel_id, f"the tab of {notebook} names no panel"
+    page.locator(f"#{panel_id} .jp-Cell").first.wait_for()
+    return Tab(notebook, page, panel_id, time.monotonic())
+
+
+def _pick_kernel(page: Any) -> None:
+    """A notebook that names no kernel: JupyterLab asks, as it asks a learner; take its choice."""
+    dialog = page.locator(".jp-Dialog", has_text="Select Kernel")
+    if dialog.count():
+        dialog.get_by_role("button", name="Select").click()
+
+
+def _advance(tab: Tab, kernels: dict[str, str]) -> None:
+    """One step: once the kernel is idle, bring the notebook to the front and Run All; notice the end."""
+    now = time.monotonic()
+    state = tab.panel.evaluate(JS_STATE)
+    idle = kernels.get(tab.notebook) == "idle"
+    if tab.state == "loading":
+        _pick_kernel(tab.page)
+        if idle and state["cells"]:
+            tab.bring_to_front()
+            tab.page.locator(".lm-MenuBar-item", has_text="Run").first.click()
+            tab.page.locator(".lm-Menu-item:not(.lm-mod-hidden)", has_text="Run All Cells").first.click()
+            tab.state, tab.ready_s = "running", now - tab.opened
+        elif now - tab.opened > KERNEL_READY_S:
+            tab.fail(
+                f"the kernel was not idle {KERNEL_READY_S} s after opening the page "
+                f"(kernel: {kernels.get(tab.notebook, 'no session')})"
+            )
+        return
+    # Done: no cell is queued or running ("[*]"), some cell ran, and the kernel is idle, on two polls
+    # in a row. A cell that raises stops Run All: the cells after it go back to "[ ]", which is then
+    # a failure found at once, not after RUN_ALL_S.
+    numbers = state["prompts"]
+    settled = idle and "*" not in numbers and any(n.isdigit() for n in numbers)
+    tab.settled = tab.settled + 1 if settled else 0
+    if tab.settled >= 2:
+        not_run = [i for i, n in enumerate(numbers) if not n.isdigit()]
+        if not_run:
+            tab.fail(f"Run All stopped: code cells {not_run} (counting code cells from 0) did not run")
+        else:
+            tab.state, tab.seconds = "done", now - tab.opened
+    elif now - tab.opened - tab.ready_s > RUN_ALL_S:
+        tab.fail(f"Run All did not finish in {RUN_ALL_S} s: prompts {numbers}")
+
+
+@pytest.fixture(scope="module")
+def pages(browser: Any, jupyterlab: Lab, course_copy: Path) -> dict[str, Tab]:
+    """Every registry page and the hostile page, Run All done: notebook name -> Tab.
+
+    One JupyterLab window: the first page opens from its URL, the others from
+    the file browser, each in its own tab; each runs as soon as its kernel is
+    idle, so the kernels and the browser work side by side. A page that does
+    not get there is a Tab with ``error`` set: its own tests fail, not the others.
+    """
+    names = [lesson.notebook for lesson in LESSONS.values()] + [HOSTILE]
+    started = time.monotonic()
+    page = browser.pages[0] if browser.pages else browser.new_page()
+    tabs: dict[str, Tab] = {}
+    with _hard_limit(RENDER_ALL_S, "Run All of every page"):
+        page.goto(jupyterlab.url(names[0]))
+        page.locator(".jp-DirListing-item").first.wait_for()
+        for name in names:
+            try:
+                _pick_kernel(page)
+                tabs[name] = _opened(page, name) if name == names[0] else _open(page, name)
+            except Exception as e:  # one page's trouble is that page's failure
+                tabs[name] = Tab(name, page, "missing", time.monotonic())
+                tabs[name].fail(f"opening it: {type(e).__name__}: {e}")
+        running = [tab for tab in tabs.values() if tab.state == "loading"]
+        while running:
+            time.sleep(0.25)
+            kernels = jupyterlab.kernel_states()
+            for tab in list(running):
+                try:
+                    _advance(tab, kernels)
+                except Exception as e:
+                    tab.fail(f"{type(e).__name__}: {e}")
+                if tab.state in ("done", "failed"):
+                    running.remove(tab)
+    for tab in tabs.values():
+        if tab.state == "done" or (tab.error or "").startswith("Run All stopped"):
+            errors = tab.panel.locator(
+                ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"
+            )
+            tracebacks = [t for t in errors.all_text_contents() if "Traceback" in t]
+            if tracebacks:
+                tab.fail(f"{tab.error or 'Run All ran'}; a cell printed a traceback: {tracebacks[0][:2000]}")
+    times = ", ".join(f"{t.notebook} {t.ready_s:.0f}+{t.seconds - t.ready_s:.0f} s" for t in tabs.values())
+    print(
+        f"Run All of {len(tabs)} pages side by side: {time.monotonic() - started:.1f} s (kernel idle + run: {times})"
+    )
+    return tabs
+
+
+def _page(pages: dict[str, Tab], notebook: str) -> Tab:
+    tab = pages[notebook]
+    if tab.error:
+        pytest.fail(f"{notebook}: {tab.error}")
+    tab.bring_to_front()
+    return tab
+
+
+# ---------------------------------------------------------------------------
+# Screenshots
+
+
+SHADOW_PX = 4  # the notebook toolbar's shadow over the top of the notebook panel
+SHOT_WINDOW = {"width": VIEWPORT["width"], "height": 4000}  # taller strips, fewer round trips; same width
+JS_GEOMETRY = """
+(scroller, indices) => {
+  const r = scroller.getBoundingClientRect();
+  const top = r.top - scroller.scrollTop;
+  const cells = scroller.querySelectorAll('.jp-Cell');
+  const box = e => { const b = e.getBoundingClientRect(); return [b.left - r.left, b.top - top, b.right - r.left, b.bottom - top]; };
+  return {
+    window: [r.left, r.top, scroller.clientWidth, scroller.clientHeight],
+    end: cells.length ? box(cells[cells.length - 1])[3] + 8 : scroller.scrollHeight,
+    outputs: indices.map(i => box(cells[i].querySelector('.jp-OutputArea') || cells[i])),
+  };
+}
+"""
+
+
+def _screenshots(page: Any, folder: Path, shots: dict[str, int | None]) -> None:
+    """Save the whole notebook (``None``) and the outputs of given cells (index) as PNG files.
+
+    JupyterLab scrolls the notebook inside its own panel, so the browser's
+    full-page screenshot shows one window's worth, and a taller window only
+    grows the panel's scroll-past-end space. So the panel is scrolled a
+    window at a time (the window made taller for fewer steps, the width the
+    learner's) and the strips are joined; a cell's picture is cut from that.
+    """
+    import base64
+    import io
+
+    from PIL import Image
+
+    scroller = page.locator(f"{NOTEBOOK} .jp-WindowedPanel-outer").first
+    cdp = page.context.new_cdp_session(page)
+    page.set_viewport_size(SHOT_WINDOW)
+    try:
+        page.wait_for_timeout(200)  # the panel takes the new size
+        cells = [i for i in shots.values() if i is not None]
+        geometry = scroller.evaluate(JS_GEOMETRY, cells)
+        x, y, width, height = geometry["window"]
+        end = min(int(geometry["end"]), scroller.evaluate("e => e.scrollHeight"))
+        whole = Image.new("RGB", (int(width), end), "white")
+        # The panel's top rows lie under the toolbar's shadow: each strip starts below it.
+        clip = {"x": x, "y": y + SHADOW_PX, "width": width, "height": height - SHADOW_PX, "scale": 1}
+        want = 0  # the first notebook row not in the picture yet
+        while want < end:
+            actual = scroller.evaluate(
+                "(e, top) => { e.scrollTop = top; return e.scrollTop; }", max(want - SHADOW_PX, 0)
+            )
+            shot = cdp.send(
+                "Page.captureScreenshot", {"format": "png", "optimizeForSpeed": True, "clip": clip}
+            )
+            strip = Image.open(io.BytesIO(base64.b64decode(shot["data"])))
+            first = actual + SHADOW_PX  # the notebook row at the strip's top
+            start = max(want, first)
+            whole.paste(strip.crop((0, start - first, strip.width, strip.height)), (0, start))
+            if first + strip.height <= want:
+                break  # the panel scrolls no further
+            want = first + strip.height
+        scroller.evaluate("e => { e.scrollTop = 0; }")
+        outputs = iter(geometry["outputs"])
+        for name, cell in shots.items():
+            if cell is None:
+                picture = whole
+            else:
+                left, upper, right, lower = (int(v) for v in next(outputs))
+                picture = whole.crop((max(left, 0), max(upper, 0), min(right, whole.width), min(lower, end)))
+            picture.save(folder / name, compress_level=1)
+    finally:
+        page.set_viewport_size(VIEWPORT)
+        cdp.detach()
+
+
+def _save_screenshot(page: Any, folder: Path, name: str) -> Path:
+    """What the learner's window shows now."""
+    path = folder / name
+    page.screenshot(path=str(path), animations="disabled")
     return path
 
 
-def test_run_all_answer_check_and_submit(browser_page, jupyterlab, course_copy: Path, tmp_path: Path):
-    try:
-        _learner_session(browser_page, jupyterlab("day76_tma.ipynb"), course_copy, tmp_path)
-    except BaseException:
-        _screenshot(browser_page, tmp_path, "day76-failure.png")
-        raise
+# ---------------------------------------------------------------------------
+# What every page shows
 
 
-def _open_and_run_all(page, url: str):  # type: ignore[no-untyped-def]
-    """Open a notebook, pick the kernel if asked, Run > Run All Cells, wait until every cell ran."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+def _cells(course_copy: Path, notebook: str) -> list[dict[str, Any]]:
+    return json.loads((course_copy / "notebooks" / notebook).read_text("utf-8"))["cells"]
 
-    page.goto(url)
-    notebook = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
-    notebook.locator(".jp-Cell").first.wait_for()
-    # The committed notebook names no kernel: JupyterLab asks, as it asks a learner.
-    dialog = page.locator(".jp-Dialog", has_text="Select Kernel")
-    try:
-        dialog.wait_for(timeout=15_000)
-    except PlaywrightTimeout:
-        pass
-    else:
-        dialog.get_by_role("button", name="Select").click()
-    # The kernel is up when the status bar says so.
-    page.locator(".jp-StatusBar-Widget", has_text="| Idle").first.wait_for(timeout=STEP_MS * 2)
-    idle = page.locator(
-        ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook-ExecutionIndicator[data-status='idle']"
+
+def _last_line(cell: dict[str, Any]) -> str:
+    lines = [line for line in _source(cell).splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+JS_CELLS = """
+(nb, indices) => {
+  const cells = Array.from(nb.querySelectorAll('.jp-Cell'));
+  return {
+    count: cells.length,
+    cells: indices.map(i => {
+      const cell = cells[i];
+      if (!cell) return null;
+      const area = cell.querySelector('.jp-OutputArea');
+      return {
+        source: (cell.querySelector('.jp-InputArea .cm-content') || {innerText: ''}).innerText,
+        images: Array.from(cell.querySelectorAll('.jp-OutputArea img')).map(img => {
+          const r = img.getBoundingClientRect();
+          return {w: img.naturalWidth, h: img.naturalHeight, complete: img.complete,
+                  shownW: Math.round(r.width), shownH: Math.round(r.height)};
+        }),
+        text: area ? area.innerText.slice(0, 300) : '',
+      };
+    }),
+  };
+}
+"""
+
+JS_OUTPUTS = """
+nb => Array.from(nb.querySelectorAll('.jp-Cell')).flatMap((cell, i) =>
+  Array.from(cell.querySelectorAll('.jp-OutputArea-output')).map(out =>
+    ({cell: i, mime: out.getAttribute('data-mime-type') || '', text: out.innerText})))
+"""
+
+JS_OPTION_INPUTS = """
+(nb, i) => {
+  const cell = nb.querySelectorAll('.jp-Cell')[i];
+  const box = e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+  return Array.from(cell.querySelectorAll(
+      '.jp-OutputArea input[type=radio], .jp-OutputArea input[type=checkbox]')).map(input => {
+    const label = input.closest('label');
+    return {type: input.type, box: box(input), label: label ? box(label) : null,
+            text: label ? label.innerText.trim().slice(0, 90) : ''};
+  });
+}
+"""
+
+JS_LISTING = """
+(nb, i) => {
+  const cell = nb.querySelectorAll('.jp-Cell')[i];
+  const area = cell.querySelector('.jp-OutputArea');
+  return Array.from(area.querySelectorAll('.widget-hbox pre')).map(pre => {
+    const range = document.createRange();
+    range.selectNodeContents(pre);
+    const rects = Array.from(range.getClientRects()).filter(r => r.width > 0);
+    const tops = new Set(rects.map(r => Math.round(r.top)));
+    // What the learner can see of the line: up to the nearest box that cuts it off (a box that
+    // scrolls keeps the rest within reach).
+    let shown = Infinity;
+    for (let e = pre; e && e !== area.parentElement; e = e.parentElement) {
+      if (['hidden', 'clip'].includes(getComputedStyle(e).overflowX)) shown = Math.min(shown, e.getBoundingClientRect().right);
+    }
+    const r = pre.getBoundingClientRect();
+    const textRight = Math.max(...rects.map(r => r.right));
+    return {text: pre.innerText.replace(/\\n$/, ''), lines: tops.size, height: r.height,
+            lineHeight: parseFloat(getComputedStyle(pre).lineHeight) || 0, left: r.left,
+            hidden: Math.max(0, textRight - shown)};
+  });
+}
+"""
+
+
+def _overlap(a: list[float], b: list[float]) -> bool:
+    """Two boxes (left, top, right, bottom) share an area (touching edges do not count)."""
+    return min(a[2], b[2]) - max(a[0], b[0]) > 0.5 and min(a[3], b[3]) - max(a[1], b[1]) > 0.5
+
+
+def _inside(inner: list[float], outer: list[float], slack: float = 1.0) -> bool:
+    return (
+        inner[0] >= outer[0] - slack
+        and inner[1] >= outer[1] - slack
+        and inner[2] <= outer[2] + slack
+        and inner[3] <= outer[3] + slack
     )
-    idle.wait_for(timeout=STEP_MS * 2)
 
-    page.locator(".lm-MenuBar-item", has_text="Run").first.click()
-    page.locator(".lm-Menu-item:not(.lm-mod-hidden)", has_text="Run All Cells").first.click()
 
-    # Done: every code cell has an execution count, none is "[*]", and the kernel is idle.
-    deadline = time.monotonic() + RUN_ALL_S
-    prompts = notebook.locator(".jp-CodeCell .jp-InputArea-prompt")
+def _wait_until(what: str, seconds: float, probe: Callable[[], Any], ok: Callable[[Any], bool]) -> Any:
+    """Poll ``probe`` until ``ok`` holds or ``seconds`` pass; return the last value either way."""
+    deadline = time.monotonic() + seconds
     while True:
-        texts = [t.strip() for t in prompts.all_inner_texts()]
-        if texts and all(t.rstrip(":").strip("[]").strip().isdigit() for t in texts) and idle.count() == 1:
-            break
-        assert time.monotonic() < deadline, f"Run All did not finish in {RUN_ALL_S} s: prompts {texts}"
-        time.sleep(1)
-    errors = notebook.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
-    tracebacks = [t for t in errors.all_inner_texts() if "Traceback" in t]
-    assert not tracebacks, tracebacks[:1]
-    return notebook
+        value = probe()
+        if ok(value) or time.monotonic() > deadline:
+            return value
+        time.sleep(0.2)
 
 
-def _learner_session(page, url: str, course_copy: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    started = time.monotonic()
-    notebook = _open_and_run_all(page, url)
+@pytest.mark.parametrize("lesson_id", list(LESSONS))
+def test_every_page_shows_pictures_quiz_and_listing(
+    lesson_id: str, pages, course_copy: Path, artifacts: Path
+):
+    lesson = LESSONS[lesson_id]
+    tab = _page(pages, lesson.notebook)
+    page, panel, stem = tab.page, tab.panel, Path(lesson.notebook).stem
+    cells = _cells(course_copy, lesson.notebook)
+    figures = [
+        i for i, c in enumerate(cells) if c["cell_type"] == "code" and FIGURE_CALL.match(_last_line(c))
+    ]
+    quizzes = [i for i, c in enumerate(cells) if c["cell_type"] == "code" and "page.quiz(" in _source(c)]
+    exercises = [
+        i for i, c in enumerate(cells) if c["cell_type"] == "code" and "exercise_widget(" in _source(c)
+    ]
+    assert figures, (
+        f"{lesson.notebook} has no figure cell (a `..._figure()`, `page.climb()` or `page.timeline()`)"
+    )
+    assert len(quizzes) == 1, f"{lesson.notebook} must have one `page.quiz()` cell"
+    problems: list[str] = []
 
+    # The pictures have arrived once every figure cell has a decoded image (bounded: a missing one is the finding).
+    def good(image: dict[str, Any]) -> bool:
+        return image["complete"] and image["w"] > MIN_PICTURE_PX and image["h"] > MIN_PICTURE_PX
+
+    found = _wait_until(
+        "pictures",
+        OUTPUTS_SETTLE_S,
+        lambda: panel.evaluate(JS_CELLS, figures),
+        lambda v: all(c and any(good(im) for im in c["images"]) for c in v["cells"]),
+    )
+    assert found["count"] == len(cells), (
+        f"{lesson.notebook}: {found['count']} cells on the page, {len(cells)} in the file"
+    )
+
+    # The screenshots first, so they are kept whatever the checks find.
+    shots: dict[str, int | None] = {f"{stem}.png": None, f"{stem}-quiz.png": quizzes[0]}
+    shots.update({f"{stem}-exercise{n}.png": i for n, i in enumerate(exercises, start=1)})
+    _screenshots(page, artifacts, shots)
+
+    # Every figure cell shows a picture, not a text repr.
+    for i, seen in zip(figures, found["cells"], strict=True):
+        call = _last_line(cells[i]).strip()
+        assert seen["source"].strip().endswith(call), (
+            f"cell {i} on the page is not `{call}`: {seen['source']!r}"
+        )
+        pictures = [im for im in seen["images"] if good(im) and im["shownW"] > 0 and im["shownH"] > 0]
+        if not pictures:
+            problems.append(
+                f"cell {i} `{call}` shows no picture over {MIN_PICTURE_PX} px "
+                f"(images: {seen['images']}; output: {seen['text'][:200]!r})"
+            )
+
+    # No output anywhere is a bare repr.
+    for out in panel.evaluate(JS_OUTPUTS):
+        text = out["text"].strip()
+        bare = BARE_REPR.search(text)
+        if bare:
+            problems.append(f"cell {out['cell']} shows a bare repr: {bare.group(0)!r} in {text[:160]!r}")
+        for line in text.splitlines():
+            if out["mime"] == "text/plain" and EXCEPTION_REPR.match(line.strip()):
+                problems.append(f"cell {out['cell']} shows an exception's repr: {line.strip()[:160]!r}")
+
+    # The quiz: an input for every option; none overlaps another; each inside its own label.
+    quiz = load_quiz(course_copy / "content" / "quizzes" / f"{lesson_id}.toml")
+    expected = sum(len(q.options) for q in quiz.questions if isinstance(q, SingleChoice | MultipleSelect))
+    inputs = _wait_until(
+        "quiz inputs",
+        OUTPUTS_SETTLE_S,
+        lambda: panel.evaluate(JS_OPTION_INPUTS, quizzes[0]),
+        lambda v: len(v) >= expected,
+    )
+    assert len(inputs) == expected, (
+        f"the quiz shows {len(inputs)} option inputs; its file has {expected} options"
+    )
+    for a in range(len(inputs)):
+        first = inputs[a]
+        if first["label"] is None:
+            problems.append(f"quiz option {first['text']!r}: its {first['type']} input has no label")
+        elif not _inside(first["box"], first["label"]):
+            problems.append(
+                f"quiz option {first['text']!r}: its {first['type']} at {_fmt(first['box'])} "
+                f"sits outside its label {_fmt(first['label'])}"
+            )
+        for b in range(a + 1, len(inputs)):
+            if _overlap(first["box"], inputs[b]["box"]):
+                problems.append(
+                    f"quiz inputs overlap: {first['text']!r} at {_fmt(first['box'])} "
+                    f"and {inputs[b]['text']!r} at {_fmt(inputs[b]['box'])}"
+                )
+
+    # The exercise listing: one source line per row, exactly, with its indentation; rows aligned.
+    for i in exercises:
+        exercise = load_exercise(course_copy / "content" / "exercises" / f"{lesson_id}.toml")
+        want = [
+            (number, text.rstrip()) for snippet in exercise.snippets for number, text in snippet.numbered()
+        ]
+        rows = panel.evaluate(JS_LISTING, i)
+        assert len(rows) == len(want), (
+            f"the exercise listing has {len(rows)} rows; its regions have {len(want)} lines"
+        )
+        lefts = [row["left"] for row in rows]
+        if max(lefts) - min(lefts) > ALIGN_SLACK_PX:
+            moved = sorted({f"{left:.1f}" for left in lefts})
+            problems.append(
+                f"exercise listing rows start at different x (line numbers shift sideways): {moved}"
+            )
+        for row, (number, text) in zip(rows, want, strict=True):
+            # The row reads "<line number>  <the line>": the number, two spaces, the line as in the file.
+            shown = LISTING_ROW.match(row["text"].rstrip())
+            line = f"{number}  {text}"
+            if not shown or int(shown.group(1)) != number or (shown.group(2) or "") != text:
+                problems.append(f"exercise row shows {row['text']!r}, the source line is {line!r}")
+            if row["lines"] != 1 or row["height"] > 1.5 * max(row["lineHeight"], 1):
+                problems.append(
+                    f"exercise row {line[:60]!r} wraps: {row['lines']} lines, "
+                    f"{row['height']:.0f} px high (line height {row['lineHeight']:.0f} px)"
+                )
+            if row["hidden"] > ALIGN_SLACK_PX:
+                problems.append(
+                    f"exercise row {line[:60]!r} is cut at the right edge: "
+                    f"the last {row['hidden']:.0f} px of the line are hidden"
+                )
+
+    assert not problems, f"{lesson.notebook}, {len(problems)} problems:\n" + "\n".join(problems)
+    print(f"{lesson.notebook}: ran in {tab.seconds:.0f} s; screenshots in {artifacts}")
+
+
+def _fmt(box: list[float]) -> str:
+    return f"({box[0]:.0f}, {box[1]:.0f})-({box[2]:.0f}, {box[3]:.0f})"
+
+
+# ---------------------------------------------------------------------------
+# Day 76 end to end: snippet, answer, Check, Submit, the file on disk.
+
+
+def test_run_all_answer_check_and_submit(pages, course_copy: Path, artifacts: Path):
+    tab = _page(pages, LESSONS["day76"].notebook)
+    page, notebook = tab.page, tab.panel
+    try:
+        _learner_session(page, notebook, course_copy, artifacts)
+    except BaseException:
+        _save_screenshot(page, artifacts, "day76-failure.png")
+        raise
+    print(f"browser test: Day 76 ran in {tab.seconds:.1f} s from page load to the last cell")
+
+
+def _learner_session(page: Any, notebook: Any, course_copy: Path, artifacts: Path) -> None:
     # The highlighted snippet: pygments' inline-styled spans inside the snippet div.
     snippet = notebook.locator("div.course-snippet", has_text="snippet issue-tma")
     snippet.scroll_into_view_if_needed()
     assert notebook.locator("div.course-snippet span[style]").count() > 20
     assert "cp_async_bulk_tensor" in snippet.inner_text()
-    _screenshot(page, tmp_path, "day76-snippet.png")
+    _save_screenshot(page, artifacts, "day76-snippet.png")
 
     # The quiz: answer question 1, Check, read the feedback.
     first = notebook.locator(
@@ -336,7 +874,7 @@ def _learner_session(page, url: str, course_copy: Path, tmp_path: Path) -> None:
     status.wait_for()
     status.scroll_into_view_if_needed()
     first.scroll_into_view_if_needed()
-    shot = _screenshot(page, tmp_path, "day76-quiz.png")
+    shot = _save_screenshot(page, artifacts, "day76-answered.png")
     assert shot.stat().st_size > 10_000
 
     saved = course_copy / "submissions" / "day76" / f"{LEARNER}.json"
@@ -344,7 +882,6 @@ def _learner_session(page, url: str, course_copy: Path, tmp_path: Path) -> None:
     assert data["responses"] == {"one-thread": "one"}
     assert data["learner"] == LEARNER and data["attempts"]["one-thread"] == 1
     assert not (ROOT / "submissions" / "day76" / f"{LEARNER}.json").exists(), "wrote into the checkout"
-    print(f"browser test: {time.monotonic() - started:.1f} s from page load to the file on disk")
 
 
 # ---------------------------------------------------------------------------
@@ -425,13 +962,13 @@ def _write_hostile(root: Path) -> None:
         "nbformat": 4,
         "nbformat_minor": 5,
     }
-    (root / "notebooks" / "hostile.ipynb").write_text(json.dumps(nb, indent=1), "utf-8")
+    (root / "notebooks" / HOSTILE).write_text(json.dumps(nb, indent=1), "utf-8")
 
 
-def test_a_hostile_quiz_runs_no_script_in_jupyterlab(browser_page, jupyterlab, tmp_path: Path):
-    page = browser_page
+def test_a_hostile_quiz_runs_no_script_in_jupyterlab(pages, artifacts: Path):
+    tab = _page(pages, HOSTILE)
+    page, notebook = tab.page, tab.panel
     try:
-        notebook = _open_and_run_all(page, jupyterlab("hostile.ipynb"))
         # Answer and Check every question, so explanations and references render too.
         for box in (0, 1):
             radio = notebook.locator(".widget-radio-box input[type=radio]").nth(box)
@@ -454,7 +991,7 @@ def test_a_hostile_quiz_runs_no_script_in_jupyterlab(browser_page, jupyterlab, t
             assert notebook.locator(f".jp-OutputArea {selector}").count() == 0, selector
         # The payloads are on the page, as text.
         assert notebook.get_by_text(PAYLOADS[1], exact=False).count() >= 1
-        _screenshot(page, tmp_path, "hostile-quiz.png")
+        _save_screenshot(page, artifacts, "hostile-quiz.png")
     except BaseException:
-        _screenshot(page, tmp_path, "hostile-failure.png")
+        _save_screenshot(page, artifacts, "hostile-failure.png")
         raise

@@ -1,0 +1,46 @@
+"""The browser tests' artifacts: where the screenshots go, said at the end of the run.
+
+Screenshots of every page (and of every quiz) are kept as test artifacts in
+``$COURSE_ARTIFACTS`` when it is set, else in ``test-artifacts/screenshots/``
+in the checkout (gitignored; emptied of old PNGs at the start of a run). The
+folder is printed in the terminal summary, so a reader of the log finds it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_ARTIFACTS = ROOT / "test-artifacts" / "screenshots"
+_WRITTEN = pytest.StashKey[Path]()
+
+
+def artifacts_folder() -> Path:
+    env = os.environ.get("COURSE_ARTIFACTS", "").strip()
+    return Path(env).resolve() if env else DEFAULT_ARTIFACTS
+
+
+@pytest.fixture(scope="module")
+def artifacts(request: pytest.FixtureRequest) -> Path:
+    """The screenshots' folder, created; old PNGs removed from the default one (ours alone).
+
+    Module scope, requested after the browser fixtures: a run that skips for
+    want of a browser leaves the folder alone.
+    """
+    folder = artifacts_folder()
+    folder.mkdir(parents=True, exist_ok=True)
+    if folder == DEFAULT_ARTIFACTS:
+        for old in folder.glob("*.png"):
+            old.unlink()
+    request.config.stash[_WRITTEN] = folder
+    return folder
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):  # type: ignore[no-untyped-def]
+    folder = config.stash.get(_WRITTEN, None)
+    if folder is not None:
+        shots = sorted(folder.glob("*.png"))
+        terminalreporter.write_line(f"browser screenshots: {folder} ({len(shots)} PNG files)")
