@@ -418,19 +418,22 @@ def exercise_widget(lesson_id: str, path: Path | str | None = None) -> Any:
             self.result = widgets.HTML()
             self.check_button = widgets.Button(description="Check", button_style="primary")
             self.check_button.on_click(self._check)
-            rows: list[Any] = [widgets.HTML(f"<h4>{e(exercise.title)}</h4><p>{e(exercise.intro)}</p>")]
+            head = widgets.HTML(f"<h4>{e(exercise.title)}</h4><p>{e(exercise.intro)}</p>")
+            rows: list[Any] = []
             # One row per source line: a fixed-width mark column, then the line exactly as in
             # the file (no wrapping, indentation kept, the file's line number), so the listing
             # reads as code and the dropdowns line up.
-            mark_width = "17em"
+            mark_width = "13em"  # the role names show in full in the dropdown list
             code_style = (
                 "margin:0;padding:0 4px;white-space:pre;font-family:var(--jp-code-font-family,monospace);"
                 "font-size:var(--jp-code-font-size,13px);line-height:28px"
             )
+            # Each row is as wide as its line; the listing scrolls sideways as one block when a
+            # line is longer than the panel, so no line is cut and the columns stay aligned.
             row_layout = widgets.Layout(
-                align_items="center", margin="0", min_height="28px", overflow="hidden"
+                align_items="center", margin="0", min_height="28px", width="max-content"
             )
-            code_layout = widgets.Layout(flex="1 1 auto", overflow="hidden", margin="0")
+            code_layout = widgets.Layout(flex="0 0 auto", margin="0", width="max-content", overflow="visible")
             for snippet in exercise.snippets:
                 rows.append(widgets.HTML(f"<b>{e(snippet.path.name)}, snippet {e(snippet.name)}</b>"))
                 width = len(str(snippet.end))
@@ -442,14 +445,17 @@ def exercise_widget(lesson_id: str, path: Path | str | None = None) -> Any:
                         dropdown = widgets.Dropdown(
                             options=options,
                             value=NONE,
-                            layout=widgets.Layout(width=mark_width, margin="0 6px 0 0"),
+                            layout=widgets.Layout(width=mark_width, min_width=mark_width, margin="0 6px 0 0"),
                         )
                         self.dropdowns[number] = dropdown
                         rows.append(widgets.HBox([dropdown, code], layout=row_layout))
                     else:
-                        spacer = widgets.HTML(layout=widgets.Layout(width=mark_width, margin="0 6px 0 0"))
+                        spacer = widgets.HTML(
+                            layout=widgets.Layout(width=mark_width, min_width=mark_width, margin="0 6px 0 0")
+                        )
                         rows.append(widgets.HBox([spacer, code], layout=row_layout))
-            super().__init__(children=[*rows, self.check_button, self.result])
+            listing = widgets.VBox(rows, layout=widgets.Layout(overflow="auto", width="100%"))
+            super().__init__(children=[head, listing, self.check_button, self.result])
 
         def marks(self) -> dict[int, str]:
             return {line: d.value for line, d in self.dropdowns.items() if d.value != NONE}

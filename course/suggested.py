@@ -145,12 +145,11 @@ def get_suggestion(lesson: Lesson, name: str) -> Suggestion:
 
 def suggestions_html(suggestions: tuple[Suggestion, ...]) -> str:
     """A table of experiments for the page: name, the change, what the page expects."""
+    cell = "text-align:left;vertical-align:top;padding:2px 8px"  # JupyterLab right-aligns cells by default
     rows = "".join(
-        f"<tr><td><code>{escape(s.name)}</code></td><td>{escape(s.title)}</td>"
-        f"<td>{escape(s.expect_text)}</td></tr>"
+        f"<tr><td style='{cell};white-space:nowrap'><code>{escape(s.name)}</code></td>"
+        f"<td style='{cell}'>{escape(s.title)}</td><td style='{cell}'>{escape(s.expect_text)}</td></tr>"
         for s in suggestions
     )
-    return (
-        "<table class='course-suggestions'><tr><th>name</th><th>the change</th><th>expected</th></tr>"
-        f"{rows}</table>"
-    )
+    head = "".join(f"<th style='{cell}'>{h}</th>" for h in ("name", "the change", "expected"))
+    return f"<table class='course-suggestions'><tr>{head}</tr>{rows}</table>"
