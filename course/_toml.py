@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ._data import read_text
 from .errors import CourseError
 
 if sys.version_info >= (3, 11):
@@ -90,13 +91,7 @@ def loads(text: str) -> dict[str, Any]:
 
 def read_toml(path: Path, what: str, error: type[CourseError] = CourseError) -> tuple[str, dict[str, Any]]:
     """The file's text and its parsed table; ``what`` names the file in messages ("the annotations")."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise error(f"cannot read {what} ({e.strerror})", path=path) from None
-    except UnicodeDecodeError as e:
-        line = e.object[: e.start].count(b"\n") + 1
-        raise error(f"{what} must be UTF-8 text ({e.reason})", path=path, line=line) from None
+    text = read_text(path, what, error)
     try:
         return text, loads(text)
     except TomlSyntaxError as e:
