@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from .. import evidence, gate
-from ..host import run_lesson
+from ..host import Experiment, run_lesson
 from ..lessons import LESSONS, get_lesson
 
 
@@ -39,39 +40,34 @@ def run(args: argparse.Namespace) -> int:
             print(f"{lesson.id}: not recorded. {v.message()}")
             status = max(status, 2)
             continue
-        result = run_lesson(lesson, progress=lambda line: print(line, flush=True))
-        path = (args.out / f"{lesson.id}.json") if args.out else None
-        ev = evidence.record(
-            lesson,
-            machine,
-            result.lines,
-            result.passed,
-            command=f"python -m course run {lesson.id}",
-            timings=result.seconds,
-            notes=[f"compile: {result.compile_summary}", *args.note],
-            path=path,
-        )
-        print(f"{lesson.id}: evidence written ({ev.summary()})")
-        if not result.passed:
-            status = max(status, 1)
-        for experiment in lesson.host().experiments:
-            # A "what breaks" run: recorded so a page without a GPU shows what really happens.
-            outcome = run_lesson(lesson, progress=lambda line: print(line, flush=True), **experiment.options)
-            where = lesson.experiment_evidence_path(experiment.name)
+        # The lesson's own run, then each "what breaks" experiment (recorded so a page without
+        # a GPU shows what really happens): (file, command, options, outcome the page promises, note).
+        runs: list[tuple[Path, str, dict[str, Any], bool, Experiment | None]] = [
+            (lesson.evidence_path, f"python -m course run {lesson.id}", {}, True, None)
+        ]
+        for e in lesson.host().experiments:
+            command = f"page.run(experiment={e.name!r}) ({lesson.id})"
+            runs.append((lesson.experiment_evidence_path(e.name), command, e.options, e.expect_pass, e))
+        for where, command, options, expect_pass, experiment in runs:
+            result = run_lesson(lesson, progress=lambda line: print(line, flush=True), **options)
+            note = f"experiment: {experiment.says}" if experiment else f"compile: {result.compile_summary}"
             ev = evidence.record(
                 lesson,
                 machine,
-                outcome.lines,
-                outcome.passed,
-                command=f"page.run(experiment={experiment.name!r}) ({lesson.id})",
-                timings=outcome.seconds,
-                notes=[f"experiment: {experiment.says}", *args.note],
+                result.lines,
+                result.passed,
+                command=command,
+                timings=result.seconds,
+                notes=[note, *args.note],
                 path=(args.out / where.name) if args.out else where,
             )
-            as_promised = outcome.passed == experiment.expect_pass
-            print(
-                f"{lesson.id}, experiment {experiment.name}: evidence written; outcome as the page says: {as_promised}"
-            )
+            as_promised = result.passed == expect_pass
+            if experiment is None:
+                print(f"{lesson.id}: evidence written ({ev.summary()})")
+            else:
+                print(
+                    f"{lesson.id}, experiment {experiment.name}: evidence written; outcome as the page says: {as_promised}"
+                )
             if not as_promised:
                 status = max(status, 1)
     return status
