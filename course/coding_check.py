@@ -225,15 +225,17 @@ def cpu_check(lesson: Lesson, exercise: CodingExercise, piece: str) -> CpuVerdic
         )
     wrong: list[str] = []
     count = 0
-    for point, line in zip(grid, got_lines):
+    for point, line in zip(grid, got_lines, strict=True):
         got = tuple(int(x) for x in line.split())
-        want = _values(model(**dict(zip(names, point))), len(cpu.outputs))
+        want = _values(model(**dict(zip(names, point, strict=True))), len(cpu.outputs))
         if got != want:
             count += 1
             if len(wrong) < 5:
-                at = ", ".join(f"{n} = {v}" for n, v in zip(names, point))
+                at = ", ".join(f"{n} = {v}" for n, v in zip(names, point, strict=True))
                 diffs = "; ".join(
-                    f"{o} = {g}, should be {w}" for o, g, w in zip(cpu.outputs, got, want) if g != w
+                    f"{o} = {g}, should be {w}"
+                    for o, g, w in zip(cpu.outputs, got, want, strict=False)
+                    if g != w
                 )
                 wrong.append(f"for {at}: {diffs}")
     if count:
@@ -345,7 +347,7 @@ def check_piece(
     if use_gpu is None:
         use_gpu = gate.verdict(lesson).runs
     path = source_path or _default_path(lesson, exercise, source)
-    common = {"lesson_id": lesson.id, "exercise_id": exercise.id, "cpu": cpu}
+    common: dict[str, Any] = {"lesson_id": lesson.id, "exercise_id": exercise.id, "cpu": cpu}
     if (use_gpu or compile_check) and (source_path is not None or path.parent.name == ".checked"):
         atomic_write_text(path, source)  # (the learner's own file already holds exactly this source)
     if use_gpu:
