@@ -451,7 +451,7 @@ def load_coding(lesson: Lesson, path: Path | str | None = None) -> tuple[CodingE
     try:
         data = loads(text)
     except TomlSyntaxError as e:
-        raise CodingError(f"not valid TOML: {e}", path=file, line=getattr(e, "lineno", None)) from None
+        raise CodingError(f"not valid TOML: {e.detail}", path=file, line=e.line) from None
     return _parse(lesson, file, text, data)
 
 

@@ -329,6 +329,21 @@ class Page:
         kwargs.setdefault("learner_id", default_learner_id())
         return show_quiz(self.lesson.id, **kwargs)
 
+    # -- write a piece yourself (course.coding) ----------------------------
+    def coding(self, exercise: str | None = None) -> Any:
+        """The page's coding exercise (``exercise``: its id; default: the first): write a piece
+        of the kernel, press Check, and it runs with the lesson's own check on this GPU, or
+        against the course's CPU model where no GPU runs the lesson. Your code is kept in your
+        workspace between two marker lines, so an edit in JupyterLab's editor shows here too."""
+        from .coding import get_exercise, load_coding
+        from .coding_widget import coding_panel
+
+        found = load_coding(self.lesson)
+        if not found:
+            return Message("info", f"{self.lesson.id} has no coding exercise yet.")
+        chosen = get_exercise(self.lesson, exercise) if exercise is not None else found[0]
+        return coding_panel(self.lesson, chosen)
+
     # -- try your own version (course.workspace, course.sandbox) -----------
     def my_copy(self, reset: bool = False) -> Any:
         """Your copy of the lesson's kernel, to edit: where it is (a link that opens it in

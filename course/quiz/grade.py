@@ -29,16 +29,33 @@ import math
 import os
 import stat
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .._toml import TomlSyntaxError, loads
 from ..errors import CourseError
 from ._io import write_csv_atomic, write_text_atomic
-from .model import MultipleSelect, Numeric, Question, Quiz, Response, ShortText, SingleChoice, fmt_points
+from .model import (
+    Code,
+    MultipleSelect,
+    Numeric,
+    Question,
+    Quiz,
+    Response,
+    ShortText,
+    SingleChoice,
+    fmt_points,
+)
 from .submission import Submission, SubmissionError, check_place, file_kind, parse_time, read_submission
+
+if TYPE_CHECKING:
+    from ..coding_check import CodingResult
+
+# Runs a code question's response (the piece) and says what happened: ``course.coding_grade.CodeRunner``.
+RunCode = Callable[[Code, str], "CodingResult"]
 
 
 @dataclass(frozen=True)
@@ -48,7 +65,8 @@ class ItemResult:
     score: float
     max: float
     attempts: int
-    note: str = ""  # an override's reason
+    note: str = ""  # an override's reason, or what running a code response did
+    outcome: str = ""  # a code response: passed, failed-check, compile-error, fault, timeout, ...
 
 
 @dataclass(frozen=True)
@@ -122,18 +140,50 @@ def _response_text(question: Question, response: Response) -> str:
     if isinstance(response, list):
         return ";".join(response)
     text = str(response)
-    if isinstance(question, ShortText) and text.startswith(_FORMULA_START):
+    if isinstance(question, ShortText | Code) and text.startswith(_FORMULA_START):
         return "'" + text
     return text
 
 
-def _score_one(quiz: Quiz, submission: Submission) -> tuple[ItemResult, ...]:
+def _score_code(
+    q: Code, response: Response, attempts: int, run_code: RunCode
+) -> tuple[ItemResult, str | None]:
+    """Run a code response in the runner's child processes; its outcome, never an exception, is the result."""
+    if response is None:
+        return ItemResult(q.id, response, 0.0, q.points, attempts), None
+    try:
+        result = run_code(q, str(response))
+    except CourseError as e:  # refused before running (the piece holds a marker line, the exercise is gone)
+        return ItemResult(
+            q.id, response, 0.0, q.points, attempts, _cut(f"refused: {e.message}"), "refused"
+        ), None
+    note = _cut(f"{result.outcome} (checked {result.check}): {result.headline}")
+    item = ItemResult(
+        q.id, response, q.points if result.passed else 0.0, q.points, attempts, note, result.outcome
+    )
+    flag = None
+    if result.outcome == "not-checked":
+        flag = f"question {q.id!r}: the code could not be checked on this machine ({result.headline}); grade it again where a GPU runs {q.lesson}"
+    return item, flag
+
+
+def _score_one(
+    quiz: Quiz, submission: Submission, run_code: RunCode | None
+) -> tuple[tuple[ItemResult, ...], tuple[str, ...]]:
     items = []
+    flags: list[str] = []
     for q in quiz.questions:
         response = submission.responses.get(q.id)
         attempts = submission.attempts.get(q.id, 0)
+        if isinstance(q, Code):
+            if run_code is None:
+                raise CourseError(f"question {q.id!r} is a code question: grading it needs a code runner")
+            item, flag = _score_code(q, response, attempts, run_code)
+            items.append(item)
+            flags += [flag] if flag else []
+            continue
         items.append(ItemResult(q.id, response, q.score(response), q.points, attempts))
-    return tuple(items)
+    return tuple(items), tuple(flags)
 
 
 def _walk(folder: Path) -> Iterator[tuple[Path, str | None]]:
@@ -179,11 +229,17 @@ def grade_submissions(
     *,
     overrides: Path | str | None = None,
     now: datetime | None = None,
+    run_code: RunCode | None = None,
+    progress: Callable[[str], object] | None = None,
 ) -> GradeReport:
     """Score every ``<quiz>/<learner>.json`` under ``folder`` (recursively) against ``key``.
 
     ``now`` is the time of the grading run (default: the clock); a
-    ``submitted_at`` after it is flagged and never preferred.
+    ``submitted_at`` after it is flagged and never preferred. A quiz with
+    code questions runs each code response through ``run_code`` (default:
+    ``course.coding_grade.CodeRunner()``: child processes with time limits,
+    never this process); ``progress`` is told about each submission, since
+    running code takes seconds each.
     """
     folder = Path(folder)
     now = now or datetime.now(timezone.utc)  # noqa: UP017 (datetime.UTC is 3.11+)
@@ -193,8 +249,13 @@ def grade_submissions(
         )
     if not folder.is_dir():
         raise CourseError("the submissions folder does not exist or is not a folder", path=folder)
-    # Per learner: the preferred submission so far and its rank (not in the future, time).
-    latest: dict[str, tuple[tuple[bool, datetime], LearnerResult]] = {}
+    if run_code is None and any(isinstance(q, Code) for q in key.questions):
+        from ..coding_grade import CodeRunner
+
+        run_code = CodeRunner()
+    # Per learner: the preferred submission so far, its rank (not in the future, time) and
+    # flags. Scoring comes after the choice, so a superseded submission's code never runs.
+    latest: dict[str, tuple[tuple[bool, datetime], Path, Submission, tuple[str, ...]]] = {}
     skipped: list[Skipped] = []
     for path, refused in sorted(_walk(folder)):
         if refused is not None:
@@ -208,24 +269,26 @@ def grade_submissions(
             continue
         stamp = parse_time(submission.submitted_at)
         future = stamp > now
-        flags = (_future_flag(submission.submitted_at, now),) if future else ()
-        items = _score_one(key, submission)
-        result = LearnerResult(submission.learner, submission.submitted_at, path, items, flags)
-        rank = (not future, stamp)
+        flags: tuple[str, ...] = (_future_flag(submission.submitted_at, now),) if future else ()
+        entry = ((not future, stamp), path, submission, flags)
         earlier = latest.get(submission.learner)
         if earlier is None:
-            latest[submission.learner] = (rank, result)
+            latest[submission.learner] = entry
             continue
-        (keep_rank, keep), (drop_rank, drop) = (
-            ((rank, result), earlier) if rank >= earlier[0] else (earlier, (rank, result))
-        )
-        latest[submission.learner] = (keep_rank, keep)
-        if drop.flags and not keep.flags:
-            why = f"{drop.flags[0]}; the submission of {keep.learner!r} in {keep.path} is graded instead"
+        keep, drop = (entry, earlier) if entry[0] >= earlier[0] else (earlier, entry)
+        latest[submission.learner] = keep
+        if drop[3] and not keep[3]:
+            why = f"{drop[3][0]}; the submission of {submission.learner!r} in {keep[1]} is graded instead"
         else:
-            why = f"superseded by the later submission of {keep.learner!r} in {keep.path}"
-        skipped.append(Skipped(drop.path, why))
-    results = [latest[learner][1] for learner in sorted(latest)]
+            why = f"superseded by the later submission of {submission.learner!r} in {keep[1]}"
+        skipped.append(Skipped(drop[1], why))
+    results = []
+    for n, learner in enumerate(sorted(latest), start=1):
+        _, path, submission, held = latest[learner]
+        if progress is not None:
+            progress(f"[{n}/{len(latest)}] {learner}: {path}")
+        items, code_flags = _score_one(key, submission, run_code)
+        results.append(LearnerResult(learner, submission.submitted_at, path, items, held + code_flags))
     if overrides is not None:
         results = _apply(results, load_overrides(overrides, key), key)
     return GradeReport(key, tuple(results), tuple(skipped))
@@ -407,7 +470,11 @@ def item_statistics(report: GradeReport) -> list[ItemStats]:
                 answered=sum(1 for i in items if i.response is not None),
                 percent_correct=round(100.0 * full / n, 2) if n else 0.0,
                 mean_score=round(sum(i.score for i in items) / n, 4) if n else 0.0,
-                distribution=_distribution(q, (i.response for i in items)),
+                distribution=(
+                    dict(Counter(i.outcome or "(blank)" for i in items).most_common())
+                    if isinstance(q, Code)
+                    else _distribution(q, (i.response for i in items))
+                ),
             )
         )
     return stats

@@ -35,6 +35,7 @@ from .model import (
     QUESTION_CLASSES,
     QUESTION_TYPES,
     SPACE_RULES,
+    Code,
     MultipleSelect,
     Numeric,
     Option,
@@ -63,6 +64,7 @@ _VISIBLE: dict[str, tuple[str, ...]] = {
     "numeric": ("rtol", "atol", "unit", "integer_forms"),
     "text": ("case_sensitive", "spaces"),
     "line": ("lesson", "snippet"),
+    "code": ("lesson", "exercise"),
 }
 
 # Numeric defaults: exact up to float formatting. An author who wants a
@@ -416,12 +418,25 @@ def _line(f: _Fields, ctx: _Context, explanation: str | None) -> Question:
     )
 
 
+def _code(f: _Fields, ctx: _Context, explanation: str | None) -> Question:
+    from ..coding import get_exercise
+
+    lesson_id = f.text("lesson", default=ctx.lesson)
+    name = f.text("exercise")
+    try:
+        get_exercise(get_lesson(lesson_id), name)
+    except CourseError as e:
+        raise _Stop("exercise", e.message if e.path is None else str(e)) from None
+    return Code(**_common(f), explanation=explanation, lesson=lesson_id, exercise=name)
+
+
 _BUILDERS: dict[str, Callable[[_Fields, _Context, str | None], Question]] = {
     "single": _single,
     "multiple": _multiple,
     "numeric": _numeric,
     "text": _text,
     "line": _line,
+    "code": _code,
 }
 
 

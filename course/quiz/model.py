@@ -27,7 +27,7 @@ from typing import Any, ClassVar, cast
 from ..errors import CourseError
 
 # The type names a quiz file uses, in the order the README documents them.
-QUESTION_TYPES = ("single", "multiple", "numeric", "text", "line")
+QUESTION_TYPES = ("single", "multiple", "numeric", "text", "line", "code")
 
 # Partial credit for multiple-select questions, named as PrairieLearn's
 # pl-checkbox names them (S: selected options, C: correct options, O: all):
@@ -435,8 +435,52 @@ class WhichLine(Question):
         return 1.0 if response in cast(frozenset[int], self.lines) else 0.0
 
 
+# A code response is at most this many bytes (UTF-8): the piece of a coding exercise.
+MAX_CODE_BYTES = 8192
+
+
+class CodeScoredByRunning(CourseError):
+    """A code question's score comes from running the code (``course.coding_check``), not from its text."""
+
+
+@dataclass(frozen=True)
+class Code(Question):
+    """Write the piece of a coding exercise (``content/coding/<lesson>.toml``).
+
+    The response is the piece's text. It is scored by running it, with the
+    exercise's checks, in a child process (``course.quiz.grade`` with a code
+    runner; ``course.coding_check.check_piece``): never by comparing text, so
+    ``fraction`` refuses, naming the way it is scored.
+    """
+
+    lesson: str
+    exercise: str
+
+    type: ClassVar[str] = "code"
+
+    def view(self) -> dict[str, Any]:
+        return {**super().view(), "lesson": self.lesson, "exercise": self.exercise}
+
+    def _check(self, response: Response) -> None:
+        if not isinstance(response, str):
+            raise ResponseError(
+                f"question {self.id!r}: a response must be the code as text (got {brief(response)})"
+            )
+        size = len(response.encode("utf-8", "surrogatepass"))
+        if size > MAX_CODE_BYTES:
+            raise ResponseError(f"question {self.id!r}: the code is {size} bytes; at most {MAX_CODE_BYTES}")
+        if "\x00" in response:
+            raise ResponseError(f"question {self.id!r}: the code contains a NUL character")
+
+    def _fraction(self, response: Response) -> float:
+        raise CodeScoredByRunning(
+            f"question {self.id!r} is scored by running the code: "
+            "`python -m course quiz grade` runs it, or the page's coding exercise checks it"
+        )
+
+
 QUESTION_CLASSES: Mapping[str, type[Question]] = {
-    cls.type: cls for cls in (SingleChoice, MultipleSelect, Numeric, ShortText, WhichLine)
+    cls.type: cls for cls in (SingleChoice, MultipleSelect, Numeric, ShortText, WhichLine, Code)
 }
 
 

@@ -1,0 +1,142 @@
+"""A coding exercise on the page: the prompt, an editor holding your piece, Check, a hint, start again.
+
+``coding_panel(lesson, exercise_id)`` returns a ``CodingPanel`` (an
+``ipywidgets.VBox``). The editor shows the piece between the markers of your
+file (``course.coding.learner_file``: made from the starter on first use,
+never overwritten), so an edit made in JupyterLab's editor shows here and the
+other way round. Check saves the editor into your file, then checks it
+every way this machine can (``course.coding_check.check_piece``: on the GPU
+in a child process with the lesson's own check, on the CPU against the
+course's model) and says which check ran. Everything works headless: set
+``panel.editor.value`` and call ``panel.check()``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import ipywidgets as widgets
+
+from ._html import escape
+from .coding import CodingExercise, LearnerFile, learner_file
+from .coding_check import CodingResult, check_piece
+from .errors import CourseError
+from .quiz._markup import inline, reference_html
+from .sandbox import DEFAULT_TIMEOUT_S
+from .workspace import jupyterlab_link
+
+if TYPE_CHECKING:
+    from .lesson import Lesson
+
+__all__ = ["CodingPanel", "coding_panel"]
+
+CLASS = "course-coding"
+STYLE = """<style>
+.course-coding textarea { font-family: var(--jp-code-font-family, monospace);
+  font-size: var(--jp-code-font-size, 13px); line-height: 1.4; white-space: pre; }
+</style>"""
+
+
+class CodingPanel(widgets.VBox):
+    def __init__(self, lesson: Lesson, exercise: CodingExercise, *, timeout_s: float = DEFAULT_TIMEOUT_S):
+        self.lesson = lesson
+        self.exercise = exercise
+        self.timeout_s = timeout_s
+        self.file: LearnerFile = learner_file(lesson, exercise)
+        self.attempts = 0
+        self.last: CodingResult | None = None
+        self.hints_shown = 0
+        self._problem: CourseError | None = None
+        piece = self._read_piece()
+        reference = exercise.reference(lesson.kernel_path.read_text("utf-8"))
+        rows = max(4, min(14, max(piece.count("\n"), reference.count("\n")) + 3))
+        self.editor = widgets.Textarea(
+            value=piece, rows=rows, layout=widgets.Layout(width="100%"), continuous_update=False
+        )
+        self.check_button = widgets.Button(description="Check", button_style="primary", icon="play")
+        self.hint_button = widgets.Button(description="Hint", disabled=not exercise.hints)
+        self.reset_button = widgets.Button(
+            description="Start again", tooltip="Back to the starter; your file is kept as a backup"
+        )
+        self.check_button.on_click(lambda _b: self.check())
+        self.hint_button.on_click(lambda _b: self.hint())
+        self.reset_button.on_click(lambda _b: self.reset())
+        self.status = widgets.HTML()
+        if self._problem is not None:
+            self.status.value = (
+                f"<p style='color:#cf222e'>{escape(str(self._problem))}</p><p>The editor shows the starter; "
+                "Check saves it into a fresh file and keeps yours as a backup.</p>"
+            )
+        self.hints = widgets.HTML()
+        self.result = widgets.HTML()
+        cite = (
+            f"<p style='color:#57606a'>Source: {reference_html(exercise.cite)}</p>" if exercise.cite else ""
+        )
+        head = widgets.HTML(
+            f"{STYLE}<h4>Write it: {inline(exercise.title)}</h4><p>{inline(exercise.prompt)}</p>{cite}"
+            f"<p>Your code lives in {self._where()} between two marker lines; only what is between them is checked.</p>"
+        )
+        buttons = widgets.HBox([self.check_button, self.hint_button, self.reset_button])
+        super().__init__(children=[head, self.editor, buttons, self.status, self.hints, self.result])
+        self.add_class(CLASS)
+
+    def __repr__(self) -> str:
+        return f"CodingPanel(lesson={self.lesson.id!r}, exercise={self.exercise.id!r})"
+
+    def _where(self) -> str:
+        link = jupyterlab_link(self.file.path)
+        shown = f"<code>{escape(str(self.file.path))}</code>"
+        return f"<a href='{escape(link)}' target='_blank'>{shown}</a>" if link else shown
+
+    def _read_piece(self) -> str:
+        try:
+            return self.file.piece()
+        except CourseError as e:
+            # The markers were removed by hand: say so, and offer the starter (the file is untouched
+            # until Check, which keeps it as a backup first).
+            self._problem = e
+            return self.exercise.starter
+
+    def check(self) -> CodingResult | None:
+        """Save the editor into your file, then check it; the result is shown and returned."""
+        self.check_button.disabled = True
+        self.status.value = "<p>Saving and checking ...</p>"
+        try:
+            backup = self.file.save(self.editor.value)
+            saved = f"Saved to {self._where()}."
+            if backup is not None:
+                saved += f" Your file had changes outside the markers; it was kept as <code>{escape(str(backup))}</code>."
+            self.status.value = f"<p>{saved} Checking (a GPU run compiles first: seconds) ...</p>"
+            result = check_piece(self.lesson, self.exercise, self.editor.value, timeout_s=self.timeout_s)
+        except CourseError as e:
+            self.status.value = f"<p style='color:#cf222e'>Not checked: {escape(str(e))}</p>"
+            return None
+        finally:
+            self.check_button.disabled = False
+        self.attempts += 1
+        self.last = result
+        self.status.value = f"<p>{saved} Attempt {self.attempts}.</p>"
+        self.result.value = result._repr_html_()
+        return result
+
+    def hint(self) -> None:
+        if self.hints_shown < len(self.exercise.hints):
+            self.hints_shown += 1
+        shown = self.exercise.hints[: self.hints_shown]
+        self.hints.value = "".join(f"<p>Hint {n}: {inline(h)}</p>" for n, h in enumerate(shown, start=1))
+        self.hint_button.disabled = self.hints_shown >= len(self.exercise.hints)
+
+    def reset(self) -> None:
+        self.file = learner_file(self.lesson, self.exercise, reset=True)
+        self.editor.value = self.file.piece()
+        kept = (
+            f" The old file is kept as <code>{escape(str(self.file.backup))}</code>."
+            if self.file.backup
+            else ""
+        )
+        self.status.value = f"<p>Started again from the starter.{kept}</p>"
+        self.result.value = ""
+
+
+def coding_panel(lesson: Lesson, exercise: CodingExercise, **kwargs: Any) -> CodingPanel:
+    return CodingPanel(lesson, exercise, **kwargs)
