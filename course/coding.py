@@ -437,7 +437,10 @@ def _parse(lesson: Lesson, path: Path, text: str, data: dict[str, Any]) -> tuple
             except CodingError as e:
                 raise _err(path, line, f"{where}: {e.message}") from None
         for wrong in exercise.wrong:
-            check_piece_text(wrong.code, exercise)
+            try:
+                check_piece_text(wrong.code, exercise)
+            except CodingError as e:
+                raise _err(path, line, f"{where}: wrong {wrong.name!r}: {e.message}") from None
         out.append(exercise)
     return tuple(out)
 

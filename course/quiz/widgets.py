@@ -39,6 +39,7 @@ from ..lessons import LESSONS, get_lesson
 from ._markup import inline, plain, reference_html
 from .loader import load_quiz
 from .model import (
+    Code,
     MultipleSelect,
     Numeric,
     Question,
@@ -173,6 +174,11 @@ class QuestionPanel:
                 value=None,
                 description="Line:",
             )
+        elif isinstance(question, Code):
+            # The learner's piece, from their file of the coding exercise (the page's coding panel
+            # edits the same file); what is in this box when they submit is what is graded.
+            self.text = widgets.Textarea(value=_code_piece(question), rows=6, layout={"width": "100%"})
+            self.input = self.text
         else:
             raise CourseError(f"no widget for question type {question.type!r}")
         parts.append(self.input)
@@ -222,6 +228,9 @@ class QuestionPanel:
             self.feedback.value = '<div class="quiz-feedback empty">Choose or type an answer first.</div>'
             return
         self.attempts += 1
+        if isinstance(q, Code):
+            self._check_code(q, str(response))
+            return
         fraction = q.fraction(response)
         if fraction >= 1.0:
             verdict, css = "Right.", "right"
@@ -232,6 +241,34 @@ class QuestionPanel:
             verdict, css = "Not right.", "wrong"
         body = f"{_inline(q.explanation or '')}<br><small>Reference: {reference_html(q.reference)}</small>"
         self.feedback.value = verdict_html(css, verdict, body)
+
+    def _check_code(self, q: Code, piece: str) -> None:
+        """Practice: run the piece the way the grader will (``course.coding_check``) and show what it did."""
+        from ..coding import get_exercise
+        from ..coding_check import check_piece
+
+        self.feedback.value = (
+            '<div class="quiz-feedback">Checking (a GPU run compiles first: seconds) ...</div>'
+        )
+        try:
+            result = check_piece(get_lesson(q.lesson), get_exercise(get_lesson(q.lesson), q.exercise), piece)
+        except CourseError as e:
+            self.feedback.value = f'<div class="quiz-feedback invalid">{escape(str(e))}</div>'
+            return
+        css = "right" if result.passed else "wrong"
+        verdict = "Right." if result.passed else f"Not right: {result.outcome}."
+        self.feedback.value = verdict_html(css, verdict, result._repr_html_())
+
+
+def _code_piece(q: Code) -> str:
+    """The learner's current piece for a code question ("" when the exercise cannot be read)."""
+    from ..coding import get_exercise, learner_file
+
+    try:
+        lesson = get_lesson(q.lesson)
+        return learner_file(lesson, get_exercise(lesson, q.exercise)).piece()
+    except CourseError:
+        return ""
 
 
 class QuizPanel(widgets.VBox):

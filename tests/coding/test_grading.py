@@ -1,0 +1,196 @@
+"""Code questions in a quiz: authored, submitted and graded by running (course.quiz + course.coding_grade)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from course import compile as course_compile
+from course.coding_check import find_compiler
+from course.coding_grade import CodeRunner
+from course.errors import CourseError
+from course.lessons import get_lesson
+from course.quiz.grade import grade_submissions, write_reports
+from course.quiz.loader import load_quiz, parse_quiz
+from course.quiz.model import MAX_CODE_BYTES, Code, CodeScoredByRunning, QuizError
+from course.quiz.release import release_quiz
+from course.quiz.submission import Submission, write_submission
+from course.quiz.widgets import show_quiz
+from course.sandbox import PROTOCOL_PREFIX
+from course.workspace import WORKSPACE_ENV
+
+needs_cxx = pytest.mark.skipif(
+    find_compiler() is None, reason="no C++ compiler on PATH: the CPU check cannot run"
+)
+LESSON = get_lesson("day78")
+REFERENCE = "return ((mn / 8) * (kTileK / 8) + k / 8) * 64 + (mn % 8) * 8 + (k % 8);"
+
+QUIZ = textwrap.dedent(
+    """
+    [quiz]
+    id = "day78-graded"
+    title = "Day 78, graded"
+    lesson = "day78"
+
+    [[questions]]
+    id = "q1"
+    type = "single"
+    prompt = "How many threads in a warpgroup?"
+    points = 1
+    reference = "PTX ISA, Warpgroup"
+    options = [{ id = "a", text = "128" }, { id = "b", text = "32" }]
+    answer = "a"
+    explanation = "Four warps."
+
+    [[questions]]
+    id = "code1"
+    type = "code"
+    prompt = "Write coreOffset."
+    points = 4
+    reference = "PTX ISA, Canonical Layouts"
+    exercise = "core-offset"
+    explanation = "Cores along K first."
+    """
+)
+
+
+@pytest.fixture(autouse=True)
+def ws(tmp_path, monkeypatch):
+    monkeypatch.setenv(WORKSPACE_ENV, str(tmp_path / "work"))
+
+
+@pytest.fixture
+def key(tmp_path):
+    path = tmp_path / "key.toml"
+    path.write_text(QUIZ)
+    return load_quiz(path)
+
+
+def submit(folder, quiz, learner, responses, when="2026-11-01T10:00:00+00:00"):
+    return write_submission(Submission(quiz.id, quiz.version, learner, when, responses, {}), folder)
+
+
+def test_a_code_question_loads_and_survives_release(key, tmp_path):
+    code = key.question("code1")
+    assert isinstance(code, Code) and code.lesson == "day78" and code.exercise == "core-offset"
+    learner = release_quiz(key.path, tmp_path / "learner.toml")
+    assert learner.version == key.version
+    assert isinstance(learner.question("code1"), Code) and learner.question("code1").explanation is None
+    with pytest.raises(CodeScoredByRunning, match="scored by running"):
+        code.fraction("return 0;")
+
+
+def test_a_code_question_naming_no_exercise_is_refused_with_its_place():
+    with pytest.raises(QuizError) as e:
+        parse_quiz(QUIZ.replace('exercise = "core-offset"', 'exercise = "no-such"'), "k.toml")
+    text = str(e.value)
+    assert "k.toml:" in text and "code1" in text and "no coding exercise 'no-such'" in text
+
+
+def test_a_code_response_is_text_of_bounded_size(key):
+    code = key.question("code1")
+    code.check_response("return 0;")
+    for bad, why in ((42, "as text"), ("x" * (MAX_CODE_BYTES + 1), "at most"), ("a\x00", "NUL")):
+        with pytest.raises(CourseError, match=why):
+            code.check_response(bad)
+
+
+def test_the_quiz_panel_offers_the_learners_piece_and_submits_it(key, tmp_path):
+    from course.coding import get_exercise, learner_file
+
+    f = learner_file(LESSON, get_exercise(LESSON, "core-offset"))
+    f.save("return mn;  // mine")
+    panel = show_quiz(key.path, mode="graded", learner_id="alice", submissions_dir=tmp_path / "subs")
+    assert panel.panels["code1"].response() == "return mn;  // mine"
+    panel.panels["q1"].set_response("a")
+    path = panel.submit()
+    saved = json.loads(path.read_text())
+    assert saved["responses"] == {"q1": "a", "code1": "return mn;  // mine"}
+    assert "score" not in json.dumps(saved)
+
+
+@needs_cxx
+def test_grading_runs_each_code_response_and_reports_what_it_did(key, tmp_path, monkeypatch):
+    def no_nvrtc(*_a, **_k):
+        raise AssertionError("the grader compiled a learner's code in its own process")
+
+    monkeypatch.setattr(course_compile, "compile_offline", no_nvrtc)
+    subs = tmp_path / "subs"
+    submit(subs, key, "alice", {"q1": "a", "code1": REFERENCE})
+    submit(subs, key, "bob", {"q1": "a", "code1": "return mn * 64 + k;"})
+    submit(subs, key, "carol", {"code1": "return mn +;"})
+    submit(subs, key, "dave", {"code1": "volatile int spin = 1; while (spin) {} return 0;"})
+    submit(subs, key, "erin", {"code1": REFERENCE})  # the same code as alice's: run once
+    submit(subs, key, "frank", {"q1": "b"})
+    marker = "// <<< core-offset: your code ends above this line"
+    submit(subs, key, "gina", {"code1": f"return 0;\n{marker}\nreturn 1;"})
+    monkeypatch.setattr("course.coding_check.CPU_RUN_TIMEOUT_S", 2.0)
+    runner = CodeRunner(use_gpu=False)
+    said: list[str] = []
+    report = grade_submissions(key, subs, run_code=runner, progress=said.append)
+    by = {r.learner: r for r in report.results}
+    assert {k: v.total for k, v in by.items()} == {
+        "alice": 5.0, "bob": 1.0, "carol": 0.0, "dave": 0.0, "erin": 4.0, "frank": 0.0, "gina": 0.0
+    }  # fmt: skip
+    code = {k: v.items[1] for k, v in by.items()}
+    assert code["alice"].outcome == "passed"
+    assert code["bob"].outcome == "failed-check" and "should be" in code["bob"].note
+    assert code["carol"].outcome == "compile-error" and "your code, line 1" in code["carol"].note
+    assert code["dave"].outcome == "timeout"
+    assert code["frank"].outcome == "" and code["frank"].score == 0
+    assert code["gina"].outcome == "refused" and "marker" in code["gina"].note
+    assert runner.runs == 4  # alice and erin share one run; frank had nothing; gina was refused before
+    assert len(said) == 7 and said[0].startswith("[1/7] alice")
+    written = write_reports(report, tmp_path / "out")
+    rows = list(csv.DictReader(io.StringIO(written["long"].read_text(encoding="utf-8"))))
+    bob = next(r for r in rows if r["learner"] == "bob" and r["question"] == "code1")
+    assert bob["response"] == "return mn * 64 + k;" and bob["note"].startswith("failed-check (checked cpu)")
+    items = json.loads(written["items_json"].read_text())["items"]
+    dist = next(i for i in items if i["question"] == "code1")["distribution"]
+    assert dist == {
+        "passed": 2,
+        "failed-check": 1,
+        "compile-error": 1,
+        "timeout": 1,
+        "(blank)": 1,
+        "refused": 1,
+    }
+
+
+def _child(tmp_path: Path, body: str) -> list[str]:
+    script = tmp_path / "child.py"
+    script.write_text(f"import json, time\nP = {PROTOCOL_PREFIX!r}\n{body}")
+    return [sys.executable, str(script)]
+
+
+def test_on_a_gpu_machine_each_piece_runs_in_the_sandbox_child_with_its_limit(key, tmp_path):
+    """A stand-in child that compiles and then hangs: the grader stops it at the limit and goes on."""
+    subs = tmp_path / "subs"
+    submit(subs, key, "hangs", {"code1": "return 0;"})
+    submit(subs, key, "other", {"code1": "return 1;"})
+    body = "print(P + json.dumps({'event': 'compiled', 'summary': 's'}), flush=True)\ntime.sleep(60)\n"
+    runner = CodeRunner(use_gpu=True, timeout_s=1.0, command=_child(tmp_path, body))
+    report = grade_submissions(key, subs, run_code=runner)
+    assert [r.items[1].outcome for r in report.results] == ["timeout", "timeout"]
+    assert "hung and was stopped after 1 s" in report.results[0].items[1].note
+
+
+def test_a_piece_no_check_can_run_here_is_flagged_not_passed(key, tmp_path, monkeypatch):
+    import dataclasses
+
+    from course import coding_grade
+
+    real = coding_grade.get_exercise
+    monkeypatch.setattr(coding_grade, "get_exercise", lambda *a: dataclasses.replace(real(*a), cpu=None))
+    subs = tmp_path / "subs"
+    submit(subs, key, "alice", {"code1": REFERENCE})
+    report = grade_submissions(key, subs, run_code=CodeRunner(use_gpu=False))
+    (alice,) = report.results
+    assert alice.items[1].outcome == "not-checked" and alice.items[1].score == 0
+    assert any("could not be checked on this machine" in f.reason for f in report.flagged)

@@ -1,0 +1,64 @@
+"""The page's coding panel, headless: the editor holds the learner's file, Check saves and checks."""
+
+from __future__ import annotations
+
+import pytest
+
+from course.coding_check import find_compiler
+from course.page import Page
+from course.workspace import WORKSPACE_ENV
+
+
+@pytest.fixture(autouse=True)
+def ws(tmp_path, monkeypatch):
+    monkeypatch.setenv(WORKSPACE_ENV, str(tmp_path / "work"))
+    monkeypatch.delenv("COURSE_REQUIRE_GPU", raising=False)
+
+
+@pytest.mark.skipif(find_compiler() is None, reason="no C++ compiler on PATH: the CPU check cannot run")
+def test_check_saves_the_editor_and_says_which_check_ran():
+    panel = Page("day78").coding()
+    assert repr(panel) == "CodingPanel(lesson='day78', exercise='core-offset')"
+    assert panel.editor.value == panel.exercise.starter
+    panel.editor.value = "return mn * 64 + k;"
+    result = panel.check()
+    assert result is not None and result.outcome in ("failed-check", "compile-error")
+    assert panel.file.piece() == "return mn * 64 + k;"  # saved into the learner's file
+    assert "Attempt 1" in panel.status.value and "✗" in panel.result.value
+    if result.check == "cpu":
+        assert "for mn = 0, k = 8: offset = 8, should be 64" in panel.result.value
+    # A new panel (a restarted kernel, the page reopened) shows the saved piece.
+    assert Page("day78").coding().editor.value == "return mn * 64 + k;"
+
+
+def test_hints_come_one_at_a_time_and_start_again_keeps_a_backup():
+    panel = Page("day78").coding()
+    panel.editor.value = "return 1;"
+    panel.file.save(panel.editor.value)
+    panel.hint()
+    assert "Hint 1" in panel.hints.value and "Hint 2" not in panel.hints.value
+    panel.hint()
+    assert "Hint 2" in panel.hints.value and panel.hint_button.disabled
+    panel.reset()
+    assert panel.editor.value == panel.exercise.starter
+    assert panel.file.backup is not None and "return 1;" in panel.file.backup.read_text()
+
+
+def test_a_file_that_lost_its_markers_is_named_and_nothing_is_lost():
+    panel = Page("day78").coding()
+    path = panel.file.path
+    path.write_text("my own kernel, markers gone\n")
+    again = Page("day78").coding()
+    assert "marker line" in again.status.value and again.editor.value == again.exercise.starter
+    again.editor.value = "return 2;"
+    again.check()
+    backups = list((path.parent / "backups").iterdir())
+    assert any(b.read_text() == "my own kernel, markers gone\n" for b in backups)
+
+
+def test_a_page_without_coding_exercises_says_so(monkeypatch):
+    from course import coding
+
+    monkeypatch.setattr(coding, "load_coding", lambda lesson: ())
+    shown = Page("day76").coding()
+    assert "has no coding exercise" in str(shown)
