@@ -6,7 +6,7 @@
 #
 # Usage (on the GPU machine, from the repo root):
 #   bash tools/gpu_session.sh [steps...]
-# steps: env nvcc sanitize pytest gputests cli record bench notebooks timings try faults race
+# steps: env nvcc sanitize pytest gputests coding cli record bench notebooks timings try faults race
 # (default: env nvcc pytest cli record)
 #
 # Results land in $RES (default /tmp/results): logs, evidence/, bench/; at
@@ -59,6 +59,12 @@ gputests)
     step "pytest, the GPU tests only (-m gpu), GPU required"
     python3 -m pytest -q -p no:cacheprovider -m gpu tests --ignore=tests/hardening --ignore=tests/browser \
         -W ignore::DeprecationWarning 2>&1 | tee "$RES/pytest-gpu.log" | tail -30
+    [ "${PIPESTATUS[0]}" = 0 ] || status=1
+    ;;
+coding)
+    step "coding exercises on the GPU: every reference and wrong piece, and the grader (GPU required)"
+    python3 -m pytest -q -p no:cacheprovider -m gpu -s tests/coding -W ignore::DeprecationWarning 2>&1 \
+        | tee "$RES/coding-gpu.log" | tail -80
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
     ;;
 pytest)
