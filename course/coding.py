@@ -390,6 +390,8 @@ def _parse(lesson: Lesson, path: Path, text: str, data: dict[str, Any]) -> tuple
     for n, entry in enumerate(entries):
         line = lines[n] if n < len(lines) else None
         where = f"exercise {n + 1}"
+        if isinstance(entry, dict) and isinstance(entry.get("id"), str):
+            where = f"exercise {entry['id']!r}"
         if not isinstance(entry, dict):
             raise _err(path, line, f"{where} must be a table")
         unknown = set(entry) - _FIELDS_REQUIRED - _FIELDS_OPTIONAL

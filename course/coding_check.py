@@ -289,7 +289,9 @@ class CodingResult:
         lines = [f"{self.exercise_id}: {self.outcome} (checked {self.which_check})", self.headline]
         if self.gpu is not None and self.check in ("gpu", "compile"):
             lines.append(str(self.gpu))
-        if self.cpu is not None and (self.check != "cpu" or self.cpu.detail):
+        if self.cpu is not None and self.check == "cpu":
+            lines += [f"  {ln}" for ln in self.cpu.detail.splitlines()]  # the headline said the rest
+        elif self.cpu is not None:
             lines.append(str(self.cpu))
         return "\n".join(lines)
 

@@ -1,0 +1,46 @@
+"""``python -m course coding``: list, check (exit codes), validate (located errors)."""
+
+from __future__ import annotations
+
+import pytest
+
+from course.cli import main
+from course.coding import get_exercise, learner_file
+from course.coding_check import find_compiler
+from course.lessons import get_lesson
+from course.workspace import WORKSPACE_ENV
+
+needs_cxx = pytest.mark.skipif(find_compiler() is None, reason="no C++ compiler on PATH")
+
+
+@pytest.fixture(autouse=True)
+def ws(tmp_path, monkeypatch):
+    monkeypatch.setenv(WORKSPACE_ENV, str(tmp_path / "work"))
+
+
+def test_list_names_every_exercise_and_how_it_is_checked(capsys):
+    assert main(["coding", "list", "day78"]) == 0
+    assert "day78 core-offset:" in capsys.readouterr().out
+
+
+@needs_cxx
+def test_check_exit_codes_follow_the_outcome(capsys, tmp_path):
+    lesson = get_lesson("day78")
+    ex = get_exercise(lesson, "core-offset")
+    assert main(["coding", "check", "day78", "core-offset"]) == 1  # the starter is wrong
+    out = capsys.readouterr().out
+    assert "made your file from the starter" in out and "should be" in out
+    mine = learner_file(lesson, ex)
+    mine.save(ex.reference(lesson.kernel_path.read_text()))
+    assert main(["coding", "check", "day78", "core-offset"]) == 0
+    mine.save("return mn +;")
+    assert main(["coding", "check", "day78", "core-offset", "--file", str(mine.path)]) == 3
+    assert "your code, line 1" in capsys.readouterr().out
+
+
+def test_validate_names_the_file_and_line(tmp_path, capsys):
+    bad = tmp_path / "day78.toml"
+    bad.write_text('lesson = "day78"\n\n[[exercise]]\nid = "x"\n')
+    assert main(["coding", "validate", str(bad)]) == 1
+    assert f"{bad}:3: exercise 'x': missing field(s)" in capsys.readouterr().err
+    assert main(["coding", "validate"]) == 0
