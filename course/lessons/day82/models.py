@@ -26,7 +26,9 @@ GROUP_M = int(LESSON.constants(LESSON.run_defines)["kGroupM"])
 def grouped_order(tiles_m: int, tiles_n: int, group_m: int = GROUP_M) -> tuple[tuple[int, int], ...]:
     """Every (tile row, tile column) of a tiles_m x tiles_n grid, in the grouped order."""
     if min(tiles_m, tiles_n, group_m) < 1:
-        raise ModelError(f"the grid and the group need at least one tile (got {tiles_m}, {tiles_n}, {group_m})")
+        raise ModelError(
+            f"the grid and the group need at least one tile (got {tiles_m}, {tiles_n}, {group_m})"
+        )
     order: list[tuple[int, int]] = []
     first = 0
     while first < tiles_m:  # groups, top to bottom
