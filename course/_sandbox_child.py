@@ -86,7 +86,8 @@ def run(lesson_id: str, source_path: Path, emit: Emit) -> dict[str, Any]:
         return {"outcome": "not-run", "reason": verdict.message()}
     os.environ["COURSE_ROOT"] = str(shadow_root(lesson.kernel_file, source))
     try:
-        compiled = compile_lesson(lesson, source=source)
+        # The lesson run's size (run_defines), as run_lesson compiles it: the workload is that size.
+        compiled = compile_lesson(lesson, source=source, defines=lesson.run_defines)
     except CompileError as e:
         return {"outcome": "compile-error", "log": e.log}
     except CourseError as e:  # NVRTC missing, a module this GPU cannot load

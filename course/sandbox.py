@@ -93,7 +93,7 @@ def _offline(lesson: Lesson, path: Path, source: str, verdict: gate.Verdict) -> 
     start = time.perf_counter()
     common: dict[str, Any] = {}
     try:
-        compiled = compile_offline(lesson, source=source)
+        compiled = compile_offline(lesson, source=source, defines=lesson.run_defines)
     except CompileError as e:
         common["seconds"] = time.perf_counter() - start
         return _compile_result(lesson, map_compile_log(e.log, source, path, (lesson.kernel_file,)), common)

@@ -158,6 +158,11 @@ class TmaGemmHost(LessonHost):
         m = check.mismatch
         if m is None:
             return "no mismatch"
+        if m.error is None:  # the NaN poison is still there: no thread wrote the element
+            return (
+                f"FAIL at D[{m.row}][{m.col}]: never written (still the NaN the run filled D with); "
+                f"{check.failures} of {check.total} elements unwritten"
+            )
         return f"FAIL at D[{m.row}][{m.col}]: gpu {m.got:f}, ref {m.want:f}, rel {m.error:g} > {check.tolerance:g}"
 
 

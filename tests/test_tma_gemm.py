@@ -61,3 +61,42 @@ def test_the_sampled_rows_are_the_c_programs():
     assert "const int sampleRows = kDim <= 1024 ? kDim : 128;" in text
     assert "const int m = i * rowStep + (rowStep > 1 ? (i * 37) % rowStep : 0);" in text
     assert SAMPLE_ROWS == 128
+
+
+def test_an_unwritten_element_makes_a_fail_line_that_says_so(host_arrays):
+    """The H200 caught this: a NaN-poison mismatch has no relative error, and fail_line crashed on it."""
+    from course.lessons import LESSONS
+    from course.tma_gemm import TmaGemmHost
+
+    work = _workload(2048)
+    work.d[0, 9, 7] = np.float16("nan")
+    check = work.host_check()
+    lesson = next(lesson for lesson in LESSONS.values() if isinstance(lesson.host(), TmaGemmHost))
+    line = lesson.host().fail_line(check)
+    assert line.startswith("FAIL at D[9][7]: never written") and "1 of 4194304 elements unwritten" in line
+
+
+def test_the_sandbox_compiles_at_the_size_the_lesson_runs(monkeypatch, tmp_path):
+    """The H200 caught this too: the sandbox built Days 82-85 at the file's default size, the run used 4096."""
+    from course import _sandbox_child, compile, gate
+    from course.lessons import LESSONS
+
+    lesson = next(lesson for lesson in LESSONS.values() if lesson.run_defines)
+    seen = {}
+
+    def fake_compile(lesson_, source=None, defines=None, **_):
+        seen["defines"] = defines
+        raise compile.CompileError(lesson_.kernel_path, (), "stop here", "")
+
+    monkeypatch.setattr(compile, "compile_lesson", fake_compile)
+    monkeypatch.setattr(gate, "verdict", lambda _l: SimpleNamespace(runs=True))
+    from course._paths import repo_root
+
+    root = repo_root()
+    monkeypatch.setattr(_sandbox_child, "shadow_root", lambda *_a: root)
+    monkeypatch.setenv("COURSE_ROOT", str(root))  # the child sets it; monkeypatch puts back what was there
+    src = tmp_path / "k.cu"
+    src.write_text(lesson.kernel_path.read_text())
+    facts = _sandbox_child.run(lesson.id, src, lambda _e: None)
+    assert facts["outcome"] == "compile-error"
+    assert seen["defines"] == lesson.run_defines  # {size_macro: 4096}
