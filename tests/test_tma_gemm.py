@@ -100,3 +100,10 @@ def test_the_sandbox_compiles_at_the_size_the_lesson_runs(monkeypatch, tmp_path)
     facts = _sandbox_child.run(lesson.id, src, lambda _e: None)
     assert facts["outcome"] == "compile-error"
     assert seen["defines"] == lesson.run_defines  # {size_macro: 4096}
+
+
+def test_a_check_stopped_at_unwritten_elements_describes_itself(host_arrays):
+    """And the sandbox child's report of it (Check.describe) crashed the same way on the H200."""
+    work = _workload(2048)
+    work.d[0, 9, 7] = np.float16("nan")
+    assert work.host_check().describe() == "1 of 4194304 elements wrong"
