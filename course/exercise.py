@@ -43,6 +43,7 @@ from .snippets import Snippet, load_snippets
 
 __all__ = [
     "NONE",
+    "PROGRESS_ITEM",
     "Exercise",
     "ExerciseError",
     "Item",
@@ -56,6 +57,7 @@ __all__ = [
 ]
 
 NONE = "none"  # the role of a line with nothing to mark; every exercise has it
+PROGRESS_ITEM = "exercise"  # the item id of a lesson's exercise in the learner's progress
 _NONE_LABEL = "(nothing to mark)"
 _TOP = {"lesson", "title", "intro", "regions", "role", "item"}
 _ROLE_FIELDS = {"id", "label", "kind"}
@@ -395,14 +397,75 @@ def check_marks(exercise: Exercise, marks: dict[int, str]) -> Result:
 # ---------------------------------------------------------------------------
 # The widget
 # ---------------------------------------------------------------------------
-def exercise_widget(lesson_id: str, path: Path | str | None = None) -> Any:
+def progress_state(
+    exercise: Exercise, marks: dict[int, str], attempts: int, result: Result
+) -> dict[str, Any]:
+    """What progress keeps of a Check: each mark with its line's text (lines move; text is found again)."""
+    region_of = {n: snippet.name for snippet in exercise.snippets for n, _ in _markable(snippet)}
+    markable = dict(exercise.markable_lines())
+    return {
+        "marks": [
+            {"region": region_of[line], "line": line, "text": markable[line].strip(), "role": role}
+            for line, role in sorted(marks.items())
+        ],
+        "attempts": attempts,
+        "score": result.score,
+        "total": result.total,
+        "full_marks": result.full_marks,
+        "summary": result.summary(),
+    }
+
+
+def restore_marks(exercise: Exercise, state: dict[str, Any]) -> tuple[dict[int, str], int]:
+    """The saved marks that still fit the exercise (file line -> role), and how many no longer do.
+
+    A mark is put back on the markable line of its region with the same text:
+    the saved line number if its text is unchanged, else the one line of the
+    region with that text. A mark whose line is gone (or now ambiguous), or
+    whose role no longer exists, is dropped and counted.
+    """
+    saved = state.get("marks")
+    if not isinstance(saved, list):
+        return {}, 0
+    roles = {role.id for role in exercise.roles}
+    lines: dict[str, list[tuple[int, str]]] = {
+        snippet.name: [(n, text.strip()) for n, text in _markable(snippet)] for snippet in exercise.snippets
+    }
+    marks: dict[int, str] = {}
+    dropped = 0
+    for mark in saved:
+        if not isinstance(mark, dict):
+            dropped += 1
+            continue
+        region, line, text, role = (mark.get(k) for k in ("region", "line", "text", "role"))
+        candidates = lines.get(region, []) if isinstance(region, str) else []
+        if role not in roles or role == NONE or not isinstance(text, str) or not candidates:
+            dropped += 1
+            continue
+        same = [n for n, t in candidates if t == text]
+        where = line if line in same else (same[0] if len(same) == 1 else None)
+        if where is None or where in marks:
+            dropped += 1
+            continue
+        marks[where] = str(role)
+    return marks, dropped
+
+
+def exercise_widget(
+    lesson_id: str, path: Path | str | None = None, *, learner_id: str | None = None, restore: bool = True
+) -> Any:
     """The exercise as ipywidgets: the regions' lines, a dropdown per markable line, Check.
 
     Returns a ``VBox`` subclass with ``dropdowns`` (file line -> Dropdown),
     ``check_button``, ``result`` (an HTML widget) and ``marks()``, so a test
-    can set values, click, and read ``result.value``.
+    can set values, click, and read ``result.value``. Each Check saves the
+    marks and the result to the learner's progress (``course.progress``;
+    the learner is ``learner_id``, else ``COURSE_LEARNER``, else
+    ``default``); ``restore=True`` puts saved marks back when the widget is built.
     """
     import ipywidgets as widgets
+
+    from . import progress
 
     exercise = load_exercise(path or exercise_path(lesson_id))
     if exercise.lesson_id != lesson_id:
@@ -414,6 +477,8 @@ def exercise_widget(lesson_id: str, path: Path | str | None = None) -> Any:
     class ExerciseWidget(widgets.VBox):
         def __init__(self) -> None:
             self.exercise = exercise
+            self.attempts = 0
+            self.learner_id = learner_id
             self.dropdowns: dict[int, Any] = {}
             self.result = widgets.HTML()
             self.check_button = widgets.Button(description="Check", button_style="primary")
@@ -461,6 +526,43 @@ def exercise_widget(lesson_id: str, path: Path | str | None = None) -> Any:
             return {line: d.value for line, d in self.dropdowns.items() if d.value != NONE}
 
         def _check(self, _button: object = None) -> None:
-            self.result.value = check_marks(self.exercise, self.marks()).html()
+            marks = self.marks()
+            result = check_marks(self.exercise, marks)
+            self.attempts += 1
+            self.result.value = result.html()
+            state = progress_state(self.exercise, marks, self.attempts, result)
+            try:
+                progress.record(lesson_id, "annotation", PROGRESS_ITEM, state, learner=self.learner_id)
+            except CourseError as err:
+                self.result.value += f"<p><small>Your progress was not saved: {e(str(err))}</small></p>"
 
-    return ExerciseWidget()
+        def restore_progress(self) -> int:
+            """Put the saved marks back and show the last Check again; return how many marks."""
+            try:
+                state = progress.restore(lesson_id, "annotation", PROGRESS_ITEM, learner=self.learner_id)
+            except CourseError as err:
+                self.result.value = f"<p><small>Your saved marks were not restored: {e(str(err))}</small></p>"
+                return 0
+            if state is None:
+                return 0
+            marks, dropped = restore_marks(self.exercise, state)
+            for line, role in marks.items():
+                self.dropdowns[line].value = role
+            attempts = state.get("attempts")
+            self.attempts = attempts if type(attempts) is int and attempts >= 0 else 0
+            note = (
+                f"Restored {len(marks)} mark{'' if len(marks) == 1 else 's'} from your progress, "
+                f"saved at {e(str(state.get('saved_at', 'an unknown time')))}."
+            )
+            if dropped:
+                note += f" {dropped} no longer fit the kernel's lines and were left unmarked."
+            self.result.value = (
+                f"<p class='exercise-restored'><small>{note}</small></p>"
+                + check_marks(self.exercise, marks).html()
+            )
+            return len(marks)
+
+    built = ExerciseWidget()
+    if restore:
+        built.restore_progress()
+    return built

@@ -238,7 +238,15 @@ def test_a_missing_file_is_a_clear_error(tmp_path):
 
 
 # --- the widget, headless -----------------------------------------------------------------------
-def test_widget_checks_marks_headless(exercise, key):
+@pytest.fixture
+def own_workspace(tmp_path, monkeypatch):
+    """An empty workspace: marks another test saved to progress are never restored here."""
+    monkeypatch.setenv("COURSE_WORKSPACE", str(tmp_path / "workspace"))
+    monkeypatch.delenv("COURSE_LEARNER", raising=False)
+    return tmp_path / "workspace"
+
+
+def test_widget_checks_marks_headless(exercise, key, own_workspace):
     widget = exercise_widget("day78")
     assert set(widget.dropdowns) == {n for n, _ in exercise.markable_lines()}
     widget.check_button.click()

@@ -29,10 +29,12 @@ from __future__ import annotations
 import os
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import ipywidgets as widgets
 
 from .. import _paths
+from .. import progress as _progress
 from .._html import escape
 from ..errors import CourseError
 from ..lessons import LESSONS, get_lesson
@@ -123,9 +125,15 @@ class QuestionPanel:
         practice: bool,
         quiz_id: str = "",
         learner_id: str | None = None,
+        lesson_id: str | None = None,
     ):
         self.question = question
         self.attempts = 0
+        self.practice = practice
+        self.quiz_id = quiz_id
+        self.learner_id = learner_id
+        self.lesson_id = lesson_id  # progress is saved under it; None: not saved
+        self.last_check: dict[str, Any] | None = None  # the last checked response and its fraction
         points = f"{fmt_points(question.points)} point{'' if question.points == 1 else 's'}"
         self.prompt = widgets.HTML(
             value=f"<p><b>{number}.</b> {_inline(question.prompt)} <small>({points})</small></p>"
@@ -217,7 +225,7 @@ class QuestionPanel:
             self.text.value = "" if response is None else str(response)
 
     def check(self) -> None:
-        """Score the current response and show the verdict with the reasoning."""
+        """Score the current response, show the verdict with the reasoning, and save it to progress."""
         q = self.question
         try:
             response = self.response()
@@ -228,10 +236,16 @@ class QuestionPanel:
             self.feedback.value = '<div class="quiz-feedback empty">Choose or type an answer first.</div>'
             return
         self.attempts += 1
-        if isinstance(q, Code):
-            self._check_code(q, str(response))
-            return
         fraction = q.fraction(response)
+        self.last_check = {"response": response, "fraction": fraction}
+        self.feedback.value = self.verdict(fraction)
+        problem = self.save_progress()
+        if problem:
+            self.feedback.value += problem
+
+    def verdict(self, fraction: float) -> str:
+        """The feedback HTML for a response scored ``fraction``."""
+        q = self.question
         if fraction >= 1.0:
             verdict, css = "Right.", "right"
         elif fraction > 0.0:
@@ -240,35 +254,96 @@ class QuestionPanel:
         else:
             verdict, css = "Not right.", "wrong"
         body = f"{_inline(q.explanation or '')}<br><small>Reference: {reference_html(q.reference)}</small>"
-        self.feedback.value = verdict_html(css, verdict, body)
+        return verdict_html(css, verdict, body)
 
-    def _check_code(self, q: Code, piece: str) -> None:
-        """Practice: run the piece the way the grader will (``course.coding_check``) and show what it did."""
-        from ..coding import get_exercise
-        from ..coding_check import check_piece
-
-        self.feedback.value = (
-            '<div class="quiz-feedback">Checking (a GPU run compiles first: seconds) ...</div>'
-        )
+    # -- progress ----------------------------------------------------------
+    def progress_state(self) -> dict[str, Any] | None:
+        """What progress keeps of this question: the response, attempts and the last check's result."""
         try:
-            result = check_piece(get_lesson(q.lesson), get_exercise(get_lesson(q.lesson), q.exercise), piece)
+            response = self.response()
+        except ResponseError:
+            return None
+        if response is None:
+            return None
+        q = self.question
+        checked = self.last_check is not None and self.last_check["response"] == response
+        fraction = self.last_check["fraction"] if checked and self.last_check is not None else None
+        return {
+            "quiz": self.quiz_id,
+            "type": q.type,
+            "response": response,
+            "text": self.text.value if self.text is not None else None,  # as typed: 0x8 stays 0x8
+            "attempts": self.attempts,
+            "checked": checked,
+            "fraction": fraction,
+            "score": None if fraction is None else q.points * fraction,
+            "points": q.points,
+        }
+
+    def save_progress(self) -> str:
+        """Save this question's state; "" when saved (or nothing to save), else a note (HTML) saying why not."""
+        state = self.progress_state()
+        if self.lesson_id is None or state is None:
+            return ""
+        try:
+            _progress.record(self.lesson_id, "quiz", self.question.id, state, learner=self.learner_id)
         except CourseError as e:
-            self.feedback.value = f'<div class="quiz-feedback invalid">{escape(str(e))}</div>'
-            return
-        css = "right" if result.passed else "wrong"
-        verdict = "Right." if result.passed else f"Not right: {result.outcome}."
-        self.feedback.value = verdict_html(css, verdict, result._repr_html_())
-
-
-def _code_piece(q: Code) -> str:
-    """The learner's current piece for a code question ("" when the exercise cannot be read)."""
-    from ..coding import get_exercise, learner_file
-
-    try:
-        lesson = get_lesson(q.lesson)
-        return learner_file(lesson, get_exercise(lesson, q.exercise)).piece()
-    except CourseError:
+            return _not_saved(e)
         return ""
+
+    def restore(self, state: dict[str, Any]) -> bool:
+        """Put a saved state back into the widgets; False (and nothing changed) when it no longer fits."""
+        q = self.question
+        if state.get("type") != q.type:
+            return False
+        response = state.get("response")
+        text = state.get("text")
+        if isinstance(q, SingleChoice):
+            if not isinstance(response, str) or response not in {o.id for o in q.options}:
+                return False
+        elif isinstance(q, MultipleSelect):
+            ids = {o.id for o in q.options}
+            if not isinstance(response, list) or not response or not all(r in ids for r in response):
+                return False
+        elif isinstance(q, WhichLine):
+            if type(response) is not int or response not in {n for n, _ in q.listing}:
+                return False
+        else:
+            if not isinstance(text, str) or not text.strip():
+                return False
+            try:
+                response = q.parse(text) if isinstance(q, Numeric) else text
+            except ResponseError:
+                return False
+        try:
+            q.check_response(response)
+        except ResponseError:
+            return False
+        attempts = state.get("attempts", 0)
+        if type(attempts) is not int or attempts < 0:
+            return False
+        if isinstance(q, Numeric | ShortText):
+            assert self.text is not None
+            self.text.value = text
+        else:
+            self.set_response(response)
+        self.attempts = attempts
+        saved_at = escape(str(state.get("saved_at", "an unknown time")))
+        note = f'<div class="quiz-restored"><small>Restored from your progress, saved at {saved_at}.</small></div>'
+        if self.practice and state.get("checked") is True and q.has_key:
+            fraction = q.fraction(response)  # scored again: the key may have changed since
+            self.last_check = {"response": response, "fraction": fraction}
+            self.feedback.value = self.verdict(fraction) + note
+        else:
+            self.feedback.value = note
+        return True
+
+
+def _not_saved(error: CourseError) -> str:
+    return (
+        '<div class="quiz-progress-error"><small>Your progress was not saved: '
+        f"{escape(str(error))}</small></div>"
+    )
 
 
 class QuizPanel(widgets.VBox):
@@ -282,7 +357,9 @@ class QuizPanel(widgets.VBox):
         self.submissions_dir = submissions_dir
         self.submits = 0
         self.panels = {
-            q.id: QuestionPanel(n, q, practice=practice, quiz_id=quiz.id, learner_id=learner_id)
+            q.id: QuestionPanel(
+                n, q, practice=practice, quiz_id=quiz.id, learner_id=learner_id, lesson_id=quiz.lesson
+            )
             for n, q in enumerate(quiz.questions, start=1)
         }
         self.style = widgets.HTML(value=STYLE, layout=widgets.Layout(display="none"))
@@ -351,8 +428,46 @@ class QuizPanel(widgets.VBox):
             f"<p>Saved {len(responses)} of {len(self.panels)} answers at "
             f"{escape(submission.submitted_at)} to <code>{escape(str(path))}</code>. "
             "Submitting again replaces this file.</p>"
-        )
+        ) + self.save_progress()
         return path
+
+    def save_progress(self) -> str:
+        """Save every answered question to progress at once; "" when saved, else a note (HTML)."""
+        states = {qid: s for qid, p in self.panels.items() if (s := p.progress_state()) is not None}
+        try:
+            _progress.record_items(self.quiz.lesson, "quiz", states, learner=self.learner_id)
+        except CourseError as e:
+            return _not_saved(e)
+        return ""
+
+    def restore_progress(self) -> int:
+        """Put the learner's saved answers back; return how many questions were restored.
+
+        A question that changed since the save (gone, another type, an option
+        or line that is no longer there) is left empty. A progress file that
+        cannot be read never stops the quiz: the status line says why.
+        """
+        try:
+            saved = _progress.lesson_progress(self.quiz.lesson, learner=self.learner_id)["quiz"]
+        except CourseError as e:
+            self.status.value = (
+                f"<p><small>Your saved progress was not restored: {escape(str(e))}</small></p>"
+            )
+            return 0
+        restored = [
+            state.get("saved_at")
+            for qid, panel in self.panels.items()
+            if isinstance(state := saved.get(qid), dict)
+            and state.get("quiz", self.quiz.id) == self.quiz.id
+            and panel.restore(state)
+        ]
+        if restored:
+            latest = max(str(t) for t in restored)
+            self.status.value = (
+                f"<p><small>Restored {len(restored)} of {len(self.panels)} answers from your progress "
+                f"(last saved at {escape(latest)}). Submit still saves them for grading.</small></p>"
+            )
+        return len(restored)
 
 
 def _quiz_path(quiz: str | os.PathLike[str]) -> Path:
@@ -366,13 +481,18 @@ def show_quiz(
     mode: str = "practice",
     learner_id: str | None = None,
     submissions_dir: str | os.PathLike[str] | None = None,
+    restore: bool = True,
 ) -> QuizPanel:
     """The quiz for a lesson id (``"<lesson id>"``) or a quiz file, as a widget.
 
     ``mode="practice"`` needs the key file and checks answers on the page;
     ``mode="graded"`` shows the learner copy only (pass a released file).
     ``learner_id`` names the submission file; ``submissions_dir`` defaults to
-    ``submissions/`` in the course checkout.
+    ``submissions/`` in the course checkout. Checked and submitted answers
+    are saved to the learner's progress (``course.progress``; the learner is
+    ``learner_id``, else ``COURSE_LEARNER``, else ``default``), and
+    ``restore=True`` puts them back, so a restarted kernel or a reopened
+    page shows where the learner was.
     """
     if mode not in MODES:
         raise CourseError(f"mode must be one of {', '.join(MODES)} (got {mode!r})")
@@ -389,4 +509,7 @@ def show_quiz(
     folder = Path(submissions_dir) if submissions_dir is not None else _paths.repo_root() / "submissions"
     if learner_id is not None:
         submission_path(folder, shown.id, learner_id)  # refuse a bad id before anyone types an answer
-    return QuizPanel(shown, mode=mode, learner_id=learner_id, submissions_dir=folder)
+    panel = QuizPanel(shown, mode=mode, learner_id=learner_id, submissions_dir=folder)
+    if restore:
+        panel.restore_progress()
+    return panel

@@ -263,7 +263,19 @@ def make_checkout(root: Path, payload: str) -> None:
 
 
 def render_everything(root: Path, payload: str) -> list[str]:
-    """Run every renderer on the hostile checkout; return the text of every HTML produced."""
+    """Run every renderer on the hostile checkout; return the text of every HTML produced.
+
+    Progress goes to a workspace of this checkout's own, so the graded pass
+    restores what the practice pass saved (the payload included) and no other
+    test restores it.
+    """
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("COURSE_WORKSPACE", str(root.parent / "workspace"))
+        mp.delenv("COURSE_LEARNER", raising=False)
+        return _render_everything(root, payload)
+
+
+def _render_everything(root: Path, payload: str) -> list[str]:
     texts: list[str] = []
     subs = root / "subs <b>x</b> &amp;"  # a folder name the Submit status shows
     for mode, quiz in (("practice", "day76"), ("graded", root / "content" / "quizzes" / "day76.toml")):

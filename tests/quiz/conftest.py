@@ -3,7 +3,8 @@
 ``course_root`` makes a temporary checkout (``COURSE_ROOT``) whose kernels
 carry the snippet regions the lesson registry names, with line numbers the
 tests can state exactly; ``sample_quiz`` writes a quiz with one question of
-each type into it.
+each type into it. Every test gets its own empty workspace (``own_workspace``),
+so progress one test saves is never restored into another's quiz.
 """
 
 from __future__ import annotations
@@ -14,6 +15,14 @@ from pathlib import Path
 import pytest
 
 from ._data import KERNEL_76, KERNEL_78, SAMPLE_QUIZ
+
+
+@pytest.fixture(autouse=True)
+def own_workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    work = tmp_path / "workspace"
+    monkeypatch.setenv("COURSE_WORKSPACE", str(work))
+    monkeypatch.delenv("COURSE_LEARNER", raising=False)
+    return work
 
 
 @pytest.fixture

@@ -1,0 +1,323 @@
+"""The learner's progress: what they answered, marked and passed, kept across kernel restarts.
+
+    record("day76", "quiz", "q-threads", {"response": "a", "attempts": 2, ...})
+    restore("day76", "quiz", "q-threads")   # that dict plus "saved_at", or None
+    lesson_progress("day76")                # {"quiz": {...}, "annotation": {...}, "coding": {...}}
+    reset("day76")                          # forget one page; the forgotten part goes to a backup first
+
+One JSON file per learner in the workspace (``course.workspace``):
+``<workspace>/progress/<learner>.json``. The learner is the id a page was
+given, else ``COURSE_LEARNER``, else ``default``; it is checked like a
+submission's learner id, so it can only name a file in that folder. The file
+holds, per lesson id, per kind (``quiz``, ``annotation``, ``coding``), per
+item id, the state the page saved and when (UTC).
+
+The rules, because the file holds the learner's work:
+
+- every save is a read-modify-write under an advisory lock (``flock`` on a
+  sibling ``.lock`` file), so two pages saving at once keep both updates;
+- the new file is written atomically (``course._atomic``: temp file, fsync,
+  rename), so a kill at any moment leaves the old file or the new, whole;
+- a file that cannot be read, is not JSON, or is not this format never
+  stops a page: it is moved aside to ``<learner>.corrupt-<time>.json``
+  (nothing is deleted), a message on stderr says where, and progress starts
+  empty;
+- ``reset`` writes the entries it removes to ``backups/`` before removing them.
+
+This module knows no lesson by name: callers pass ids.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import sys
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ._atomic import atomic_write_text
+from .errors import CourseError
+from .quiz.submission import validate_learner_id
+from .workspace import workspace_root
+
+try:  # POSIX; elsewhere saves are still atomic, only not serialised between processes
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = [
+    "DEFAULT_LEARNER",
+    "FORMAT",
+    "KINDS",
+    "LEARNER_ENV",
+    "ProgressError",
+    "learner_id",
+    "lesson_progress",
+    "progress_path",
+    "record",
+    "record_items",
+    "reset",
+    "restore",
+]
+
+FORMAT = "hopper-course/progress/1"
+KINDS = ("quiz", "annotation", "coding")
+LEARNER_ENV = "COURSE_LEARNER"
+DEFAULT_LEARNER = "default"
+FOLDER = "progress"
+
+# A lesson id and an item id are keys in the file, never paths; still, keep them plain.
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@:-]{0,127}\Z")
+
+
+class ProgressError(CourseError):
+    """Progress cannot be saved or read (bad id, unwritable workspace)."""
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")  # noqa: UP017 (datetime.UTC is 3.11+)
+
+
+def _stamp() -> str:
+    return datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")  # noqa: UP017
+
+
+def learner_id(learner: str | None = None) -> str:
+    """The learner whose progress this is: ``learner``, else ``COURSE_LEARNER``, else ``default``."""
+    if learner is None:
+        learner = os.environ.get(LEARNER_ENV) or DEFAULT_LEARNER
+    return validate_learner_id(learner)
+
+
+def progress_path(learner: str | None = None) -> Path:
+    """``<workspace>/progress/<learner>.json``."""
+    return workspace_root() / FOLDER / f"{learner_id(learner)}.json"
+
+
+def _check_key(value: object, what: str) -> str:
+    if not isinstance(value, str) or not _ID.match(value):
+        raise ProgressError(
+            f"{what} must be 1-128 letters, digits, '.', '_', '@', ':' or '-', starting with a "
+            f"letter or digit (got {value!r:.60})"
+        )
+    return value
+
+
+def _check_kind(kind: object) -> str:
+    if kind not in KINDS:
+        raise ProgressError(f"kind must be one of {', '.join(KINDS)} (got {kind!r:.40})")
+    return str(kind)
+
+
+# ---------------------------------------------------------------------------
+# The file: locked, read whole, written atomically
+# ---------------------------------------------------------------------------
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive advisory lock on ``<path>.lock`` (the data file itself is replaced by rename)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path.with_name(path.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as e:
+        raise ProgressError(f"cannot save progress here ({e.strerror})", path=path.parent) from None
+    try:
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def _empty(learner: str) -> dict[str, Any]:
+    return {"format": FORMAT, "learner": learner, "lessons": {}}
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _problem(data: object) -> str | None:
+    """What makes ``data`` not a progress file of this format; None when it is one."""
+    if not isinstance(data, dict):
+        return f"not a JSON object (got {type(data).__name__})"
+    if data.get("format") != FORMAT:
+        return f"format is {data.get('format')!r:.60}, expected {FORMAT!r}"
+    lessons = data.get("lessons")
+    if not isinstance(lessons, dict):
+        return "'lessons' is not an object"
+    for lesson, kinds in lessons.items():
+        if not isinstance(kinds, dict):
+            return f"lesson {lesson!r:.40} is not an object"
+        for kind, items in kinds.items():
+            if kind not in KINDS or not isinstance(items, dict):
+                return f"lesson {lesson!r:.40}: {kind!r:.40} is not one of {', '.join(KINDS)} with an object"
+            for item, state in items.items():
+                if not isinstance(state, dict):
+                    return f"lesson {lesson!r:.40}, {kind} {item!r:.40}: not an object"
+    return None
+
+
+def _move_aside(path: Path, reason: str) -> Path:
+    """Rename a bad progress file to ``<name>.corrupt-<time>.json`` (never over another) and say so."""
+    for n in range(1, 1000):
+        tag = _stamp() if n == 1 else f"{_stamp()}-{n}"
+        target = path.with_name(f"{path.stem}.corrupt-{tag}.json")
+        if not target.exists():  # we hold the lock: no other saver names one now
+            break
+    else:  # pragma: no cover
+        raise ProgressError(f"cannot find a free name to move the unreadable file aside in {path.parent}")
+    try:
+        os.replace(path, target)
+    except OSError as e:
+        raise ProgressError(
+            f"your progress file is unreadable ({reason}) and cannot be moved aside ({e.strerror})", path=path
+        ) from None
+    print(
+        f"Your progress file {path} could not be read ({reason}). It was moved to {target}, "
+        "nothing was deleted, and progress starts again from empty.",
+        file=sys.stderr,
+    )
+    return target
+
+
+def _read(path: Path, learner: str) -> dict[str, Any]:
+    """The file's data; a missing file is empty progress, a bad one is moved aside. Call under the lock."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return _empty(learner)
+    except OSError as e:
+        if not path.is_file():
+            _move_aside(path, f"not a file ({e.strerror})")
+            return _empty(learner)
+        raise ProgressError(f"cannot read your progress ({e.strerror})", path=path) from None
+    try:
+        data = json.loads(raw.decode("utf-8"), parse_constant=_no_constants)
+    except (ValueError, UnicodeDecodeError) as e:
+        _move_aside(path, f"not valid JSON: {e}")
+        return _empty(learner)
+    except RecursionError:
+        _move_aside(path, "not valid JSON: nested too deeply")
+        return _empty(learner)
+    problem = _problem(data)
+    if problem is not None:
+        _move_aside(path, problem)
+        return _empty(learner)
+    data["learner"] = learner
+    return data
+
+
+def _dump(data: dict[str, Any]) -> str:
+    try:
+        return json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False, sort_keys=False) + "\n"
+    except (TypeError, ValueError) as e:
+        raise ProgressError(f"this progress cannot be saved as JSON ({e})") from None
+
+
+def _write(path: Path, data: dict[str, Any]) -> None:
+    text = _dump(data)
+    try:
+        atomic_write_text(path, text)
+    except OSError as e:
+        raise ProgressError(f"cannot save your progress ({e.strerror})", path=path) from None
+
+
+# ---------------------------------------------------------------------------
+# The API
+# ---------------------------------------------------------------------------
+def record(
+    lesson_id: str, kind: str, item: str, state: dict[str, Any], *, learner: str | None = None
+) -> None:
+    """Save ``state`` (JSON data) as the learner's latest for one item, with ``saved_at`` added.
+
+    The caller counts attempts and passes them in ``state``; this replaces
+    the item's previous state and leaves every other item as it was.
+    """
+    record_items(lesson_id, kind, {item: state}, learner=learner)
+
+
+def record_items(
+    lesson_id: str, kind: str, states: dict[str, dict[str, Any]], *, learner: str | None = None
+) -> None:
+    """``record`` for several items of one lesson and kind at once: one lock, one write."""
+    _check_key(lesson_id, "a lesson id")
+    _check_kind(kind)
+    stamp = _now()
+    entries = {}
+    for item, state in states.items():
+        _check_key(item, "an item id")
+        if not isinstance(state, dict):
+            raise ProgressError(f"a progress state must be a dict (got {type(state).__name__})")
+        entries[item] = {**state, "saved_at": stamp}
+    _dump(entries)  # refuse what JSON cannot hold before touching the file
+    if not entries:
+        return
+    path = progress_path(learner)
+    who = learner_id(learner)
+    with _locked(path):
+        data = _read(path, who)
+        data["lessons"].setdefault(lesson_id, {}).setdefault(kind, {}).update(entries)
+        _write(path, data)
+
+
+def _snapshot(learner: str | None) -> dict[str, Any]:
+    path = progress_path(learner)
+    who = learner_id(learner)
+    if not path.exists() and not path.is_symlink():
+        return _empty(who)  # nothing saved yet: no lock file, no folder made just to read
+    with _locked(path):
+        return _read(path, who)
+
+
+def restore(lesson_id: str, kind: str, item: str, *, learner: str | None = None) -> dict[str, Any] | None:
+    """The item's last saved state (with ``saved_at``), or None when nothing was saved."""
+    _check_key(lesson_id, "a lesson id")
+    _check_kind(kind)
+    _check_key(item, "an item id")
+    state = _snapshot(learner)["lessons"].get(lesson_id, {}).get(kind, {}).get(item)
+    return dict(state) if isinstance(state, dict) else None
+
+
+def lesson_progress(lesson_id: str, *, learner: str | None = None) -> dict[str, dict[str, dict[str, Any]]]:
+    """Everything saved for one lesson: ``{kind: {item: state}}``, every kind present (maybe empty)."""
+    _check_key(lesson_id, "a lesson id")
+    saved = _snapshot(learner)["lessons"].get(lesson_id, {})
+    return {kind: dict(saved.get(kind, {})) for kind in KINDS}
+
+
+def reset(lesson_id: str, *, learner: str | None = None) -> Path | None:
+    """Forget one lesson's progress; return the backup holding what was removed (None: nothing saved).
+
+    The removed entries are written to
+    ``<workspace>/progress/backups/<learner>.<lesson>.<time>.json`` first
+    (same format, only that lesson), so a mistaken reset loses nothing.
+    """
+    _check_key(lesson_id, "a lesson id")
+    path = progress_path(learner)
+    who = learner_id(learner)
+    if not path.exists():
+        return None
+    with _locked(path):
+        data = _read(path, who)
+        removed = data["lessons"].get(lesson_id)
+        if not removed:
+            return None
+        folder = path.parent / "backups"
+        backup = None
+        for n in range(1, 1000):
+            tag = _stamp() if n == 1 else f"{_stamp()}-{n}"
+            candidate = folder / f"{who}.{lesson_id}.{tag}.json"
+            if not candidate.exists():
+                backup = candidate
+                break
+        if backup is None:  # pragma: no cover
+            raise ProgressError(f"cannot find a free backup name in {folder}")
+        kept = {"format": FORMAT, "learner": who, "reset_at": _now(), "lessons": {lesson_id: removed}}
+        _write(backup, kept)
+        del data["lessons"][lesson_id]
+        _write(path, data)
+    return backup
