@@ -236,12 +236,34 @@ class QuestionPanel:
             self.feedback.value = '<div class="quiz-feedback empty">Choose or type an answer first.</div>'
             return
         self.attempts += 1
-        fraction = q.fraction(response)
+        if isinstance(q, Code):
+            fraction = self._check_code(q, str(response))
+        else:
+            fraction = q.fraction(response)
+            self.feedback.value = self.verdict(fraction)
         self.last_check = {"response": response, "fraction": fraction}
-        self.feedback.value = self.verdict(fraction)
-        problem = self.save_progress()
-        if problem:
-            self.feedback.value += problem
+        self.feedback.value += self.save_progress()
+
+    def _check_code(self, q: Code, piece: str) -> float | None:
+        """Practice: run the piece the way the grader will (``course.coding_check``) and show what it did.
+
+        Returns 1.0 or 0.0 (passed or not), None when it could not be run.
+        """
+        from ..coding import get_exercise
+        from ..coding_check import check_piece
+
+        self.feedback.value = (
+            '<div class="quiz-feedback">Checking (a GPU run compiles first: seconds) ...</div>'
+        )
+        try:
+            result = check_piece(get_lesson(q.lesson), get_exercise(get_lesson(q.lesson), q.exercise), piece)
+        except CourseError as e:
+            self.feedback.value = f'<div class="quiz-feedback invalid">{escape(str(e))}</div>'
+            return None
+        css = "right" if result.passed else "wrong"
+        verdict = "Right." if result.passed else f"Not right: {result.outcome}."
+        self.feedback.value = verdict_html(css, verdict, result._repr_html_())
+        return 1.0 if result.passed else 0.0
 
     def verdict(self, fraction: float) -> str:
         """The feedback HTML for a response scored ``fraction``."""
@@ -298,6 +320,24 @@ class QuestionPanel:
             return False
         response = state.get("response")
         text = state.get("text")
+        saved_at = escape(str(state.get("saved_at", "an unknown time")))
+        if isinstance(q, Code):
+            # The box shows the learner's file of the exercise (the coding panel edits the same
+            # file): that is their code now, so only the attempts and the last result come back.
+            attempts = state.get("attempts", 0)
+            if type(attempts) is not int or attempts < 0:
+                return False
+            self.attempts = attempts
+            fraction = state.get("fraction")
+            last = (
+                {1.0: "passed", 0.0: "did not pass"}.get(fraction) if state.get("checked") is True else None
+            )
+            said = f"your last check {last}, " if last else ""
+            self.feedback.value = (
+                f'<div class="quiz-restored"><small>From your progress: {said}saved at {saved_at}. '
+                "The box shows the piece in your file now.</small></div>"
+            )
+            return True
         if isinstance(q, SingleChoice):
             if not isinstance(response, str) or response not in {o.id for o in q.options}:
                 return False
@@ -328,7 +368,6 @@ class QuestionPanel:
         else:
             self.set_response(response)
         self.attempts = attempts
-        saved_at = escape(str(state.get("saved_at", "an unknown time")))
         note = f'<div class="quiz-restored"><small>Restored from your progress, saved at {saved_at}.</small></div>'
         if self.practice and state.get("checked") is True and q.has_key:
             fraction = q.fraction(response)  # scored again: the key may have changed since
@@ -337,6 +376,17 @@ class QuestionPanel:
         else:
             self.feedback.value = note
         return True
+
+
+def _code_piece(q: Code) -> str:
+    """The learner's current piece for a code question ("" when the exercise cannot be read)."""
+    from ..coding import get_exercise, learner_file
+
+    try:
+        lesson = get_lesson(q.lesson)
+        return learner_file(lesson, get_exercise(lesson, q.exercise)).piece()
+    except CourseError:
+        return ""
 
 
 def _not_saved(error: CourseError) -> str:
