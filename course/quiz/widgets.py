@@ -329,9 +329,9 @@ class QuestionPanel:
                 return False
             self.attempts = attempts
             fraction = state.get("fraction")
-            last = (
-                {1.0: "passed", 0.0: "did not pass"}.get(fraction) if state.get("checked") is True else None
-            )
+            last = None
+            if state.get("checked") is True and fraction in (0.0, 1.0):
+                last = "passed" if fraction == 1.0 else "did not pass"
             said = f"your last check {last}, " if last else ""
             self.feedback.value = (
                 f'<div class="quiz-restored"><small>From your progress: {said}saved at {saved_at}. '
