@@ -62,6 +62,7 @@ __all__ = [
     "record_items",
     "reset",
     "restore",
+    "saved_lessons",
 ]
 
 FORMAT = "hopper-course/progress/1"
@@ -287,6 +288,11 @@ def lesson_progress(lesson_id: str, *, learner: str | None = None) -> dict[str, 
     _check_key(lesson_id, "a lesson id")
     saved = _snapshot(learner)["lessons"].get(lesson_id, {})
     return {kind: dict(saved.get(kind, {})) for kind in KINDS}
+
+
+def saved_lessons(*, learner: str | None = None) -> tuple[str, ...]:
+    """The lesson ids the learner's progress holds anything for."""
+    return tuple(_snapshot(learner)["lessons"])
 
 
 def reset(lesson_id: str, *, learner: str | None = None) -> Path | None:
