@@ -220,7 +220,9 @@ def test_two_processes_saving_at_once_lose_no_update(workspace):
     rounds = 30
 
     def saver(name: str):  # type: ignore[no-untyped-def]
-        return lambda: [progress.record("day78", "coding", f"{name}-{n}", {"passed": True}) for n in range(rounds)]
+        return lambda: [
+            progress.record("day78", "coding", f"{name}-{n}", {"passed": True}) for n in range(rounds)
+        ]
 
     pids = [_forked(saver(name)) for name in ("a", "b", "c", "d")]
     for pid in pids:
@@ -271,7 +273,9 @@ def test_a_kill_at_random_moments_of_a_save_leaves_the_old_or_the_new_file_whole
         def loop(start: int = start) -> None:
             gen = start
             while True:
-                progress.record("day76", "quiz", "ptx-name", {"text": payload("kill", gen, SIZE), "attempts": gen})
+                progress.record(
+                    "day76", "quiz", "ptx-name", {"text": payload("kill", gen, SIZE), "attempts": gen}
+                )
                 gen += 1
 
         before = {p.name for p in folder.iterdir()}
@@ -288,7 +292,9 @@ def test_a_kill_at_random_moments_of_a_save_leaves_the_old_or_the_new_file_whole
     assert changed > 0 and mid_save > 0, (changed, mid_save)
     assert not list(folder.glob("*.corrupt-*")), "a killed save made the next read think the file was corrupt"
     # A later save still works, and the lock a killed saver held was released with it.
-    progress.record("day76", "quiz", "ptx-name", {"text": payload("kill", last + 1, SIZE), "attempts": last + 1})
+    progress.record(
+        "day76", "quiz", "ptx-name", {"text": payload("kill", last + 1, SIZE), "attempts": last + 1}
+    )
     assert _consistent(path) == last + 1
 
 
@@ -381,7 +387,15 @@ def test_a_question_that_changed_since_the_save_is_skipped_not_a_crash(tmp_path)
     quiz["per-thread"]["attempts"] = "many"
     path.write_text(json.dumps(data), "utf-8")
     again = show_quiz("day76", submissions_dir=tmp_path / "subs")
-    skipped = {"coords-order", "one-thread", "phase-complete", "line-issue", "ptx-name", "expect-bytes", "per-thread"}
+    skipped = {
+        "coords-order",
+        "one-thread",
+        "phase-complete",
+        "line-issue",
+        "ptx-name",
+        "expect-bytes",
+        "per-thread",
+    }
     for qid, qp in again.panels.items():
         if qid in skipped:
             assert qp.response() is None and qp.attempts == 0 and qp.feedback.value == "", qid
@@ -412,7 +426,9 @@ def test_marks_come_back_in_a_fresh_exercise_widget():
     for item in keyed[:5]:
         first.dropdowns[item.line].value = item.role
     wrong = keyed[5]
-    first.dropdowns[wrong.line].value = next(r.id for r in first.exercise.roles if r.id not in (NONE, wrong.role))
+    first.dropdowns[wrong.line].value = next(
+        r.id for r in first.exercise.roles if r.id not in (NONE, wrong.role)
+    )
     first.check_button.click()
     first.check_button.click()
     marks = first.marks()
