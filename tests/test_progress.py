@@ -15,14 +15,13 @@ import time
 from pathlib import Path
 
 import pytest
+from hardening._writer import payload
 
 from course import progress
 from course.errors import CourseError
 from course.exercise import NONE, exercise_widget
 from course.quiz import show_quiz
 from course.quiz.model import MultipleSelect, Numeric, ShortText, SingleChoice, WhichLine
-
-from hardening._writer import payload
 
 
 @pytest.fixture(autouse=True)
@@ -353,8 +352,8 @@ def test_checked_answers_come_back_in_a_fresh_quiz(tmp_path):
 
 
 def test_submitted_answers_come_back_in_graded_mode_without_a_verdict(tmp_path):
-    from course.quiz.release import release_quiz
     from course.lessons import get_lesson
+    from course.quiz.release import release_quiz
 
     released = tmp_path / "day76-learner.toml"
     release_quiz(get_lesson("day76").quiz_path, released)
