@@ -1,9 +1,9 @@
 """The learner's progress: what they answered, marked and passed, kept across kernel restarts.
 
-    record("day76", "quiz", "q-threads", {"response": "a", "attempts": 2, ...})
-    restore("day76", "quiz", "q-threads")   # that dict plus "saved_at", or None
-    lesson_progress("day76")                # {"quiz": {...}, "annotation": {...}, "coding": {...}}
-    reset("day76")                          # forget one page; the forgotten part goes to a backup first
+    record(lesson_id, "quiz", question_id, {"response": "a", "attempts": 2, ...})
+    restore(lesson_id, "quiz", question_id)  # that dict plus "saved_at", or None
+    lesson_progress(lesson_id)               # {"quiz": {...}, "annotation": {...}, "coding": {...}}
+    reset(lesson_id)                         # forget one page; the forgotten part goes to a backup first
 
 One JSON file per learner in the workspace (``course.workspace``):
 ``<workspace>/progress/<learner>.json``. The learner is the id a page was
