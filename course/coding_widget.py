@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 
+from . import progress
 from ._html import escape
 from .coding import CodingExercise, LearnerFile, learner_file
 from .coding_check import CodingResult, check_piece
@@ -38,13 +39,23 @@ STYLE = """<style>
 
 
 class CodingPanel(widgets.VBox):
-    def __init__(self, lesson: Lesson, exercise: CodingExercise, *, timeout_s: float = DEFAULT_TIMEOUT_S):
+    def __init__(
+        self,
+        lesson: Lesson,
+        exercise: CodingExercise,
+        *,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        learner_id: str | None = None,
+        restore: bool = True,
+    ):
         self.lesson = lesson
         self.exercise = exercise
         self.timeout_s = timeout_s
+        self.learner_id = learner_id
         self.file: LearnerFile = learner_file(lesson, exercise)
         self.attempts = 0
         self.last: CodingResult | None = None
+        saved = _saved(lesson, exercise, learner_id) if restore else None
         self.hints_shown = 0
         self._problem: CourseError | None = None
         piece = self._read_piece()
@@ -76,6 +87,15 @@ class CodingPanel(widgets.VBox):
             f"{STYLE}<h4>Write it: {inline(exercise.title)}</h4><p>{inline(exercise.prompt)}</p>{cite}"
             f"<p>Your code lives in {self._where()} between two marker lines; only what is between them is checked.</p>"
         )
+        if saved is not None:
+            # The piece itself is the file's (above); progress keeps the attempts and the last verdict.
+            self.attempts = saved["attempts"]
+            mark = "✓" if saved["passed"] else "✗"
+            self.result.value = (
+                f"<p style='color:#57606a'>Restored from your progress: {mark} {escape(saved['outcome'])} "
+                f"(checked {escape(saved['check'])}) after {self.attempts} attempt(s), saved at "
+                f"{escape(saved['saved_at'])}: {escape(saved['message'])}</p>"
+            )
         buttons = widgets.HBox([self.check_button, self.hint_button, self.reset_button])
         super().__init__(children=[head, self.editor, buttons, self.status, self.hints, self.result])
         self.add_class(CLASS)
@@ -115,7 +135,18 @@ class CodingPanel(widgets.VBox):
             self.check_button.disabled = False
         self.attempts += 1
         self.last = result
-        self.status.value = f"<p>{saved} Attempt {self.attempts}.</p>"
+        note = ""
+        try:
+            progress.record(
+                self.lesson.id,
+                "coding",
+                self.exercise.id,
+                {**result.state(), "attempts": self.attempts},
+                learner=self.learner_id,
+            )
+        except CourseError as e:  # a workspace that cannot be written never blocks a check
+            note = f" (Not saved to your progress: {escape(e.message)})"
+        self.status.value = f"<p>{saved} Attempt {self.attempts}.{note}</p>"
         self.result.value = result._repr_html_()
         return result
 
@@ -136,6 +167,20 @@ class CodingPanel(widgets.VBox):
         )
         self.status.value = f"<p>Started again from the starter.{kept}</p>"
         self.result.value = ""
+
+
+def _saved(lesson: Lesson, exercise: CodingExercise, learner_id: str | None) -> dict[str, Any] | None:
+    """The last check saved in progress, if it has the fields a panel shows; else None."""
+    try:
+        state = progress.restore(lesson.id, "coding", exercise.id, learner=learner_id)
+    except CourseError:
+        return None
+    if not isinstance(state, dict):
+        return None
+    fields = {"outcome": str, "check": str, "message": str, "saved_at": str, "passed": bool, "attempts": int}
+    if not all(isinstance(state.get(k), t) for k, t in fields.items()):
+        return None
+    return state
 
 
 def coding_panel(lesson: Lesson, exercise: CodingExercise, **kwargs: Any) -> CodingPanel:

@@ -14,7 +14,6 @@ cannot run, or a check that fails, raises instead, so nbval fails.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -479,22 +478,7 @@ def _gpu_action(
 
 
 def default_learner_id() -> str | None:
-    """JUPYTERHUB_USER, else the login name; None when neither is a valid learner id."""
-    import getpass
+    """COURSE_LEARNER, else JUPYTERHUB_USER, else the login name (``course.progress.login_learner_id``)."""
+    from .progress import login_learner_id
 
-    from .quiz.submission import validate_learner_id
-
-    candidates = [os.environ.get("JUPYTERHUB_USER")]
-    try:
-        candidates.append(getpass.getuser())
-    except (OSError, KeyError):
-        pass
-    for name in candidates:
-        if not name:
-            continue
-        try:
-            validate_learner_id(name)
-        except CourseError:
-            continue
-        return name
-    return None
+    return login_learner_id()

@@ -87,10 +87,36 @@ def _stamp() -> str:
     return datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")  # noqa: UP017
 
 
+def login_learner_id() -> str | None:
+    """``COURSE_LEARNER``, else ``JUPYTERHUB_USER``, else the login name; None when none is a valid id.
+
+    The one default identity: the page's quiz submits under it, and progress
+    (the page's widgets and ``python -m course progress``) is kept under it.
+    """
+    import getpass
+
+    chosen = os.environ.get(LEARNER_ENV)
+    if chosen:  # set on purpose: a bad one is an error, never silently someone else
+        return validate_learner_id(chosen)
+    candidates = [os.environ.get("JUPYTERHUB_USER")]
+    try:
+        candidates.append(getpass.getuser())
+    except (OSError, KeyError):
+        pass
+    for name in candidates:
+        if not name:
+            continue
+        try:
+            return validate_learner_id(name)
+        except CourseError:
+            continue
+    return None
+
+
 def learner_id(learner: str | None = None) -> str:
-    """The learner whose progress this is: ``learner``, else ``COURSE_LEARNER``, else ``default``."""
+    """The learner whose progress this is: ``learner``, else ``login_learner_id()``, else ``default``."""
     if learner is None:
-        learner = os.environ.get(LEARNER_ENV) or DEFAULT_LEARNER
+        learner = login_learner_id() or DEFAULT_LEARNER
     return validate_learner_id(learner)
 
 

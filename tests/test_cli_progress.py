@@ -20,6 +20,10 @@ from course.quiz.model import SingleChoice
 
 @pytest.fixture(autouse=True)
 def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    # The default learner when COURSE_LEARNER is unset is JUPYTERHUB_USER, else the login name
+    # (getpass reads LOGNAME first): "default" here, in this process and the ones it starts.
+    monkeypatch.delenv("JUPYTERHUB_USER", raising=False)
+    monkeypatch.setenv("LOGNAME", "default")
     work = tmp_path / "workspace"
     monkeypatch.setenv("COURSE_WORKSPACE", str(work))
     monkeypatch.delenv("COURSE_LEARNER", raising=False)

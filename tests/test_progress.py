@@ -26,6 +26,10 @@ from course.quiz.model import MultipleSelect, Numeric, ShortText, SingleChoice, 
 
 @pytest.fixture(autouse=True)
 def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    # The default learner when COURSE_LEARNER is unset is JUPYTERHUB_USER, else the login name
+    # (getpass reads LOGNAME first): "default" here, in this process and the ones it starts.
+    monkeypatch.delenv("JUPYTERHUB_USER", raising=False)
+    monkeypatch.setenv("LOGNAME", "default")
     work = tmp_path / "workspace"
     monkeypatch.setenv("COURSE_WORKSPACE", str(work))
     monkeypatch.delenv("COURSE_LEARNER", raising=False)
@@ -462,3 +466,19 @@ def test_a_mark_follows_its_line_when_lines_move_and_is_dropped_when_its_line_is
     assert again.marks() == {keyed[0].line: keyed[0].role}
     assert "Restored 1 mark from your progress" in again.result.value
     assert "4 no longer fit the kernel's lines" in again.result.value
+
+
+def test_the_default_learner_is_the_one_the_page_submits_as(monkeypatch):
+    """One identity: the page's quiz submits as it, and progress is kept (and printed) under it."""
+    from course.page import default_learner_id
+
+    monkeypatch.delenv(progress.LEARNER_ENV, raising=False)
+    monkeypatch.setenv("LOGNAME", "bob")
+    assert progress.learner_id() == default_learner_id() == "bob"
+    monkeypatch.setenv("JUPYTERHUB_USER", "hub-ann")
+    assert progress.learner_id() == default_learner_id() == "hub-ann"
+    monkeypatch.setenv(progress.LEARNER_ENV, "cy")
+    assert progress.learner_id() == default_learner_id() == "cy"
+    monkeypatch.setenv(progress.LEARNER_ENV, "../etc")
+    with pytest.raises(CourseError):
+        progress.learner_id()

@@ -62,3 +62,24 @@ def test_a_page_without_coding_exercises_says_so(monkeypatch):
     monkeypatch.setattr(coding, "load_coding", lambda lesson: ())
     shown = Page("day76").coding()
     assert "has no coding exercise" in str(shown)
+
+
+@pytest.mark.skipif(find_compiler() is None, reason="no C++ compiler on PATH: the CPU check cannot run")
+def test_a_check_is_kept_in_progress_and_shown_again_after_a_restart(monkeypatch, capsys):
+    from course import progress
+    from course.cli import main
+
+    monkeypatch.setenv(progress.LEARNER_ENV, "ada")
+    panel = Page("day78").coding()
+    panel.editor.value = panel.exercise.reference(panel.lesson.kernel_path.read_text())
+    panel.check()
+    panel.check()
+    saved = progress.restore("day78", "coding", "core-offset")
+    assert (
+        saved is not None and saved["passed"] is True and saved["attempts"] == 2 and saved["check"] == "cpu"
+    )
+    again = Page("day78").coding()  # a restarted kernel: the piece from the file, the verdict from progress
+    assert again.attempts == 2 and "Restored from your progress: ✓ passed" in again.result.value
+    assert main(["progress", "--lesson", "day78"]) == 0
+    out = capsys.readouterr().out
+    assert "coding" in out and "1 of 1" in out, out
