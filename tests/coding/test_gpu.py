@@ -110,3 +110,19 @@ def test_the_grader_scores_right_wrong_faulting_and_hanging_code(gpu_for, tmp_pa
     }
     # Each submission within its run limit plus compiling: nothing waited on a hung or faulted child.
     assert seconds < len(pieces) * (limit + 60)
+
+
+def test_the_page_panel_checks_on_the_gpu_and_keeps_it(gpu_for, monkeypatch):
+    """What a learner's Check button does on an H100/H200: the GPU check, saved to progress."""
+    gpu_for("day78")
+    from course import progress
+    from course.page import Page
+
+    monkeypatch.setenv(progress.LEARNER_ENV, "gpu-learner")
+    panel = Page("day78").coding()
+    panel.editor.value = panel.exercise.reference(panel.lesson.kernel_path.read_text("utf-8"))
+    result = panel.check()
+    assert result is not None and result.passed and result.check == "gpu", str(result)
+    assert "✓ passed" in panel.result.value
+    saved = progress.restore("day78", "coding", panel.exercise.id)
+    assert saved is not None and saved["passed"] and saved["check"] == "gpu"
