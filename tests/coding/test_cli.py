@@ -6,11 +6,10 @@ import pytest
 
 from course.cli import main
 from course.coding import get_exercise, learner_file
-from course.coding_check import find_compiler
 from course.lessons import get_lesson
 from course.workspace import WORKSPACE_ENV
 
-needs_cxx = pytest.mark.skipif(find_compiler() is None, reason="no C++ compiler on PATH")
+needs_cxx = pytest.mark.usefixtures("cxx")
 
 
 @pytest.fixture(autouse=True)

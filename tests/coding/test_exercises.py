@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from course.coding import BEGIN, END, load_coding, piece_of, splice
-from course.coding_check import cpu_check, find_compiler
+from course.coding_check import cpu_check
 from course.lessons import LESSONS
 
 LESSON_IDS = list(LESSONS)
@@ -43,7 +43,7 @@ def test_pieces_splice_back_into_the_kernel(lesson_id):
         assert {"failed-check", "fault"} <= {w.expect for w in ex.wrong}
 
 
-@pytest.mark.skipif(find_compiler() is None, reason="no C++ compiler on PATH: the CPU check cannot run")
+@pytest.mark.usefixtures("cxx")
 @pytest.mark.parametrize("lesson_id", LESSON_IDS)
 def test_cpu_check_passes_the_reference_and_fails_every_wrong_piece(lesson_id):
     lesson = LESSONS[lesson_id]

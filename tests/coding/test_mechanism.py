@@ -18,13 +18,13 @@ from course.coding import (
     load_coding,
     piece_of,
 )
-from course.coding_check import check_piece, cpu_check, find_compiler
+from course.coding_check import check_piece, cpu_check
 from course.lessons import get_lesson
 from course.sandbox import PROTOCOL_PREFIX
 from course.workspace import WORKSPACE_ENV
 
 LESSON = get_lesson("day78")
-needs_cxx = pytest.mark.skipif(find_compiler() is None, reason="no C++ compiler on PATH")
+needs_cxx = pytest.mark.usefixtures("cxx")
 
 GOOD = textwrap.dedent(
     '''

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from course.coding_check import find_compiler
 from course.page import Page
 from course.workspace import WORKSPACE_ENV
 
@@ -15,7 +14,7 @@ def ws(tmp_path, monkeypatch):
     monkeypatch.delenv("COURSE_REQUIRE_GPU", raising=False)
 
 
-@pytest.mark.skipif(find_compiler() is None, reason="no C++ compiler on PATH: the CPU check cannot run")
+@pytest.mark.usefixtures("cxx")
 def test_check_saves_the_editor_and_says_which_check_ran():
     panel = Page("day78").coding()
     assert repr(panel) == "CodingPanel(lesson='day78', exercise='core-offset')"
@@ -64,7 +63,7 @@ def test_a_page_without_coding_exercises_says_so(monkeypatch):
     assert "has no coding exercise" in str(shown)
 
 
-@pytest.mark.skipif(find_compiler() is None, reason="no C++ compiler on PATH: the CPU check cannot run")
+@pytest.mark.usefixtures("cxx")
 def test_a_check_is_kept_in_progress_and_shown_again_after_a_restart(monkeypatch, capsys):
     from course import progress
     from course.cli import main
