@@ -1,8 +1,7 @@
 """Settings for every pytest run of the checkout, the notebooks under nbval included.
 
-The suite runs in two processes on a 2-core machine (pytest-xdist, ``-n 2
---dist loadscope``: README, scripts/test.sh); it runs the same in one
-(``-n 0``). Each process gets its own throwaway workspace. The summary at
+scripts/test.sh runs the suite in several processes (pytest-xdist, ``-n
+<cores + 1> --dist loadscope``); it runs the same in one (``-n 0``). Each process gets its own throwaway workspace. The summary at
 the end of the run (how many inputs the hardening tests generated, where the
 browser screenshots are) is built from the test reports, which xdist brings
 back from its workers, so it is the same whichever way the suite ran.
