@@ -2,6 +2,13 @@
 # Set up .venv with the test extras and run the whole suite: lint, types,
 # unit tests and the notebooks under nbval. On a machine without a GPU the
 # GPU tests skip with a reason; COURSE_REQUIRE_GPU=1 turns that into failure.
+# pytest runs in one process more than the machine has cores (pytest-xdist):
+# the suite also waits (kernels starting, the browser, time-limit tests), and
+# the extra process fills those waits (2 cores: about 120 s with 3 processes,
+# 135 s with 2, 250 s with 1). --dist loadscope keeps a module (its
+# module-scoped fixtures: one JupyterLab for the browser tests) and a notebook
+# (nbval runs its cells in order in one kernel) in one process. `-n 0` among
+# the extra arguments runs it all in this one process instead.
 # Usage: sh scripts/test.sh [extra pytest arguments]
 set -eu
 cd "$(dirname "$0")/.."
@@ -12,4 +19,5 @@ sh scripts/install.sh test
 # Python 3.10 to 3.13 without those interpreters: vermin, mypy for both ends,
 # and pip resolving the dependencies for both (scripts/compat.sh).
 sh scripts/compat.sh
-exec .venv/bin/python -m pytest --nbval-lax --nbval-current-env "$@"
+workers=$(.venv/bin/python -c 'import os; print((os.cpu_count() or 1) + 1)')
+exec .venv/bin/python -m pytest -n "$workers" --dist loadscope --nbval-lax --nbval-current-env "$@"

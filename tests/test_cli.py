@@ -35,14 +35,17 @@ def test_doctor_compile_checks_every_kernel():
 
 
 @pytest.mark.parametrize("lesson_id", LESSONS)
-def test_run_without_the_hardware_exits_2_and_says_why(lesson_id):
+def test_run_without_the_hardware_exits_2_and_says_why(lesson_id, capsys):
+    # Through main in this process, what `python -m course run` calls (a fresh process:
+    # test_course_error_becomes_a_message_not_a_traceback and test_registry.py).
     if gate.verdict(get_lesson(lesson_id)).runs:
         pytest.skip(f"this machine can run {lesson_id}")
-    r = _python_m("run", lesson_id)
-    assert r.returncode == 2
-    assert f"Cannot run {lesson_id} here." in r.stdout
-    assert "Recorded on a real GPU (not run here)" in r.stdout  # the evidence follows
-    assert "Traceback" not in r.stdout + r.stderr
+    code = main(["run", lesson_id])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert f"Cannot run {lesson_id} here." in out
+    assert "Recorded on a real GPU (not run here)" in out  # the evidence follows
+    assert "Traceback" not in out + err
 
 
 @pytest.mark.skipif(gate.verdict(get_lesson("day76")).runs, reason="this machine can run day76")

@@ -32,18 +32,36 @@ def _try(*args: str, workspace, timeout: int = 300) -> subprocess.CompletedProce
     )
 
 
+def _try_here(*args: str, workspace, monkeypatch, capsys) -> subprocess.CompletedProcess[str]:
+    """The same command through ``course.cli.main`` in this process (what ``python -m course`` calls).
+
+    For the cases that differ only in their arguments (every lesson, every bad
+    timeout); the tests that use ``_try`` show the same in a fresh process.
+    """
+    from course.cli import main
+
+    monkeypatch.setenv(WORKSPACE_ENV, str(workspace))
+    capsys.readouterr()
+    try:
+        code = main(["try", *args])
+    except SystemExit as e:  # argparse refusing the arguments
+        code = int(e.code or 0)
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(["course", "try", *args], code, out, err)
+
+
 def _not_here(lesson_id: str) -> None:
     if gate.verdict(get_lesson(lesson_id)).runs:
         pytest.skip(f"this machine runs {lesson_id}: the GPU tests below cover it")
 
 
 @pytest.mark.parametrize("lesson_id", LESSONS)
-def test_a_good_copy_is_compile_checked_and_exits_2(lesson_id, tmp_path):
+def test_a_good_copy_is_compile_checked_and_exits_2(lesson_id, tmp_path, monkeypatch, capsys):
     _not_here(lesson_id)
     lesson = get_lesson(lesson_id)
     mine = tmp_path / "mine.cu"
     mine.write_text(lesson.kernel_path.read_text())
-    r = _try(lesson_id, str(mine), workspace=tmp_path / "work")
+    r = _try_here(lesson_id, str(mine), workspace=tmp_path / "work", monkeypatch=monkeypatch, capsys=capsys)
     assert r.returncode == 2, r.stdout + r.stderr
     assert "not-run: Not run here:" in r.stdout
     assert (
@@ -85,8 +103,8 @@ def test_a_suggested_compile_error_exits_3_and_is_confirmed(tmp_path):
     assert "As the page says: compile-error." in r.stdout
 
 
-def test_list_shows_the_suggested_experiments(tmp_path):
-    r = _try("day78", "--list", workspace=tmp_path / "work")
+def test_list_shows_the_suggested_experiments(tmp_path, monkeypatch, capsys):
+    r = _try_here("day78", "--list", workspace=tmp_path / "work", monkeypatch=monkeypatch, capsys=capsys)
     assert r.returncode == 0
     for s in load_suggestions(get_lesson("day78")):
         assert f"{s.name}: {s.title} (expected: {s.expect_text})" in r.stdout
@@ -107,8 +125,10 @@ def test_a_missing_file_is_a_clear_error(tmp_path):
 
 
 @pytest.mark.parametrize("bad", ["0", "-3", "soon"])
-def test_the_timeout_must_be_positive_seconds(tmp_path, bad):
-    r = _try("day76", "--timeout", bad, workspace=tmp_path / "work")
+def test_the_timeout_must_be_positive_seconds(tmp_path, bad, monkeypatch, capsys):
+    r = _try_here(
+        "day76", "--timeout", bad, workspace=tmp_path / "work", monkeypatch=monkeypatch, capsys=capsys
+    )
     assert r.returncode == 2
     assert "seconds" in r.stderr
 

@@ -39,8 +39,16 @@ def artifacts(request: pytest.FixtureRequest) -> Path:
     return folder
 
 
-def pytest_terminal_summary(terminalreporter, exitstatus, config):  # type: ignore[no-untyped-def]
-    folder = config.stash.get(_WRITTEN, None)
-    if folder is not None:
-        shots = sorted(folder.glob("*.png"))
-        terminalreporter.write_line(f"browser screenshots: {folder} ({len(shots)} PNG files)")
+# The root conftest.py prints the folder (and how many PNGs it holds) at the
+# end of the run, from the reports: also when xdist ran this module in a worker.
+SCREENSHOTS = "browser screenshots"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item):  # type: ignore[no-untyped-def]
+    try:
+        return (yield)
+    finally:
+        folder = item.config.stash.get(_WRITTEN, None)
+        if folder is not None:
+            item.user_properties.append((SCREENSHOTS, str(folder)))

@@ -13,6 +13,7 @@ Each test sets ``max_examples`` explicitly, chosen per property
 from __future__ import annotations
 
 import os
+from collections import Counter
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -44,19 +45,24 @@ def scratch(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untype
     return tmp_path_factory.mktemp("scratch")
 
 
-def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untyped-def]
-    """Say how many inputs the hardening tests really generated (and how many kills ran)."""
+# The root conftest.py prints these at the end of the run, added up over the
+# tests (and over xdist's workers): the inputs each property really generated,
+# and the other counts (how many kills ran).
+GENERATED = "hardening generated inputs"
+COUNTED = "hardening count"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item):  # type: ignore[no-untyped-def]
+    """Put what this test added to ``_util.RAN`` in its report."""
     from ._util import EXAMPLES, RAN
 
-    if not RAN:
-        return
-    inputs = {name: RAN[name] for name in EXAMPLES if RAN[name]}
-    others = {name: n for name, n in RAN.items() if name not in EXAMPLES}
-    terminalreporter.write_sep("-", "hardening")
-    terminalreporter.write_line(
-        f"generated inputs: {sum(inputs.values())} ("
-        + ", ".join(f"{name} {n}" for name, n in sorted(inputs.items()))
-        + ")"
-    )
-    for name, n in sorted(others.items()):
-        terminalreporter.write_line(f"{name}: {n}")
+    before = Counter(RAN)
+    try:
+        return (yield)
+    finally:
+        for name, n in sorted(RAN.items()):
+            if n > before[name]:
+                item.user_properties.append(
+                    (GENERATED if name in EXAMPLES else COUNTED, (name, n - before[name]))
+                )
