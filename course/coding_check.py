@@ -308,7 +308,9 @@ class CodingResult:
             parts.append(self.gpu._repr_html_())
         if self.cpu is not None:
             detail = f"<pre>{escape(self.cpu.detail)}</pre>" if self.cpu.detail else ""
-            parts.append(f"<p>CPU check: {escape(self.cpu.headline)}</p>{detail}")
+            # When the CPU check decided, the headline above is its verdict: only the cases follow.
+            said = "" if self.check == "cpu" else f"<p>CPU check: {escape(self.cpu.headline)}</p>"
+            parts.append(f"{said}{detail}")
         parts.append("</div>")
         return "".join(parts)
 

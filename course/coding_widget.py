@@ -62,7 +62,7 @@ class CodingPanel(widgets.VBox):
         reference = exercise.reference(lesson.kernel_path.read_text("utf-8"))
         rows = max(4, min(14, max(piece.count("\n"), reference.count("\n")) + 3))
         self.editor = widgets.Textarea(
-            value=piece, rows=rows, layout=widgets.Layout(width="100%"), continuous_update=False
+            value=piece, rows=rows, layout=widgets.Layout(width="auto"), continuous_update=False
         )
         self.check_button = widgets.Button(description="Check", button_style="primary", icon="play")
         self.hint_button = widgets.Button(description="Hint", disabled=not exercise.hints)

@@ -713,6 +713,8 @@ def test_every_page_shows_pictures_quiz_and_listing(
         f"{lesson.notebook} has no figure cell (a `..._figure()`, `page.climb()` or `page.timeline()`)"
     )
     assert len(quizzes) == 1, f"{lesson.notebook} must have one `page.quiz()` cell"
+    codings = [i for i, c in enumerate(cells) if c["cell_type"] == "code" and "page.coding(" in _source(c)]
+    assert codings, f"{lesson.notebook} has no `page.coding()` cell (its coding exercise)"
     problems: list[str] = []
 
     # The pictures have arrived once every figure cell has a decoded image (bounded: a missing one is the finding).
@@ -732,7 +734,24 @@ def test_every_page_shows_pictures_quiz_and_listing(
     # The screenshots first, so they are kept whatever the checks find.
     shots: dict[str, int | None] = {f"{stem}.png": None, f"{stem}-quiz.png": quizzes[0]}
     shots.update({f"{stem}-exercise{n}.png": i for n, i in enumerate(exercises, start=1)})
+    shots.update({f"{stem}-coding{n}.png": i for n, i in enumerate(codings, start=1)})
     _screenshots(page, artifacts, shots)
+
+    # The coding panel: an editor as wide as most of the notebook, holding the starter, and its buttons.
+    for i in codings:
+        seen = panel.evaluate(JS_CODING, i)
+        if seen is None:
+            problems.append(f"cell {i} `page.coding()` shows no coding panel")
+            continue
+        if seen["editor"] < 0.6 * seen["cell"]:
+            problems.append(
+                f"cell {i}: the coding editor is {seen['editor']:.0f} px of a {seen['cell']:.0f} px cell"
+            )
+        if not seen["text"].strip():
+            problems.append(f"cell {i}: the coding editor is empty (the starter should be there)")
+        missing = {"Check", "Hint", "Start again"} - set(seen["buttons"])
+        if missing:
+            problems.append(f"cell {i}: the coding panel lacks button(s) {sorted(missing)}")
 
     # Every figure cell shows a picture, not a text repr.
     for i, seen in zip(figures, found["cells"], strict=True):
@@ -820,6 +839,48 @@ def test_every_page_shows_pictures_quiz_and_listing(
 
     assert not problems, f"{lesson.notebook}, {len(problems)} problems:\n" + "\n".join(problems)
     print(f"{lesson.notebook}: ran in {tab.seconds:.0f} s; screenshots in {artifacts}")
+
+
+JS_CODING = """
+(panel, i) => {
+  const cell = panel.querySelectorAll('.jp-Cell')[i];
+  const box = cell && cell.querySelector('.course-coding');
+  if (!box) return null;
+  const editor = box.querySelector('textarea');
+  return {
+    cell: cell.querySelector('.jp-OutputArea').getBoundingClientRect().width,
+    editor: editor ? editor.getBoundingClientRect().width : 0,
+    text: editor ? editor.value : '',
+    buttons: [...box.querySelectorAll('button')].map(b => b.innerText.trim()),
+  };
+}
+"""
+
+
+def test_a_coding_exercise_checked_in_the_browser(pages, artifacts: Path):
+    """Type a wrong piece, Check: the verdict names the first wrong case and the check that ran;
+    then the right piece passes. (No GPU here: the CPU check; on a GPU the same button runs it there.)"""
+    tab = _page(pages, LESSONS["day78"].notebook)
+    page, notebook = tab.page, tab.panel
+    box = notebook.locator(".course-coding").first
+    box.scroll_into_view_if_needed()
+    editor = box.locator("textarea")
+    try:
+        editor.fill("return mn * 64 + k;")
+        box.get_by_role("button", name="Check").click()
+        result = box.locator(".course-coding-result")
+        result.wait_for(timeout=60_000)
+        text = result.inner_text()
+        assert "failed-check" in text and "for mn = 0, k = 8: offset = 8, should be 64" in text, text
+        assert "checked on the CPU" in text or "checked on the GPU" in text, text
+        _save_screenshot(page, artifacts, "day78-coding-checked.png")
+        editor.fill("return ((mn / 8) * (kTileK / 8) + k / 8) * 64 + (mn % 8) * 8 + (k % 8);")
+        box.get_by_role("button", name="Check").click()
+        box.locator(".course-coding-result", has_text="✓ passed").wait_for(timeout=60_000)
+        assert "Attempt 2" in box.inner_text()
+    except BaseException:
+        _save_screenshot(page, artifacts, "day78-coding-failure.png")
+        raise
 
 
 def _fmt(box: list[float]) -> str:
