@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING, Any
 from . import _paths
 from ._atomic import atomic_write_text
 from ._data import header_lines, read_text
-from ._toml import TomlSyntaxError, loads
+from ._toml import read_toml
 from .errors import CourseError
 from .workspace import _backup, _create_exclusive, lesson_folder
 
@@ -452,11 +452,7 @@ def load_coding(lesson: Lesson, path: Path | str | None = None) -> tuple[CodingE
     file = Path(path) if path is not None else coding_path(lesson)
     if path is None and not file.exists():
         return ()
-    text = read_text(file, "the coding exercise file", CodingError)
-    try:
-        data = loads(text)
-    except TomlSyntaxError as e:
-        raise CodingError(f"not valid TOML: {e.detail}", path=file, line=e.line) from None
+    text, data = read_toml(file, "the coding exercise file", CodingError)
     return _parse(lesson, file, text, data)
 
 
