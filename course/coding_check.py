@@ -39,7 +39,6 @@ from . import gate
 from ._atomic import atomic_write_text
 from ._html import escape
 from .coding import CodingError, CodingExercise, check_piece_text, splice
-from .errors import CourseError
 from .sandbox import DEFAULT_TIMEOUT_S, TryResult, run_variant
 from .workspace import lesson_folder
 
@@ -315,16 +314,22 @@ class CodingResult:
         return "".join(parts)
 
 
+def _holds(path: Path, source: str) -> bool:
+    try:
+        return path.read_text(encoding="utf-8") == source
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
 def _default_path(lesson: Lesson, exercise: CodingExercise, source: str) -> Path:
     """The learner's own file when it holds exactly this source (so messages name its lines), else a copy."""
     suffix = Path(lesson.kernel_file).suffix
     mine = lesson_folder(lesson) / "coding" / f"{exercise.id}{suffix}"
-    try:
-        if mine.read_text(encoding="utf-8") == source:
-            return mine
-    except (OSError, UnicodeDecodeError):
-        pass
-    return lesson_folder(lesson) / "coding" / ".checked" / f"{exercise.id}{suffix}"
+    return (
+        mine
+        if _holds(mine, source)
+        else lesson_folder(lesson) / "coding" / ".checked" / f"{exercise.id}{suffix}"
+    )
 
 
 def check_piece(
@@ -352,8 +357,8 @@ def check_piece(
         use_gpu = gate.verdict(lesson).runs
     path = source_path or _default_path(lesson, exercise, source)
     common: dict[str, Any] = {"lesson_id": lesson.id, "exercise_id": exercise.id, "cpu": cpu}
-    if (use_gpu or compile_check) and (source_path is not None or path.parent.name == ".checked"):
-        atomic_write_text(path, source)  # (the learner's own file already holds exactly this source)
+    if (use_gpu or compile_check) and not _holds(path, source):
+        atomic_write_text(path, source)
     if use_gpu:
         run = run_variant(lesson, path, timeout_s, command=command)
         headline = run.headline
@@ -362,33 +367,22 @@ def check_piece(
         if cpu is not None and cpu.ran and cpu.passed != run.passed:
             headline += f" (The CPU check disagrees: {cpu.headline}.)"
         return CodingResult(outcome=run.outcome, check="gpu", headline=headline, gpu=run, **common)
-    compiled: TryResult | None = None
-    if compile_check:
-        try:
-            compiled = run_variant(lesson, path, timeout_s, command=command)
-        except CourseError as e:
-            compiled = None
-            note = str(e)
-        else:
-            note = ""
-        if compiled is not None and compiled.outcome == "compile-error":
-            return CodingResult(
-                outcome="compile-error", check="compile", headline=compiled.headline, gpu=compiled, **common
-            )
-    else:
-        note = ""
+    # Without the GPU, run_variant compile-checks offline (NVRTC): "compile-error", or "not-run"
+    # with a headline that says whether it compiled.
+    compiled = run_variant(lesson, path, timeout_s, command=command) if compile_check else None
+    if compiled is not None and compiled.outcome == "compile-error":
+        return CodingResult(
+            outcome="compile-error", check="compile", headline=compiled.headline, gpu=compiled, **common
+        )
     if cpu is not None and cpu.ran:
         return CodingResult(
             outcome=cpu.outcome, check="cpu", headline=f"CPU check: {cpu.headline}", gpu=compiled, **common
         )
     why = cpu.headline if cpu is not None else "this exercise has no CPU model"
-    compiles = (
-        " It compiles." if compiled is not None and compiled.outcome == "not-run" else f" {note}".rstrip()
-    )
     return CodingResult(
         outcome="not-checked",
         check="compile" if compiled is not None else "none",
-        headline=f"Not checked here: no GPU on this machine runs {lesson.id}, and {why}.{compiles}",
+        headline=f"Not checked here: no GPU on this machine runs {lesson.id}, and {why}.",
         gpu=compiled,
         **common,
     )

@@ -1,7 +1,6 @@
 """A coding exercise on the page: the prompt, an editor holding your piece, Check, a hint, start again.
 
-``coding_panel(lesson, exercise_id)`` returns a ``CodingPanel`` (an
-``ipywidgets.VBox``). The editor shows the piece between the markers of your
+``CodingPanel(lesson, exercise)`` is an ``ipywidgets.VBox``. The editor shows the piece between the markers of your
 file (``course.coding.learner_file``: made from the starter on first use,
 never overwritten), so an edit made in JupyterLab's editor shows here and the
 other way round. Check saves the editor into your file, then checks it
@@ -29,7 +28,7 @@ from .workspace import jupyterlab_link
 if TYPE_CHECKING:
     from .lesson import Lesson
 
-__all__ = ["CodingPanel", "coding_panel"]
+__all__ = ["CodingPanel"]
 
 CLASS = "course-coding"
 STYLE = """<style>
@@ -181,7 +180,3 @@ def _saved(lesson: Lesson, exercise: CodingExercise, learner_id: str | None) -> 
     if not all(isinstance(state.get(k), t) for k, t in fields.items()):
         return None
     return state
-
-
-def coding_panel(lesson: Lesson, exercise: CodingExercise, **kwargs: Any) -> CodingPanel:
-    return CodingPanel(lesson, exercise, **kwargs)

@@ -335,13 +335,13 @@ class Page:
         against the course's CPU model where no GPU runs the lesson. Your code is kept in your
         workspace between two marker lines, so an edit in JupyterLab's editor shows here too."""
         from .coding import get_exercise, load_coding
-        from .coding_widget import coding_panel
+        from .coding_widget import CodingPanel
 
         found = load_coding(self.lesson)
         if not found:
             return Message("info", f"{self.lesson.id} has no coding exercise yet.")
         chosen = get_exercise(self.lesson, exercise) if exercise is not None else found[0]
-        return coding_panel(self.lesson, chosen)
+        return CodingPanel(self.lesson, chosen)
 
     # -- try your own version (course.workspace, course.sandbox) -----------
     def my_copy(self, reset: bool = False) -> Any:

@@ -18,8 +18,9 @@ import sys
 from pathlib import Path
 
 from ..errors import CourseError
+from ..quiz.canvas import export_canvas, rows_text
 from ..quiz.checks import key_position_problems
-from ..quiz.grade import export_canvas, grade_submissions, rows_text, write_reports
+from ..quiz.grade import grade_submissions, write_reports
 from ..quiz.loader import load_quiz
 from ..quiz.model import QuizError, fmt_points
 from ..quiz.release import release_quiz

@@ -256,7 +256,8 @@ class QuestionPanel:
             '<div class="quiz-feedback">Checking (a GPU run compiles first: seconds) ...</div>'
         )
         try:
-            result = check_piece(get_lesson(q.lesson), get_exercise(get_lesson(q.lesson), q.exercise), piece)
+            lesson = get_lesson(q.lesson)
+            result = check_piece(lesson, get_exercise(lesson, q.exercise), piece)
         except CourseError as e:
             self.feedback.value = f'<div class="quiz-feedback invalid">{escape(str(e))}</div>'
             return None

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from course.errors import CourseError
-from course.quiz.grade import export_canvas, grade_submissions, item_statistics, load_overrides, write_reports
+from course.quiz.canvas import export_canvas
+from course.quiz.grade import grade_submissions, item_statistics, load_overrides, write_reports
 from course.quiz.loader import load_quiz
 from course.quiz.release import release_quiz
 from course.quiz.submission import Submission, write_submission

@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from course.cli import main
-from course.quiz.grade import export_canvas, grade_submissions, write_reports
+from course.quiz.canvas import export_canvas
+from course.quiz.grade import grade_submissions, write_reports
 from course.quiz.loader import load_quiz
 from course.quiz.submission import Submission
 
