@@ -202,6 +202,13 @@ def test_schema_error_without_the_field_line_points_at_the_header(write_quiz):
         ('{ id = "c", text = "Option C" },', '{ id = "b", text = "Option C" },', "s1", "options", "twice"),
         (
             '{ id = "c", text = "Option C" },',
+            '{ id = "c", text = "`Option  B`" },',
+            "s1",
+            "options",
+            "options 'b' and 'c' read the same",
+        ),
+        (
+            '{ id = "c", text = "Option C" },',
             '{ id = "c", text = "C", feedback = "x" },',
             "s1",
             "options",
