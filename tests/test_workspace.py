@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from datetime import datetime
 from pathlib import Path
@@ -177,6 +178,33 @@ def test_the_jupyterlab_link_is_relative_to_the_servers_root(tmp_path):
     assert jupyterlab_link(path, servers) == "/user/ada/lab/tree/work/day76/my%20kernel.cu"
     assert jupyterlab_link(path, [{"root_dir": str(tmp_path / "elsewhere"), "base_url": "/"}]) is None
     assert jupyterlab_link(path, []) is None
+
+
+def test_running_servers_are_read_as_jupyter_server_reads_them(tmp_path, monkeypatch):
+    """The server files read without importing jupyter_server.serverapp agree with its own reader."""
+    import json
+    import subprocess
+    import sys
+
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path))
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    files = {
+        "jpserver-1.json": {"pid": os.getpid(), "root_dir": "/srv/a", "base_url": "/"},
+        "jpserver-2.json": {"pid": gone.pid, "root_dir": "/srv/gone", "base_url": "/"},
+        "jpserver-3.json": {"root_dir": "/srv/no-pid"},
+        "jpserver-4.json": "{ half written",
+        "jupyter-5.json": {"pid": os.getpid(), "root_dir": "/srv/other-kind"},
+    }
+    for name, info in files.items():
+        text = info if isinstance(info, str) else json.dumps(info)
+        (tmp_path / name).write_text(text, "utf-8")
+    mine = workspace._running_servers()
+    assert [s["root_dir"] for s in mine] == ["/srv/a"]
+    assert (tmp_path / "jpserver-2.json").exists(), "a stale file is not ours to delete"
+    from jupyter_server.serverapp import list_running_servers
+
+    assert list(list_running_servers()) == mine
 
 
 def test_the_copy_says_where_it_is_in_html(ws, monkeypatch):
