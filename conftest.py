@@ -104,6 +104,23 @@ def pytest_runtest_call(item):  # type: ignore[no-untyped-def]
     return result
 
 
+def pytest_collection_modifyitems(session, config, items) -> None:  # type: ignore[no-untyped-def]
+    """The longest modules first: the browser's, then those with tests marked slow.
+
+    scripts/test.sh hands modules to the xdist workers in this order (``--dist
+    loadscope --no-loadscope-reorder``; xdist's own order is by the number of
+    tests, which put the browser module, 12 tests and a minute, last, and the
+    run waited for it alone). Started first, it runs beside the short modules.
+    A stable sort: each module's tests keep their order and stay together.
+    """
+    rank: dict[str, int] = {}
+    for item in items:
+        module = item.nodeid.split("::")[0]
+        own = 0 if item.get_closest_marker("browser") else 1 if item.get_closest_marker("slow") else 2
+        rank[module] = min(rank.get(module, 2), own)
+    items.sort(key=lambda item: rank[item.nodeid.split("::")[0]])
+
+
 def pytest_configure(config) -> None:  # type: ignore[no-untyped-def]
     config.pluginmanager.register(RunNotes(), "course-run-notes")
     if not hasattr(config, "workerinput"):  # this process, before any xdist worker starts

@@ -7,7 +7,9 @@
 # the extra process fills those waits (2 cores: about 120 s with 3 processes,
 # 135 s with 2, 250 s with 1). --dist loadscope keeps a module (its
 # module-scoped fixtures: one JupyterLab for the browser tests) and a notebook
-# (nbval runs its cells in order in one kernel) in one process. `-n 0` among
+# (nbval runs its cells in order in one kernel) in one process; the modules go
+# out longest first (conftest.py orders them: the browser's, then those marked
+# slow). `-n 0` among
 # the extra arguments runs it all in this one process instead.
 # Usage: sh scripts/test.sh [extra pytest arguments]
 set -eu
@@ -20,4 +22,4 @@ sh scripts/install.sh test
 # and pip resolving the dependencies for both (scripts/compat.sh).
 sh scripts/compat.sh
 workers=$(.venv/bin/python -c 'import os; print((os.cpu_count() or 1) + 1)')
-exec .venv/bin/python -m pytest -n "$workers" --dist loadscope --nbval-lax --nbval-current-env "$@"
+exec .venv/bin/python -m pytest -n "$workers" --dist loadscope --no-loadscope-reorder --nbval-lax --nbval-current-env "$@"

@@ -9,15 +9,17 @@ import base64
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import gate
 from .._html import escape
 from ..errors import EnvironmentProblem
 from ..lesson import Lesson
-from ..picture import Picture, picture
 from .arith import DEFAULT_REPEATS
 from .result import BenchResult, bench_dir, load
+
+if TYPE_CHECKING:  # matplotlib is imported when a plot is drawn, not by every `python -m course`
+    from ..picture import Picture
 
 _NOWRAP = "white-space:nowrap;padding:2px 8px"
 
@@ -78,6 +80,8 @@ def plot(result: BenchResult) -> Picture:
     10x the kernel's best rate, so a slow kernel's curve does not lie flat on
     zero.
     """
+    from ..picture import picture
+
     fig = picture(figsize=(7.0, 4.2))
     ax = fig.add_subplot()
     sizes = list(result.sizes)

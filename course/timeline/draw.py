@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..picture import Picture, picture
-
-if TYPE_CHECKING:
-    pass
 from .model import ACTIVITIES, NOT_RECORDED, Timeline
 from .summary import _DENSE, row_intervals
+
+if TYPE_CHECKING:  # matplotlib is imported when a timeline is drawn, not by every `python -m course`
+    from ..picture import Picture
 
 
 def _zoom_window(timeline: Timeline, periods: int = 6) -> tuple[float, float] | None:
@@ -36,6 +35,8 @@ def figure(timeline: Timeline, window_us: tuple[float, float] | None = None, zoo
         if z is not None:
             windows.append((z[0] / 1e3, z[1] / 1e3))
     height = 0.9 + 0.32 * len(rows)
+    from ..picture import picture
+
     fig = picture(figsize=(12, 0.9 + height * len(windows)))
     axes = fig.subplots(len(windows), 1, squeeze=False)[:, 0]
     used: list[str] = []
