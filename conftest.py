@@ -32,6 +32,13 @@ if "COURSE_WORKSPACE" not in os.environ or (
         prefix=f"course-workspace-{_WORKER or 'main'}-"
     )
 
+# NVRTC results (course.compile.compile_offline) are kept in one throwaway folder for the
+# whole run, made here by the controller before any worker starts (the workers, the
+# notebooks' kernels and the commands the tests start all inherit it): the suite compiles
+# the same kernel text in many places, and never reads or fills the runner's own cache.
+if "COURSE_CACHE_DIR" not in os.environ and not _WORKER:
+    os.environ["COURSE_CACHE_DIR"] = tempfile.mkdtemp(prefix="course-nvrtc-cache-")
+
 # user_properties keys (a test's report carries them, from a worker too).
 GENERATED = "hardening generated inputs"  # (property name, inputs run)
 COUNTED = "hardening count"  # (what, how many): other counts, e.g. SIGKILLs

@@ -8,7 +8,10 @@ Two paths, one set of options:
 - ``compile_offline``: cuda-python's NVRTC bindings straight to a cubin,
   with no GPU and no driver. CI uses it to prove both kernels build for
   their Hopper targets on a machine that cannot run them, and the page
-  uses it on a GPU that lacks the lesson's feature.
+  uses it on a GPU that lacks the lesson's feature. Its results are kept
+  on disk the way CuPy keeps its own (``compile_cache_dir``): the same
+  source, options, headers and NVRTC give the same cubin, log and PTX, so
+  running a page again does not compile an unchanged kernel again.
 
 A failure raises ``CompileError``, which keeps the kernel path, the
 options and the whole NVRTC log, and shows the source lines the log
@@ -17,6 +20,9 @@ points at, numbered as in the file.
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
 import os
 import re
 import time
@@ -342,16 +348,96 @@ class OfflineCompile:
     lesson: Lesson
     options: CompileOptions
     cubin: bytes = field(repr=False)
-    seconds: float
+    seconds: float  # how long NVRTC took, when it ran
     log: str
     nvrtc_version: str
     ptx: str = field(default="", repr=False)
+    cached: bool = False  # read back from the compile cache: NVRTC did not run this time
 
     def summary(self) -> str:
+        how = f"in {self.seconds:.2f} s" + (
+            " (kept from an earlier compile of the same text)" if self.cached else ""
+        )
         return (
             f"{self.lesson.kernel_file} compiled for {self.options.arch} without a GPU "
-            f"(NVRTC {self.nvrtc_version}): {len(self.cubin)} bytes of cubin in {self.seconds:.2f} s"
+            f"(NVRTC {self.nvrtc_version}): {len(self.cubin)} bytes of cubin {how}"
         )
+
+
+CACHE_ENV = "COURSE_CACHE_DIR"
+_CACHE_FORMAT = "1"
+
+
+def compile_cache_dir() -> Path | None:
+    """Where ``compile_offline`` keeps its results; None when the cache is off.
+
+    ``$COURSE_CACHE_DIR`` (``off`` turns the cache off), else
+    ``$XDG_CACHE_HOME/hopper-course/nvrtc``, else ``~/.cache/hopper-course/nvrtc``
+    (the XDG base directory convention; CuPy's own is ``~/.cupy/kernel_cache``).
+    Deleting the folder is always safe.
+    """
+    chosen = os.environ.get(CACHE_ENV, "").strip()
+    if chosen.lower() == "off":
+        return None
+    if chosen:
+        return Path(chosen).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME", "").strip() or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "hopper-course" / "nvrtc"
+
+
+def _cache_key(name: str, source: str, flags: tuple[str, ...], version: str, options: CompileOptions) -> str:
+    """The source, its name, every flag, NVRTC's version and the headers' folders as installed.
+
+    A folder's modification time changes when a package upgrade replaces its
+    files, so new headers mean a new key (CuPy's key leaves headers out).
+    """
+    h = hashlib.sha256()
+    stamps = []
+    for folder in options.include_dirs:
+        try:
+            stamps.append(f"{folder}@{folder.stat().st_mtime_ns}")
+        except OSError:
+            stamps.append(f"{folder}@missing")
+    for part in (_CACHE_FORMAT, version, name, *flags, *stamps, source):
+        h.update(part.encode("utf-8", "surrogatepass"))
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def _cache_read(path: Path, lesson: Lesson, options: CompileOptions) -> OfflineCompile | None:
+    """A kept result, or None (absent, unreadable, or not one we wrote: then it is compiled again)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return OfflineCompile(
+            lesson,
+            options,
+            base64.b64decode(data["cubin"], validate=True),
+            float(data["seconds"]),
+            str(data["log"]),
+            str(data["nvrtc_version"]),
+            str(data["ptx"]),
+            cached=True,
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _cache_write(path: Path, result: OfflineCompile) -> None:
+    """Keep a result; a cache that cannot be written is no reason to fail a compile."""
+    from ._atomic import atomic_write_text
+
+    data = {
+        "cubin": base64.b64encode(result.cubin).decode("ascii"),
+        "seconds": result.seconds,
+        "log": result.log,
+        "nvrtc_version": result.nvrtc_version,
+        "ptx": result.ptx,
+    }
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, json.dumps(data))
+    except OSError:
+        pass
 
 
 def compile_offline(
@@ -378,6 +464,16 @@ def compile_offline(
         raise CourseError(
             f"NVRTC cannot be loaded ({e}); install it with `pip install nvidia-cuda-nvrtc-cu12`"
         ) from None
+    folder = compile_cache_dir()
+    kept = (
+        folder / f"{_cache_key(lesson.kernel_file, source, flags, f'{major}.{minor}', options)}.json"
+        if folder
+        else None
+    )
+    if kept is not None:
+        found = _cache_read(kept, lesson, options)
+        if found is not None:
+            return found
     prog = checked(
         nv.nvrtcCreateProgram(source.encode(), lesson.kernel_file.encode(), 0, [], []),
         "NVRTC program creation",
@@ -402,7 +498,7 @@ def compile_offline(
         ptx = read("PTX")
     finally:
         nv.nvrtcDestroyProgram(prog)
-    return OfflineCompile(
+    result = OfflineCompile(
         lesson,
         options,
         cubin,
@@ -411,3 +507,6 @@ def compile_offline(
         f"{major}.{minor}",
         ptx.rstrip(b"\x00 ").decode(errors="replace"),
     )
+    if kept is not None:
+        _cache_write(kept, result)
+    return result

@@ -108,3 +108,98 @@ def test_cupy_build_for_another_arch_is_refused_before_compiling(monkeypatch):
     monkeypatch.setattr(cupy, "RawModule", lambda **kw: pytest.fail("must not compile"))
     with pytest.raises(CourseError, match=r"CuPy compiles for the GPU in this machine \(sm_90\)"):
         compile_lesson(get_lesson("day76"), arch="sm_100a")
+
+
+# ---------------------------------------------------------------------------
+# The compile cache: the same text compiles once; anything that differs compiles again.
+# A few-line kernel keeps these quick; the lesson kernels go through the same code.
+
+TINY = 'extern "C" __global__ void tiny(float* x) { x[threadIdx.x] = TINY_VALUE; }\n'
+
+
+class _CountingNvrtc:
+    """cuda-python's NVRTC module, counting the compiles that really ran."""
+
+    def __init__(self, real):
+        self._real, self.compiles = real, 0
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+    def nvrtcCompileProgram(self, *args):
+        self.compiles += 1
+        return self._real.nvrtcCompileProgram(*args)
+
+
+@pytest.fixture
+def counting(monkeypatch, tmp_path):
+    from course import _cuda, compile
+
+    nv = _CountingNvrtc(_cuda.nvrtc())
+    monkeypatch.setattr(compile, "nvrtc", lambda: nv)
+    monkeypatch.setenv(compile.CACHE_ENV, str(tmp_path / "cache"))
+    return nv
+
+
+def _tiny(**kwargs):
+    kwargs.setdefault("defines", {"TINY_VALUE": 1})
+    return compile_offline(get_lesson("day78"), source=kwargs.pop("source", TINY), **kwargs)
+
+
+def test_the_same_text_is_compiled_once_and_read_back_whole(counting, tmp_path):
+    first = _tiny(ptxas_verbose=True)
+    again = _tiny(ptxas_verbose=True)
+    assert counting.compiles == 1 and not first.cached and again.cached
+    assert first.cubin[:4] == b"\x7fELF" and "tiny" in first.ptx and first.log
+    assert (again.cubin, again.log, again.ptx, again.nvrtc_version, again.seconds) == (
+        first.cubin,
+        first.log,
+        first.ptx,
+        first.nvrtc_version,
+        first.seconds,
+    )
+    assert "kept from an earlier compile" in again.summary() and "kept" not in first.summary()
+    assert len(list((tmp_path / "cache").glob("*.json"))) == 1
+
+
+def test_other_text_defines_or_flags_compile_again(counting):
+    _tiny()
+    _tiny(source=TINY + "// a comment is a change\n")
+    _tiny(defines={"TINY_VALUE": 2})
+    _tiny(ptxas_verbose=True)
+    _tiny(arch="sm_90")
+    assert counting.compiles == 5
+    _tiny(defines={"TINY_VALUE": 2})
+    assert counting.compiles == 5
+
+
+def test_a_damaged_entry_is_compiled_again_and_replaced(counting, tmp_path):
+    first = _tiny()
+    (entry,) = (tmp_path / "cache").glob("*.json")
+    entry.write_text('{"cubin": "not base64!"', encoding="utf-8")
+    again = _tiny()
+    assert counting.compiles == 2 and not again.cached and again.cubin == first.cubin
+    assert _tiny().cached and counting.compiles == 2
+
+
+def test_a_failed_compile_is_not_kept(counting, tmp_path):
+    for _ in range(2):
+        with pytest.raises(CompileError, match="TINY_VALUE"):
+            _tiny(defines={})
+    assert counting.compiles == 2 and not list((tmp_path / "cache").glob("*.json"))
+
+
+def test_the_cache_can_be_turned_off_and_follows_xdg(counting, monkeypatch, tmp_path):
+    from course import compile
+
+    monkeypatch.setenv(compile.CACHE_ENV, "off")
+    assert compile.compile_cache_dir() is None
+    _tiny()
+    _tiny()
+    assert counting.compiles == 2 and not (tmp_path / "cache").exists()
+    monkeypatch.delenv(compile.CACHE_ENV)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert compile.compile_cache_dir() == tmp_path / "xdg" / "hopper-course" / "nvrtc"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert compile.compile_cache_dir() == tmp_path / "home" / ".cache" / "hopper-course" / "nvrtc"
