@@ -21,7 +21,12 @@ _STYLE = {
     "delete": "background:#ffebe9",
     "insert": "background:#e6ffec",
 }
-_CODE = "font-family:var(--jp-code-font-family,monospace);font-size:12px;white-space:pre;padding:0 6px;text-align:left"
+# pre-wrap: indentation kept, and a long line wraps inside its half instead of widening the page.
+_CODE = (
+    "font-family:var(--jp-code-font-family,monospace);font-size:12px;white-space:pre-wrap;"
+    "overflow-wrap:anywhere;padding:0 6px;text-align:left;vertical-align:top"
+)
+_NUMBER = "color:#888;text-align:right;vertical-align:top"
 
 
 @dataclass(frozen=True)
@@ -80,16 +85,17 @@ class KernelDiff:
             removed, added = region.counts()
             parts.append(f"<p><b>{e(region.name)}</b>: {removed} line(s) out, {added} in.</p>")
             rows = "".join(
-                f"<tr><td style='color:#888;text-align:right'>{a or ''}</td>"
+                f"<tr><td style='{_NUMBER}'>{a or ''}</td>"
                 f"<td style='{_CODE};{_STYLE[tag] if a is not None else ''}'>{e(left)}</td>"
-                f"<td style='color:#888;text-align:right'>{b or ''}</td>"
+                f"<td style='{_NUMBER}'>{b or ''}</td>"
                 f"<td style='{_CODE};{_STYLE[tag] if b is not None else ''}'>{e(right)}</td></tr>"
                 for tag, a, left, b, right in region.rows()
             )
             parts.append(
-                "<div style='overflow-x:auto'><table style='border-collapse:collapse'>"
+                "<table style='border-collapse:collapse;table-layout:fixed;width:100%'>"
+                "<colgroup><col style='width:3.5em'><col><col style='width:3.5em'><col></colgroup>"
                 f"<tr><th></th><th style='text-align:left'>{e(self.old.kernel_file)}</th><th></th>"
-                f"<th style='text-align:left'>{e(self.new.kernel_file)}</th></tr>{rows}</table></div>"
+                f"<th style='text-align:left'>{e(self.new.kernel_file)}</th></tr>{rows}</table>"
             )
         if unchanged:
             parts.append(f"<p><small>Unchanged regions: {e(', '.join(unchanged))}.</small></p>")

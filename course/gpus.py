@@ -278,7 +278,8 @@ def table_html() -> str:
         refs = " ".join(f"[{notes.index(c) + 1}]" for c in card.citations)
         rows.append(
             "<tr>"
-            f"<td style='{cell};white-space:nowrap'>{e(card.name)}<br><small>{e(card.products)}</small></td>"
+            f"<td style='{cell}'><span style='white-space:nowrap'>{e(card.name)}</span><br>"
+            f"<small>{e(card.products)}</small></td>"
             f"<td style='{cell}'>{e(card.cc_str)}</td>"
             f"<td style='{cell}'>{yes_no(card.has_wgmma)}</td>"
             f"<td style='{cell}'>{yes_no(card.has_tma)}</td>"
@@ -290,6 +291,7 @@ def table_html() -> str:
         )
     listed = "".join(f'<li><a href="{e(c.url)}">{e(str(c))}</a></li>' for c in notes)
     return (
-        f'<table class="course-gpus"><tr>{head}</tr>{"".join(rows)}</table>'
+        # A window narrower than the table scrolls it sideways instead of cutting its last column.
+        f'<div style="overflow-x:auto"><table class="course-gpus"><tr>{head}</tr>{"".join(rows)}</table></div>'
         f"<ol style='font-size:smaller'>{listed}</ol>"
     )

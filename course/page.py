@@ -292,15 +292,19 @@ class Page:
         except CourseError as e:
             return Message("warning", "The ptxas report could not be built here.", str(e), error=e)
 
-    def climb(self, size: int = 4096, measure: bool = False) -> Any:
+    def climb(self, size: int = 4096, measure: bool = False, chart: bool = True) -> Any:
         """The recorded climb so far: the table at ``size`` and a plot of every step against N.
 
         ``measure=True`` (the finale) adds, on a GPU that runs the lessons, a
         button that measures every step again here, one after the other in
-        this process, and redraws both from that run.
+        this process, and redraws both from that run. ``chart=False`` shows the
+        table alone: the plot covers every size, so a second table at another
+        size need not draw it again.
         """
         from .bench.climb import climb_figure, climb_table, measure_climb
 
+        if not chart:
+            return climb_table(self.lesson, size)
         if not (measure and self.verdict().runs):
             _display(climb_table(self.lesson, size))
             return climb_figure(self.lesson)

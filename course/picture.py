@@ -23,7 +23,10 @@ class Picture(Figure):
 
     def png(self, dpi: int = DPI) -> bytes:
         buf = io.BytesIO()
-        self.savefig(buf, format="png", dpi=dpi)
+        # bbox_inches="tight", as Jupyter's inline backend saves every figure: the PNG grows to
+        # hold every title, label and note, so none is cut at the edge (Day 78's core matrices
+        # lost the top of their title and their x label without it).
+        self.savefig(buf, format="png", dpi=dpi, bbox_inches="tight", pad_inches=0.1)
         return buf.getvalue()
 
     def _repr_png_(self) -> bytes:

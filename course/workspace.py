@@ -165,8 +165,10 @@ def diff_html(original: str, changed: str, original_name: str, changed_name: str
         num = "" if number is None else str(number)
         body = "" if text is None else escape(text)
         return (
-            f"<td style='color:#888;text-align:right;padding:0 6px;{style}'>{num}</td>"
-            f"<td style='white-space:pre;font-family:monospace;{style}'>{body}</td>"
+            f"<td style='color:#888;text-align:right;vertical-align:top;padding:0 6px;{style}'>{num}</td>"
+            # pre-wrap: indentation kept, a long line wraps inside its half instead of widening the page.
+            f"<td style='white-space:pre-wrap;overflow-wrap:anywhere;font-family:monospace;"
+            f"text-align:left;vertical-align:top;{style}'>{body}</td>"
         )
 
     rows = []
@@ -185,7 +187,8 @@ def diff_html(original: str, changed: str, original_name: str, changed_name: str
         f"<th colspan='2' style='text-align:left'>{escape(changed_name)}</th></tr>"
     )
     return (
-        "<table class='course-diff' style='border-collapse:collapse;font-size:12px'>"
+        "<table class='course-diff' style='border-collapse:collapse;font-size:12px;table-layout:fixed;width:100%'>"
+        "<colgroup><col style='width:3.5em'><col><col style='width:3.5em'><col></colgroup>"
         f"{head}{''.join(rows)}</table>"
     )
 

@@ -182,3 +182,15 @@ def test_a_page_that_runs_compiles_in_the_background_and_uses_it_once(monkeypatc
     page.run()
     page.run(grid=(3, 4), expect_pass=True)
     assert seen == [sentinel, None]
+
+
+def test_the_climb_draws_its_chart_once_and_a_second_table_alone(shown):
+    from course.picture import Picture
+
+    lesson_id = next(lid for lid in LESSONS if LESSONS[lid].bench_spec() is not None)
+    page = Page(lesson_id)
+    first = page.climb()
+    assert isinstance(first, Picture) and len(shown) == 1 and "4096" in shown[0]._repr_html_()
+    table = page.climb(size=8192, chart=False)
+    assert not isinstance(table, Picture) and len(shown) == 1
+    assert "8192" in table._repr_html_() and "<img" not in table._repr_html_()

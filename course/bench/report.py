@@ -135,7 +135,10 @@ class SpeedSection:
             parts.append("<ul>" + "".join(f"<li>{esc(f)}</li>" for f in self.findings) + "</ul>")
         if self.result is not None:
             rows = table_rows(self.result)
-            head = "".join(f"<th style='{_NOWRAP}'>{esc(c)}</th>" for c in rows[0])
+            # The headings wrap (the numbers do not), so the table fits the notebook's width.
+            head = "".join(
+                f"<th style='padding:2px 8px;vertical-align:bottom'>{esc(c)}</th>" for c in rows[0]
+            )
             body = "".join(
                 "<tr>" + "".join(f"<td style='{_NOWRAP}'>{esc(c)}</td>" for c in r) + "</tr>"
                 for r in rows[1:]

@@ -103,7 +103,10 @@ ALIGN_SLACK_PX = 2  # sub-pixel layout: less than this is no visible shift or cu
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 # The cells that must show a picture: the last line of the source is one of these calls.
-FIGURE_CALL = re.compile(r"^\s*(?:[\w.]+_figure\(.*\)|page\.climb\(.*\)|page\.timeline\(\))\s*(?:#.*)?$")
+# A cell that shows a picture; `page.climb(..., chart=False)` is a table alone.
+FIGURE_CALL = re.compile(
+    r"^\s*(?:[\w.]+_figure\(.*\)|page\.climb\((?!.*chart=False).*\)|page\.timeline\(\))\s*(?:#.*)?$"
+)
 # A repr where a picture, a table or a message should be.
 BARE_REPR = re.compile(
     r"<[\w.]+ size [\d.]+x[\d.]+ with \d+ Axes>"  # a matplotlib figure's repr: <Figure size 750x750 with 1 Axes>
@@ -670,6 +673,30 @@ JS_LISTING = """
 """
 
 
+# Outputs wider than their output area. JupyterLab then scrolls the whole output sideways,
+# so the rest can be reached, but a table read with a scrollbar is a table half read.
+JS_TOO_WIDE = """
+nb => {
+  const found = [];
+  const cells = Array.from(nb.querySelectorAll('.jp-Cell'));
+  cells.forEach((cell, i) => {
+    for (const out of cell.querySelectorAll('.jp-OutputArea-output')) {
+      const box = out.getBoundingClientRect();
+      if (box.width === 0) continue;
+      for (const e of out.querySelectorAll('table, pre, img, svg')) {
+        const r = e.getBoundingClientRect();
+        if (r.width === 0 || r.width <= box.width + 1) continue;
+        found.push({cell: i, tag: e.tagName.toLowerCase(), over: Math.round(r.width - box.width),
+                    text: (e.innerText || '').trim().slice(0, 60)});
+        break;
+      }
+    }
+  });
+  return found;
+}
+"""
+
+
 def _overlap(a: list[float], b: list[float]) -> bool:
     """Two boxes (left, top, right, bottom) share an area (touching edges do not count)."""
     return min(a[2], b[2]) - max(a[0], b[0]) > 0.5 and min(a[3], b[3]) - max(a[1], b[1]) > 0.5
@@ -775,6 +802,13 @@ def test_every_page_shows_pictures_quiz_and_listing(
         for line in text.splitlines():
             if out["mime"] == "text/plain" and EXCEPTION_REPR.match(line.strip()):
                 problems.append(f"cell {out['cell']} shows an exception's repr: {line.strip()[:160]!r}")
+
+    # Nothing is wider than the notebook (a table, a diff, a picture).
+    for wide in panel.evaluate(JS_TOO_WIDE):
+        problems.append(
+            f"cell {wide['cell']}: a <{wide['tag']}> is {wide['over']} px wider than its output area "
+            f"({wide['text']!r})"
+        )
 
     # The quiz: an input for every option; none overlaps another; each inside its own label.
     quiz = load_quiz(course_copy / "content" / "quizzes" / f"{lesson_id}.toml")

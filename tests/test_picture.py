@@ -1,0 +1,43 @@
+"""Pictures show whole: every title, label and note inside the PNG a page displays."""
+
+from __future__ import annotations
+
+import io
+
+from PIL import Image
+
+from course.lessons.day78.figures import core_matrix_figure
+from course.picture import DPI, picture
+
+
+def _png_size(data: bytes) -> tuple[int, int]:
+    return Image.open(io.BytesIO(data)).size
+
+
+def _drawn_px(fig) -> tuple[float, float]:
+    """The size, in pixels at DPI, of everything the figure draws (its tight box)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    box = fig.get_tightbbox(FigureCanvasAgg(fig).get_renderer())
+    return box.width * DPI, box.height * DPI
+
+
+def test_a_title_and_labels_past_the_edge_are_still_in_the_png():
+    fig = picture(figsize=(3, 2), layout=None)  # no layout engine: the text runs off the canvas
+    ax = fig.add_subplot()
+    ax.set_title("a title far longer than a three-inch figure is wide\nand two lines tall", fontsize=14)
+    ax.set_xlabel("an x label")
+    data = fig.png()
+    width, height = _drawn_px(fig)
+    assert (width, height) > (3 * DPI, 2 * DPI)
+    shown = _png_size(data)
+    assert shown[0] >= width - 1 and shown[1] >= height - 1
+
+
+def test_the_core_matrix_picture_keeps_its_title_and_x_label():
+    # It lost the top of its title and its x label when saved at its nominal size.
+    fig = core_matrix_figure()
+    data = fig.png()
+    width, height = _drawn_px(fig)
+    shown = _png_size(data)
+    assert shown[0] >= width - 1 and shown[1] >= height - 1
