@@ -311,15 +311,15 @@ class Page:
         import ipywidgets as w
 
         table = w.HTML(climb_table(self.lesson, size)._repr_html_())
-        chart = w.Image(value=climb_figure(self.lesson).png(), format="png")
+        image = w.Image(value=climb_figure(self.lesson).png(), format="png")
 
         def measure_all(progress: Callable[[str], Any]) -> None:
             rows = measure_climb(self.lesson, progress=progress)
             table.value = climb_table(self.lesson, size, rows)._repr_html_()
-            chart.value = climb_figure(self.lesson, rows).png()
+            image.value = climb_figure(self.lesson, rows).png()
 
         return _gpu_action(
-            "Measure every step here", "measuring every step, one after the other ...", measure_all, table, chart,
+            "Measure every step here", "measuring every step, one after the other ...", measure_all, table, image,
             name="measure",
         )  # fmt: skip
 
