@@ -27,7 +27,10 @@ class Picture(Figure):
         # hold every title, label and note, so none is cut at the edge (Day 78's core matrices
         # lost the top of their title and their x label without it).
         self.savefig(buf, format="png", dpi=dpi, bbox_inches="tight", pad_inches=0.1)
-        return buf.getvalue()
+        data = buf.getvalue()
+        # The size the page shows, from the PNG's header (IHDR: width, height), for the repr.
+        self._png_px = (int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big"))
+        return data
 
     def _repr_png_(self) -> bytes:
         return self.png()
@@ -36,7 +39,9 @@ class Picture(Figure):
         title = self.get_suptitle()
         if not title and self.axes:
             title = self.axes[0].get_title()
-        width, height = (int(v * DPI) for v in self.get_size_inches())
+        # The PNG's size once one is made (the tight box: it holds every label); before, the nominal one.
+        shown = getattr(self, "_png_px", None)
+        width, height = shown or tuple(int(v * DPI) for v in self.get_size_inches())
         return f"Picture({title!r}, {width}x{height} px)"
 
 
