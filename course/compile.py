@@ -385,7 +385,9 @@ def compile_cache_dir() -> Path | None:
     return Path(base) / "hopper-course" / "nvrtc"
 
 
-def _cache_key(name: str, source: str, flags: tuple[str, ...], version: str, options: CompileOptions) -> str:
+def _cache_key(
+    name: str, source: str, flags: tuple[str, ...], version: str, include_dirs: tuple[Path, ...]
+) -> str:
     """The source, its name, every flag, NVRTC's version and the headers' folders as installed.
 
     A folder's modification time changes when a package upgrade replaces its
@@ -393,7 +395,7 @@ def _cache_key(name: str, source: str, flags: tuple[str, ...], version: str, opt
     """
     h = hashlib.sha256()
     stamps = []
-    for folder in options.include_dirs:
+    for folder in include_dirs:
         try:
             stamps.append(f"{folder}@{folder.stat().st_mtime_ns}")
         except OSError:
@@ -466,7 +468,8 @@ def compile_offline(
         ) from None
     folder = compile_cache_dir()
     kept = (
-        folder / f"{_cache_key(lesson.kernel_file, source, flags, f'{major}.{minor}', options)}.json"
+        folder
+        / f"{_cache_key(lesson.kernel_file, source, flags, f'{major}.{minor}', options.include_dirs)}.json"
         if folder
         else None
     )

@@ -206,6 +206,7 @@ def _running_servers() -> list[dict[str, Any]]:
     """
     try:
         from jupyter_core.paths import jupyter_runtime_dir
+        from jupyter_server.utils import check_pid  # light: not the server app
     except ImportError:
         return []
     servers = []
@@ -218,23 +219,10 @@ def _running_servers() -> list[dict[str, Any]]:
             info = json.loads(file.read_text("utf-8"))
         except (OSError, ValueError):
             continue  # being written, or not ours to understand
-        if isinstance(info, dict) and _alive(info.get("pid")):
+        pid = info.get("pid") if isinstance(info, dict) else None
+        if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0 and check_pid(pid):
             servers.append(info)
     return servers
-
-
-def _alive(pid: object) -> bool:
-    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # someone else's, and running
-    except OSError:
-        return False
-    return True
 
 
 def jupyterlab_link(path: Path, servers: list[dict[str, Any]] | None = None) -> str | None:

@@ -8,6 +8,8 @@ failure, so a GPU run cannot pass by skipping.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from course import gate
@@ -37,3 +39,19 @@ def day76_gpu() -> None:
 @pytest.fixture
 def day78_gpu() -> None:
     require_lesson_gpu("day78")
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A workspace of the test's own, and the learner its default, "default".
+
+    The default learner when COURSE_LEARNER is unset is JUPYTERHUB_USER, else the
+    login name (getpass reads LOGNAME first): "default" here, in this process and
+    the ones it starts.
+    """
+    monkeypatch.delenv("JUPYTERHUB_USER", raising=False)
+    monkeypatch.setenv("LOGNAME", "default")
+    work = tmp_path / "workspace"
+    monkeypatch.setenv("COURSE_WORKSPACE", str(work))
+    monkeypatch.delenv("COURSE_LEARNER", raising=False)
+    return work

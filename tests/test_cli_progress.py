@@ -17,17 +17,8 @@ from course.lessons import LESSONS, get_lesson
 from course.quiz.loader import load_quiz
 from course.quiz.model import SingleChoice
 
-
-@pytest.fixture(autouse=True)
-def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    # The default learner when COURSE_LEARNER is unset is JUPYTERHUB_USER, else the login name
-    # (getpass reads LOGNAME first): "default" here, in this process and the ones it starts.
-    monkeypatch.delenv("JUPYTERHUB_USER", raising=False)
-    monkeypatch.setenv("LOGNAME", "default")
-    work = tmp_path / "workspace"
-    monkeypatch.setenv("COURSE_WORKSPACE", str(work))
-    monkeypatch.delenv("COURSE_LEARNER", raising=False)
-    return work
+# A workspace of its own, learner "default" (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("workspace")
 
 
 def run(capsys, *args: str) -> tuple[int, str, str]:  # type: ignore[no-untyped-def]

@@ -23,17 +23,8 @@ from course.exercise import NONE, exercise_widget
 from course.quiz import show_quiz
 from course.quiz.model import MultipleSelect, Numeric, ShortText, SingleChoice, WhichLine
 
-
-@pytest.fixture(autouse=True)
-def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    # The default learner when COURSE_LEARNER is unset is JUPYTERHUB_USER, else the login name
-    # (getpass reads LOGNAME first): "default" here, in this process and the ones it starts.
-    monkeypatch.delenv("JUPYTERHUB_USER", raising=False)
-    monkeypatch.setenv("LOGNAME", "default")
-    work = tmp_path / "workspace"
-    monkeypatch.setenv("COURSE_WORKSPACE", str(work))
-    monkeypatch.delenv("COURSE_LEARNER", raising=False)
-    return work
+# A workspace of its own, learner "default" (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("workspace")
 
 
 # ---------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import os
 import pytest
 
 from course.coding_check import find_compiler
+from course.workspace import WORKSPACE_ENV
 
 REQUIRE_CXX_ENV = "COURSE_REQUIRE_CXX"
 
@@ -24,3 +25,10 @@ def cxx() -> str:
             pytest.fail(f"{REQUIRE_CXX_ENV} is set, but {reason}")
         pytest.skip(reason)
     return found
+
+
+@pytest.fixture(autouse=True)
+def ws(tmp_path, monkeypatch):
+    """Each test's learner files in a folder of its own."""
+    monkeypatch.setenv(WORKSPACE_ENV, str(tmp_path / "work"))
+    return tmp_path / "work"

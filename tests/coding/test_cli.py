@@ -7,14 +7,8 @@ import pytest
 from course.cli import main
 from course.coding import get_exercise, learner_file
 from course.lessons import get_lesson
-from course.workspace import WORKSPACE_ENV
 
 needs_cxx = pytest.mark.usefixtures("cxx")
-
-
-@pytest.fixture(autouse=True)
-def ws(tmp_path, monkeypatch):
-    monkeypatch.setenv(WORKSPACE_ENV, str(tmp_path / "work"))
 
 
 def test_list_names_every_exercise_and_how_it_is_checked(capsys):

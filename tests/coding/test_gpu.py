@@ -21,16 +21,10 @@ from course.lessons import LESSONS, get_lesson
 from course.quiz.grade import grade_submissions
 from course.quiz.loader import load_quiz
 from course.quiz.submission import Submission, write_submission
-from course.workspace import WORKSPACE_ENV
 
 pytestmark = pytest.mark.gpu
 LESSON_IDS = [lid for lid, lesson in LESSONS.items() if load_coding(lesson)]
 RUN_LIMIT_S = 20.0
-
-
-@pytest.fixture(autouse=True)
-def ws(tmp_path, monkeypatch):
-    monkeypatch.setenv(WORKSPACE_ENV, str(tmp_path / "work"))
 
 
 def _message_names_it(outcome: str, result) -> bool:

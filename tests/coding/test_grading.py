@@ -22,7 +22,6 @@ from course.quiz.release import release_quiz
 from course.quiz.submission import Submission, write_submission
 from course.quiz.widgets import show_quiz
 from course.sandbox import PROTOCOL_PREFIX
-from course.workspace import WORKSPACE_ENV
 
 needs_cxx = pytest.mark.usefixtures("cxx")
 LESSON = get_lesson("day78")
@@ -55,11 +54,6 @@ QUIZ = textwrap.dedent(
     explanation = "Cores along K first."
     """
 )
-
-
-@pytest.fixture(autouse=True)
-def ws(tmp_path, monkeypatch):
-    monkeypatch.setenv(WORKSPACE_ENV, str(tmp_path / "work"))
 
 
 @pytest.fixture

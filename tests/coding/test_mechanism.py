@@ -21,7 +21,6 @@ from course.coding import (
 from course.coding_check import check_piece, cpu_check
 from course.lessons import get_lesson
 from course.sandbox import PROTOCOL_PREFIX
-from course.workspace import WORKSPACE_ENV
 
 LESSON = get_lesson("day78")
 needs_cxx = pytest.mark.usefixtures("cxx")
@@ -59,12 +58,6 @@ GOOD = textwrap.dedent(
     expect = "fault"
     '''
 )
-
-
-@pytest.fixture(autouse=True)
-def ws(tmp_path, monkeypatch):
-    monkeypatch.setenv(WORKSPACE_ENV, str(tmp_path / "work"))
-    return tmp_path / "work"
 
 
 def _load(tmp_path, text):

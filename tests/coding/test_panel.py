@@ -5,12 +5,10 @@ from __future__ import annotations
 import pytest
 
 from course.page import Page
-from course.workspace import WORKSPACE_ENV
 
 
 @pytest.fixture(autouse=True)
-def ws(tmp_path, monkeypatch):
-    monkeypatch.setenv(WORKSPACE_ENV, str(tmp_path / "work"))
+def no_gpu_required(monkeypatch):
     monkeypatch.delenv("COURSE_REQUIRE_GPU", raising=False)
 
 
