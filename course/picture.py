@@ -14,6 +14,7 @@ import io
 from typing import Any
 
 from matplotlib.figure import Figure
+from PIL import Image
 
 DPI = 100
 
@@ -28,8 +29,10 @@ class Picture(Figure):
         # lost the top of their title and their x label without it).
         self.savefig(buf, format="png", dpi=dpi, bbox_inches="tight", pad_inches=0.1)
         data = buf.getvalue()
-        # The size the page shows, from the PNG's header (IHDR: width, height), for the repr.
-        self._png_px = (int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big"))
+        # The size the page shows, for the repr: Pillow reads it from the PNG's header (it
+        # decodes no pixels until asked; Pillow comes with matplotlib, which draws with it).
+        with Image.open(io.BytesIO(data)) as shown:
+            self._png_px = shown.size
         return data
 
     def _repr_png_(self) -> bytes:

@@ -173,3 +173,45 @@ def test_install_refuses_a_cuda_major_it_has_no_extra_for():
         text=True,
     )
     assert out.returncode == 2 and "COURSE_CUDA must be 12 or 13" in out.stderr
+
+
+def _imports_of_the_package() -> set[str]:
+    import ast
+
+    names: set[str] = set()
+    for path in (ROOT / "course").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module.split(".")[0])
+    return names - set(sys.stdlib_module_names) - {"course"}
+
+
+def _dist(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def test_every_library_the_package_imports_is_declared_or_comes_with_a_declared_one():
+    # The libraries that replace hand-written code (Pillow's PNG header, tomli-w's TOML,
+    # tabulate's tables) must be declared themselves, not arrive by luck with another package.
+    from importlib.metadata import packages_distributions, requires
+
+    project = _pyproject()["project"]
+    declared = {_dist(_name(r)) for r in project["dependencies"] + project["optional-dependencies"]["cuda12"]}
+    assert {"pillow", "tomli-w", "tabulate"} <= declared
+    brought = set(declared)
+    for dist in declared:
+        try:
+            brought |= {_dist(_name(r)) for r in requires(dist) or [] if "extra ==" not in r}
+        except Exception:  # a declared package not installed here (tomli on 3.11+)
+            continue
+    where = packages_distributions()
+    imported = _imports_of_the_package()
+    assert {"PIL", "tomli_w", "tabulate"} <= imported
+    for module in sorted(imported):
+        dists = {_dist(d) for d in where.get(module, [])}
+        assert dists, f"course imports {module}, which no installed distribution provides"
+        assert dists & brought, (
+            f"course imports {module} ({sorted(dists)}), which pyproject.toml does not declare"
+        )

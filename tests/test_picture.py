@@ -41,3 +41,14 @@ def test_the_core_matrix_picture_keeps_its_title_and_x_label():
     width, height = _drawn_px(fig)
     shown = _png_size(data)
     assert shown[0] >= width - 1 and shown[1] >= height - 1
+
+
+def test_the_repr_states_the_size_of_the_png_it_last_made():
+    fig = picture(figsize=(3, 2), layout=None)
+    ax = fig.add_subplot()
+    ax.set_title("a title far longer than a three-inch figure is wide", fontsize=14)
+    assert repr(fig) == f"Picture({ax.get_title()!r}, {3 * DPI}x{2 * DPI} px)"  # before any PNG: nominal
+    for dpi in (DPI, 50):
+        width, height = _png_size(fig.png(dpi=dpi))
+        assert repr(fig) == f"Picture({ax.get_title()!r}, {width}x{height} px)"
+    assert width < 3 * DPI  # the last PNG, at 50 dpi, not the first

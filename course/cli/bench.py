@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 
 from .. import bench, gate
+from .._table import text_table
 from ..errors import CheckFailed, CourseError
 from ..lessons import LESSONS, get_lesson
 
@@ -115,11 +116,7 @@ def _print_recorded(lesson_ids: list[str], directory: Path | None, as_json: bool
         ]
         for r in rows
     ]
-    widths = [max(len(c[i]) for c in [header, *cells]) for i in range(len(header))]
-    for i, c in enumerate([header, *cells]):
-        print("  ".join(x.rjust(w) for x, w in zip(c, widths, strict=True)))
-        if i == 0:
-            print("  ".join("-" * w for w in widths))
+    print(text_table(header, cells, align="right"))
     for lesson_id in missing:
         print(f"{lesson_id}: no recorded benchmark in this checkout")
     return 0

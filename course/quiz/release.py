@@ -10,10 +10,9 @@ only the grader holds the key.
 
 from __future__ import annotations
 
-import json
-import math
 from pathlib import Path
-from typing import Any
+
+import tomli_w
 
 from ..errors import CourseError
 from ._io import write_text_atomic
@@ -28,51 +27,18 @@ _HEADER = (
 )
 
 
-def _string(value: str) -> str:
-    # JSON string escapes are a subset of TOML basic-string escapes; TOML
-    # also forbids a raw DEL (U+007F), which JSON leaves alone.
-    return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
-
-
-def _value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise ValueError(f"cannot write a non-finite number to TOML (got {value!r})")
-        return str(int(value)) if value.is_integer() and abs(value) < 2**53 else repr(value)
-    if isinstance(value, str):
-        return _string(value)
-    if isinstance(value, list):
-        if value and all(isinstance(v, dict) for v in value):
-            rows = ",\n".join(f"  {_value(v)}" for v in value)
-            return f"[\n{rows},\n]"
-        return "[" + ", ".join(_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{ " + ", ".join(f"{_key(k)} = {_value(v)}" for k, v in value.items()) + " }"
-    raise TypeError(f"cannot write {type(value).__name__} to TOML")
-
-
-def _key(name: str) -> str:
-    return name if name.replace("_", "").replace("-", "").isalnum() and name.isascii() else _string(name)
-
-
 def dumps_quiz(quiz: Quiz, *, include_key: bool = False) -> str:
-    """The quiz as TOML text; without ``include_key`` it is a learner copy."""
-    lines = ["[quiz]"]
+    """The quiz as TOML text (tomli-w, the tomli project's writer); without ``include_key`` a learner copy."""
     meta = quiz.view()["quiz"]
     if not include_key:
         meta["released"] = True
-    lines += [f"{_key(k)} = {_value(v)}" for k, v in meta.items()]
+    questions = []
     for question in quiz.questions:
         fields = question.view()
         if include_key:
             fields.update(question.key())
-        lines += ["", "[[questions]]"]
-        lines += [f"{_key(k)} = {_value(v)}" for k, v in fields.items()]
-    return "\n".join(lines) + "\n"
+        questions.append(fields)
+    return tomli_w.dumps({"quiz": meta, "questions": questions})
 
 
 def release_quiz(key_path: Path | str, out_path: Path | str) -> Quiz:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .._html import escape
+from .._table import text_table
 
 if TYPE_CHECKING:
     pass
@@ -188,11 +189,14 @@ class Summary:
         return out
 
     def text(self) -> str:
-        rows = self.table_rows()
-        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-        lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
-        lines.insert(1, "  ".join("-" * w for w in widths))
-        return "\n".join([*(f"- {f}" for f in self.findings()), "", *lines])
+        header, *rows = self.table_rows()
+        return "\n".join(
+            [
+                *(f"- {f}" for f in self.findings()),
+                "",
+                text_table(header, rows, ("left", "left", "right", "right", "right")),
+            ]
+        )
 
     def html(self) -> str:
         rows = self.table_rows()
