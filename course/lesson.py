@@ -43,6 +43,10 @@ class Lesson:
     previous: str = ""  # the lesson this one changes one idea of (its page diffs their regions)
     run_size: int = 0  # the size page.run() and `course run` use; 0: the kernel's own default
     package: str = ""  # the lesson's Python package; set by discovery (course.lessons)
+    # What each warpgroup of a CTA does, by warpgroup index, as the kernel's header says
+    # ("producer", "consumer", or "producer+consumer" for one warpgroup doing both); the
+    # timeline names its rows and trace tracks by it. Empty: the kernel records no timeline.
+    warpgroup_roles: tuple[str, ...] = ()
 
     @property
     def kernel_path(self) -> Path:

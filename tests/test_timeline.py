@@ -431,9 +431,9 @@ def test_invalid_json_is_a_timeline_error(tmp_path):
 # --- the command line and the page ----------------------------------------------------------------
 @pytest.fixture
 def recorded(tmp_path, monkeypatch):
-    """An evidence/timeline/ folder holding a (synthetic) recorded day78 timeline."""
+    """An evidence/timeline/ folder holding a (synthetic) recorded day80 timeline."""
     folder = tmp_path / "evidence-timeline"
-    t = decoded(lesson="day78", provenance=provenance(), launch_ms=0.036)
+    t = decoded(lesson="day80", provenance=provenance(), launch_ms=0.036)
     tl.write(t, folder)
     monkeypatch.setattr(tl.store, "timeline_dir", lambda: folder)
     return folder
@@ -441,15 +441,16 @@ def recorded(tmp_path, monkeypatch):
 
 def test_cli_recorded_prints_the_summary_and_writes_json_and_png(recorded, tmp_path, capsys):
     out = tmp_path / "out"
-    assert main(["timeline", "day78", "--recorded", "--out", str(out)]) == 0
+    assert main(["timeline", "day80", "--recorded", "--out", str(out)]) == 0
     said = capsys.readouterr().out
-    assert "The recorded timeline of day78 (N = 4096 on NVIDIA H200" in said
-    assert "wgmma wait" in said and f"wrote {out / 'day78.json'}" in said
-    data = json.loads((out / "day78.json").read_text())
-    roles = {tl._role(r["kind"]) for r in data["rows"]}
+    assert "The recorded timeline of day80 (N = 4096 on NVIDIA H200" in said
+    assert "wgmma wait" in said and f"wrote {out / 'day80.json'}" in said
+    data = json.loads((out / "day80.json").read_text())
+    roles = {r["role"] for r in data["rows"]}  # the lesson's declaration, written in every row
+    assert roles == {tl._role(r["kind"]) for r in data["rows"]}
     assert {"producer", "consumer"} <= roles
     assert len({s for r in data["rows"] for s in r["stage"]}) >= 3
-    assert (out / "day78.png").read_bytes()[:4] == b"\x89PNG"
+    assert (out / "day80.png").read_bytes()[:4] == b"\x89PNG"
 
 
 def test_cli_recorded_without_a_recording_says_how_to_make_one(tmp_path, monkeypatch, capsys):
@@ -464,26 +465,26 @@ def test_cli_lesson_without_stamps_exits_2(capsys):
 
 
 def test_cli_n_with_recorded_is_refused(recorded, capsys):
-    assert main(["timeline", "day78", "--recorded", "--n", "1024"]) == 2
+    assert main(["timeline", "day80", "--recorded", "--n", "1024"]) == 2
     assert "--n goes with recording" in capsys.readouterr().err
 
 
 def test_cli_on_a_machine_that_cannot_run_says_why_and_shows_the_recording(recorded, monkeypatch, capsys):
     from course import gate
 
-    lesson = get_lesson("day78")
+    lesson = get_lesson("day80")
     monkeypatch.setattr(
         gate, "verdict", lambda *_a, **_k: gate.Verdict(lesson, "no-gpu", "No GPU here.", "Use one.")
     )
-    assert main(["timeline", "day78"]) == 2
+    assert main(["timeline", "day80"]) == 2
     said = capsys.readouterr().out
-    assert said.startswith("Cannot record day78 here. No GPU here. Use one.")
-    assert "The recorded timeline of day78" in said
+    assert said.startswith("Cannot record day80 here. No GPU here. Use one.")
+    assert "The recorded timeline of day80" in said
 
 
 def test_cli_broken_recording_is_one_message_exit_2(recorded, capsys):
-    (recorded / "day78.json").write_text("[]")
-    assert main(["timeline", "day78", "--recorded"]) == 2
+    (recorded / "day80.json").write_text("[]")
+    assert main(["timeline", "day80", "--recorded"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "Traceback" not in err
 
@@ -492,12 +493,12 @@ def test_page_shows_the_recorded_timeline_without_a_gpu(recorded, monkeypatch):
     from course import gate
     from course.page import Page
 
-    lesson = get_lesson("day78")
+    lesson = get_lesson("day80")
     monkeypatch.setattr(
         gate, "verdict", lambda *_a, **_k: gate.Verdict(lesson, "no-gpu", "No GPU here.", "Use one.")
     )
     monkeypatch.delenv(gate.REQUIRE_GPU_ENV, raising=False)
-    section = Page("day78").timeline()
+    section = Page("day80").timeline()
     assert isinstance(section, tl.TimelineSection) and section.timeline is not None
     html = section._repr_html_()
     assert "Recorded on NVIDIA H200" in html and "data:image/png;base64," in html and "wgmma issue" in html
@@ -613,6 +614,7 @@ def test_record_points_the_kernel_at_a_zeroed_buffer_for_one_checked_launch_only
         size_macro="GEMM_DIM",
         constants=real.constants,
         bench_spec=real.bench_spec,
+        warpgroup_roles=real.warpgroup_roles,
         host=lambda: types.SimpleNamespace(workload=lambda c, n, sets, purpose: Work()),
     )
     gpu = gate.Gpu(0, "NVIDIA H200", (9, 0), 132, 232448, 150 * 2**30)

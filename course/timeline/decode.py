@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     pass
 from .model import (
     _BY_CODE,
+    _BY_NAME,
     _HEADER_WORDS,
     KINDS,
     LAYOUT_VERSION,
@@ -217,6 +218,24 @@ def _role(kinds: Iterable[int]) -> str:
     return "other"
 
 
+def row_role(raw: RawRow, declared: Sequence[str] = ()) -> str:
+    """The row's role: the lesson's declaration for its warpgroup, checked against what it stamped.
+
+    Without a declaration (a lesson that names none), the role its events reveal."""
+    seen = _role(raw.kinds)
+    role = declared[raw.warpgroup] if raw.warpgroup < len(declared) else ""
+    if not role:
+        return seen
+    if seen not in ("other", role) and role != "producer+consumer":
+        other = next(_BY_CODE[k].name for k in raw.kinds if _BY_CODE[k].role not in (None, role))
+        raise TimelineError(
+            f"{_where(raw.cta, raw.warpgroup)}: the lesson declares this warpgroup a {role}, but it stamped "
+            f"{other}, a {_BY_NAME[other].role}'s event: the kernel and the lesson's "
+            "warpgroup_roles disagree"
+        )
+    return role
+
+
 def _unwrap(clock32: Sequence[int]) -> np.ndarray:
     c = np.asarray(clock32, dtype=np.int64)
     steps = np.diff(c) % (1 << 32)  # one thread's stamps are far less than 2^32 cycles apart
@@ -278,8 +297,9 @@ def build(
     provenance: Provenance | None = None,
     launch_ms: float | None = None,
     notes: Sequence[str] = (),
+    roles: Sequence[str] = (),
 ) -> Timeline:
-    """A Timeline from validated raw rows: roles, clock fit, event times."""
+    """A Timeline from validated raw rows: roles (``roles``: the lesson's, by warpgroup), clock fit, times."""
     if not raws:
         raise TimelineError("a timeline needs at least one recorded warpgroup")
     for raw in raws:
@@ -294,7 +314,7 @@ def build(
             Event(_BY_CODE[k].name, s, g, int(c), shift + float(ti))
             for k, s, g, c, ti in zip(raw.kinds, raw.stages, raw.gt_ns, cyc, t, strict=True)
         )
-        rows.append(Row(raw.cta, raw.warpgroup, raw.smid, _role(raw.kinds), events, raw.full, ok))
+        rows.append(Row(raw.cta, raw.warpgroup, raw.smid, row_role(raw, roles), events, raw.full, ok))
     return Timeline(
         lesson,
         n,
@@ -321,7 +341,8 @@ def decode(
     block: Sequence[int] = (),
     provenance: Provenance | None = None,
     launch_ms: float | None = None,
+    roles: Sequence[str] = (),
 ) -> Timeline:
     """A buffer the kernel filled, as a validated Timeline (TimelineError when it is not one)."""
     raws, span = decode_raw(buffer, layout, math.prod(grid))
-    return build(raws, span, layout, lesson, n, grid, block, provenance, launch_ms)
+    return build(raws, span, layout, lesson, n, grid, block, provenance, launch_ms, roles=roles)

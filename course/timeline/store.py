@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
     pass
 from .decode import build, validate_row
 from .draw import png_bytes
-from .model import _BY_NAME, KINDS, SCHEMA_VERSION, KernelSpan, Layout, RawRow, Timeline, TimelineError
+from .model import _BY_NAME, KINDS, ROLES, SCHEMA_VERSION, KernelSpan, Layout, RawRow, Timeline, TimelineError
 
 
 # ---------------------------------------------------------------------------
@@ -26,11 +27,12 @@ def timeline_dir() -> Path:
     return _paths.evidence_dir() / "timeline"
 
 
-def _row_dict(raw: RawRow) -> dict[str, Any]:
+def _row_dict(raw: RawRow, role: str) -> dict[str, Any]:
     gt = list(raw.gt_ns)
     return {
         "cta": raw.cta,
         "warpgroup": raw.warpgroup,
+        "role": role,
         "smid": raw.smid,
         "full": raw.full,
         "t0_ns": gt[0],
@@ -48,6 +50,7 @@ def to_dict(timeline: Timeline) -> dict[str, Any]:
             "only a recording made on a GPU is written as evidence (this timeline has no provenance)"
         )
     p = timeline.provenance
+    roles = {(r.cta, r.warpgroup): r.role for r in timeline.rows}
     return {
         "schema_version": SCHEMA_VERSION,
         "lesson": timeline.lesson,
@@ -69,7 +72,7 @@ def to_dict(timeline: Timeline) -> dict[str, Any]:
             "warpgroups": timeline.span.warpgroups,
         },
         "clock": timeline.clock.describe(),
-        "rows": [_row_dict(r) for r in timeline.raw],
+        "rows": [_row_dict(r, roles[(r.cta, r.warpgroup)]) for r in timeline.raw],
         "notes": list(timeline.notes),
     }
 
@@ -102,8 +105,11 @@ def _clocks(clock0: int, deltas: list[int], path: Path | None, where: str) -> tu
     return tuple(c % (1 << 32) for c in itertools.accumulate([clock0, *deltas[1:]])) if deltas else ()
 
 
-def from_dict(data: Any, path: Path | None = None) -> Timeline:
-    """A Timeline from parsed JSON; TimelineError naming the field when something is off."""
+def from_dict(data: Any, path: Path | None = None, roles: Sequence[str] = ()) -> Timeline:
+    """A Timeline from parsed JSON; TimelineError naming the field when something is off.
+
+    ``roles``: the lesson's declared warpgroup roles. A row's ``role`` (files recorded before
+    rows named one have none) must agree with them; the declaration names the rows."""
     g, top = _data.get, "timeline"
     try:
         version = g(data, "schema_version", int, path, top)
@@ -136,8 +142,20 @@ def from_dict(data: Any, path: Path | None = None) -> Timeline:
         if span.end_ns < span.start_ns:
             raise TimelineError("span: end_ns is before start_ns", path=path)
         raws = []
+        named: dict[int, str] = {}
         for i, r in enumerate(g(data, "rows", list, path, top)):
             where = f"rows[{i}]"
+            role = _data.optional(r, "role", str, path, where)
+            if role is not None:
+                wg = g(r, "warpgroup", int, path, where)
+                want = roles[wg] if 0 <= wg < len(roles) else named.get(wg, role)
+                if role not in ROLES or role != want:
+                    raise TimelineError(
+                        f"{where}: role {role!r}, but warpgroup {wg} is "
+                        + (f"the lesson's {want}" if role in ROLES else f"one of {', '.join(ROLES)}"),
+                        path=path,
+                    )
+                named[wg] = role
             kind = _int_list(r, "kind", path, where)
             dt = _int_list(r, "dt_ns", path, where)
             if any(d < 0 for d in dt):
@@ -173,6 +191,7 @@ def from_dict(data: Any, path: Path | None = None) -> Timeline:
             Provenance.from_dict(data, path, top),
             float(launch) if launch is not None else None,
             _data.text_list(data, "notes", path, top),
+            roles=roles or [named.get(wg, "") for wg in range(layout.warpgroups)],
         )
     except TimelineError as e:
         if e.path is not None:
@@ -197,7 +216,10 @@ def load(lesson_id: str, directory: Path | None = None) -> Timeline | None:
     path = (directory or timeline_dir()) / f"{lesson_id}.json"
     if not path.exists():
         return None
-    timeline = from_dict(_data.read_json(path, "the timeline", TimelineError), path)
+    from ..lessons import LESSONS
+
+    declared = LESSONS[lesson_id].warpgroup_roles if lesson_id in LESSONS else ()
+    timeline = from_dict(_data.read_json(path, "the timeline", TimelineError), path, declared)
     if timeline.lesson != lesson_id:
         raise TimelineError(f"the timeline is for lesson {timeline.lesson!r}, not {lesson_id!r}", path=path)
     return timeline

@@ -7,6 +7,7 @@ LESSON = wgmma_gemm_lesson(
     day=78,
     title="A GEMM on wgmma.mma_async: producer and consumer warpgroups",
     kernel_file="wgmma_gemm.cu",
+    warpgroup_roles=("consumer", "producer"),
     kernel_name="wgmmaGemm",
     notebook="day78_wgmma.ipynb",
     snippets=("descriptor", "pipeline", "gate"),

@@ -7,6 +7,7 @@ LESSON = wgmma_gemm_lesson(
     day=79,
     title="TMA feeds wgmma: 128-byte swizzle and an mbarrier",
     kernel_file="gemm1_tma.cu",
+    warpgroup_roles=("producer+consumer",),
     kernel_name="gemm1Tma",
     notebook="day79_tma_wgmma.ipynb",
     snippets=(

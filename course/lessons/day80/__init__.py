@@ -7,6 +7,7 @@ LESSON = wgmma_gemm_lesson(
     day=80,
     title="A real pipeline: a ring of stages, full and empty barriers, phase parity",
     kernel_file="gemm2_pipeline.cu",
+    warpgroup_roles=("producer", "consumer"),
     kernel_name="gemm2Pipeline",
     notebook="day80_pipeline.ipynb",
     snippets=(

@@ -7,6 +7,7 @@ LESSON = wgmma_gemm_lesson(
     day=81,
     title="Bigger tiles, two consumer warpgroups, setmaxnreg",
     kernel_file="gemm3_two_consumers.cu",
+    warpgroup_roles=("producer", "consumer", "consumer"),
     kernel_name="gemm3TwoConsumers",
     notebook="day81_two_consumers.ipynb",
     snippets=(

@@ -7,6 +7,7 @@ LESSON = wgmma_gemm_lesson(
     day=82,
     title="Persistent CTAs and the order of tiles",
     kernel_file="gemm4_persistent.cu",
+    warpgroup_roles=("producer", "consumer", "consumer"),
     kernel_name="gemm4Persistent",
     notebook="day82_persistent.ipynb",
     snippets=(

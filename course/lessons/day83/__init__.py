@@ -7,6 +7,7 @@ LESSON = wgmma_gemm_lesson(
     day=83,
     title="Clusters of two and TMA multicast",
     kernel_file="gemm5_cluster.cu",
+    warpgroup_roles=("producer", "consumer", "consumer"),
     kernel_name="gemm5Cluster",
     notebook="day83_cluster.ipynb",
     snippets=(

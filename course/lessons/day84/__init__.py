@@ -7,6 +7,7 @@ LESSON = wgmma_gemm_lesson(
     day=84,
     title="The epilogue: through shared memory and a TMA store",
     kernel_file="gemm6_epilogue.cu",
+    warpgroup_roles=("producer", "consumer", "consumer"),
     kernel_name="gemm6Epilogue",
     notebook="day84_epilogue.ipynb",
     snippets=(

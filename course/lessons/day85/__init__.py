@@ -7,6 +7,7 @@ LESSON = wgmma_gemm_lesson(
     day=85,
     title="The climb in one place: from 0.03x to cuBLAS",
     kernel_file="gemm6_epilogue.cu",  # where the climb ends: its page runs the finished kernel
+    warpgroup_roles=("producer", "consumer", "consumer"),
     kernel_name="gemm6Epilogue",
     notebook="day85_climb.ipynb",
     snippets=("constants", "gate"),
