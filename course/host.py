@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from . import gate
+from . import gate, nvtx
 from .errors import CourseError
 
 if TYPE_CHECKING:
@@ -300,7 +300,8 @@ def run_lesson(
     work = host.workload(compiled, n, 1, "lesson", **options)
     work.poison(0)
     c = work.config
-    compiled.launch(c.grid, c.block, work.args(0), shared_mem=c.shared_mem)
+    with nvtx.range(f"{lesson.id} run: {lesson.kernel_name} N={n}"):
+        compiled.launch(c.grid, c.block, work.args(0), shared_mem=c.shared_mem)
     check = work.host_check()
     timings["run"] = time.perf_counter() - t0
 

@@ -459,9 +459,16 @@ def test_cli_recorded_without_a_recording_says_how_to_make_one(tmp_path, monkeyp
     assert "No recorded timeline of day80" in capsys.readouterr().out
 
 
-def test_cli_lesson_without_stamps_exits_2(capsys):
-    assert main(["timeline", "day76", "--recorded"]) == 2
-    assert "carries no timeline stamps" in capsys.readouterr().out
+def test_cli_offers_only_the_lessons_with_stamps(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["timeline", "day76", "--recorded"])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert "invalid choice: 'day76'" in err and "day80" in err
+    with pytest.raises(SystemExit):
+        main(["timeline", "--help"])
+    said = capsys.readouterr().out
+    assert "day76" not in said and all(lesson_id in said for lesson_id in tl.instrumented_lessons())
 
 
 def test_cli_n_with_recorded_is_refused(recorded, capsys):
@@ -587,6 +594,7 @@ def test_record_points_the_kernel_at_a_zeroed_buffer_for_one_checked_launch_only
 
         def launch(self, j):
             launches.append(symbol.value)
+            ranges.append(("launch", symbol.value != 0))
             if symbol.value:  # the "kernel" fills the buffer the pointer names, as the block does
                 buf = device.arrays[symbol.value]
                 assert not buf.any(), "the recorded launch must find a zeroed buffer"
@@ -622,8 +630,25 @@ def test_record_points_the_kernel_at_a_zeroed_buffer_for_one_checked_launch_only
     monkeypatch.setattr(gate, "ensure_runs", lambda *_a: None)
     monkeypatch.setattr(tl.gpu, "compile_instrumented", lambda les, n, source=None: compiled)
     monkeypatch.setattr(timing, "Timer", lambda _r: types.SimpleNamespace(hold=lambda *_a: None))
+    from course import nvtx
+
+    ranges: list[tuple] = []
+    recorder = types.SimpleNamespace(
+        RangePush=lambda name: ranges.append(("push", name)), RangePop=lambda: ranges.append(("pop",))
+    )
+    monkeypatch.setattr(nvtx, "_backend", lambda: recorder)
     said: list[str] = []
     t = tl.record(lesson, 4096, progress=said.append, command="test")
+    # Nsight Systems sees the lesson's ranges: the warm-ups, then the recorded launch in its own.
+    assert ranges == [
+        ("push", "day80 timeline: 2 warm-up launches"),
+        ("launch", False),
+        ("launch", False),
+        ("pop",),
+        ("push", "day80 timeline: the recorded launch, N=4096"),
+        ("launch", True),
+        ("pop",),
+    ]
     assert launches[:2] == [0, 0] and launches[2] != 0 and len(launches) == 3  # 2 warm-ups record nothing
     assert symbol.value == 0 and symbol.history[-1] == 0  # and the pointer is cleared afterwards
     assert t.lesson == "day80" and t.launch_ms == 0.0361 and t.provenance.device == "NVIDIA H200"

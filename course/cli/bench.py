@@ -16,7 +16,7 @@ import argparse
 import json
 from pathlib import Path
 
-from .. import bench, gate
+from .. import bench, gate, nvtx
 from .._table import text_table
 from ..errors import CheckFailed, CourseError
 from ..lessons import LESSONS, get_lesson
@@ -150,13 +150,14 @@ def run(args: argparse.Namespace) -> int:
         if args.repeats != bench.DEFAULT_REPEATS:
             command += f" --repeats {args.repeats}"
         try:
-            result = bench.measure(
-                lesson,
-                args.sizes,
-                args.repeats,
-                progress=lambda line: print(line, flush=True),
-                command=command,
-            )
+            with nvtx.range(f"{lesson_id} bench"):
+                result = bench.measure(
+                    lesson,
+                    args.sizes,
+                    args.repeats,
+                    progress=lambda line: print(line, flush=True),
+                    command=command,
+                )
         except CheckFailed as e:
             print(f"{lesson_id}: wrong result, nothing timed or written. {e}")
             status = max(status, 1)

@@ -9,6 +9,11 @@ the result, write ``<lesson>.json`` and ``<lesson>.png`` (default folder
 (no GPU needed) and prints its summary; with ``--out`` it writes that
 recording's JSON and a freshly drawn PNG there.
 
+``--trace FILE`` also writes the timeline (recorded here, or with
+``--recorded`` the one in evidence/timeline/) as Chrome Trace Event JSON,
+which Perfetto (ui.perfetto.dev) and chrome://tracing open: a track per CTA
+and warpgroup, named by its role.
+
 Exit status, as ``course run``: 0 when the timeline was recorded (or read),
 1 when the instrumented kernel computed a wrong result (nothing written),
 2 when this machine cannot run the lesson, the lesson's kernel has no
@@ -23,7 +28,7 @@ from pathlib import Path
 from .. import gate
 from .. import timeline as tl
 from ..errors import CheckFailed, CourseError
-from ..lessons import LESSONS, get_lesson
+from ..lessons import get_lesson
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -31,7 +36,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "timeline",
         help="record what each warpgroup of a lesson's kernel does over time; write <lesson>.json and .png",
     )
-    p.add_argument("lesson", choices=sorted(LESSONS), help="the lesson whose kernel to record")
+    stamped = tl.instrumented_lessons()
+    p.add_argument(
+        "lesson",
+        choices=stamped,
+        metavar="LESSON",
+        help=f"the lesson whose kernel to record: one whose kernel carries the stamps ({', '.join(stamped)})",
+    )
     p.add_argument(
         "--n",
         type=int,
@@ -43,6 +54,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=Path,
         default=None,
         help="folder for <lesson>.json and <lesson>.png (default: evidence/timeline/; with --recorded: none)",
+    )
+    p.add_argument(
+        "--trace",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="also write the timeline as Chrome Trace Event JSON to FILE (open it in ui.perfetto.dev or chrome://tracing)",
     )
     p.add_argument(
         "--recorded",
@@ -81,6 +99,10 @@ def run(args: argparse.Namespace) -> int:
                 "Hopper GPU records one."
             )
             return 2
+        if args.trace is not None:
+            print(
+                f"{lesson.id}: wrote the trace {tl.write_trace(recorded, args.trace)} (Perfetto, chrome://tracing)"
+            )
         if args.out is not None:
             json_path, png_path = tl.write(recorded, args.out)
             print(f"{lesson.id}: wrote {json_path} and {png_path}")
@@ -107,4 +129,8 @@ def run(args: argparse.Namespace) -> int:
     json_path, png_path = tl.write(timeline, args.out)
     print(tl.summarize(timeline).text())
     print(f"{lesson.id}: wrote {json_path} and {png_path}", flush=True)
+    if args.trace is not None:
+        print(
+            f"{lesson.id}: wrote the trace {tl.write_trace(timeline, args.trace)} (Perfetto, chrome://tracing)"
+        )
     return 0

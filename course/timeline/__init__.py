@@ -28,7 +28,10 @@ block (``instrumented(lesson)``); it knows no lesson by name:
 - ``figure``: one row per warpgroup of the recorded CTAs, coloured by
   activity, stages labelled, time in microseconds;
 - ``write`` / ``load``: ``evidence/timeline/<lesson>.json`` (the raw
-  events, with provenance) and ``.png``.
+  events, with provenance) and ``.png``;
+- ``to_trace`` / ``write_trace``: the same rows as Chrome Trace Event JSON,
+  which Perfetto and chrome://tracing open (a process per CTA, a thread per
+  warpgroup named by its role, an event per activity with its stage).
 
 The buffer (8-byte words), as the kernel's block lays it out:
 
@@ -98,6 +101,7 @@ from .model import (
 from .section import TimelineSection, section_of, timeline_section
 from .store import from_dict, load, timeline_dir, to_dict, to_json, write
 from .summary import ActivityTime, Interval, Overlap, Summary, intervals, row_intervals, summarize
+from .trace import TRACE_FIELDS, to_trace, write_trace
 
 __all__ = [
     "ACTIVITIES",
@@ -127,6 +131,7 @@ __all__ = [
     "TimelineError",
     "TimelineSection",
     "TimerResolution",
+    "TRACE_FIELDS",
     "_role",
     "build",
     "compile_instrumented",
@@ -151,6 +156,8 @@ __all__ = [
     "timeline_section",
     "to_dict",
     "to_json",
+    "to_trace",
     "validate_row",
     "write",
+    "write_trace",
 ]

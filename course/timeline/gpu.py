@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .. import nvtx
 from ..errors import CheckFailed
 from ..provenance import Provenance
 
@@ -106,12 +107,14 @@ def record(
     buf = cp.zeros(layout.words(grid_ctas), dtype=cp.uint64)
     try:
         set_buffer(compiled, 0)  # the warm-up launches record nothing
-        for _ in range(warmup):
-            _timed_launch(work)
+        with nvtx.range(f"{lesson.id} timeline: {warmup} warm-up launches"):
+            for _ in range(warmup):
+                _timed_launch(work)
         set_buffer(compiled, int(buf.data.ptr))
         work.poison(0)
         buf.fill(0)
-        launch_ms = _timed_launch(work)
+        with nvtx.range(f"{lesson.id} timeline: the recorded launch, N={n}"):
+            launch_ms = _timed_launch(work)
         check = work.check(work.out(0))
         if not check.passed:
             from ..bench.engine import mismatch_text
@@ -236,9 +239,10 @@ def measure_overhead(
         ctx.verify(n, work, {name: (call, None) for name, call in calls.items()})
         for name, compiled in (extra or {}).items():
             calls[name] = launcher(compiled)
-        timings = ctx.timer.time_together(
-            {k: [functools.partial(f, j) for j in range(work.sets)] for k, f in calls.items()}
-        )
+        with nvtx.range(f"{lesson.id} timeline overhead: {', '.join(calls)} at N={n}"):
+            timings = ctx.timer.time_together(
+                {k: [functools.partial(f, j) for j in range(work.sets)] for k, f in calls.items()}
+            )
     finally:
         set_buffer(stamped, 0)
         release()
