@@ -1,0 +1,163 @@
+"""A wheel that works without a checkout: built, installed in a fresh venv, run from elsewhere.
+
+The wheel is built from a copy of the sources (so the checkout gets no
+build/ folder), with ``pip wheel --no-deps``: without build isolation when
+this Python's setuptools is new enough (>= 77, the test extra), else with
+it (pip then fetches setuptools from PyPI). It is installed with
+``--no-deps`` into a fresh ``python -m venv``; the libraries it needs come
+from this test run's environment through a path entry (not its .pth
+files, so the checkout's editable install stays out), which keeps the test
+offline and quick. Everything then runs from a folder that is not a
+checkout: ``doctor``, ``bench --recorded``, ``pages DEST`` and one page,
+executed with nbclient from the copied folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import site
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = ("course", "kernels", "content", "evidence", "notebooks")
+FILES = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md")
+PAGE = "day76_tma.ipynb"
+KERNEL = "hopper-course-wheel-test"
+
+pytestmark = pytest.mark.slow
+
+
+def _setuptools_version() -> tuple[int, ...]:
+    try:
+        from importlib.metadata import version
+
+        return tuple(int(p) for p in version("setuptools").split(".")[:2])
+    except Exception:
+        return (0,)
+
+
+def _run(cmd, cwd, env, timeout=600):
+    r = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    return r
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    src = tmp_path_factory.mktemp("src")
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints")
+    for name in SOURCES:
+        shutil.copytree(ROOT / name, src / name, ignore=ignore)
+    for name in FILES:
+        shutil.copy2(ROOT / name, src / name)
+    out = tmp_path_factory.mktemp("wheel")
+    cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-cache-dir", "-w", str(out), str(src)]
+    if _setuptools_version() >= (77,):
+        cmd.insert(4, "--no-build-isolation")
+    r = _run(cmd, src, dict(os.environ))
+    assert r.returncode == 0, r.stdout + r.stderr
+    (built,) = out.glob("hopper_course-*.whl")
+    return built
+
+
+@pytest.fixture(scope="module")
+def installed(wheel, tmp_path_factory):
+    """(python of a fresh venv with the wheel, an environment without the checkout, a folder outside it)."""
+    venv = tmp_path_factory.mktemp("venv")
+    r = _run([sys.executable, "-m", "venv", str(venv)], venv, dict(os.environ))
+    assert r.returncode == 0, r.stderr
+    python = venv / "bin" / "python"
+    r = _run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], venv, {})
+    purelib = Path(r.stdout.strip())
+    # This run's libraries, after the venv's own: a plain path line, so their .pth files
+    # (the checkout's editable install among them) are not processed.
+    (purelib / "zz_test_deps.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "COURSE_ROOT", "VIRTUAL_ENV")}
+    # --ignore-installed: the checkout's editable install is visible through the path line.
+    install = ["install", "--no-deps", "--no-index", "--ignore-installed", str(wheel)]
+    r = _run([str(python), "-m", "pip", *install], venv, env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    # A kernel of the venv's Python for the page, found through the venv's prefix.
+    r = _run([str(python), "-m", "ipykernel", "install", "--prefix", str(venv), "--name", KERNEL], venv, env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    env["PATH"] = f"{venv / 'bin'}:{env.get('PATH', '/usr/bin:/bin')}"
+    env["COURSE_WORKSPACE"] = str(tmp_path_factory.mktemp("workspace"))
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    return python, env, elsewhere
+
+
+def test_the_wheel_ships_the_material_as_package_data(wheel):
+    names = set(zipfile.ZipFile(wheel).namelist())
+    shipped = {n.removeprefix("course/_material/") for n in names if n.startswith("course/_material/")}
+    tracked = subprocess.run(
+        ["git", "ls-files", *SOURCES[1:]], cwd=ROOT, capture_output=True, text=True
+    ).stdout.split()
+    if not tracked:
+        pytest.skip("not a git checkout: the list of tracked material is unknown")
+    assert sorted(shipped) == sorted(tracked)
+    meta = next(n for n in names if n.endswith(".dist-info/METADATA"))
+    text = zipfile.ZipFile(wheel).read(meta).decode()
+    assert "License-Expression: MIT" in text  # PEP 639: setuptools >= 77 wrote it
+
+
+def test_the_installed_course_finds_its_material_in_the_package(installed):
+    python, env, elsewhere = installed
+    r = _run(
+        [
+            str(python),
+            "-c",
+            "import course, course._paths as p; print(course.__file__); print(p.repo_root())",
+        ],
+        elsewhere,
+        env,
+    )
+    assert r.returncode == 0, r.stderr
+    package, root = r.stdout.split()
+    assert "site-packages" in package and ROOT.as_posix() not in package
+    assert root == str(Path(package).parent / "_material")
+
+
+def test_doctor_and_the_recorded_benchmarks_run_from_the_wheel(installed):
+    python, env, elsewhere = installed
+    r = _run([str(python), "-m", "course", "doctor"], elsewhere, env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "day84" in r.stdout and "Traceback" not in r.stdout + r.stderr
+    r = _run([str(python), "-m", "course", "bench", "--recorded", "--json"], elsewhere, env)
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(r.stdout)
+    assert {row["lesson"] for row in rows} >= {"day76", "day84"}
+    r = _run(
+        [str(python), "-m", "course", "timeline", "day80", "--recorded", "--trace", "t.json"], elsewhere, env
+    )
+    assert r.returncode == 0, r.stderr
+    assert json.loads((elsewhere / "t.json").read_text())["traceEvents"]
+
+
+def test_pages_are_copied_out_and_one_runs_there(installed, tmp_path):
+    python, env, elsewhere = installed
+    dest = tmp_path / "my-pages"
+    r = _run([str(python), "-m", "course", "pages", str(dest)], elsewhere, env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (dest / PAGE).is_file() and len(list(dest.glob("*.ipynb"))) >= 9
+    run_page = (
+        "import sys, nbformat, nbclient\n"
+        "nb = nbformat.read(sys.argv[1], as_version=4)\n"
+        "nb.cells.append(nbformat.v4.new_code_cell('import course; print(course.__file__)'))\n"
+        "nbclient.NotebookClient(nb, timeout=300, kernel_name=sys.argv[3],"
+        " resources={'metadata': {'path': sys.argv[2]}}).execute()\n"
+        "errors = [o for c in nb.cells for o in c.get('outputs', []) if o.get('output_type') == 'error']\n"
+        "print('errors', len(errors))\n"
+        "print('kernel course:', nb.cells[-1].outputs[0]['text'].strip())\n"
+        "print('\\n'.join(str(o.get('evalue')) for o in errors))\n"
+    )
+    r = _run([str(python), "-c", run_page, str(dest / PAGE), str(dest), KERNEL], dest, env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.startswith("errors 0"), r.stdout
+    used = r.stdout.split("kernel course:")[1].strip()
+    assert used.startswith(str(python.parent.parent)) and "site-packages" in used, used  # the wheel's
