@@ -144,7 +144,7 @@ def instrumented(lesson: Lesson) -> bool:
     """Whether the lesson's kernel carries the timeline block."""
     try:
         return BLOCK_BEGIN in lesson.kernel_path.read_text(encoding="utf-8")
-    except OSError:
+    except (OSError, CourseError):  # no kernel file, or no course material at all
         return False
 
 
