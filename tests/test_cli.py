@@ -125,3 +125,80 @@ def test_a_reader_that_goes_away_is_not_a_traceback(monkeypatch, tmp_path):
     monkeypatch.setattr(sys, "stdout", ClosedPipe())
     assert cli.main(["bench", "--recorded", "--json"]) == 141
     target.close()
+
+
+# --- conventions: --version, prog, plain helps that state the exit status ----------------------------
+def _helps():
+    """Every parser's --help text: the top level, each subcommand, and the subcommands under them."""
+    import argparse
+
+    from course.cli import build_parser
+
+    out = {}
+
+    def walk(parser, name):
+        out[name] = parser.format_help()
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for child_name, child in action.choices.items():
+                    walk(child, f"{name} {child_name}")
+
+    walk(build_parser("python -m course"), "python -m course")
+    return out
+
+
+def test_version_prints_the_installed_version():
+    from importlib.metadata import version
+
+    r = _python_m("--version")
+    assert r.returncode == 0 and r.stdout.strip() == f"python -m course {version('hopper-course')}"
+
+
+def test_prog_follows_how_the_command_was_started():
+    import sys as _sys
+
+    from course.cli import prog_name
+
+    if _sys.version_info >= (3, 11):
+        import tomllib
+    else:
+        import tomli as tomllib
+    from pathlib import Path
+
+    scripts = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts == {"hopper-course": "course.cli:main"}
+    assert prog_name("/home/me/.venv/bin/hopper-course") == "hopper-course"
+    assert prog_name("/x/course/__main__.py") == "python -m course"
+    r = _python_m("run", "--help")
+    assert r.stdout.startswith("usage: python -m course run")
+
+
+def test_the_console_script_names_itself(tmp_path):
+    # The script pip writes for [project.scripts]: argv[0] is its own path.
+    script = tmp_path / "hopper-course"
+    script.write_text(f"#!{sys.executable}\nimport sys\nfrom course.cli import main\nsys.exit(main())\n")
+    script.chmod(0o755)
+    r = subprocess.run([str(script), "timeline", "--help"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.startswith("usage: hopper-course timeline"), r.stdout + r.stderr
+
+
+def test_every_help_is_plain_text_and_every_subcommand_states_its_exit_status():
+    helps = _helps()
+    assert {"python -m course timeline", "python -m course pages", "python -m course quiz grade"} <= set(
+        helps
+    )
+    for name, text in helps.items():
+        assert "``" not in text and ":func:" not in text, f"{name} --help shows reST markup"
+        if name != "python -m course":
+            assert text.count("Exit status") == 1, f"{name} --help must state its exit status once"
+            assert "0" in text.split("Exit status", 1)[1]
+
+
+def test_progress_help_states_the_learner_ids_real_order():
+    text = _helps()["python -m course progress"]
+    flat = " ".join(text.split())
+    assert "$COURSE_LEARNER, else $JUPYTERHUB_USER, else your login name, else 'default'" in flat
+    from pathlib import Path
+
+    readme = " ".join((Path(__file__).parents[1] / "README.md").read_text().split())
+    assert "`COURSE_LEARNER`, else `JUPYTERHUB_USER`, else the login name, else `default`" in readme

@@ -1,9 +1,10 @@
 """``python -m course bench``: time lesson kernels beside their peers on this GPU.
 
 Writes ``<lesson>.json`` and ``<lesson>.png`` per lesson (default folder
-``evidence/bench/``) and prints a table. Exit status: 0 when every lesson
-was measured, 1 when a kernel or a peer computed a wrong result (nothing is
-timed or written for that lesson), 2 when this machine cannot run a lesson
+``evidence/bench/``) and prints a table.
+
+Exit status: 0 when every lesson was measured, 1 when a kernel or a peer
+computed a wrong result (nothing is timed or written for that lesson), 2 when this machine cannot run a lesson
 (after saying why) or the arguments are wrong.
 
 ``--recorded`` prints what is already recorded in ``evidence/bench/`` (a

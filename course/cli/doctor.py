@@ -1,4 +1,9 @@
-"""``python -m course doctor``: what this machine has, and which lessons run."""
+"""``python -m course doctor``: what this machine has, and which lessons run.
+
+Exit status: 0 when the report is complete (a machine without a GPU is a
+report, not a failure); 1 when ``--compile`` finds a kernel that does not
+compile, or the course material is missing.
+"""
 
 from __future__ import annotations
 

@@ -39,7 +39,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
-        "--learner", metavar="ID", help="whose progress (default: $COURSE_LEARNER, else 'default')"
+        "--learner",
+        metavar="ID",
+        help="whose progress (default: $COURSE_LEARNER, else $JUPYTERHUB_USER, else your login name, else 'default')",
     )
     p.add_argument("--lesson", metavar="LESSON", help="one page only")
     p.add_argument("--reset", metavar="LESSON", help="forget this page's progress (a backup is kept)")

@@ -7,8 +7,13 @@
         [--canvas GRADEBOOK.csv --canvas-column "Day 76 quiz (1234)"
          [--canvas-match "SIS Login ID"] [--canvas-out PATH]]
 
-Problems the user can fix are printed as messages with file and line, and
-the exit status is non-zero; never a traceback.
+Problems the user can fix are printed as messages with file and line,
+never a traceback.
+
+Exit status: 0 when the files are valid (validate), the learner copy is
+written (release) or the grades are written (grade); 1 when validate finds
+a problem in a file; 2 for input that cannot be used (a file that does not
+load, a bad option), with one message naming it.
 """
 
 from __future__ import annotations

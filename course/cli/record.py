@@ -1,7 +1,12 @@
 """``python -m course record``: run lessons on this GPU and write evidence.
 
 Only a real run writes evidence: on a machine that cannot run a lesson,
-nothing is written and the exit status is 2.
+nothing is written.
+
+Exit status: 0 when every run came out as its page says (the evidence is
+written either way); 1 when one did not (a lesson's check failed, or an
+experiment did not break as the page says it does); 2 when this machine cannot run a
+lesson (after saying why; nothing is written for it).
 """
 
 from __future__ import annotations
