@@ -1,6 +1,6 @@
 """NVTX ranges around the course's GPU work, so Nsight Systems shows it by lesson.
 
-``with nvtx.range("day80 run: gemm2Pipeline N=4096"):`` pushes a range on
+``with nvtx.range(f"{lesson.id} run: {lesson.kernel_name} N={n}"):`` pushes a range on
 the NVTX stack that ``nsys profile`` records on the CPU thread's timeline,
 above the CUDA API calls and kernels it encloses (NVTX, the NVIDIA Tools
 Extension: nvtxRangePushA / nvtxRangePop). The ranges come from CuPy's own
