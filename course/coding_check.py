@@ -24,21 +24,22 @@ verdict is shown beside it.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import re
 import shutil
 import signal
-import subprocess
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import gate
 from ._atomic import atomic_write_text
+from ._confine import Limits, child_env, child_folder, run_child
 from ._html import escape
 from .coding import CodingError, CodingExercise, check_piece_text, splice
+from .coding_piece import refuse_escape
 from .sandbox import DEFAULT_TIMEOUT_S, TryResult, run_variant
 from .workspace import lesson_folder
 
@@ -54,17 +55,31 @@ CPU_COMPILE_TIMEOUT_S = 60.0
 CPU_RUN_TIMEOUT_S = 10.0
 COMPILERS = ("c++", "g++", "clang++")
 
+# No header at all: the piece sees the fixed-width types and printf, nothing that reaches the system
+# (popen, system, fork come with <cstdio>, <cstdlib>, <unistd.h>).
 _PRELUDE = """\
 // The course's CPU harness for a coding exercise: CUDA's qualifiers mean nothing on the CPU.
-#include <cstddef>
-#include <cstdint>
-#include <cstdio>
+typedef __SIZE_TYPE__ size_t;
+typedef __INT8_TYPE__ int8_t;
+typedef __INT16_TYPE__ int16_t;
+typedef __INT32_TYPE__ int32_t;
+typedef __INT64_TYPE__ int64_t;
+typedef __UINT8_TYPE__ uint8_t;
+typedef __UINT16_TYPE__ uint16_t;
+typedef __UINT32_TYPE__ uint32_t;
+typedef __UINT64_TYPE__ uint64_t;
+typedef __UINTPTR_TYPE__ uintptr_t;
+extern "C" int printf(const char*, ...);
 #define __device__
 #define __host__
 #define __forceinline__ inline
 struct CourseDim3 { unsigned x = 0, y = 0, z = 0; };
 static CourseDim3 blockIdx, threadIdx, blockDim, gridDim;
 """
+# What the compiler and the compiled check may use (course._confine sets them in the child alone).
+COMPILE_LIMITS = Limits(cpu_s=CPU_COMPILE_TIMEOUT_S, memory=2 << 30, file_size=64 << 20)
+RUN_MEMORY = 512 << 20
+MAX_LOG_BYTES = 256 << 10
 
 
 @dataclass(frozen=True)
@@ -115,7 +130,7 @@ def harness_source(lesson: Lesson, exercise: CodingExercise, piece: str) -> tupl
     main = (
         "\nint main() {\n"
         f"  long long out[{len(cpu.outputs)}] = {{}};\n"
-        f'{loops}  {{\n    {cpu.eval}\n    std::printf("{fmt}\\n", {outs});\n  }}\n'
+        f'{loops}  {{\n    {cpu.eval}\n    printf("{fmt}\\n", {outs});\n  }}\n'
         "  return 0;\n}\n"
     )
     return f"{head}{piece_text}\n{after}{main}", first, last
@@ -161,26 +176,30 @@ def cpu_check(lesson: Lesson, exercise: CodingExercise, piece: str) -> CpuVerdic
         )
     model = cpu.model_function(lesson)
     source, first, last = harness_source(lesson, exercise, piece)
-    with tempfile.TemporaryDirectory(prefix="course-cpu-") as tmp:
+    real = Path(os.path.realpath(compiler))
+    with child_folder("course-cpu-") as tmp:
         name = f"{exercise.id}.cpp"
-        src, exe = Path(tmp) / name, Path(tmp) / "check"
+        src, exe = tmp / name, tmp / "check"
         src.write_text(source, encoding="utf-8")
-        try:
-            built = subprocess.run(
-                [compiler, "-std=c++17", "-O1", "-w", "-o", str(exe), str(src)],
-                capture_output=True,
-                text=True,
-                timeout=CPU_COMPILE_TIMEOUT_S,
-                cwd=tmp,
-            )
-        except subprocess.TimeoutExpired:
+        built = run_child(
+            [str(real), "-std=c++17", "-O1", "-w", "-fmax-errors=20", "-o", str(exe), str(src)],
+            folder=tmp,
+            timeout_s=CPU_COMPILE_TIMEOUT_S,
+            limits=dataclasses.replace(COMPILE_LIMITS, cpu_s=CPU_COMPILE_TIMEOUT_S),
+            readable=(real.parent.parent,),
+            env=child_env(tmp, {"LC_ALL": "C"}),
+            stdout_limit=MAX_LOG_BYTES,
+            stderr_limit=MAX_LOG_BYTES,
+        )
+        if built.timed_out:
             return CpuVerdict(
                 True, False, f"compiling took over {CPU_COMPILE_TIMEOUT_S:g} s; stopped", outcome="timeout"
             )
-        if built.returncode != 0:
-            log = _map_log(built.stderr, name, first, last)
+        if built.returncode != 0 or not exe.is_file():
+            log = _map_log(built.err() + built.out(), name, first, last)
             first_error = next(
-                (ln for ln in log.splitlines() if "error" in ln), log.splitlines()[0] if log else ""
+                (ln for ln in log.splitlines() if "error" in ln),
+                log.splitlines()[0] if log else f"the compiler stopped ({built.how_it_ended()})",
             )
             return CpuVerdict(
                 True,
@@ -189,30 +208,35 @@ def cpu_check(lesson: Lesson, exercise: CodingExercise, piece: str) -> CpuVerdic
                 "\n".join(log.splitlines()[:30]),
                 outcome="compile-error",
             )
-        try:
-            ran = subprocess.run(
-                [str(exe)],
-                capture_output=True,
-                text=True,
-                timeout=CPU_RUN_TIMEOUT_S,
-                cwd=tmp,
-                start_new_session=True,
-            )
-        except subprocess.TimeoutExpired:
-            return CpuVerdict(
-                True,
-                False,
-                f"it ran over {CPU_RUN_TIMEOUT_S:g} s on the CPU and was stopped: a loop that never ends?",
-                outcome="timeout",
-            )
-    if ran.returncode != 0:
-        how = (
-            f"killed by {signal.Signals(-ran.returncode).name}"
-            if ran.returncode < 0 and -ran.returncode in {s.value for s in signal.Signals}
-            else f"exit status {ran.returncode}"
+        width = sum(21 for _ in cpu.outputs) + 1  # "%lld " per output and a newline, at most
+        ran = run_child(
+            [str(exe)],
+            folder=tmp,
+            timeout_s=CPU_RUN_TIMEOUT_S,
+            limits=Limits(cpu_s=CPU_RUN_TIMEOUT_S, memory=RUN_MEMORY, processes=0, file_size=1 << 20),
+            env=child_env(tmp),
+            stdout_limit=cpu.points * width + 4096,
+            stderr_limit=64 << 10,
         )
-        return CpuVerdict(True, False, f"the harness crashed ({how})", ran.stderr[-2000:], outcome="crashed")
-    got_lines = ran.stdout.splitlines()
+    if ran.timed_out or ran.returncode in (-signal.SIGXCPU, 128 + signal.SIGXCPU):
+        return CpuVerdict(
+            True,
+            False,
+            f"it ran over {CPU_RUN_TIMEOUT_S:g} s on the CPU and was stopped: a loop that never ends?",
+            outcome="timeout",
+        )
+    if ran.overflow:
+        return CpuVerdict(
+            True,
+            False,
+            f"it printed more than the check reads ({cpu.points} lines of numbers) and was stopped",
+            outcome="crashed",
+        )
+    if ran.returncode != 0:
+        return CpuVerdict(
+            True, False, f"the harness crashed ({ran.how_it_ended()})", ran.err()[-2000:], outcome="crashed"
+        )
+    got_lines = ran.out().splitlines()
     names = [n for n, _, _ in cpu.args]
     grid = list(itertools.product(*(range(start, stop) for _, start, stop in cpu.args)))
     if len(got_lines) != len(grid):
@@ -225,7 +249,10 @@ def cpu_check(lesson: Lesson, exercise: CodingExercise, piece: str) -> CpuVerdic
     wrong: list[str] = []
     count = 0
     for point, line in zip(grid, got_lines, strict=True):
-        got = tuple(int(x) for x in line.split())
+        try:
+            got = tuple(int(x) for x in line.split())
+        except ValueError:
+            got = ()
         want = _values(model(**dict(zip(names, point, strict=True))), len(cpu.outputs))
         if got != want:
             count += 1
@@ -351,7 +378,9 @@ def check_piece(
     is written for the sandbox (default: the workspace's ``coding/.checked``).
     """
     check_piece_text(piece, exercise)
-    source = splice(lesson.kernel_path.read_text("utf-8"), exercise, piece)
+    kernel = lesson.kernel_path.read_text("utf-8")
+    refuse_escape(piece, exercise, kernel)  # before anything compiles it
+    source = splice(kernel, exercise, piece)
     cpu = cpu_check(lesson, exercise, piece) if exercise.cpu is not None else None
     if use_gpu is None:
         use_gpu = gate.verdict(lesson).runs
