@@ -141,15 +141,15 @@ class Sandbox:
 def _bwrap_prefix(binds: str, folder: Path, readable: Sequence[Path], writable: Sequence[Path]) -> list[str]:
     bwrap = shutil.which("bwrap") or "bwrap"
     args = [bwrap, "--unshare-all", "--die-with-parent", "--new-session"]
-    if binds == "all":
-        args += ["--ro-bind", "/", "/"]
+    if binds == "all":  # the whole machine read-only (the learner's own compile: their files included)
+        args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     else:
         for path in _SYSTEM:
             args += ["--ro-bind-try", path, path]
         for path in {Path(os.path.realpath(sys.executable)).parent.parent, Path(sys.base_prefix), *readable}:
             args += ["--ro-bind-try", str(path), str(path)]
         args += ["--ro-bind", str(KEEPER), str(KEEPER)]
-    args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+        args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     for path in (folder, *writable):
         args += ["--bind", str(path), str(path)]
     return [*args, "--chdir", str(folder), "--"]
@@ -183,7 +183,7 @@ def _bwrap_probe() -> Sandbox:
             f"bubblewrap is installed but cannot create its namespaces here ({why[-1] if why else 'no message'}); "
             "a container usually needs to allow user namespaces for it",
         )
-    return Sandbox(True, "bubblewrap: no network, own pid namespace, system read-only, throwaway folder")
+    return Sandbox(True, "no network, its own pid namespace, the system read-only, only a throwaway folder writable")
 
 
 def sandbox_status() -> Sandbox:

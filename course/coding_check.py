@@ -389,7 +389,7 @@ def check_piece(
     if (use_gpu or compile_check) and not _holds(path, source):
         atomic_write_text(path, source)
     if use_gpu:
-        run = run_variant(lesson, path, timeout_s, command=command)
+        run = run_variant(lesson, path, timeout_s, command=command, lesson_constants=True)
         headline = run.headline
         if run.outcome == "passed":
             headline = "Your code passed the lesson's own check on the GPU."
@@ -398,7 +398,9 @@ def check_piece(
         return CodingResult(outcome=run.outcome, check="gpu", headline=headline, gpu=run, **common)
     # Without the GPU, run_variant compile-checks offline (NVRTC): "compile-error", or "not-run"
     # with a headline that says whether it compiled.
-    compiled = run_variant(lesson, path, timeout_s, command=command) if compile_check else None
+    compiled = (
+        run_variant(lesson, path, timeout_s, command=command, lesson_constants=True) if compile_check else None
+    )
     if compiled is not None and compiled.outcome == "compile-error":
         return CodingResult(
             outcome="compile-error", check="compile", headline=compiled.headline, gpu=compiled, **common
