@@ -136,6 +136,14 @@ def harness_source(lesson: Lesson, exercise: CodingExercise, piece: str) -> tupl
     return f"{head}{piece_text}\n{after}{main}", first, last
 
 
+_UNDEFINED = re.compile(r"undefined reference to [`']([^'\n]+)'")
+_SIGNAL_WORDS = {
+    "SIGSEGV": ": a read or write of memory it does not own",
+    "SIGBUS": ": a misaligned or invalid memory access",
+    "SIGFPE": ": a division by zero",
+    "SIGABRT": ": it aborted, often because memory it asked for could not be had",
+    "SIGXCPU": ": it used up its CPU time",
+}
 _GCC_LINE = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?:(?P<col>\d+):)? (?P<rest>.*)$", re.M)
 
 
@@ -197,9 +205,15 @@ def cpu_check(lesson: Lesson, exercise: CodingExercise, piece: str) -> CpuVerdic
             )
         if built.returncode != 0 or not exe.is_file():
             log = _map_log(built.err() + built.out(), name, first, last)
-            first_error = next(
-                (ln for ln in log.splitlines() if "error" in ln),
-                log.splitlines()[0] if log else f"the compiler stopped ({built.how_it_ended()})",
+            missing = _UNDEFINED.search(log)
+            first_error = (
+                f"it calls {missing.group(1)}, which nothing here provides (a piece can use only what the "
+                "lesson's code around it declares)"
+                if missing
+                else next(
+                    (ln for ln in log.splitlines() if "error" in ln),
+                    log.splitlines()[0] if log else f"the compiler stopped ({built.how_it_ended()})",
+                )
             )
             return CpuVerdict(
                 True,
@@ -233,8 +247,10 @@ def cpu_check(lesson: Lesson, exercise: CodingExercise, piece: str) -> CpuVerdic
             outcome="crashed",
         )
     if ran.returncode != 0:
+        how = ran.how_it_ended()
+        why = next((words for sig, words in _SIGNAL_WORDS.items() if how.endswith(sig)), "")
         return CpuVerdict(
-            True, False, f"the harness crashed ({ran.how_it_ended()})", ran.err()[-2000:], outcome="crashed"
+            True, False, f"your code crashed the check ({how}{why})", ran.err()[-2000:], outcome="crashed"
         )
     got_lines = ran.out().splitlines()
     names = [n for n, _, _ in cpu.args]
