@@ -77,7 +77,17 @@ _PASS = (
 )
 _PASS_PREFIX = ("CUPY_",)
 # The system a CPU child needs, read-only inside bubblewrap (the rest of the machine is absent).
-_SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/ld.so.cache", "/etc/alternatives")
+_SYSTEM = (
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc/ld.so.cache",
+    "/etc/alternatives",
+)
 
 
 @dataclass(frozen=True)
@@ -92,7 +102,11 @@ class Limits:
 
     def keeper_args(self) -> list[str]:
         args = ["--cpu", str(max(1, int(self.cpu_s + 0.999))), "--fsize", str(self.file_size)]
-        for flag, value in (("--as", self.memory), ("--nproc", self.processes), ("--nofile", self.open_files)):
+        for flag, value in (
+            ("--as", self.memory),
+            ("--nproc", self.processes),
+            ("--nofile", self.open_files),
+        ):
             if value is not None:
                 args += [flag, str(value)]
         return args
@@ -144,14 +158,14 @@ def _bwrap_prefix(binds: str, folder: Path, readable: Sequence[Path], writable: 
     if binds == "all":  # the whole machine read-only (the learner's own compile: their files included)
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     else:
-        for path in _SYSTEM:
-            args += ["--ro-bind-try", path, path]
-        for path in {Path(os.path.realpath(sys.executable)).parent.parent, Path(sys.base_prefix), *readable}:
-            args += ["--ro-bind-try", str(path), str(path)]
+        for system in _SYSTEM:
+            args += ["--ro-bind-try", system, system]
+        for extra in {Path(os.path.realpath(sys.executable)).parent.parent, Path(sys.base_prefix), *readable}:
+            args += ["--ro-bind-try", str(extra), str(extra)]
         args += ["--ro-bind", str(KEEPER), str(KEEPER)]
         args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-    for path in (folder, *writable):
-        args += ["--bind", str(path), str(path)]
+    for place in (folder, *writable):
+        args += ["--bind", str(place), str(place)]
     return [*args, "--chdir", str(folder), "--"]
 
 
@@ -183,7 +197,9 @@ def _bwrap_probe() -> Sandbox:
             f"bubblewrap is installed but cannot create its namespaces here ({why[-1] if why else 'no message'}); "
             "a container usually needs to allow user namespaces for it",
         )
-    return Sandbox(True, "no network, its own pid namespace, the system read-only, only a throwaway folder writable")
+    return Sandbox(
+        True, "no network, its own pid namespace, the system read-only, only a throwaway folder writable"
+    )
 
 
 def sandbox_status() -> Sandbox:

@@ -144,7 +144,9 @@ def main(argv: list[str] | None = None) -> NoReturn:
     parser.add_argument("--lesson", required=True)
     parser.add_argument("--source", required=True, type=Path)
     parser.add_argument("--offline", action="store_true", help="compile-check only, without a GPU")
-    parser.add_argument("--lesson-constants", action="store_true", help="the lesson's constants, not the source's")
+    parser.add_argument(
+        "--lesson-constants", action="store_true", help="the lesson's constants, not the source's"
+    )
     args = parser.parse_args(argv)
     try:
         if args.offline:

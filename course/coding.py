@@ -250,7 +250,9 @@ def check_piece_text(piece: object, exercise: CodingExercise) -> str:
     if "\x00" in piece:
         raise CodingError(f"exercise {exercise.id!r}: the code contains a NUL character")
     if any("\ud800" <= c <= "\udfff" for c in piece):
-        raise CodingError(f"exercise {exercise.id!r}: the code contains a character that is not text (a lone surrogate)")
+        raise CodingError(
+            f"exercise {exercise.id!r}: the code contains a character that is not text (a lone surrogate)"
+        )
     if any(ln.strip() in exercise.markers() for ln in piece.splitlines()):
         raise CodingError(f"exercise {exercise.id!r}: the code must not contain the marker lines")
     return piece

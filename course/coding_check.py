@@ -415,7 +415,9 @@ def check_piece(
     # Without the GPU, run_variant compile-checks offline (NVRTC): "compile-error", or "not-run"
     # with a headline that says whether it compiled.
     compiled = (
-        run_variant(lesson, path, timeout_s, command=command, lesson_constants=True) if compile_check else None
+        run_variant(lesson, path, timeout_s, command=command, lesson_constants=True)
+        if compile_check
+        else None
     )
     if compiled is not None and compiled.outcome == "compile-error":
         return CodingResult(

@@ -38,7 +38,7 @@ stronger guarantee for this question.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from typing import TYPE_CHECKING
 
 from .coding import CodingError
@@ -88,9 +88,15 @@ def tokens(piece: str) -> Iterator[tuple[str, str, int]]:
         return PieceRefused(f"your code, line {_line(piece, pos)}: {why}")
 
     if m := _TRIGRAPH.search(piece):
-        raise refuse(m.start(), f"{m.group()!r} is a trigraph (an old spelling of another character); write the character itself")
+        raise refuse(
+            m.start(),
+            f"{m.group()!r} is a trigraph (an old spelling of another character); write the character itself",
+        )
     if m := _SPLICE.search(piece):
-        raise refuse(m.start(), "the line ends with a backslash, which joins it to the next line; a piece cannot join lines")
+        raise refuse(
+            m.start(),
+            "the line ends with a backslash, which joins it to the next line; a piece cannot join lines",
+        )
     i, n = 0, len(piece)
     while i < n:
         c = piece[i]
@@ -110,7 +116,9 @@ def tokens(piece: str) -> Iterator[tuple[str, str, int]]:
             word, after = m.group(), m.end()
             quote = piece[after : after + 1]
             if word in _RAW_PREFIX and quote == '"':
-                raise refuse(i, "raw string literals (R\"...\") cannot be used in a piece; use an ordinary string")
+                raise refuse(
+                    i, 'raw string literals (R"...") cannot be used in a piece; use an ordinary string'
+                )
             if word in _STRING_PREFIX and quote in ('"', "'"):
                 i = _literal(piece, after, refuse)
                 yield "literal", piece[m.start() : i], _line(piece, m.start())
@@ -138,20 +146,30 @@ def tokens(piece: str) -> Iterator[tuple[str, str, int]]:
         elif c == "#" or piece.startswith("%:", i):
             raise refuse(i, "a preprocessor directive (#include, #define, ...) cannot be part of a piece; "
                          "write only the statements the exercise asks for")  # fmt: skip
-        elif piece.startswith(("<%", "%>"), i) or piece.startswith(":>", i) or (
-            piece.startswith("<:", i) and not (piece.startswith("<::", i) and piece[i + 3 : i + 4] not in (":", ">"))
+        elif (
+            piece.startswith(("<%", "%>"), i)
+            or piece.startswith(":>", i)
+            or (
+                piece.startswith("<:", i)
+                and not (piece.startswith("<::", i) and piece[i + 3 : i + 4] not in (":", ">"))
+            )
         ):
-            raise refuse(i, f"{piece[i : i + 2]!r} is a digraph (another spelling of a bracket); write the bracket itself")
+            raise refuse(
+                i,
+                f"{piece[i : i + 2]!r} is a digraph (another spelling of a bracket); write the bracket itself",
+            )
         elif c in _PUNCT:
             yield "punct", c, _line(piece, i)
             i += 1
         elif c == "\\":
             raise refuse(i, "a backslash outside a string or character literal")
         else:
-            raise refuse(i, f"the character {c!r} (U+{ord(c):04X}) can only appear inside a comment or a string")
+            raise refuse(
+                i, f"the character {c!r} (U+{ord(c):04X}) can only appear inside a comment or a string"
+            )
 
 
-def _literal(piece: str, i: int, refuse) -> int:  # type: ignore[no-untyped-def]
+def _literal(piece: str, i: int, refuse: Callable[[int, str], PieceRefused]) -> int:
     """The end of the string or character literal whose opening quote is at ``i``."""
     quote = piece[i]
     j = i + 1
@@ -190,7 +208,9 @@ def check_tokens(piece: str, constants: Collection[str], exercise_id: str = "") 
             if text == "_Pragma" or text == "__pragma":
                 raise PieceRefused(f"{where}: a pragma ({text}) cannot be part of a piece")
             if text.startswith("__builtin"):
-                raise PieceRefused(f"{where}: the compiler's built-in functions ({text}) cannot be used in a piece")
+                raise PieceRefused(
+                    f"{where}: the compiler's built-in functions ({text}) cannot be used in a piece"
+                )
             if text in constants and _declares(toks, n):
                 raise PieceRefused(
                     f"{where}: {text} is one of the kernel's constants; a piece may use it but not declare "

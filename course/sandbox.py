@@ -36,6 +36,7 @@ import json
 import os
 import re
 import signal
+import site
 import sys
 from collections import deque
 from collections.abc import Sequence
@@ -86,7 +87,9 @@ from .sandbox_result import (
 def _offline(
     lesson: Lesson, path: Path, source: str, verdict: gate.Verdict, compile_timeout_s: float
 ) -> TryResult:
-    run = _supervise(child_command(lesson, path.resolve(), offline=True), 1.0, compile_timeout_s, offline=True)
+    run = _supervise(
+        child_command(lesson, path.resolve(), offline=True), 1.0, compile_timeout_s, offline=True
+    )
     facts = run.result or {}
     common: dict[str, Any] = {"seconds": run.seconds}
     if run.timed_out:
@@ -161,7 +164,15 @@ def deliberate_variant(lesson: Lesson, source: str, kind: str) -> str:
 def child_command(
     lesson: Lesson, source_path: Path, *, offline: bool = False, lesson_constants: bool = False
 ) -> list[str]:
-    command = [sys.executable, "-m", "course._sandbox_child", "--lesson", lesson.id, "--source", str(source_path)]
+    command = [
+        sys.executable,
+        "-m",
+        "course._sandbox_child",
+        "--lesson",
+        lesson.id,
+        "--source",
+        str(source_path),
+    ]
     return command + (["--offline"] if offline else []) + (["--lesson-constants"] if lesson_constants else [])
 
 
@@ -180,6 +191,8 @@ def child_env(folder: Path) -> dict[str, str]:
         pass
     cache = compile_cache_dir()
     extra[CACHE_ENV] = str(cache) if cache is not None else "off"
+    if site.ENABLE_USER_SITE and site.USER_BASE:  # packages installed with --user, found without HOME
+        extra["PYTHONUSERBASE"] = site.USER_BASE
     paths = [package_parent, *[p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]]
     extra["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     return _confine.child_env(folder, extra)
@@ -206,7 +219,9 @@ MAX_OUTPUT_BYTES = 8 << 20
 OFFLINE_MEMORY = 4 << 30  # NVRTC compiling a lesson peaks near 0.6 GiB of address space
 
 
-def _supervise(command: Sequence[str], timeout_s: float, compile_timeout_s: float, offline: bool = False) -> _Run:
+def _supervise(
+    command: Sequence[str], timeout_s: float, compile_timeout_s: float, offline: bool = False
+) -> _Run:
     """Run the child through ``course._confine``; its protocol lines move the deadline (compile, run, exit)."""
     run = _Run()
     phase = ["compiling"]
@@ -241,7 +256,9 @@ def _supervise(command: Sequence[str], timeout_s: float, compile_timeout_s: floa
             timeout_s=compile_timeout_s,
             # The NVRTC check without a GPU is a CPU child (bubblewrap where it works); the GPU
             # child needs the driver's device files and CUDA's address space, so neither.
-            limits=_confine.Limits(cpu_s=cpu, memory=OFFLINE_MEMORY if offline else None, file_size=256 << 20),
+            limits=_confine.Limits(
+                cpu_s=cpu, memory=OFFLINE_MEMORY if offline else None, file_size=256 << 20
+            ),
             confine=offline,
             binds="all",
             writable=(cache,) if cache is not None else (),

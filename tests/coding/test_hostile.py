@@ -21,6 +21,7 @@ limits, never by being fast.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import sys
 import textwrap
@@ -73,9 +74,15 @@ def short_limits(monkeypatch):
 # ---------------------------------------------------------------------------
 INSTRUCTOR_FILE = str(Path(__file__).resolve())
 REFUSED = {
-    "close-the-function": ("return 0; }\nint escaped = printf(\"x\");\nint more() {\nreturn 0;", 1, "stay inside"),
+    "close-the-function": (
+        'return 0; }\nint escaped = printf("x");\nint more() {\nreturn 0;',
+        1,
+        "stay inside",
+    ),
     "file-scope-constructor": (
-        "return 0;\n}\nstruct Evil { Evil() { printf(\"pwned\"); } } evil;\nint g() { return 0;", 2, "stay inside"
+        'return 0;\n}\nstruct Evil { Evil() { printf("pwned"); } } evil;\nint g() { return 0;',
+        2,
+        "stay inside",
     ),
     "never-closed": ("return 0;\nif (mn) {\nreturn 1;", 2, "never closed"),
     "include-dev-zero": ("#include </dev/zero>\nreturn 0;", 1, "preprocessor"),
@@ -181,16 +188,20 @@ def test_hostile_pieces_that_compile_or_not_score_zero_with_a_reason(name, short
     r = check_piece(LESSON, EXERCISE, piece, use_gpu=False, compile_check=False)
     assert r.outcome in ((want,) if isinstance(want, str) else want) and not r.passed
     assert r.headline.startswith("CPU check: ") and len(r.headline) > 20
-    if r.outcome == "compile-error":
-        assert "your code, line" in r.headline or "error" in r.headline
+    if r.outcome == "compile-error":  # the line of the piece, or what it calls that nothing provides
+        assert "your code, line" in r.headline or "which nothing here provides" in r.headline
+    if name.startswith("declared-"):
+        assert re.search(r"it calls (system\(char const\*\)|kill\(int, int\)|getppid\(\))", r.headline)
     assert not Path("/tmp/course-hostile-system").exists()
 
 
 RUNS = {
     "output-flood": ('for (;;) printf("%d\\n", 1);\nreturn 0;', ("crashed", "timeout")),
     "fake-result-lines": ('for (int i = 0; i < 5000; ++i) printf("0\\n");\nreturn 0;', ("crashed",)),
-    "memory": ("char* p = new char[3000000000ULL];\nfor (long i = 0; i < 3000000000L; i += 4096) p[i] = 1;\nreturn p[mn];",
-               ("crashed", "timeout")),  # fmt: skip
+    "memory": (
+        "char* p = new char[3000000000ULL];\nfor (long i = 0; i < 3000000000L; i += 4096) p[i] = 1;\nreturn p[mn];",
+        ("crashed", "timeout"),
+    ),  # fmt: skip
     "spin": ("volatile int spin = 1;\nwhile (spin) {}\nreturn 0;", ("timeout",)),
     "crash": ("int* p = nullptr;\nreturn *(volatile int*)p;", ("crashed",)),
 }
@@ -220,7 +231,9 @@ def _py(code: str) -> list[str]:
 
 def _run(code: str, timeout_s: float = 30.0, **kw):
     with child_folder() as folder:
-        return run_child(_py(code), folder=folder, timeout_s=timeout_s, limits=kw.pop("limits", Limits(cpu_s=30)), **kw)
+        return run_child(
+            _py(code), folder=folder, timeout_s=timeout_s, limits=kw.pop("limits", Limits(cpu_s=30)), **kw
+        )
 
 
 def _alive_with(token: str) -> list[int]:
@@ -243,7 +256,9 @@ def test_a_child_that_kills_its_parent_hits_the_keeper_not_us(mode):
 
 
 def test_a_child_that_stops_its_parent_is_killed_at_its_limit(mode):
-    done = _run("import os, signal, time\nos.kill(os.getppid(), signal.SIGSTOP)\ntime.sleep(60)\n", timeout_s=2.0)
+    done = _run(
+        "import os, signal, time\nos.kill(os.getppid(), signal.SIGSTOP)\ntime.sleep(60)\n", timeout_s=2.0
+    )
     assert done.timed_out  # the grader's own deadline, whatever the keeper's state
 
 
@@ -316,7 +331,9 @@ def bwrap_only():
         pytest.skip(f"bubblewrap cannot run here: {why}")
 
 
-def test_in_bubblewrap_no_network_no_other_process_and_only_the_folder_writable(bwrap_only, tmp_path, monkeypatch):
+def test_in_bubblewrap_no_network_no_other_process_and_only_the_folder_writable(
+    bwrap_only, tmp_path, monkeypatch
+):
     monkeypatch.setenv(_confine.SANDBOX_ENV, "bwrap")
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
@@ -366,7 +383,9 @@ def test_the_gpu_childs_parent_is_the_keeper_too(tmp_path):
 # 4. The check is the lesson's: the GPU child reads the lesson's constants, not the piece's.
 # ---------------------------------------------------------------------------
 @pytest.mark.parametrize("lesson_constants", [True, False])
-def test_the_sandbox_child_takes_its_constants_from_the_lessons_kernel(lesson_constants, tmp_path, monkeypatch):
+def test_the_sandbox_child_takes_its_constants_from_the_lessons_kernel(
+    lesson_constants, tmp_path, monkeypatch
+):
     from types import SimpleNamespace
 
     from course import compile as course_compile
@@ -431,7 +450,9 @@ def test_the_grader_scores_every_hostile_piece_zero_and_keeps_going(tmp_path, sh
         "spin": RUNS["spin"][0],
     }
     for learner, piece in pieces.items():
-        write_submission(Submission(key.id, key.version, learner, "2026-11-01T10:00:00+00:00", {"code1": piece}, {}), subs)
+        write_submission(
+            Submission(key.id, key.version, learner, "2026-11-01T10:00:00+00:00", {"code1": piece}, {}), subs
+        )
     report = grade_submissions(key, subs, run_code=CodeRunner(use_gpu=False))
     by = {r.learner: r.items[0] for r in report.results}
     assert set(by) == set(pieces)
@@ -461,7 +482,9 @@ def test_the_grader_scores_every_hostile_piece_zero_and_keeps_going(tmp_path, sh
     ],
 )
 def test_on_the_gpu_hostile_pieces_score_zero(piece, outcomes, day78_gpu, tmp_path):
-    r = check_piece(LESSON, EXERCISE, piece, use_gpu=True, timeout_s=10.0, source_path=tmp_path / LESSON.kernel_file)
+    r = check_piece(
+        LESSON, EXERCISE, piece, use_gpu=True, timeout_s=10.0, source_path=tmp_path / LESSON.kernel_file
+    )
     assert r.check == "gpu" and r.outcome in outcomes and not r.passed, str(r)
 
 
