@@ -476,7 +476,10 @@ def test_the_grader_scores_every_hostile_piece_zero_and_keeps_going(tmp_path, sh
     ("piece", "outcomes"),
     [
         (COMPILED["forged-in-comment"][0], ("failed-check",)),
-        ('for (;;) printf("%d\\n", mn);\nreturn 0;', ("crashed", "timeout", "failed-check", "fault")),
+        (
+            'for (;;) printf("%d\\n", mn);\nreturn 0;',
+            ("crashed", "timeout", "failed-check", "fault", "compile-error"),
+        ),
         ("volatile int spin = 1;\nwhile (spin) {}\nreturn 0;", ("timeout",)),
         (COMPILED["declared-system"][0], ("compile-error", "crashed")),
     ],
