@@ -20,6 +20,15 @@ of the same formula; a mismatch names the arguments, the value and what the
 model says. It needs no GPU, so it also runs on a laptop and in CI. On a GPU
 that runs the lesson both run; the GPU check decides and the CPU check's
 verdict is shown beside it.
+
+Before either, a piece that could leave its function (a stray brace, a
+``#`` directive, ``asm``, a declaration of the kernel's constants, ...) is
+refused with its line (``course.coding_piece``); the launch and the check
+take every constant from the lesson's own kernel. The compile and the run
+of the CPU check are children of ``course._confine`` (limits, a throwaway
+folder, bubblewrap where it works), and the harness includes no header: the
+piece sees the fixed-width integer types and ``printf``, nothing that reaches
+the system.
 """
 
 from __future__ import annotations

@@ -26,8 +26,18 @@ written its result, the child leaves with ``os._exit``, so CuPy's module
 unload after a sticky error cannot print tracebacks at exit.
 
 On a machine that cannot run the lesson, nothing is launched: the source is
-compile-checked without a GPU (``compile_offline``) and the outcome is
-"not-run".
+compile-checked without a GPU (``compile_offline``), in a child of its own
+with the compile's time limit (a macro that expands for ever is stopped, not
+the notebook's kernel), and the outcome is "not-run".
+
+Every child starts through ``course._confine``: its own session and
+process group, killed as a group at its limit and after it ends, stdin
+from /dev/null, a scrubbed environment, a throwaway home and folder,
+resource limits set by a keeper process between it and this one (so a child
+that kills or stops its parent stops the keeper, not the page or the
+grader), and output read up to a bound. The compile check without a GPU also
+runs inside bubblewrap where that works; the GPU child cannot (it needs the
+driver).
 """
 
 from __future__ import annotations

@@ -497,3 +497,44 @@ def test_on_the_gpu_the_forged_tolerance_is_refused_and_the_reference_passes(day
         check_piece(LESSON, EXERCISE, REFUSED["forged-tolerance"][0] + "\n" + WRONG, use_gpu=True)
     ok = check_piece(LESSON, EXERCISE, REFERENCE, use_gpu=True, source_path=tmp_path / LESSON.kernel_file)
     assert ok.passed, str(ok)
+
+
+# ---------------------------------------------------------------------------
+# 7. Whether bubblewrap is in use is found by trying it once, and said.
+# ---------------------------------------------------------------------------
+def test_the_sandbox_is_tried_once_and_said(monkeypatch, capsys):
+    from course.cli import main
+    from course.errors import CourseError
+
+    _confine._bwrap_probe.cache_clear()
+    monkeypatch.setattr(_confine.shutil, "which", lambda _name: None)
+    try:
+        missing = _confine.sandbox_status()
+        assert not missing.works and "apt install bubblewrap" in missing.detail
+        monkeypatch.setenv(_confine.SANDBOX_ENV, "bwrap")
+        with pytest.raises(CourseError, match="COURSE_SANDBOX=bwrap, but bubblewrap"):
+            _confine.sandbox_status()
+        monkeypatch.setenv(_confine.SANDBOX_ENV, "none")
+        assert main(["doctor"]) == 0
+        assert (
+            "bubblewrap:         not in use: bubblewrap turned off (COURSE_SANDBOX=none)"
+            in capsys.readouterr().out
+        )
+    finally:
+        _confine._bwrap_probe.cache_clear()
+
+
+def test_a_bubblewrap_that_cannot_make_namespaces_is_reported(monkeypatch, tmp_path):
+    fake = tmp_path / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to creating new namespace' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    _confine._bwrap_probe.cache_clear()
+    monkeypatch.setattr(_confine.shutil, "which", lambda _name: str(fake))
+    try:
+        found = _confine.sandbox_status()
+        assert not found.works and "cannot create its namespaces here (bwrap: No permissions" in found.detail
+        with child_folder() as folder:  # and the children still run, without it
+            done = run_child(_py("print('ran')"), folder=folder, timeout_s=30, limits=Limits(cpu_s=30))
+        assert done.out() == "ran\n" and done.sandbox == "keeper"
+    finally:
+        _confine._bwrap_probe.cache_clear()
