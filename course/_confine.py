@@ -244,6 +244,18 @@ def _kill_group(pid: int) -> None:
         pass
 
 
+def _stop(proc: subprocess.Popen[bytes], grace_s: float = 3.0) -> None:
+    """Ask the keeper to end the program and everything below it (even what left the group), then
+    kill the group whatever it did: SIGCONT first, in case the program stopped it."""
+    for send in (lambda: os.killpg(proc.pid, signal.SIGCONT), lambda: proc.send_signal(signal.SIGTERM)):
+        with contextlib.suppress(OSError):
+            send()
+    end = time.monotonic() + grace_s
+    while time.monotonic() < end and not _exited(proc):
+        time.sleep(0.02)
+    _kill_group(proc.pid)
+
+
 def _exited(proc: subprocess.Popen[bytes]) -> bool:
     """Has it exited? Without reaping it, so its process group id stays its own until we kill the group."""
     if proc.returncode is not None:
@@ -361,6 +373,8 @@ def run_child(
                 timed_out = True
                 break
             time.sleep(0.02)
+        if timed_out or overflow:
+            _stop(proc)
     except BaseException:
         _kill_group(proc.pid)  # interrupted (a learner stopped the cell): leave nothing running
         raise

@@ -11,8 +11,10 @@ program there. So the program's parent is this process, not the course:
 a program that signals its parent (``kill(getppid(), SIGKILL)`` or
 ``SIGSTOP``) stops this keeper, and the course, which holds the keeper's
 process group and a deadline, kills the group and carries on. When the
-program ends, the keeper kills every process still below it, waits for
-them, and ends the way the program ended (its exit status, or its signal).
+program ends, or the course asks it to stop (``SIGTERM``, after a
+``SIGCONT`` in case it was stopped), the keeper kills every process still
+below it, waits for them, and ends the way the program ended (its exit
+status, or its signal).
 """
 
 from __future__ import annotations
@@ -102,6 +104,8 @@ def main(argv: list[str]) -> None:
         except OSError as e:
             sys.stderr.write(f"cannot start {program[0]}: {e.strerror}\n")
         os._exit(127)
+    # Asked to stop (the course's deadline): end the program, then everything below it, as after its end.
+    signal.signal(signal.SIGTERM, lambda *_: os.kill(pid, signal.SIGKILL))
     while True:
         try:
             _, status = os.waitpid(pid, 0)
