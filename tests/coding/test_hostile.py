@@ -506,6 +506,7 @@ def test_the_sandbox_is_tried_once_and_said(monkeypatch, capsys):
     from course.cli import main
     from course.errors import CourseError
 
+    monkeypatch.setenv(_confine.SANDBOX_ENV, "auto")
     _confine._bwrap_probe.cache_clear()
     monkeypatch.setattr(_confine.shutil, "which", lambda _name: None)
     try:
@@ -528,6 +529,7 @@ def test_a_bubblewrap_that_cannot_make_namespaces_is_reported(monkeypatch, tmp_p
     fake = tmp_path / "bwrap"
     fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to creating new namespace' >&2\nexit 1\n")
     fake.chmod(0o755)
+    monkeypatch.setenv(_confine.SANDBOX_ENV, "auto")
     _confine._bwrap_probe.cache_clear()
     monkeypatch.setattr(_confine.shutil, "which", lambda _name: str(fake))
     try:
