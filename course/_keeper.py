@@ -79,10 +79,14 @@ def _reap_everything() -> None:
 
 
 def _limit(which: int, value: int) -> None:
-    soft, hard = resource.getrlimit(which)
-    if hard != resource.RLIM_INFINITY and value > hard:
-        value = hard
-    resource.setrlimit(which, (value, value))
+    """Lower the limit to ``value`` (never above the hard limit already there)."""
+    try:
+        _, hard = resource.getrlimit(which)
+        if hard != resource.RLIM_INFINITY and value > hard:
+            value = hard
+        resource.setrlimit(which, (value, value))
+    except (OSError, ValueError):  # a limit this system does not take (macOS and RLIMIT_AS)
+        pass
 
 
 def main(argv: list[str]) -> None:

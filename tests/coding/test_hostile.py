@@ -379,6 +379,21 @@ def test_the_gpu_childs_parent_is_the_keeper_too(tmp_path):
     assert stopped.outcome == "timeout" and "stopped after 2 s" in stopped.headline
 
 
+def test_the_gpu_child_gets_a_scrubbed_environment_and_a_home_of_its_own(tmp_path, monkeypatch):
+    monkeypatch.setenv("COURSE_HOSTILE_SECRET", "s3cret")
+    script = tmp_path / "child.py"
+    script.write_text(
+        "import json, os, sys\n"
+        "said = [os.environ.get('COURSE_HOSTILE_SECRET', '-'), os.environ['HOME'], repr(sys.stdin.read())]\n"
+        f"print({PROTOCOL_PREFIX!r} + json.dumps({{'event': 'result', 'outcome': 'passed', 'line': ' '.join(said)}}))\n"
+    )
+    r = run_variant(LESSON, LESSON.kernel_path, 30.0, command=[sys.executable, str(script)])
+    secret, home, stdin = r.headline.split(": ", 1)[1].split()
+    assert secret == "-" and stdin == "''"
+    assert Path(home).name == "home" and Path(home).parent.name.startswith("course-try-")
+    assert not Path(home).exists()  # the throwaway folder is gone
+
+
 # ---------------------------------------------------------------------------
 # 4. The check is the lesson's: the GPU child reads the lesson's constants, not the piece's.
 # ---------------------------------------------------------------------------
