@@ -10,12 +10,20 @@ raise inside ``__dealloc__`` and print "Exception ignored" tracebacks and
 "Error in sys.excepthook"; skipping interpreter teardown skips them, and
 the driver frees the context when the process ends.
 
-The run sees the learner's file as the lesson's kernel: ``COURSE_ROOT``
-points at a temporary shadow of the checkout whose ``kernels/<kernel_file>``
-is the learner's source (everything else is a link to the real checkout).
-So the host side reads the kernel's constants (tile sizes, threads per
-block, the tolerance) from the learner's version, as the C++ program's own
-``main()`` would after the same edit.
+For ``try`` (the learner's own copy of the whole kernel), the run sees the
+learner's file as the lesson's kernel: ``COURSE_ROOT`` points at a temporary
+shadow of the checkout whose ``kernels/<kernel_file>`` is the learner's
+source (everything else is a link to the real checkout). So the host side
+reads the kernel's constants (tile sizes, threads per block, the tolerance)
+from the learner's version, as the C++ program's own ``main()`` would after
+the same edit. With ``--lesson-constants`` (a coding exercise's piece,
+spliced into the lesson's kernel, and its grading) there is no shadow:
+every constant the launch and the check use comes from the lesson's own
+kernel, whatever the piece's text says.
+
+With ``--offline`` it only compile-checks the source without a GPU
+(``course.compile.compile_offline``) and reports ``not-run`` with what
+NVRTC said, so a compile that never ends is stopped with this process.
 """
 
 from __future__ import annotations
@@ -71,7 +79,24 @@ def shadow_root(kernel_file: str, source: str) -> Path:
     return root
 
 
-def run(lesson_id: str, source_path: Path, emit: Emit) -> dict[str, Any]:
+def offline(lesson_id: str, source_path: Path) -> dict[str, Any]:
+    """The compile check without a GPU: ``not-run`` with what it found."""
+    from .compile import CompileError, compile_offline
+    from .errors import CourseError
+    from .lessons import get_lesson
+
+    lesson = get_lesson(lesson_id)
+    source = source_path.read_text(encoding="utf-8")
+    try:
+        compiled = compile_offline(lesson, source=source, defines=lesson.run_defines)
+    except CompileError as e:
+        return {"outcome": "compile-error", "log": e.log}
+    except CourseError as e:  # NVRTC or the headers missing
+        return {"outcome": "not-run", "message": str(e)}
+    return {"outcome": "not-run", "compiled": compiled.summary()}
+
+
+def run(lesson_id: str, source_path: Path, emit: Emit, lesson_constants: bool = False) -> dict[str, Any]:
     """The facts of one run, for ``course.sandbox._describe``."""
     from . import gate
     from .compile import CompileError, LaunchError, compile_lesson, error_kind
@@ -84,7 +109,8 @@ def run(lesson_id: str, source_path: Path, emit: Emit) -> dict[str, Any]:
     verdict = gate.verdict(lesson)
     if not verdict.runs:
         return {"outcome": "not-run", "reason": verdict.message()}
-    os.environ["COURSE_ROOT"] = str(shadow_root(lesson.kernel_file, source))
+    if not lesson_constants:
+        os.environ["COURSE_ROOT"] = str(shadow_root(lesson.kernel_file, source))
     try:
         # The lesson run's size (run_defines), as run_lesson compiles it: the workload is that size.
         compiled = compile_lesson(lesson, source=source, defines=lesson.run_defines)
@@ -117,9 +143,16 @@ def main(argv: list[str] | None = None) -> NoReturn:
     parser = argparse.ArgumentParser(prog="python -m course._sandbox_child")
     parser.add_argument("--lesson", required=True)
     parser.add_argument("--source", required=True, type=Path)
+    parser.add_argument("--offline", action="store_true", help="compile-check only, without a GPU")
+    parser.add_argument(
+        "--lesson-constants", action="store_true", help="the lesson's constants, not the source's"
+    )
     args = parser.parse_args(argv)
     try:
-        facts = run(args.lesson, args.source, _emit)
+        if args.offline:
+            facts = offline(args.lesson, args.source)
+        else:
+            facts = run(args.lesson, args.source, _emit, args.lesson_constants)
     except BaseException as e:  # the parent must get a result whatever happened
         facts = {
             "outcome": "crashed",

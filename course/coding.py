@@ -249,6 +249,10 @@ def check_piece_text(piece: object, exercise: CodingExercise) -> str:
         )
     if "\x00" in piece:
         raise CodingError(f"exercise {exercise.id!r}: the code contains a NUL character")
+    if any("\ud800" <= c <= "\udfff" for c in piece):
+        raise CodingError(
+            f"exercise {exercise.id!r}: the code contains a character that is not text (a lone surrogate)"
+        )
     if any(ln.strip() in exercise.markers() for ln in piece.splitlines()):
         raise CodingError(f"exercise {exercise.id!r}: the code must not contain the marker lines")
     return piece
@@ -384,6 +388,8 @@ def _parse(lesson: Lesson, path: Path, text: str, data: dict[str, Any]) -> tuple
     entries = data.get("exercise")
     if not isinstance(entries, list) or not entries:
         raise _err(path, None, "the file must declare at least one [[exercise]]")
+    from .coding_piece import refuse_escape
+
     lines = header_lines(text, "[[exercise]]")
     kernel = read_text(lesson.kernel_path, "the lesson's kernel", CodingError)
     out: list[CodingExercise] = []
@@ -441,6 +447,7 @@ def _parse(lesson: Lesson, path: Path, text: str, data: dict[str, Any]) -> tuple
         for wrong in exercise.wrong:
             try:
                 check_piece_text(wrong.code, exercise)
+                refuse_escape(wrong.code, exercise, kernel)
             except CodingError as e:
                 raise _err(path, line, f"{where}: wrong {wrong.name!r}: {e.message}") from None
         out.append(exercise)

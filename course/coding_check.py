@@ -20,25 +20,35 @@ of the same formula; a mismatch names the arguments, the value and what the
 model says. It needs no GPU, so it also runs on a laptop and in CI. On a GPU
 that runs the lesson both run; the GPU check decides and the CPU check's
 verdict is shown beside it.
+
+Before either, a piece that could leave its function (a stray brace, a
+``#`` directive, ``asm``, a declaration of the kernel's constants, ...) is
+refused with its line (``course.coding_piece``); the launch and the check
+take every constant from the lesson's own kernel. The compile and the run
+of the CPU check are children of ``course._confine`` (limits, a throwaway
+folder, bubblewrap where it works), and the harness includes no header: the
+piece sees the fixed-width integer types and ``printf``, nothing that reaches
+the system.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import re
 import shutil
 import signal
-import subprocess
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import gate
 from ._atomic import atomic_write_text
+from ._confine import Limits, child_env, child_folder, run_child
 from ._html import escape
 from .coding import CodingError, CodingExercise, check_piece_text, splice
+from .coding_piece import refuse_escape
 from .sandbox import DEFAULT_TIMEOUT_S, TryResult, run_variant
 from .workspace import lesson_folder
 
@@ -54,17 +64,31 @@ CPU_COMPILE_TIMEOUT_S = 60.0
 CPU_RUN_TIMEOUT_S = 10.0
 COMPILERS = ("c++", "g++", "clang++")
 
+# No header at all: the piece sees the fixed-width types and printf, nothing that reaches the system
+# (popen, system, fork come with <cstdio>, <cstdlib>, <unistd.h>).
 _PRELUDE = """\
 // The course's CPU harness for a coding exercise: CUDA's qualifiers mean nothing on the CPU.
-#include <cstddef>
-#include <cstdint>
-#include <cstdio>
+typedef __SIZE_TYPE__ size_t;
+typedef __INT8_TYPE__ int8_t;
+typedef __INT16_TYPE__ int16_t;
+typedef __INT32_TYPE__ int32_t;
+typedef __INT64_TYPE__ int64_t;
+typedef __UINT8_TYPE__ uint8_t;
+typedef __UINT16_TYPE__ uint16_t;
+typedef __UINT32_TYPE__ uint32_t;
+typedef __UINT64_TYPE__ uint64_t;
+typedef __UINTPTR_TYPE__ uintptr_t;
+extern "C" int printf(const char*, ...);
 #define __device__
 #define __host__
 #define __forceinline__ inline
 struct CourseDim3 { unsigned x = 0, y = 0, z = 0; };
 static CourseDim3 blockIdx, threadIdx, blockDim, gridDim;
 """
+# What the compiler and the compiled check may use (course._confine sets them in the child alone).
+COMPILE_LIMITS = Limits(cpu_s=CPU_COMPILE_TIMEOUT_S, memory=2 << 30, file_size=64 << 20)
+RUN_MEMORY = 512 << 20
+MAX_LOG_BYTES = 256 << 10
 
 
 @dataclass(frozen=True)
@@ -115,12 +139,20 @@ def harness_source(lesson: Lesson, exercise: CodingExercise, piece: str) -> tupl
     main = (
         "\nint main() {\n"
         f"  long long out[{len(cpu.outputs)}] = {{}};\n"
-        f'{loops}  {{\n    {cpu.eval}\n    std::printf("{fmt}\\n", {outs});\n  }}\n'
+        f'{loops}  {{\n    {cpu.eval}\n    printf("{fmt}\\n", {outs});\n  }}\n'
         "  return 0;\n}\n"
     )
     return f"{head}{piece_text}\n{after}{main}", first, last
 
 
+_UNDEFINED = re.compile(r"undefined reference to [`']([^'\n]+)'")
+_SIGNAL_WORDS = {
+    "SIGSEGV": ": a read or write of memory it does not own",
+    "SIGBUS": ": a misaligned or invalid memory access",
+    "SIGFPE": ": a division by zero",
+    "SIGABRT": ": it aborted, often because memory it asked for could not be had",
+    "SIGXCPU": ": it used up its CPU time",
+}
 _GCC_LINE = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?:(?P<col>\d+):)? (?P<rest>.*)$", re.M)
 
 
@@ -161,26 +193,36 @@ def cpu_check(lesson: Lesson, exercise: CodingExercise, piece: str) -> CpuVerdic
         )
     model = cpu.model_function(lesson)
     source, first, last = harness_source(lesson, exercise, piece)
-    with tempfile.TemporaryDirectory(prefix="course-cpu-") as tmp:
+    real = Path(os.path.realpath(compiler))
+    with child_folder("course-cpu-") as tmp:
         name = f"{exercise.id}.cpp"
-        src, exe = Path(tmp) / name, Path(tmp) / "check"
+        src, exe = tmp / name, tmp / "check"
         src.write_text(source, encoding="utf-8")
-        try:
-            built = subprocess.run(
-                [compiler, "-std=c++17", "-O1", "-w", "-o", str(exe), str(src)],
-                capture_output=True,
-                text=True,
-                timeout=CPU_COMPILE_TIMEOUT_S,
-                cwd=tmp,
-            )
-        except subprocess.TimeoutExpired:
+        built = run_child(
+            [str(real), "-std=c++17", "-O1", "-w", "-fmax-errors=20", "-o", str(exe), str(src)],
+            folder=tmp,
+            timeout_s=CPU_COMPILE_TIMEOUT_S,
+            limits=dataclasses.replace(COMPILE_LIMITS, cpu_s=CPU_COMPILE_TIMEOUT_S),
+            readable=(real.parent.parent,),
+            env=child_env(tmp, {"LC_ALL": "C"}),
+            stdout_limit=MAX_LOG_BYTES,
+            stderr_limit=MAX_LOG_BYTES,
+        )
+        if built.timed_out:
             return CpuVerdict(
                 True, False, f"compiling took over {CPU_COMPILE_TIMEOUT_S:g} s; stopped", outcome="timeout"
             )
-        if built.returncode != 0:
-            log = _map_log(built.stderr, name, first, last)
-            first_error = next(
-                (ln for ln in log.splitlines() if "error" in ln), log.splitlines()[0] if log else ""
+        if built.returncode != 0 or not exe.is_file():
+            log = _map_log(built.err() + built.out(), name, first, last)
+            missing = _UNDEFINED.search(log)
+            first_error = (
+                f"it calls {missing.group(1)}, which nothing here provides (a piece can use only what the "
+                "lesson's code around it declares)"
+                if missing
+                else next(
+                    (ln for ln in log.splitlines() if "error" in ln),
+                    log.splitlines()[0] if log else f"the compiler stopped ({built.how_it_ended()})",
+                )
             )
             return CpuVerdict(
                 True,
@@ -189,30 +231,37 @@ def cpu_check(lesson: Lesson, exercise: CodingExercise, piece: str) -> CpuVerdic
                 "\n".join(log.splitlines()[:30]),
                 outcome="compile-error",
             )
-        try:
-            ran = subprocess.run(
-                [str(exe)],
-                capture_output=True,
-                text=True,
-                timeout=CPU_RUN_TIMEOUT_S,
-                cwd=tmp,
-                start_new_session=True,
-            )
-        except subprocess.TimeoutExpired:
-            return CpuVerdict(
-                True,
-                False,
-                f"it ran over {CPU_RUN_TIMEOUT_S:g} s on the CPU and was stopped: a loop that never ends?",
-                outcome="timeout",
-            )
-    if ran.returncode != 0:
-        how = (
-            f"killed by {signal.Signals(-ran.returncode).name}"
-            if ran.returncode < 0 and -ran.returncode in {s.value for s in signal.Signals}
-            else f"exit status {ran.returncode}"
+        width = sum(21 for _ in cpu.outputs) + 1  # "%lld " per output and a newline, at most
+        ran = run_child(
+            [str(exe)],
+            folder=tmp,
+            timeout_s=CPU_RUN_TIMEOUT_S,
+            limits=Limits(cpu_s=CPU_RUN_TIMEOUT_S, memory=RUN_MEMORY, processes=0, file_size=1 << 20),
+            env=child_env(tmp),
+            stdout_limit=cpu.points * width + 4096,
+            stderr_limit=64 << 10,
         )
-        return CpuVerdict(True, False, f"the harness crashed ({how})", ran.stderr[-2000:], outcome="crashed")
-    got_lines = ran.stdout.splitlines()
+    if ran.timed_out or ran.returncode in (-signal.SIGXCPU, 128 + signal.SIGXCPU):
+        return CpuVerdict(
+            True,
+            False,
+            f"it ran over {CPU_RUN_TIMEOUT_S:g} s on the CPU and was stopped: a loop that never ends?",
+            outcome="timeout",
+        )
+    if ran.overflow:
+        return CpuVerdict(
+            True,
+            False,
+            f"it printed more than the check reads ({cpu.points} lines of numbers) and was stopped",
+            outcome="crashed",
+        )
+    if ran.returncode != 0:
+        how = ran.how_it_ended()
+        why = next((words for sig, words in _SIGNAL_WORDS.items() if how.endswith(sig)), "")
+        return CpuVerdict(
+            True, False, f"your code crashed the check ({how}{why})", ran.err()[-2000:], outcome="crashed"
+        )
+    got_lines = ran.out().splitlines()
     names = [n for n, _, _ in cpu.args]
     grid = list(itertools.product(*(range(start, stop) for _, start, stop in cpu.args)))
     if len(got_lines) != len(grid):
@@ -225,7 +274,10 @@ def cpu_check(lesson: Lesson, exercise: CodingExercise, piece: str) -> CpuVerdic
     wrong: list[str] = []
     count = 0
     for point, line in zip(grid, got_lines, strict=True):
-        got = tuple(int(x) for x in line.split())
+        try:
+            got = tuple(int(x) for x in line.split())
+        except ValueError:
+            got = ()
         want = _values(model(**dict(zip(names, point, strict=True))), len(cpu.outputs))
         if got != want:
             count += 1
@@ -351,7 +403,9 @@ def check_piece(
     is written for the sandbox (default: the workspace's ``coding/.checked``).
     """
     check_piece_text(piece, exercise)
-    source = splice(lesson.kernel_path.read_text("utf-8"), exercise, piece)
+    kernel = lesson.kernel_path.read_text("utf-8")
+    refuse_escape(piece, exercise, kernel)  # before anything compiles it
+    source = splice(kernel, exercise, piece)
     cpu = cpu_check(lesson, exercise, piece) if exercise.cpu is not None else None
     if use_gpu is None:
         use_gpu = gate.verdict(lesson).runs
@@ -360,7 +414,7 @@ def check_piece(
     if (use_gpu or compile_check) and not _holds(path, source):
         atomic_write_text(path, source)
     if use_gpu:
-        run = run_variant(lesson, path, timeout_s, command=command)
+        run = run_variant(lesson, path, timeout_s, command=command, lesson_constants=True)
         headline = run.headline
         if run.outcome == "passed":
             headline = "Your code passed the lesson's own check on the GPU."
@@ -369,7 +423,11 @@ def check_piece(
         return CodingResult(outcome=run.outcome, check="gpu", headline=headline, gpu=run, **common)
     # Without the GPU, run_variant compile-checks offline (NVRTC): "compile-error", or "not-run"
     # with a headline that says whether it compiled.
-    compiled = run_variant(lesson, path, timeout_s, command=command) if compile_check else None
+    compiled = (
+        run_variant(lesson, path, timeout_s, command=command, lesson_constants=True)
+        if compile_check
+        else None
+    )
     if compiled is not None and compiled.outcome == "compile-error":
         return CodingResult(
             outcome="compile-error", check="compile", headline=compiled.headline, gpu=compiled, **common

@@ -7,7 +7,11 @@ whose GPU runs the lesson, the sandbox's child process compiles, runs and
 checks it with the lesson's own check (a fault or a hang ends only that child);
 elsewhere the CPU check runs it as a compiled program in a child process. The
 grader's own process never compiles or runs a learner's code, and one
-submission's failure never stops the others. Identical pieces are run once.
+submission's failure never stops the others: a piece that could leave its
+function is refused before anything compiles it (``course.coding_piece``),
+every child runs confined and limited (``course._confine``), and an
+unexpected error of the check itself scores that piece 0 ("crashed") with
+the reason. Identical pieces are run once.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from .coding import get_exercise
 from .coding_check import CodingResult, check_piece
+from .errors import CourseError
 from .lessons import get_lesson
 from .sandbox import DEFAULT_TIMEOUT_S
 
@@ -53,16 +58,28 @@ class CodeRunner:
         if key in self._seen:
             return self._seen[key]
         with tempfile.TemporaryDirectory(prefix="course-grade-") as tmp:
-            result = check_piece(
-                lesson,
-                exercise,
-                piece,
-                timeout_s=self.timeout_s,
-                use_gpu=self.use_gpu,
-                compile_check=False,  # without the GPU, NVRTC would compile it in this process
-                source_path=Path(tmp) / lesson.kernel_file,
-                command=self.command,
-            )
+            try:
+                result = check_piece(
+                    lesson,
+                    exercise,
+                    piece,
+                    timeout_s=self.timeout_s,
+                    use_gpu=self.use_gpu,
+                    compile_check=False,  # without the GPU the CPU check decides; NVRTC would add seconds each
+                    source_path=Path(tmp) / lesson.kernel_file,
+                    command=self.command,
+                )
+            except CourseError:
+                raise  # refused before anything ran (the grader scores it 0 with the reason)
+            except Exception as e:  # noqa: BLE001 - one submission never stops the grading of the others
+                result = CodingResult(
+                    lesson.id,
+                    exercise.id,
+                    "crashed",
+                    "none",
+                    f"The grader could not check this code ({type(e).__name__}: {e}); it scored 0. "
+                    "Grade it again, and tell the course's authors if this repeats.",
+                )
         self.runs += 1
         self._seen[key] = result
         return result

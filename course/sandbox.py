@@ -26,28 +26,35 @@ written its result, the child leaves with ``os._exit``, so CuPy's module
 unload after a sticky error cannot print tracebacks at exit.
 
 On a machine that cannot run the lesson, nothing is launched: the source is
-compile-checked without a GPU (``compile_offline``) and the outcome is
-"not-run".
+compile-checked without a GPU (``compile_offline``), in a child of its own
+with the compile's time limit (a macro that expands for ever is stopped, not
+the notebook's kernel), and the outcome is "not-run".
+
+Every child starts through ``course._confine``: its own session and
+process group, killed as a group at its limit and after it ends, stdin
+from /dev/null, a scrubbed environment, a throwaway home and folder,
+resource limits set by a keeper process between it and this one (so a child
+that kills or stops its parent stops the keeper, not the page or the
+grader), and output read up to a bound. The compile check without a GPU also
+runs inside bubblewrap where that works; the GPU child cannot (it needs the
+driver).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import queue
 import re
 import signal
-import subprocess
+import site
 import sys
-import threading
-import time
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import _paths, gate
+from . import _confine, _paths, gate
 from .errors import CourseError
 
 if TYPE_CHECKING:
@@ -85,34 +92,47 @@ from .sandbox_result import (
 
 
 # ---------------------------------------------------------------------------
-# Without a GPU that runs the lesson: compile-check only.
+# Without a GPU that runs the lesson: compile-check only, in a child with the compile's time limit.
 # ---------------------------------------------------------------------------
-def _offline(lesson: Lesson, path: Path, source: str, verdict: gate.Verdict) -> TryResult:
-    from .compile import CompileError, compile_offline
-
-    start = time.perf_counter()
-    common: dict[str, Any] = {}
-    try:
-        compiled = compile_offline(lesson, source=source, defines=lesson.run_defines)
-    except CompileError as e:
-        common["seconds"] = time.perf_counter() - start
-        return _compile_result(lesson, map_compile_log(e.log, source, path, (lesson.kernel_file,)), common)
-    except CourseError as e:
+def _offline(
+    lesson: Lesson, path: Path, source: str, verdict: gate.Verdict, compile_timeout_s: float
+) -> TryResult:
+    run = _supervise(
+        child_command(lesson, path.resolve(), offline=True), 1.0, compile_timeout_s, offline=True
+    )
+    facts = run.result or {}
+    common: dict[str, Any] = {"seconds": run.seconds}
+    if run.timed_out:
+        return TryResult(
+            lesson.id,
+            "timeout",
+            path,
+            f"Not run here: {verdict.reason} The compile check did not finish within {compile_timeout_s:g} s, "
+            "so it was stopped.",
+            "NVRTC usually takes seconds; a macro, template or constexpr loop that never ends is the likely cause.",
+            **common,
+        )
+    if facts.get("outcome") == "compile-error":
+        problem = map_compile_log(str(facts.get("log", "")), source, path, (lesson.kernel_file,))
+        return _compile_result(lesson, problem, common)
+    if facts.get("outcome") == "not-run" and facts.get("compiled"):
         return TryResult(
             lesson.id,
             "not-run",
             path,
-            f"Not run here: {verdict.reason} The compile check could not run either.",
-            verdict.advice,
-            str(e),
+            f"Not run here: {verdict.reason} Compile check: your version compiles ({facts['compiled']}).",
+            f"{verdict.advice} On a GPU that runs {lesson.id}, the same command compiles, runs and checks it.".strip(),
+            **common,
         )
+    why = str(facts.get("message", "")) or run.describe_end()
     return TryResult(
         lesson.id,
         "not-run",
         path,
-        f"Not run here: {verdict.reason} Compile check: your version compiles ({compiled.summary()}).",
-        f"{verdict.advice} On a GPU that runs {lesson.id}, the same command compiles, runs and checks it.".strip(),
-        seconds=time.perf_counter() - start,
+        f"Not run here: {verdict.reason} The compile check could not run either.",
+        verdict.advice,
+        why,
+        **common,
     )
 
 
@@ -151,8 +171,10 @@ def deliberate_variant(lesson: Lesson, source: str, kind: str) -> str:
 # ---------------------------------------------------------------------------
 # The child process.
 # ---------------------------------------------------------------------------
-def child_command(lesson: Lesson, source_path: Path) -> list[str]:
-    return [
+def child_command(
+    lesson: Lesson, source_path: Path, *, offline: bool = False, lesson_constants: bool = False
+) -> list[str]:
+    command = [
         sys.executable,
         "-m",
         "course._sandbox_child",
@@ -161,45 +183,29 @@ def child_command(lesson: Lesson, source_path: Path) -> list[str]:
         "--source",
         str(source_path),
     ]
+    return command + (["--offline"] if offline else []) + (["--lesson-constants"] if lesson_constants else [])
 
 
-def child_env() -> dict[str, str]:
-    """The parent's environment, with the course's checkout and package made explicit."""
-    env = dict(os.environ)
+def child_env(folder: Path) -> dict[str, str]:
+    """A scrubbed environment (``course._confine``) with the course's checkout, package and caches explicit.
+
+    The caches are named by their real place, since the child's ``HOME`` is a throwaway folder.
+    """
+    from .compile import CACHE_ENV, _cache_dir, compile_cache_dir
+
     package_parent = str(Path(__file__).resolve().parent.parent)
+    extra = {"PYTHONUNBUFFERED": "1", "CUPY_CACHE_DIR": str(_cache_dir())}
     try:
-        env["COURSE_ROOT"] = str(_paths.repo_root())
+        extra["COURSE_ROOT"] = str(_paths.repo_root())
     except CourseError:
         pass
-    paths = [package_parent, *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]]
-    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
-    env["PYTHONUNBUFFERED"] = "1"
-    return env
-
-
-def _kill_group(proc: subprocess.Popen[str]) -> None:
-    """SIGKILL the child's whole process group (it leads its own session)."""
-    try:
-        if hasattr(os, "killpg"):
-            os.killpg(proc.pid, signal.SIGKILL)
-        else:  # pragma: no cover - not POSIX
-            proc.kill()
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _pump(stream: Any, sink: queue.Queue[str | None] | deque[str]) -> None:
-    try:
-        for line in stream:
-            if isinstance(sink, deque):
-                sink.append(line.rstrip("\n"))
-            else:
-                sink.put(line.rstrip("\n"))
-    except (OSError, ValueError):
-        pass
-    finally:
-        if not isinstance(sink, deque):
-            sink.put(None)
+    cache = compile_cache_dir()
+    extra[CACHE_ENV] = str(cache) if cache is not None else "off"
+    if site.ENABLE_USER_SITE and site.USER_BASE:  # packages installed with --user, found without HOME
+        extra["PYTHONUSERBASE"] = site.USER_BASE
+    paths = [package_parent, *[p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]]
+    extra["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    return _confine.child_env(folder, extra)
 
 
 @dataclass
@@ -207,99 +213,102 @@ class _Run:
     events: list[dict[str, Any]] = field(default_factory=list)
     result: dict[str, Any] | None = None
     other_stdout: deque[str] = field(default_factory=lambda: deque(maxlen=40))
-    stderr: deque[str] = field(default_factory=lambda: deque(maxlen=60))
+    stderr: list[str] = field(default_factory=list)
     timed_out: str | None = None  # "compiling" or "running"
     returncode: int | None = None
+    overflow: str | None = None
     seconds: float = 0.0
+
+    def describe_end(self) -> str:
+        if self.overflow:
+            return f"it printed more than {MAX_OUTPUT_BYTES // (1 << 20)} MiB and was stopped"
+        return _how_it_ended(self.returncode)
+
+
+MAX_OUTPUT_BYTES = 8 << 20
+OFFLINE_MEMORY = 4 << 30  # NVRTC compiling a lesson peaks near 0.6 GiB of address space
 
 
 def _supervise(
-    command: Sequence[str], timeout_s: float, compile_timeout_s: float, env: dict[str, str]
+    command: Sequence[str], timeout_s: float, compile_timeout_s: float, offline: bool = False
 ) -> _Run:
+    """Run the child through ``course._confine``; its protocol lines move the deadline (compile, run, exit)."""
     run = _Run()
-    start = time.monotonic()
-    try:
-        proc = subprocess.Popen(
-            list(command),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            encoding="utf-8",
-            errors="replace",
-            env=env,
-            start_new_session=True,  # its own process group: a hang is killed with everything it started
+    phase = ["compiling"]
+
+    def on_line(line: str) -> float | None:
+        if not line.startswith(PROTOCOL_PREFIX):
+            run.other_stdout.append(line)
+            return None
+        try:
+            event = json.loads(line[len(PROTOCOL_PREFIX) :])
+        except json.JSONDecodeError:
+            event = None
+        if not isinstance(event, dict):
+            run.other_stdout.append(line)
+            return None
+        run.events.append(event)
+        if event.get("event") == "compiled" and phase[0] == "compiling":
+            phase[0] = "running"
+            return timeout_s
+        if event.get("event") == "result" and run.result is None:
+            run.result = event
+            phase[0] = "exiting"
+            return _RESULT_GRACE_S
+        return None
+
+    cpu = compile_timeout_s + (0 if offline else timeout_s) + 30
+    with _confine.child_folder("course-try-") as folder:
+        cache = compile_cache_dir_for_child()
+        done = _confine.run_child(
+            command,
+            folder=folder,
+            timeout_s=compile_timeout_s,
+            # The NVRTC check without a GPU is a CPU child (bubblewrap where it works); the GPU
+            # child needs the driver's device files and CUDA's address space, so neither.
+            limits=_confine.Limits(
+                cpu_s=cpu, memory=OFFLINE_MEMORY if offline else None, file_size=256 << 20
+            ),
+            confine=offline,
+            binds="all",
+            writable=(cache,) if cache is not None else (),
+            env=child_env(folder),
+            stdout_limit=MAX_OUTPUT_BYTES,
+            stderr_limit=256 << 10,
+            on_line=on_line,
         )
-    except OSError as e:
-        raise CourseError(
-            f"cannot start the process that runs your version ({e.strerror}): {command[0]}"
-        ) from None
-    lines: queue.Queue[str | None] = queue.Queue()
-    readers = [
-        threading.Thread(target=_pump, args=(proc.stdout, lines), daemon=True),
-        threading.Thread(target=_pump, args=(proc.stderr, run.stderr), daemon=True),
-    ]
-    for t in readers:
-        t.start()
-    phase, deadline = "compiling", start + compile_timeout_s
-    try:
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                run.timed_out = phase
-                _kill_group(proc)
-                break
-            try:
-                line = lines.get(timeout=min(remaining, 0.25))
-            except queue.Empty:
-                continue
-            if line is None:  # stdout closed: the child is ending
-                try:
-                    proc.wait(timeout=max(0.1, min(deadline - time.monotonic(), _RESULT_GRACE_S)))
-                except subprocess.TimeoutExpired:
-                    run.timed_out = phase
-                    _kill_group(proc)
-                break
-            if not line.startswith(PROTOCOL_PREFIX):
-                run.other_stdout.append(line)
-                continue
-            try:
-                event = json.loads(line[len(PROTOCOL_PREFIX) :])
-            except json.JSONDecodeError:
-                run.other_stdout.append(line)
-                continue
-            if not isinstance(event, dict):
-                run.other_stdout.append(line)
-                continue
-            kind = event.get("event")
-            if kind == "compiled":
-                phase, deadline = "running", time.monotonic() + timeout_s
-            if kind == "result":
-                run.result = event
-                phase, deadline = "exiting", time.monotonic() + _RESULT_GRACE_S
-            run.events.append(event)
-    except BaseException:
-        _kill_group(proc)  # the learner interrupted the cell: leave nothing running
-        raise
-    finally:
-        run.returncode = proc.wait()
-        for t in readers:
-            t.join(timeout=2)
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
-    run.seconds = time.monotonic() - start
+    run.stderr = done.err().splitlines()[-60:]
+    run.returncode = done.returncode
+    run.overflow = done.overflow
+    run.seconds = done.seconds
+    if done.timed_out and run.result is None:
+        run.timed_out = phase[0] if phase[0] != "exiting" else None
     return run
+
+
+def compile_cache_dir_for_child() -> Path | None:
+    """The NVRTC compile cache, made if missing, for the offline child to write (None: off or unusable)."""
+    from .compile import compile_cache_dir
+
+    folder = compile_cache_dir()
+    if folder is None:
+        return None
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return folder.resolve()
 
 
 def _how_it_ended(returncode: int | None) -> str:
     if returncode is None:
         return "it did not end"
-    if returncode < 0:
+    if returncode < 0 or returncode > 128:
+        number = -returncode if returncode < 0 else returncode - 128
         try:
-            return f"killed by {signal.Signals(-returncode).name}"
+            return f"killed by {signal.Signals(number).name}"
         except ValueError:
-            return f"killed by signal {-returncode}"
+            return f"killed by signal {number}"
     return f"exit status {returncode}"
 
 
@@ -310,6 +319,7 @@ def run_variant(
     *,
     compile_timeout_s: float = COMPILE_TIMEOUT_S,
     command: Sequence[str] | None = None,
+    lesson_constants: bool = False,
 ) -> TryResult:
     """Compile, run and check the kernel source at ``source_path`` as ``lesson``'s kernel, in a child.
 
@@ -317,7 +327,10 @@ def run_variant(
     is compiled; ``compile_timeout_s`` limits the compile. ``command``
     replaces the child's command line (tests use a stand-in that needs no
     GPU); without it, a machine that cannot run the lesson only
-    compile-checks the source, in this process (NVRTC, no GPU).
+    compile-checks the source, in a child with the compile's time limit
+    (NVRTC, no GPU). ``lesson_constants`` makes the launch and the check use
+    the lesson's own kernel's constants, not those of the source (a coding
+    exercise's piece, spliced into the lesson's kernel, must not change them).
     """
     for name, value in (("timeout_s", timeout_s), ("compile_timeout_s", compile_timeout_s)):
         if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
@@ -332,9 +345,9 @@ def run_variant(
     if command is None:
         verdict = gate.verdict(lesson)
         if not verdict.runs:
-            return _offline(lesson, path, source, verdict)
-        command = child_command(lesson, path.resolve())
-    run = _supervise(command, float(timeout_s), float(compile_timeout_s), child_env())
+            return _offline(lesson, path, source, verdict, float(compile_timeout_s))
+        command = child_command(lesson, path.resolve(), lesson_constants=lesson_constants)
+    run = _supervise(command, float(timeout_s), float(compile_timeout_s))
     output = [str(e.get("text", "")) for e in run.events if e.get("event") == "line"]
     common: dict[str, Any] = {"output": tuple(output), "timeout_s": float(timeout_s), "seconds": run.seconds}
     if run.timed_out == "running":
@@ -366,7 +379,7 @@ def run_variant(
         lesson.id,
         "crashed",
         path,
-        f"The process that ran your version ended without a result ({_how_it_ended(run.returncode)}).",
+        f"The process that ran your version ended without a result ({run.describe_end()}).",
         "The page is unaffected. The end of what that process printed is below.",
         tail or "(it printed nothing)",
         **common,

@@ -415,10 +415,34 @@ def test_the_real_child_reports_a_bad_lesson_as_crashed(tmp_path):
 
 
 @pytest.mark.skipif(gate.verdict(LESSON).runs, reason="this machine runs day76")
-def test_without_the_gpu_the_source_is_compile_checked_in_process(tmp_path):
+def test_without_the_gpu_the_source_is_compile_checked_in_a_child(tmp_path, monkeypatch):
+    from course import compile as course_compile
+
+    def not_here(*_a, **_k):
+        raise AssertionError("NVRTC ran in the calling process")
+
+    monkeypatch.setattr(course_compile, "compile_offline", not_here)
     r = run_variant(LESSON, LESSON.kernel_path)
     assert r.outcome == "not-run"
     assert "your version compiles" in r.headline and LESSON.arch in r.headline
+
+
+@pytest.mark.skipif(gate.verdict(LESSON).runs, reason="this machine runs day76")
+def test_without_the_gpu_a_compile_that_never_ends_is_stopped(tmp_path):
+    """A 200-byte macro bomb: NVRTC would expand it for hours; the child is stopped by its time or its
+    memory limit (whichever comes first on this machine), and the call returns."""
+    bomb = (
+        "#define A(x) x x x x x x x x\n#define B(x) A(A(A(A(x))))\n#define C(x) B(B(B(B(x))))\n"
+        "int course_bomb[] = {C(C(1,))};\n"
+    )
+    src = tmp_path / LESSON.kernel_file
+    src.write_text(bomb + LESSON.kernel_path.read_text())
+    r = run_variant(LESSON, src, compile_timeout_s=3.0)
+    assert "your version compiles" not in r.headline
+    assert (r.outcome == "timeout" and "did not finish within 3 s" in r.headline) or r.outcome in (
+        "compile-error",
+        "not-run",
+    )
 
 
 # ---------------------------------------------------------------------------

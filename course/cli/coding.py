@@ -11,14 +11,16 @@ runs the lesson, with the lesson's own check in a separate process; else on
 the CPU against the course's model. It says which check ran.
 
 Exit status of ``check``: 0 passed; 1 it ran and was wrong (a wrong result,
-a fault, a hang, refused); 2 nothing here could check it; 3 it does not
-compile. ``validate``: 0 every file is valid; 1 a file has a problem (named
+a fault, a hang, refused by the GPU), or it was refused before compiling
+(code that could leave its function, named by its line in the file); 2
+nothing here could check it; 3 it does not compile. ``validate``: 0 every file is valid; 1 a file has a problem (named
 with its file and line).
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -66,6 +68,7 @@ def _list(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     from ..coding import get_exercise, learner_file, piece_of
     from ..coding_check import check_piece
+    from ..coding_piece import PieceRefused
 
     lesson = get_lesson(args.lesson)
     ex = get_exercise(lesson, args.exercise)
@@ -74,14 +77,23 @@ def _check(args: argparse.Namespace) -> int:
             text = args.file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as e:
             raise CourseError(f"cannot read it ({e})", path=args.file) from None
-        piece = piece_of(text, ex, args.file)
+        piece, file = piece_of(text, ex, args.file), args.file
     else:
         mine = learner_file(lesson, ex)
         if mine.created:
             print(f"made your file from the starter: {mine.path}")
         piece = mine.piece()
+        text, file = mine.text(), mine.path
     print(f"{lesson.id} {ex.id}: checking ...", flush=True)
-    result = check_piece(lesson, ex, piece, timeout_s=args.timeout)
+    try:
+        result = check_piece(lesson, ex, piece, timeout_s=args.timeout)
+    except PieceRefused as e:  # nothing was compiled: like a wrong answer, with the line in the file
+        begin = next(i for i, ln in enumerate(text.splitlines()) if ln.strip() == ex.markers()[0])
+        where = re.sub(
+            r"^your code, line (\d+)", lambda m: f"{file}:{begin + 1 + int(m.group(1))}", e.message
+        )
+        print(f"refused: {where}")
+        return 1
     print(result)
     return EXIT.get(result.outcome, 1)
 

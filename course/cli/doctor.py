@@ -20,6 +20,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def _learner_code() -> None:
+    """How learners' code is run here: the C++ compiler of the CPU check, and the sandbox."""
+    from .._confine import sandbox_status
+    from ..coding_check import find_compiler
+    from ..errors import CourseError
+
+    print("Learners' code (coding exercises and their grading):")
+    print(f"  {'C++ compiler:':<20}{find_compiler() or 'none on PATH: the CPU check cannot run'}")
+    try:
+        box = sandbox_status()
+        state = f"in use for the CPU checks ({box.detail})" if box.works else f"not in use: {box.detail}"
+    except CourseError as e:
+        state = f"refused: {e.message}"
+    print(f"  {'bubblewrap:':<20}{state}")
+    print(f"  {'always:':<20}own process group, limits, throwaway folder, scrubbed environment")
+
+
 def run(args: argparse.Namespace) -> int:
     machine = gate.probe()
     print("Hopper course doctor")
@@ -48,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {lesson.id} ({lesson.title}): {state}")
         if not v.runs and v.tier == "wrong-gpu":
             print(f"    {v.message()}")
+    _learner_code()
     if args.compile:
         from ..compile import compile_offline
         from ..errors import CourseError

@@ -37,3 +37,16 @@ def test_validate_names_the_file_and_line(tmp_path, capsys):
     assert main(["coding", "validate", str(bad)]) == 1
     assert f"{bad}:3: exercise 'x': missing field(s)" in capsys.readouterr().err
     assert main(["coding", "validate"]) == 0
+
+
+def test_a_refused_piece_is_named_by_its_line_in_the_file(capsys):
+    lesson = get_lesson("day78")
+    ex = get_exercise(lesson, "core-offset")
+    mine = learner_file(lesson, ex)
+    mine.save("return 0;\n}\nstatic int evil = 1;\nint more() {\nreturn 0;")
+    assert main(["coding", "check", "day78", "core-offset"]) == 1
+    lines = [ln.strip() for ln in mine.text().splitlines()]
+    brace = lines.index(ex.markers()[0]) + 3  # 1-based: the marker's line, then the piece's line 2
+    out = capsys.readouterr().out
+    assert f"refused: {mine.path}:{brace}: this '}}' closes a '{{' your code did not open" in out
+    assert main(["coding", "check", "day78", "core-offset", "--file", str(mine.path)]) == 1

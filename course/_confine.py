@@ -1,0 +1,398 @@
+"""Every child process that may hold a learner's code runs through here: confined, limited, bounded.
+
+    with child_folder() as folder:
+        done = run_child([...], folder=folder, timeout_s=10, limits=Limits(cpu_s=10, memory=512 << 20))
+    done.returncode, done.stdout, done.timed_out, done.overflow
+
+The g++ compile and the run of the CPU check, the NVRTC compile check
+without a GPU, and the sandbox's GPU child all start here, and each gets:
+
+- its own session and process group (``start_new_session``), killed as a
+  group on a timeout, on too much output, and after it exits (so nothing
+  it started outlives it);
+- ``stdin`` from /dev/null, a scrubbed environment (what the compilers and
+  CUDA need, no secrets of the caller's), a throwaway ``HOME``, ``TMPDIR``
+  and working folder, removed afterwards;
+- a keeper process between the course and the program (``course/_keeper.py``):
+  it sets the resource limits (CPU time, address space where CUDA allows
+  it, processes, file size, no core files) in the program alone, and as a
+  child subreaper it kills whatever the program left behind, even a daemon
+  that left the process group. A program that signals its parent
+  (``kill(getppid(), SIGKILL)``, ``SIGSTOP``) reaches the keeper, never the
+  course, which keeps its own deadline and kills the group;
+- output read up to a bound: past it the child is killed and the caller
+  told (``overflow``), never a whole flood in memory;
+- where bubblewrap (``bwrap``, Debian's ``bubblewrap``) works on this
+  machine, the CPU children run inside it: no network, a new pid namespace
+  (a child cannot see or signal any process outside it, and everything in
+  it dies with it), the system read-only and only the throwaway folder
+  writable. ``COURSE_SANDBOX=none`` turns it off, ``=bwrap`` makes its
+  absence an error; ``python -m course doctor`` says which is in use.
+
+The GPU child is never put in bubblewrap (it needs the GPU's device files
+and the driver), and gets no address-space limit: CUDA reserves tens of GiB
+of virtual address space when it starts, so ``RLIMIT_AS`` would make it
+fail. The learner's part of it is device code, which cannot make system
+calls; its host side is the lesson's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import CourseError
+
+__all__ = ["SANDBOX_ENV", "Finished", "Limits", "Sandbox", "child_folder", "run_child", "sandbox_status"]
+
+SANDBOX_ENV = "COURSE_SANDBOX"  # auto (default), bwrap, none
+KEEPER = Path(__file__).with_name("_keeper.py")
+# What any child may see of the caller's environment; everything else is dropped.
+_PASS = (
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "LC_MESSAGES",
+    "TZ",
+    "CUDA_PATH",
+    "CUDA_HOME",
+    "LD_LIBRARY_PATH",
+    "CUDA_VISIBLE_DEVICES",
+    "NVIDIA_VISIBLE_DEVICES",
+    "NVIDIA_DRIVER_CAPABILITIES",
+    "COURSE_ROOT",
+    "COURSE_REQUIRE_GPU",
+)
+_PASS_PREFIX = ("CUPY_",)
+# The system a CPU child needs, read-only inside bubblewrap (the rest of the machine is absent).
+_SYSTEM = (
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc/ld.so.cache",
+    "/etc/alternatives",
+)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits for the program a child runs (set by the keeper in the program alone)."""
+
+    cpu_s: float  # RLIMIT_CPU: seconds of CPU time
+    memory: int | None = None  # RLIMIT_AS, bytes; None where CUDA runs (it reserves huge address space)
+    processes: int | None = None  # RLIMIT_NPROC (per user, so 0 means "no fork"; root is exempt)
+    file_size: int = 64 << 20  # RLIMIT_FSIZE, bytes of any one file it writes
+    open_files: int | None = None  # RLIMIT_NOFILE
+
+    def keeper_args(self) -> list[str]:
+        args = ["--cpu", str(max(1, int(self.cpu_s + 0.999))), "--fsize", str(self.file_size)]
+        for flag, value in (
+            ("--as", self.memory),
+            ("--nproc", self.processes),
+            ("--nofile", self.open_files),
+        ):
+            if value is not None:
+                args += [flag, str(value)]
+        return args
+
+
+@dataclass(frozen=True)
+class Finished:
+    """How a child ended, and what it printed (up to the bound)."""
+
+    returncode: int | None
+    stdout: bytes
+    stderr: bytes
+    timed_out: bool
+    overflow: str | None  # "stdout" or "stderr" when it printed past the bound and was killed
+    seconds: float
+    sandbox: str  # "bubblewrap" or "keeper"
+
+    def out(self) -> str:
+        return self.stdout.decode("utf-8", "replace")
+
+    def err(self) -> str:
+        return self.stderr.decode("utf-8", "replace")
+
+    def how_it_ended(self) -> str:
+        code = self.returncode
+        if code is None:
+            return "it did not end"
+        if code < 0 or code > 128:
+            number = -code if code < 0 else code - 128
+            try:
+                return f"killed by {signal.Signals(number).name}"
+            except ValueError:
+                return f"killed by signal {number}"
+        return f"exit status {code}"
+
+
+# ---------------------------------------------------------------------------
+# Bubblewrap: there, and working (a container may forbid the namespaces it needs).
+# ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Sandbox:
+    works: bool
+    detail: str  # what doctor prints
+
+
+def _bwrap_prefix(binds: str, folder: Path, readable: Sequence[Path], writable: Sequence[Path]) -> list[str]:
+    bwrap = shutil.which("bwrap") or "bwrap"
+    args = [bwrap, "--unshare-all", "--die-with-parent", "--new-session"]
+    if binds == "all":  # the whole machine read-only (the learner's own compile: their files included)
+        args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    else:
+        for system in _SYSTEM:
+            args += ["--ro-bind-try", system, system]
+        for extra in {Path(os.path.realpath(sys.executable)).parent.parent, Path(sys.base_prefix), *readable}:
+            args += ["--ro-bind-try", str(extra), str(extra)]
+        args += ["--ro-bind", str(KEEPER), str(KEEPER)]
+        args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    for place in (folder, *writable):
+        args += ["--bind", str(place), str(place)]
+    return [*args, "--chdir", str(folder), "--"]
+
+
+def _wanted() -> str:
+    wanted = os.environ.get(SANDBOX_ENV, "auto").strip().lower() or "auto"
+    if wanted not in ("auto", "bwrap", "none"):
+        raise CourseError(f"{SANDBOX_ENV} must be auto, bwrap or none (got {wanted!r})")
+    return wanted
+
+
+@functools.lru_cache(maxsize=1)
+def _bwrap_probe() -> Sandbox:
+    if shutil.which("bwrap") is None:
+        return Sandbox(False, "bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt install bubblewrap)")
+    with child_folder() as folder:
+        try:
+            probe = subprocess.run(
+                [*_bwrap_prefix("system", folder, (), ()), "/bin/sh", "-c", "exit 0"],
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=20,
+            )
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return Sandbox(False, f"bubblewrap is installed but could not start ({e})")
+    if probe.returncode != 0:
+        why = probe.stderr.decode("utf-8", "replace").strip().splitlines()
+        return Sandbox(
+            False,
+            f"bubblewrap is installed but cannot create its namespaces here ({why[-1] if why else 'no message'}); "
+            "a container usually needs to allow user namespaces for it",
+        )
+    return Sandbox(
+        True, "no network, its own pid namespace, the system read-only, only a throwaway folder writable"
+    )
+
+
+def sandbox_status() -> Sandbox:
+    """Whether the CPU children run inside bubblewrap here (tried once per process), in words."""
+    wanted = _wanted()
+    if wanted == "none":
+        return Sandbox(False, f"bubblewrap turned off ({SANDBOX_ENV}=none)")
+    found = _bwrap_probe()
+    if wanted == "bwrap" and not found.works:
+        raise CourseError(f"{SANDBOX_ENV}=bwrap, but {found.detail}")
+    return found
+
+
+# ---------------------------------------------------------------------------
+# The child.
+# ---------------------------------------------------------------------------
+@contextlib.contextmanager
+def child_folder(prefix: str = "course-child-") -> Iterator[Path]:
+    """A throwaway working folder (with ``home/`` and ``tmp/``), removed afterwards whatever is in it."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix)).resolve()
+    try:
+        (folder / "home").mkdir()
+        (folder / "tmp").mkdir()
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def child_env(folder: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k in _PASS or k.startswith(_PASS_PREFIX)}
+    env.setdefault("PATH", os.defpath)
+    env.setdefault("LANG", "C.UTF-8")
+    env.update({"HOME": str(folder / "home"), "TMPDIR": str(folder / "tmp"), "PYTHONDONTWRITEBYTECODE": "1"})
+    env.update(extra or {})
+    return env
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _stop(proc: subprocess.Popen[bytes], grace_s: float = 3.0) -> None:
+    """Ask the keeper to end the program and everything below it (even what left the group), then
+    kill the group whatever it did: SIGCONT first, in case the program stopped it."""
+    for send in (lambda: os.killpg(proc.pid, signal.SIGCONT), lambda: proc.send_signal(signal.SIGTERM)):
+        with contextlib.suppress(OSError):
+            send()
+    end = time.monotonic() + grace_s
+    while time.monotonic() < end and not _exited(proc):
+        time.sleep(0.02)
+    _kill_group(proc.pid)
+
+
+def _exited(proc: subprocess.Popen[bytes]) -> bool:
+    """Has it exited? Without reaping it, so its process group id stays its own until we kill the group."""
+    if proc.returncode is not None:
+        return True
+    if hasattr(os, "waitid"):
+        try:
+            return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT | os.WNOHANG) is not None
+        except ChildProcessError:
+            return True
+    return proc.poll() is not None
+
+
+OnLine = Callable[[str], "float | None"]
+
+
+def run_child(
+    command: Sequence[str],
+    *,
+    folder: Path,
+    timeout_s: float,
+    limits: Limits,
+    confine: bool = True,
+    binds: str = "system",
+    readable: Sequence[Path] = (),
+    writable: Sequence[Path] = (),
+    env: Mapping[str, str] | None = None,
+    stdout_limit: int = 1 << 20,
+    stderr_limit: int = 256 << 10,
+    on_line: OnLine | None = None,
+) -> Finished:
+    """Run ``command`` in ``folder`` (from ``child_folder``) under ``limits``; see the module's docstring.
+
+    ``confine`` puts it in bubblewrap where that works (``binds``: "system",
+    the system folders and ``readable``, or "all", the whole machine,
+    read-only); ``writable`` are folders besides ``folder`` it may write.
+    ``on_line`` gets each line of stdout as it comes (then ``stdout`` stays
+    empty) and may return a new time limit, in seconds from now.
+    """
+    use_bwrap = confine and sandbox_status().works
+    keeper = [os.path.realpath(sys.executable), "-I", "-S", str(KEEPER), *limits.keeper_args(), "--"]
+    full = [*(_bwrap_prefix(binds, folder, readable, writable) if use_bwrap else []), *keeper, *command]
+    start = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            full,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=folder,
+            env=dict(env) if env is not None else child_env(folder),
+            start_new_session=True,
+        )
+    except OSError as e:
+        raise CourseError(f"cannot start a child process ({e.strerror}): {command[0]}") from None
+    out, err, partial = bytearray(), bytearray(), bytearray()
+    total = 0
+    timed_out, overflow = False, None
+    deadline = start + timeout_s
+    sel = selectors.DefaultSelector()
+
+    def take(stream: object, chunk: bytes) -> str | None:
+        """Keep ``chunk`` of ``stream``; "stdout" or "stderr" once that stream is past its bound."""
+        nonlocal total, partial, deadline
+        if stream is proc.stderr:
+            err.extend(chunk[: max(0, stderr_limit - len(err))])
+            return "stderr" if len(err) >= stderr_limit else None
+        total += len(chunk)
+        if total > stdout_limit:
+            return "stdout"
+        if on_line is None:
+            out.extend(chunk)
+            return None
+        partial += chunk
+        *lines, rest = partial.split(b"\n")
+        partial = bytearray(rest)
+        for line in lines:
+            new = on_line(line.decode("utf-8", "replace"))
+            if new is not None:
+                deadline = time.monotonic() + new
+        return None
+
+    try:
+        for stream in (proc.stdout, proc.stderr):
+            assert stream is not None
+            os.set_blocking(stream.fileno(), False)
+            sel.register(stream, selectors.EVENT_READ)
+        while sel.get_map() and overflow is None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                timed_out = True
+                break
+            ready = sel.select(min(remaining, 0.1))
+            for key, _ in ready:
+                try:
+                    chunk = os.read(key.fd, 1 << 16)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    sel.unregister(key.fileobj)
+                    continue
+                overflow = take(key.fileobj, chunk) or overflow
+                if overflow:
+                    break
+            if not ready and _exited(proc):
+                # The keeper has ended; what still holds its pipes is left over: keep what is
+                # buffered and stop reading (the group is killed below).
+                for key in list(sel.get_map().values()):
+                    with contextlib.suppress(BlockingIOError):
+                        while overflow is None and (chunk := os.read(key.fd, 1 << 16)):
+                            overflow = take(key.fileobj, chunk)
+                break
+        # Its output is closed (or it is being stopped): it has until the deadline to exit.
+        while not (timed_out or overflow) and not _exited(proc):
+            if time.monotonic() >= deadline:
+                timed_out = True
+                break
+            time.sleep(0.02)
+        if timed_out or overflow:
+            _stop(proc)
+    except BaseException:
+        _kill_group(proc.pid)  # interrupted (a learner stopped the cell): leave nothing running
+        raise
+    finally:
+        sel.close()
+        _kill_group(proc.pid)  # whatever it left in its group, before its id can be reused
+        proc.wait()
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+    if on_line is not None and partial and overflow is None:
+        on_line(partial.decode("utf-8", "replace"))
+    return Finished(
+        proc.returncode,
+        bytes(out),
+        bytes(err),
+        timed_out,
+        overflow,
+        time.monotonic() - start,
+        "bubblewrap" if use_bwrap else "keeper",
+    )
