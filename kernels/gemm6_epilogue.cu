@@ -6,14 +6,17 @@
 // Until step 5 (gemm5_cluster.cu) each consumer thread stores its 128
 // accumulators straight to global memory as 64 __half2 stores: a warp's
 // store covers 8 rows x 16 bytes, 8 separate 32-byte sectors, and the
-// consumer warpgroup's tensor cores idle until the last store has left.
+// consumer warpgroup issues no wgmma while its threads issue those 64
+// stores (it does not wait for them to drain; it is busy issuing them).
 // Here each consumer warpgroup instead writes its 64x256 slice of D into
 // shared memory (128B-swizzled, conflict-free) and one thread hands the
 // whole slice to the TMA engine as four 64x64 boxes
-// (cp.async.bulk.tensor, shared -> global). The engine writes full lines,
-// and the warpgroup is free to start the next tile's wgmmas at once: it
-// waits for the store only before it overwrites the staging buffer one
-// tile later (cp.async.bulk.wait_group.read).
+// (cp.async.bulk.tensor, shared -> global). The engine writes full lines.
+// The staging buffer holds half a slice, so the epilogue runs in two
+// passes per tile: before pass 1 the storing thread waits until the TMA
+// has read pass 0's boxes of the same tile (cp.async.bulk.wait_group.read
+// 0), and after pass 1 the warpgroup goes on to the next tile's wgmmas
+// without waiting; the next tile's pass 0 waits for pass 1's read.
 // Two proxies again: the threads' st.shared are generic-proxy writes and
 // the TMA store reads through the async proxy, so each writing thread
 // executes fence.proxy.async.shared::cta before the barrier that lets the
