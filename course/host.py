@@ -175,11 +175,15 @@ class Workload(ABC):
     def check(self, got: Any, want: Any | None = None) -> Check:
         """``got`` against ``want`` (default ``self.want()``), the lesson's way."""
 
-    def launch(self, j: int) -> None:
-        """Enqueue the kernel on set j (no synchronisation: the benchmarks' call)."""
+    def launch(self, j: int, compiled: Compiled | None = None) -> None:
+        """Enqueue the kernel on set j (no synchronisation: the benchmarks' call).
+
+        ``compiled``: another build of the same file with the same launch contract (a variant
+        timed beside the kernel on the same buffers); default the workload's own."""
         c = self.config
-        self.compiled.allow_shared(c.shared_mem)
-        self.compiled.function(c.grid, c.block, self.args(j), shared_mem=c.shared_mem)
+        kernel = compiled or self.compiled
+        kernel.allow_shared(c.shared_mem)
+        kernel.function(c.grid, c.block, self.args(j), shared_mem=c.shared_mem)
 
     def poison(self, j: int) -> None:
         """Fill set j's output with NaN, so an element the kernel never writes fails the check.
