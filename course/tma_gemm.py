@@ -300,9 +300,16 @@ def ladder_spec(lesson: Lesson, variants: dict[str, dict[str, int]] | None = Non
         for row in result.rows:
             before = previous.get(row.size)
             if before:
+                rate, when, ratio = before
+                mine = row.peers[0].ratio if row.peers else None
+                against = (
+                    f"; ratio to the cuBLAS timed beside each: {ratio:.2f}x -> {mine:.2f}x"
+                    if ratio is not None and mine is not None
+                    else ""
+                )
                 out.append(
-                    f"Against the previous step's recording at N = {row.size}: {before[0]:,.0f} -> "
-                    f"{row.kernel.rate:,.0f} TFLOP/s ({row.kernel.rate / before[0]:.2f}x), recorded {before[1][:10]}."
+                    f"Against the previous step's recording at N = {row.size} ({when[:10]}): {rate:,.0f} -> "
+                    f"{row.kernel.rate:,.0f} TFLOP/s ({row.kernel.rate / rate:.2f}x){against}."
                 )
         out.extend(variant_findings(result, tuple(variants)))
         return out
@@ -362,8 +369,9 @@ def variant_findings(result: Any, names: tuple[str, ...]) -> list[str]:
     return out
 
 
-def _previous_rates(lesson: Lesson) -> dict[int, tuple[float, str]]:
-    """The previous step's recorded kernel rates by size (empty when none is recorded)."""
+def _previous_rates(lesson: Lesson) -> dict[int, tuple[float, str, float | None]]:
+    """The previous step's recorded kernel rates by size, with the date and the ratio to its first
+    peer (empty when none is recorded)."""
     if not lesson.previous:
         return {}
     from .bench.result import load
@@ -371,4 +379,7 @@ def _previous_rates(lesson: Lesson) -> dict[int, tuple[float, str]]:
     recorded = load(lesson.previous)
     if recorded is None:
         return {}
-    return {row.size: (row.kernel.rate, recorded.recorded_at) for row in recorded.rows}
+    return {
+        row.size: (row.kernel.rate, recorded.recorded_at, row.peers[0].ratio if row.peers else None)
+        for row in recorded.rows
+    }

@@ -12,10 +12,12 @@
 // at the same offset and completes the same-offset mbarrier in each.
 // Each CTA still loads its own A. Per K-tile and CTA that is 16 KiB of A
 // plus 16 KiB of B requested instead of 16 + 32: a third less L2 traffic
-// for the same 48 KiB of operands in shared memory. (Measured on the
-// H200, dev numbers: no faster than step 4 at N = 4096 and 8192, within
-// a few percent either way; at this tile size L2 bandwidth was not what
-// limited step 4. The multicast machinery is what step 6 builds on.)
+// for the same 48 KiB of operands in shared memory. (Whether that buys
+// speed is measured, not assumed: the page compares the recordings of
+// this step and step 4 at every size. When this step was written, on the
+// H200, it bought little or nothing at N = 4096 and 8192, read as: at
+// this tile size L2 bandwidth was not what limited step 4. The multicast
+// machinery is what step 6 builds on.)
 //
 // What the sharing costs in synchronization:
 //   - a stage may be refilled only when the consumers of BOTH CTAs are
