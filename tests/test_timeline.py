@@ -514,7 +514,11 @@ def test_page_without_a_recording_says_so(tmp_path, monkeypatch):
     )
     monkeypatch.delenv(gate.REQUIRE_GPU_ENV, raising=False)
     section = Page("day80").timeline()
-    assert section.timeline is None and "No recorded timeline of day80" in section.message
+    assert (
+        section.timeline is None
+        and "Not recorded yet: no timeline of day80" in section.message
+        and "checkout" not in section.message
+    )
 
 
 def test_page_of_a_lesson_without_stamps_is_a_message():
