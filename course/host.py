@@ -41,6 +41,8 @@ __all__ = [
     "Workload",
     "check_bits",
     "check_relative",
+    "timing_floor",
+    "timing_floor_note",
     "run_lesson",
 ]
 
@@ -112,6 +114,21 @@ def check_bits(got: Any, want: Any) -> Check:
     failures = int(xp.count_nonzero(bad))
     first = _mismatch(got, want, int(xp.flatnonzero(bad)[0]), None) if failures else None
     return Check("bits", failures, int(got.size), None, None, first)
+
+
+def timing_floor(k: int) -> float:
+    """The floor ``check_relative`` uses for timing inputs drawn from N(0, 1): a dot product of K
+    such terms has the size sqrt(K), so a result near zero is held to that scale."""
+    return float(k) ** 0.5
+
+
+def timing_floor_note(sizes: tuple[int, ...]) -> str:
+    """The benchmark note that says which floor the check before timing used, from ``timing_floor``."""
+    examples = ", ".join(f"{timing_floor(n):.4g} at N = {n}" for n in sizes)
+    return (
+        "checked against a float64 product on the GPU before timing: relative error "
+        f"|got - ref| / max(|ref|, sqrt(K)) ({examples}), against the kernel's own tolerance"
+    )
 
 
 def check_relative(got: Any, ref: Any, tolerance: float, floor: float = 1.0) -> Check:

@@ -28,7 +28,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .errors import CourseError
-from .host import Check, LaunchConfig, LessonHost, Mismatch, Workload, check_relative
+from .host import (
+    Check,
+    LaunchConfig,
+    LessonHost,
+    Mismatch,
+    Workload,
+    check_relative,
+    timing_floor,
+    timing_floor_note,
+)
 from .lcg import lcg_halves, normal_inputs
 from .tensormap import TileMap, encode
 
@@ -84,7 +93,7 @@ class TmaGemmWorkload(Workload):
         self.d = cp.empty((sets, n, n), dtype=cp.float16)
         self.tolerance = float(c["kRelTolerance"])
         # Timing inputs are N(0, 1): results have size sqrt(K), so small ones are held to that scale.
-        self.floor = 1.0 if purpose == "lesson" else bench_floor(n)
+        self.floor = 1.0 if purpose == "lesson" else timing_floor(n)
         k_box = int(c["kBK"])
         a_map = TileMap(n, n, k_box, int(c["kBoxARows"]), elem_bytes=2, swizzle="128B")
         b_map = TileMap(n, n, k_box, int(c["kBoxBRows"]), elem_bytes=2, swizzle="128B")
@@ -185,20 +194,6 @@ def _cublas_peer() -> tuple[Any, ...]:
         gemm(work.a[j % work.a.shape[0]], work.b[j % work.b.shape[0]], work.d[j])
 
     return (Peer(gemm.name, call),)
-
-
-def bench_floor(n: int) -> float:
-    """The check's floor for timing inputs: N(0, 1) entries give dot products of K = N terms the
-    size of sqrt(K), so a result near zero is held to that scale (``check_relative``)."""
-    return float(n) ** 0.5
-
-
-def _floor_note() -> str:
-    examples = ", ".join(f"{bench_floor(n):.4g} at N = {n}" for n in LADDER_SIZES)
-    return (
-        "checked against a float64 product on the GPU before timing: relative error "
-        f"|got - ref| / max(|ref|, sqrt(K)) ({examples}), the kernel's own kRelTolerance"
-    )
 
 
 def _variant_title(name: str, n: int) -> str:
@@ -327,7 +322,7 @@ def ladder_spec(lesson: Lesson, variants: dict[str, dict[str, int]] | None = Non
         findings=findings,
         notes=(
             "rates count 2*N^3 FLOPs; inputs drawn from N(0, 1) and rounded to FP16; B stored N x K",
-            _floor_note(),
+            timing_floor_note(LADDER_SIZES) + " (kRelTolerance)",
             "cuBLAS: cublasGemmEx, FP16 A and B, FP16 D, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP, "
             "B as the transposed operand (TN)",
         ),

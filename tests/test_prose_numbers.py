@@ -218,3 +218,19 @@ def test_day85_what_each_step_bought_agrees_with_each_steps_recording():
             f"{_r0(gap)} TFLOP/s {'below' if last.cublas.rate > last.rate else 'above'} it" in c
             for c in story.closing
         )
+
+
+@pytest.mark.parametrize(
+    "lesson_id", [lid for lid in LADDER if get_lesson(lid).bench_spec().unit == "TFLOP/s"]
+)
+def test_the_timing_checks_floor_the_notes_state_is_the_one_the_recorded_checks_used(lesson_id):
+    from course.host import timing_floor
+
+    spec = get_lesson(lesson_id).bench_spec()
+    note = next(n for n in spec.notes if "before timing" in n)
+    recorded = load(lesson_id)
+    for row in recorded.rows:
+        used = [float(x) for x in re.findall(r"max\(\|ref\|, ([\d.]+)\) floor", row.check)]
+        assert used and all(u == pytest.approx(timing_floor(row.size), rel=1e-4) for u in used), row.check
+        if row.size in spec.sizes:
+            assert f"{timing_floor(row.size):.4g} at N = {row.size}" in note, note
