@@ -8,7 +8,7 @@ instructions are serialized ...`` when it had to serialize them (the
 pipeline loses its overlap, with no error), and ``(C7519) warpgroup.arrive
 is injected`` / ``(C7517) warpgroup.wait is injected`` when it inserted
 waits of its own around them. Each of these three was seen in a real
-NVRTC 13 build of a changed ladder kernel (the tests hold the parser to
+NVRTC 12.9 build of a changed ladder kernel (the tests hold the parser to
 those lines). A page shows this report for its kernel, built without a
 GPU, and the tests hold each lesson to what its page says about it.
 """

@@ -20,7 +20,7 @@
 // take them up to kConsumerRegs: 128 * (40 + 2 * 232) = 64512 <= 65536.
 //
 // What happens without it (build with -DGEMM_SETMAXNREG=0)? For this
-// file, measured rather than assumed: ptxas (NVRTC and nvcc 13.0) fits
+// file, measured rather than assumed: ptxas (nvcc 13.0; NVRTC 12.9) fits
 // the whole kernel in 154 registers under the 168 cap, with no spills
 // and no wgmma serialization (no "(C7511) ... are serialized" line); the
 // page's ptxas section builds both and its speed section times both

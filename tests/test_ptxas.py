@@ -47,7 +47,7 @@ def test_parse_reads_spills_and_serialization_warnings():
     assert "C7511" in r._repr_html_() and "24 bytes spill stores" in r.summary()
 
 
-# The lines NVRTC 13's ptxas printed for two changed copies of gemm1_tma.cu (the K loop unrolled;
+# The lines NVRTC 12.9's ptxas printed for two changed copies of gemm1_tma.cu (the K loop unrolled;
 # an accumulator touched between the wgmmas and their commit): numbered "ptxas info" lines, not
 # warnings. A parser that kept only warning lines saw none of them.
 REAL_INFO_LINES = (
