@@ -25,6 +25,13 @@ from .lesson import Lesson
 from .provenance import Provenance, Provenanced
 
 SCHEMA_VERSION = 1
+# How a page words a recorded run's outcome (the sandbox's outcomes of a run that launched).
+_OUTCOME_WORDS = {
+    "fault": "faulted",
+    "timeout": "hung and was stopped",
+    "failed-check": "ran to the end with a wrong result",
+    "refused": "was refused before it ran",
+}
 
 
 @dataclass(frozen=True)
@@ -36,6 +43,9 @@ class Evidence(Provenanced):
     timings_s: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     schema_version: int = SCHEMA_VERSION
+    # For a run of an edited kernel in a separate process (a suggested experiment): what it came
+    # to, one of the sandbox's outcomes ("fault", "timeout", "failed-check", ...); None otherwise.
+    outcome: str | None = None
 
     def summary(self) -> str:
         return self.provenance.summary()
@@ -49,6 +59,7 @@ class Evidence(Provenanced):
             "passed": self.passed,
             "timings_s": dict(self.timings_s),
             "notes": list(self.notes),
+            **({"outcome": self.outcome} if self.outcome is not None else {}),
         }
 
     def _repr_html_(self) -> str:
@@ -58,6 +69,8 @@ class Evidence(Provenanced):
         )
         out = escape("\n".join(self.output))
         kind = "" if self.passed else " of a run whose check <b>failed</b> (an experiment meant to fail)"
+        if self.outcome in _OUTCOME_WORDS:
+            kind = f" of a run that <b>{_OUTCOME_WORDS[self.outcome]}</b> (an experiment meant to show it)"
         return (
             "<div class='course-evidence'>"
             f"<p><b>Recorded on a real GPU</b>{kind}, not run here: {escape(self.device)} "
@@ -86,6 +99,7 @@ def record(
     timings: dict[str, float] | None = None,
     notes: list[str] | None = None,
     path: Path | None = None,
+    outcome: str | None = None,
 ) -> Evidence:
     """Write the evidence of a run that really happened on ``machine``'s GPU."""
     if not output:
@@ -97,6 +111,7 @@ def record(
         passed=passed,
         timings_s={k: round(v, 4) for k, v in (timings or {}).items()},
         notes=list(notes or []),
+        outcome=outcome,
     )
     atomic_write_text(path or lesson.evidence_path, json.dumps(ev.to_dict(), indent=2) + "\n")
     return ev
@@ -124,4 +139,5 @@ def load(lesson: Lesson, path: Path | None = None) -> Evidence | None:
         timings_s=dict(data.get("timings_s", {})),
         notes=list(data.get("notes", [])),
         schema_version=version,
+        outcome=_data.optional(data, "outcome", str, path, where),
     )

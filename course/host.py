@@ -41,6 +41,8 @@ __all__ = [
     "Workload",
     "check_bits",
     "check_relative",
+    "timing_floor",
+    "timing_floor_note",
     "run_lesson",
 ]
 
@@ -114,6 +116,21 @@ def check_bits(got: Any, want: Any) -> Check:
     return Check("bits", failures, int(got.size), None, None, first)
 
 
+def timing_floor(k: int) -> float:
+    """The floor ``check_relative`` uses for timing inputs drawn from N(0, 1): a dot product of K
+    such terms has the size sqrt(K), so a result near zero is held to that scale."""
+    return float(k) ** 0.5
+
+
+def timing_floor_note(sizes: tuple[int, ...]) -> str:
+    """The benchmark note that says which floor the check before timing used, from ``timing_floor``."""
+    examples = ", ".join(f"{timing_floor(n):.4g} at N = {n}" for n in sizes)
+    return (
+        "checked against a float64 product on the GPU before timing: relative error "
+        f"|got - ref| / max(|ref|, sqrt(K)) ({examples}), against the kernel's own tolerance"
+    )
+
+
 def check_relative(got: Any, ref: Any, tolerance: float, floor: float = 1.0) -> Check:
     """Relative error |got - ref| / max(|ref|, floor) against ``tolerance``; NaN or Inf always fails.
 
@@ -175,11 +192,15 @@ class Workload(ABC):
     def check(self, got: Any, want: Any | None = None) -> Check:
         """``got`` against ``want`` (default ``self.want()``), the lesson's way."""
 
-    def launch(self, j: int) -> None:
-        """Enqueue the kernel on set j (no synchronisation: the benchmarks' call)."""
+    def launch(self, j: int, compiled: Compiled | None = None) -> None:
+        """Enqueue the kernel on set j (no synchronisation: the benchmarks' call).
+
+        ``compiled``: another build of the same file with the same launch contract (a variant
+        timed beside the kernel on the same buffers); default the workload's own."""
         c = self.config
-        self.compiled.allow_shared(c.shared_mem)
-        self.compiled.function(c.grid, c.block, self.args(j), shared_mem=c.shared_mem)
+        kernel = compiled or self.compiled
+        kernel.allow_shared(c.shared_mem)
+        kernel.function(c.grid, c.block, self.args(j), shared_mem=c.shared_mem)
 
     def poison(self, j: int) -> None:
         """Fill set j's output with NaN, so an element the kernel never writes fails the check.

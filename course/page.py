@@ -164,7 +164,11 @@ class Page:
         ev = evidence.load(self.lesson, path)
         if ev is None:
             what = f"the experiment {experiment!r} of {self.lesson.id}" if experiment else self.lesson.id
-            return Message("warning", f"No recorded run of {what} is in this checkout ({path.name}).")
+            return Message(
+                "warning",
+                f"Not recorded yet: {what} has not been run on a real GPU for this page, so there is no "
+                "recorded output to show here.",
+            )
         return ev
 
     def verified(self) -> Message:

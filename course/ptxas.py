@@ -1,12 +1,16 @@
-"""What ptxas says about a kernel: registers, spills, shared memory, warnings.
+"""What ptxas says about a kernel: registers, spills, shared memory, and its coded messages.
 
 ptxas (the PTX assembler NVRTC runs last) reports per kernel how many
 registers each thread uses, how many bytes it spills to local memory, and
-its static shared memory; and it warns when it had to serialize wgmma
-instructions (C7510, C7511, C7518: the "wgmma serialization" that costs a
-pipeline its overlap with no error). A page shows this report for its
-kernel, built without a GPU, and the tests hold each lesson to what its
-page says about it.
+its static shared memory. About wgmma it prints numbered ``ptxas info``
+lines (not warnings): ``(C7511) Potential Performance Loss: wgmma.mma_async
+instructions are serialized ...`` when it had to serialize them (the
+pipeline loses its overlap, with no error), and ``(C7519) warpgroup.arrive
+is injected`` / ``(C7517) warpgroup.wait is injected`` when it inserted
+waits of its own around them. Each of these three was seen in a real
+NVRTC 12.9 build of a changed ladder kernel (the tests hold the parser to
+those lines). A page shows this report for its kernel, built without a
+GPU, and the tests hold each lesson to what its page says about it.
 """
 
 from __future__ import annotations
@@ -22,7 +26,9 @@ from .lesson import Lesson
 _ENTRY = re.compile(r"Compiling entry function '([^']+)'")
 _FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 _USED = re.compile(r"Used (\d+) registers(?:, used (\d+) barriers)?(?:, (\d+) bytes smem)?")
-SERIALIZATION_WARNINGS = ("C7510", "C7511", "C7515", "C7518", "C7520")
+_CODED = re.compile(r"ptxas\s+(?:info|warning)\s*:\s*\(C\d{4}\)", re.IGNORECASE)
+_SERIALIZED = "instructions are serialized"  # ptxas's words in its C7511 (and related) messages
+_INJECTED = "is injected"  # C7517 warpgroup.wait, C7519 warpgroup.arrive
 
 
 @dataclass(frozen=True)
@@ -33,7 +39,7 @@ class PtxasReport:
     spill_loads: int
     stack_frame: int
     smem_bytes: int
-    warnings: tuple[str, ...]  # whole warning lines, in ptxas's words
+    warnings: tuple[str, ...]  # ptxas's warnings and numbered (Cnnnn) info lines, whole, in its words
     defines: tuple[tuple[str, str], ...] = ()
 
     @property
@@ -42,7 +48,12 @@ class PtxasReport:
 
     @property
     def serialized_wgmma(self) -> bool:
-        return any(code in w for w in self.warnings for code in SERIALIZATION_WARNINGS)
+        return any(_SERIALIZED in w for w in self.warnings)
+
+    @property
+    def injected_waits(self) -> bool:
+        """ptxas inserted warpgroup.arrive / warpgroup.wait of its own (C7519, C7517)."""
+        return any(_INJECTED in w for w in self.warnings)
 
     def summary(self) -> str:
         spill = (
@@ -50,7 +61,12 @@ class PtxasReport:
             if self.spills
             else "no spills"
         )
-        wgmma = "wgmma serialized by ptxas" if self.serialized_wgmma else "no wgmma serialization warning"
+        if self.serialized_wgmma:
+            wgmma = "wgmma serialized by ptxas"
+        elif self.injected_waits:
+            wgmma = "ptxas injected warpgroup waits"
+        else:
+            wgmma = "no wgmma serialization"
         return f"{self.kernel}: {self.registers} registers per thread, {spill}, {wgmma}"
 
     def _repr_html_(self) -> str:
@@ -67,9 +83,9 @@ class PtxasReport:
             for a, b in rows
         )
         warnings = (
-            "<p>ptxas warned:</p><pre>" + escape("\n".join(self.warnings)) + "</pre>"
+            "<p>ptxas said:</p><pre>" + escape("\n".join(self.warnings)) + "</pre>"
             if self.warnings
-            else "<p>No ptxas warnings.</p>"
+            else "<p>No ptxas warnings and no numbered ptxas messages.</p>"
         )
         return (
             f"<p><b>ptxas report</b> for <code>{escape(self.kernel)}</code>"
@@ -88,7 +104,7 @@ def parse(log: str, kernel: str) -> PtxasReport:
         m = _ENTRY.search(line)
         if m:
             inside = m.group(1) == kernel
-        if inside or ("ptxas" in line and "warning" in line):
+        if inside or ("ptxas" in line and "warning" in line.lower()):
             section.append(line)
     text = "\n".join(section)
     frame = _FRAME.search(text)
@@ -98,7 +114,9 @@ def parse(log: str, kernel: str) -> PtxasReport:
 
         raise CourseError(f"no ptxas report for {kernel!r} in the compile log (was -v passed?)")
     warnings = tuple(
-        line.strip() for line in log.splitlines() if "ptxas" in line and "warning" in line.lower()
+        line.strip()
+        for line in log.splitlines()
+        if _CODED.search(line) or ("ptxas" in line and "warning" in line.lower())
     )
     return PtxasReport(
         kernel=kernel,

@@ -7,6 +7,8 @@ Declared as data beside the lesson, in ``content/experiments/<lesson>.toml``:
     title = "Add the integer 1 instead of 1.0f"
     expect = "passed"                     # or a list of outcomes the page accepts
     explain = "Why it behaves so, in words."
+    record = true                         # optional: `course record` runs it on the GPU and keeps
+                                          # the run as evidence/<lesson>.<name>.json for the page
 
     [[experiment.change]]                 # one or more text substitutions
     old = "tile[r][c] + 1.0f;"            # must occur exactly once in the kernel
@@ -52,6 +54,7 @@ class Suggestion:
     expect: tuple[str, ...]  # the outcomes the page promises (usually one)
     explain: str  # why it behaves so
     path: Path  # the TOML file that declares it
+    record: bool = False  # `python -m course record` runs it and writes its evidence
 
     def source(self, original: str) -> str:
         """``original`` (the lesson's kernel) with this experiment's changes."""
@@ -100,6 +103,9 @@ def _parse(lesson: Lesson, path: Path, data: dict[str, Any]) -> tuple[Suggestion
                 f"{where}: expect must be one of {', '.join(EXPECTABLE)}, or a list of them (got {raw_expect!r})",
                 path=path,
             )
+        record = entry.get("record", False)
+        if not isinstance(record, bool):
+            raise CourseError(f"{where}: record must be true or false (got {record!r})", path=path)
         raw_changes = entry.get("change")
         if not isinstance(raw_changes, list) or not raw_changes:
             raise CourseError(f"{where} must have at least one [[experiment.change]]", path=path)
@@ -120,6 +126,7 @@ def _parse(lesson: Lesson, path: Path, data: dict[str, Any]) -> tuple[Suggestion
                 expect,
                 _text(entry, "explain", path, where).strip(),
                 path,
+                record,
             )
         )
     return tuple(out)

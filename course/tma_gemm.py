@@ -22,12 +22,22 @@ all here, once.
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .errors import CourseError
-from .host import Check, LaunchConfig, LessonHost, Mismatch, Workload, check_relative
+from .host import (
+    Check,
+    LaunchConfig,
+    LessonHost,
+    Mismatch,
+    Workload,
+    check_relative,
+    timing_floor,
+    timing_floor_note,
+)
 from .lcg import lcg_halves, normal_inputs
 from .tensormap import TileMap, encode
 
@@ -83,7 +93,7 @@ class TmaGemmWorkload(Workload):
         self.d = cp.empty((sets, n, n), dtype=cp.float16)
         self.tolerance = float(c["kRelTolerance"])
         # Timing inputs are N(0, 1): results have size sqrt(K), so small ones are held to that scale.
-        self.floor = 1.0 if purpose == "lesson" else float(n) ** 0.5
+        self.floor = 1.0 if purpose == "lesson" else timing_floor(n)
         k_box = int(c["kBK"])
         a_map = TileMap(n, n, k_box, int(c["kBoxARows"]), elem_bytes=2, swizzle="128B")
         b_map = TileMap(n, n, k_box, int(c["kBoxBRows"]), elem_bytes=2, swizzle="128B")
@@ -186,22 +196,28 @@ def _cublas_peer() -> tuple[Any, ...]:
     return (Peer(gemm.name, call),)
 
 
+def _variant_title(name: str, n: int) -> str:
+    return f"{name} at N={n}"
+
+
 def ladder_spec(lesson: Lesson, variants: dict[str, dict[str, int]] | None = None, why: str = "") -> Any:
     """The BenchSpec of one ladder step.
 
     ``variants`` are builds of the same file with other ``-D`` values (the
-    step without its idea, where the kernel has a switch for it), timed at
-    4096 and 8192 after their own correctness check; ``why`` says what the
-    variants show.
+    step without its idea, where the kernel has a switch for it). At 4096
+    and 8192 each is checked, then timed in the same interleaved batches as
+    the step as written and cuBLAS (``Timer.samples_together``), and its
+    ratios are reported with their spread over the repeats; ``why`` says
+    what the variants show.
     """
-    from .bench.arith import gemm_bytes, gemm_flops, tflop_per_s
-    from .bench.engine import Context, release
+    from .bench import engine
+    from .bench.arith import gemm_bytes, gemm_flops, paired_ratios
     from .bench.result import BenchResult, Reason
-    from .bench.spec import BenchSpec, Extras
+    from .bench.spec import KERNEL, BenchSpec, Extras
 
     variants = dict(variants or {})
 
-    def finish(ctx: Context) -> Extras:
+    def finish(ctx: engine.Context) -> Extras:
         reasons: list[Reason] = []
         peer = ctx.peers[0]
         for row in ctx.rows:
@@ -218,26 +234,54 @@ def ladder_spec(lesson: Lesson, variants: dict[str, dict[str, int]] | None = Non
             )
         for name, defines in variants.items():
             for n in (s for s in VARIANT_SIZES if s in ctx.sizes):
-                compiled = ctx.compile(n, defines=defines)
-                work = ctx.workload(n, compiled)
-                ctx.verify(n, work, {name: (work.launch, None)})
-                ms = ctx.time_calls(work, work.launch)
-                rate = tflop_per_s(gemm_flops(n), ms)
-                base = next(r for r in ctx.rows if r.size == n)
+                base = ctx.compile(n)
+                variant = ctx.compile(n, defines=defines)
+                work = ctx.workload(n, base)
+                calls: dict[str, tuple[Any, Any]] = {
+                    KERNEL: (work.launch, None),
+                    name: (partial(work.launch, compiled=variant), None),
+                    peer.name: (partial(peer.call, work), peer.want(work) if peer.want else None),
+                }
+                ctx.verify(n, work, calls)
+                samples = ctx.timer.samples_together(
+                    {key: [partial(call, j) for j in range(work.sets)] for key, (call, _) in calls.items()}
+                )
+                mine = samples[name].per_call_ms
+                r, lo, hi = paired_ratios(mine, samples[KERNEL].per_call_ms)
+                rc, lc, hc = paired_ratios(mine, samples[peer.name].per_call_ms)
+                rate = ctx.rate(n, samples[name].timing().median_ms)
                 flags = " ".join(f"-D{k}={v}" for k, v in defines.items())
+                spread = f"{len(mine)} interleaved repeats"
                 reasons.append(
                     Reason(
-                        f"{name} at N={n}",
-                        rate,
-                        "TFLOP/s",
+                        _variant_title(name, n),
+                        r,
+                        "x",
                         "measured",
-                        f"the same file built with {flags}, checked, then timed: {rate:,.0f} TFLOP/s against "
-                        f"{base.kernel.rate:,.0f} for the step as written ({rate / base.kernel.rate:.2f}x). {why}",
+                        f"the same file built with {flags}, checked, then timed in the same interleaved batches as "
+                        f"the step as written and cuBLAS: {rate:,.0f} TFLOP/s, {r:.2f}x the step as written "
+                        f"({lo:.2f}x to {hi:.2f}x over {spread}). {why}".strip(),
+                        lo,
+                        hi,
                     )
                 )
-                ctx.progress(f"{ctx.lesson.id} N={n} {name}: {rate:,.0f} TFLOP/s")
-                del work
-                release()
+                reasons.append(
+                    Reason(
+                        f"{_variant_title(name, n)} against cuBLAS",
+                        rc,
+                        "x",
+                        "measured",
+                        f"the {flags} build against cuBLAS in the same batches: {rc:.2f}x ({lc:.2f}x to {hc:.2f}x "
+                        f"over {spread})",
+                        lc,
+                        hc,
+                    )
+                )
+                ctx.progress(
+                    f"{ctx.lesson.id} N={n} {name}: {rate:,.0f} TFLOP/s, {r:.2f}x ({lo:.2f}-{hi:.2f})"
+                )
+                del work, calls
+                engine.release()
         return Extras(reasons=tuple(reasons))
 
     def findings(result: BenchResult) -> list[str]:
@@ -251,10 +295,18 @@ def ladder_spec(lesson: Lesson, variants: dict[str, dict[str, int]] | None = Non
         for row in result.rows:
             before = previous.get(row.size)
             if before:
-                out.append(
-                    f"Against the previous step's recording at N = {row.size}: {before[0]:,.0f} -> "
-                    f"{row.kernel.rate:,.0f} TFLOP/s ({row.kernel.rate / before[0]:.2f}x), recorded {before[1][:10]}."
+                rate, when, ratio = before
+                mine = row.peers[0].ratio if row.peers else None
+                against = (
+                    f"; ratio to the cuBLAS timed beside each: {ratio:.2f}x -> {mine:.2f}x"
+                    if ratio is not None and mine is not None
+                    else ""
                 )
+                out.append(
+                    f"Against the previous step's recording at N = {row.size} ({when[:10]}): {rate:,.0f} -> "
+                    f"{row.kernel.rate:,.0f} TFLOP/s ({row.kernel.rate / rate:.2f}x){against}."
+                )
+        out.extend(variant_findings(result, tuple(variants)))
         return out
 
     return BenchSpec(
@@ -270,8 +322,7 @@ def ladder_spec(lesson: Lesson, variants: dict[str, dict[str, int]] | None = Non
         findings=findings,
         notes=(
             "rates count 2*N^3 FLOPs; inputs drawn from N(0, 1) and rounded to FP16; B stored N x K",
-            "checked against a float64 product on the GPU (relative error, max(|ref|, 1) floor, the kernel's "
-            "own kRelTolerance) before timing",
+            timing_floor_note(LADDER_SIZES) + " (kRelTolerance)",
             "cuBLAS: cublasGemmEx, FP16 A and B, FP16 D, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP, "
             "B as the transposed operand (TN)",
         ),
@@ -279,8 +330,43 @@ def ladder_spec(lesson: Lesson, variants: dict[str, dict[str, int]] | None = Non
     )
 
 
-def _previous_rates(lesson: Lesson) -> dict[int, tuple[float, str]]:
-    """The previous step's recorded kernel rates by size (empty when none is recorded)."""
+def variant_findings(result: Any, names: tuple[str, ...]) -> list[str]:
+    """One sentence per variant and size, from what the recording holds: with interleaved timing,
+    the ratio, its spread and whether that spread covers 1.0; from an older recording (the variant
+    timed alone after the main rows), its rate and a plain statement that it has no spread."""
+    reasons = {r.title: r for r in result.reasons}
+    out = []
+    for name in names:
+        for n in VARIANT_SIZES:
+            r = reasons.get(_variant_title(name, n))
+            if r is None or r.value is None:
+                continue
+            if r.unit == "x" and r.low is not None and r.high is not None:
+                c = reasons.get(f"{_variant_title(name, n)} against cuBLAS")
+                verdict = (
+                    "within noise: the spread covers 1.00x"
+                    if r.within_noise
+                    else ("faster" if r.low > 1.0 else "slower") + " in every repeat"
+                )
+                against = f"; {c.value:.2f}x cuBLAS" if c is not None and c.value is not None else ""
+                out.append(
+                    f"{name[0].upper()}{name[1:]} at N = {n}: {r.value:.2f}x the step as written "
+                    f"({r.low:.2f}x to {r.high:.2f}x over the interleaved repeats), {verdict}{against}."
+                )
+            elif r.unit == "TFLOP/s":
+                base = next((row.kernel.rate for row in result.rows if row.size == n), None)
+                ratio_text = f" ({r.value / base:.2f}x its {base:,.0f})" if base else ""
+                out.append(
+                    f"{name[0].upper()}{name[1:]} at N = {n}: {r.value:,.0f} TFLOP/s against the step as "
+                    f"written{ratio_text}, timed alone after the step in this recording, so no spread was "
+                    "recorded and the ratio cannot be told apart from run-to-run drift."
+                )
+    return out
+
+
+def _previous_rates(lesson: Lesson) -> dict[int, tuple[float, str, float | None]]:
+    """The previous step's recorded kernel rates by size, with the date and the ratio to its first
+    peer (empty when none is recorded)."""
     if not lesson.previous:
         return {}
     from .bench.result import load
@@ -288,4 +374,7 @@ def _previous_rates(lesson: Lesson) -> dict[int, tuple[float, str]]:
     recorded = load(lesson.previous)
     if recorded is None:
         return {}
-    return {row.size: (row.kernel.rate, recorded.recorded_at) for row in recorded.rows}
+    return {
+        row.size: (row.kernel.rate, recorded.recorded_at, row.peers[0].ratio if row.peers else None)
+        for row in recorded.rows
+    }

@@ -289,8 +289,9 @@ __device__ __forceinline__ void wgmmaM64N128K16(float (&acc)[kAccRegs], uint64_t
 // every event of CTAs 0..kTlCtas-1, and the start and end of every CTA's
 // warpgroups. Each slot has one writer, so no atomics; a null
 // courseTimeline records nothing. Built without it, each line is ((void)0)
-// and the cubin is the same, byte for byte (tests/test_timeline_kernels.py).
-// The host side, and why two clocks: course/timeline.py.
+// and the cubin is the same, byte for byte (the course's tests compare
+// them). The host reads the buffer back and puts both clocks on one time
+// axis; the page's timeline section says how, and when it trusts clock64.
 #ifdef COURSE_TIMELINE
 enum : unsigned {   // each event begins an activity that lasts to the next
     TL_START = 1,   // kernel start: setup
@@ -398,10 +399,15 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
         // One arrival per phase: thread 0's arrive.expect_tx. The bytes
         // are the rest of the completion condition.
         mbarInit(&s.full[0], 1);
-        // The init is a generic-proxy write; the TMA engine updates the
-        // barrier through the async proxy. This fence orders the two
-        // (Day 76 has the same line), and __syncthreads() publishes the
-        // initialized barrier to the other threads.
+        // The fence is the one the CUDA Programming Guide's TMA example
+        // puts after the init ("Using TMA to transfer multi-dimensional
+        // arrays"); here it is conservative, not required. The TMA engine
+        // does not reach the barrier through the async proxy: "This
+        // instruction accesses its mbarrier operand using generic-proxy"
+        // (PTX ISA, cp.async.bulk.tensor, #data-movement-and-conversion-
+        // instructions-cp-async-bulk-tensor), the same proxy as the init.
+        // What the other threads need is __syncthreads(), which publishes
+        // the initialized barrier to them.
         asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     }
     __syncthreads();

@@ -308,8 +308,9 @@ __device__ __forceinline__ void wgmmaM64N128K16(float (&acc)[kAccRegs], uint64_t
 // every event of CTAs 0..kTlCtas-1, and the start and end of every CTA's
 // warpgroups. Each slot has one writer, so no atomics; a null
 // courseTimeline records nothing. Built without it, each line is ((void)0)
-// and the cubin is the same, byte for byte (tests/test_timeline_kernels.py).
-// The host side, and why two clocks: course/timeline.py.
+// and the cubin is the same, byte for byte (the course's tests compare
+// them). The host reads the buffer back and puts both clocks on one time
+// axis; the page's timeline section says how, and when it trusts clock64.
 #ifdef COURSE_TIMELINE
 enum : unsigned {   // each event begins an activity that lasts to the next
     TL_START = 1,   // kernel start: setup
@@ -420,8 +421,12 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
             mbarInit(&s.full[i], 1);            // the producer's arrive.expect_tx
             mbarInit(&s.empty[i], kConsumers);  // one release per consumer warpgroup
         }
-        // The inits are generic-proxy writes; the TMA engine updates the
-        // full barriers through the async proxy (see Day 76).
+        // The fence after the inits is the CUDA Programming Guide's ("Using
+        // TMA to transfer multi-dimensional arrays"), kept as Day 76 has
+        // it; it is conservative: the TMA engine accesses its mbarrier
+        // operand through the generic proxy, as the init does (PTX ISA,
+        // cp.async.bulk.tensor), and the block-wide barrier below is what
+        // publishes the barriers to the other warpgroups.
         asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     }
     // The last block-wide barrier: after it the warpgroups go their own
@@ -490,9 +495,12 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
             // parallel-thread-execution/index.html
             // #asynchronous-warpgroup-level-matrix-instructions-wgmma-wait-group).
             // Its wgmmas have now finished reading prevStage, so that
-            // stage goes back to the producer. Releasing the current stage
-            // here instead would let the TMA overwrite a tile the tensor
-            // cores are still reading: wrong results, no error.
+            // stage goes back to the producer. Released too early, a stage
+            // could be overwritten by the TMA while this warpgroup's wgmmas
+            // still read it: a race, undefined results. Simply writing
+            // s.empty[stage] in place of prevStage is not that race but a
+            // hang: stage 0 is never released, so the producer waits on
+            // it forever (seen on the H200).
             wgmmaWait<1>();
             if (kt > 0 && wt == 0) {
                 mbarArrive(&s.empty[prevStage]);

@@ -10,24 +10,23 @@
 // warpgroups, each owning a 64x256 half with one m64n256k16 wgmma per k16
 // slice: the largest N a wgmma has, 128 FP32 accumulators per thread.
 //
-// The register file then becomes the limit. 384 threads share 64K
-// registers: 168 each if shared evenly (__launch_bounds__(384, 1)), not
-// enough for 128 accumulators plus addresses without spilling. The
-// producer warpgroup needs almost none. setmaxnreg (PTX ISA "setmaxnreg",
+// The register file is the next limit to watch. 384 threads share 64K
+// registers: 168 each if shared evenly (__launch_bounds__(384, 1)), for
+// 128 accumulators plus addresses, while the producer warpgroup needs
+// almost none. setmaxnreg (PTX ISA "setmaxnreg",
 // https://docs.nvidia.com/cuda/parallel-thread-execution/index.html
 // #miscellaneous-instructions-setmaxnreg, sm_90a) moves them: the
 // producer gives registers back down to kProducerRegs and the consumers
 // take them up to kConsumerRegs: 128 * (40 + 2 * 232) = 64512 <= 65536.
 //
 // What happens without it (build with -DGEMM_SETMAXNREG=0)? For this
-// file, measured rather than assumed: nvcc 13.0's ptxas fits the
-// consumer in 154 registers under the 168 cap, with no spills and no
-// wgmma serialization warning (C7510..C7518), and on the H200 both builds
-// ran at the same speed (dev numbers, tools/gemm_dev/runs/). The
-// headroom matters once the consumer needs more than 168: a first draft
-// of step 6's epilogue spilled 200 bytes with setmaxnreg and 508 bytes
-// without it. The public worklogs' larger gains (fast.cu: 610 -> 631
-// TFLOP/s) came from kernels that were nearer the cap.
+// file, measured rather than assumed: ptxas (nvcc 13.0; NVRTC 12.9) fits
+// the whole kernel in 154 registers under the 168 cap, with no spills
+// and no wgmma serialization (no "(C7511) ... are serialized" line); the
+// page's ptxas section builds both and its speed section times both
+// builds, interleaved. The headroom matters once the consumer needs more
+// than 168: a first draft of step 6's epilogue spilled 200 bytes with
+// setmaxnreg and 508 bytes without it (ptxas -v, 2026-11-30).
 //
 // What does not change: the ring, its barriers and parities, the
 // producer, the 128B-swizzled TMA tiles and descriptors.
@@ -126,8 +125,10 @@ constexpr int kBoxBRows = 256;            // TMA box for B: kBK x kBoxBRows elem
 constexpr int kAccRegs = 128;             // floats per thread per m64n256 accumulator
 // setmaxnreg takes effect only when the kernel starts with a register cap
 // (__launch_bounds__(kThreadsPerBlock, 1): 65536 / 384 = 170, rounded
-// down to 168) and each role is one branch of an if/else. Values are
-// multiples of 8 in 24..256.
+// down to 168). The PTX ISA's rules: a multiple of 8 in 24..256, the
+// same instruction executed by every warp of the warpgroup. Putting each
+// role in one branch of an if/else is practitioners' advice (fast.cu,
+// CUTLASS's warp-specialized kernels), not an ISA rule.
 #ifndef GEMM_SETMAXNREG
 #define GEMM_SETMAXNREG 1
 #endif
@@ -342,8 +343,9 @@ __device__ __forceinline__ void wgmmaM64N256K16(float (&acc)[kAccRegs], uint64_t
 // every event of CTAs 0..kTlCtas-1, and the start and end of every CTA's
 // warpgroups. Each slot has one writer, so no atomics; a null
 // courseTimeline records nothing. Built without it, each line is ((void)0)
-// and the cubin is the same, byte for byte (tests/test_timeline_kernels.py).
-// The host side, and why two clocks: course/timeline.py.
+// and the cubin is the same, byte for byte (the course's tests compare
+// them). The host reads the buffer back and puts both clocks on one time
+// axis; the page's timeline section says how, and when it trusts clock64.
 #ifdef COURSE_TIMELINE
 enum : unsigned {   // each event begins an activity that lasts to the next
     TL_START = 1,   // kernel start: setup
@@ -454,8 +456,12 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
             mbarInit(&s.full[i], 1);            // the producer's arrive.expect_tx
             mbarInit(&s.empty[i], kConsumers);  // one release per consumer warpgroup
         }
-        // The inits are generic-proxy writes; the TMA engine updates the
-        // full barriers through the async proxy (see Day 76).
+        // The fence after the inits is the CUDA Programming Guide's ("Using
+        // TMA to transfer multi-dimensional arrays"), kept as Day 76 has
+        // it; it is conservative: the TMA engine accesses its mbarrier
+        // operand through the generic proxy, as the init does (PTX ISA,
+        // cp.async.bulk.tensor), and the block-wide barrier below is what
+        // publishes the barriers to the other warpgroups.
         asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     }
     // The last block-wide barrier: after it the warpgroups go their own
@@ -538,9 +544,12 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
             // parallel-thread-execution/index.html
             // #asynchronous-warpgroup-level-matrix-instructions-wgmma-wait-group).
             // Its wgmmas have now finished reading prevStage, so that
-            // stage goes back to the producer. Releasing the current stage
-            // here instead would let the TMA overwrite a tile the tensor
-            // cores are still reading: wrong results, no error.
+            // stage goes back to the producer. Released too early, a stage
+            // could be overwritten by the TMA while this warpgroup's wgmmas
+            // still read it: a race, undefined results. Simply writing
+            // s.empty[stage] in place of prevStage is not that race but a
+            // hang: stage 0 is never released, so the producer waits on
+            // it forever (seen on the H200).
             wgmmaWait<1>();
             if (kt > 0 && wt == 0) {
                 mbarArrive(&s.empty[prevStage]);

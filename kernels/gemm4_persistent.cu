@@ -14,12 +14,15 @@
 // last stage of every tile (step 3 skipped that: nobody refilled it).
 //
 // Which tile a CTA takes next decides how much of A and B the 132 tiles in
-// flight share through the 50 MB L2. Row by row (GEMM_TILE_ORDER=0), 132
-// consecutive tiles at N = 8192 cover about 4 tile rows and all 32 tile
-// columns: every K-step touches all of B. Grouped (GEMM_TILE_ORDER=1, the
-// default) walks kGroupM tile rows down one tile column before moving
-// right, so 132 tiles cover about 16 x 8 tiles: 2048 rows of A and 2048
-// rows of B per K-step instead of 512 and 8192. The page measures both.
+// flight share through the L2 (60 MiB on the H200 the course records on;
+// 50 MB on an H100 SXM5). Row by row (GEMM_TILE_ORDER=0), 132 consecutive
+// tiles at N = 8192 span 5 tile rows (4 whole, 4 tiles of a fifth) and
+// all 32 tile columns: every K-step touches all of B. Grouped
+// (GEMM_TILE_ORDER=1, the default) walks kGroupM tile rows down one tile
+// column before moving right, so 132 tiles span 16 tile rows and 9 tile
+// columns (8 whole, 4 tiles of a ninth): 2048 rows of A and 2304 rows of
+// B per K-step instead of 640 and 8192. The page counts both (the same
+// walk in Python) and measures both.
 //
 // What does not change: the ring, the barriers, the producer's and the
 // consumers' per-K-tile work, setmaxnreg, the epilogue's stores.
@@ -121,8 +124,10 @@ constexpr int kBoxBRows = 256;            // TMA box for B: kBK x kBoxBRows elem
 constexpr int kAccRegs = 128;             // floats per thread per m64n256 accumulator
 // setmaxnreg takes effect only when the kernel starts with a register cap
 // (__launch_bounds__(kThreadsPerBlock, 1): 65536 / 384 = 170, rounded
-// down to 168) and each role is one branch of an if/else. Values are
-// multiples of 8 in 24..256.
+// down to 168). The PTX ISA's rules: a multiple of 8 in 24..256, the
+// same instruction executed by every warp of the warpgroup. Putting each
+// role in one branch of an if/else is practitioners' advice (fast.cu,
+// CUTLASS's warp-specialized kernels), not an ISA rule.
 #ifndef GEMM_SETMAXNREG
 #define GEMM_SETMAXNREG 1
 #endif
@@ -371,8 +376,9 @@ __device__ __forceinline__ void tileCoords(int tile, int& mBlock, int& nBlock) {
 // every event of CTAs 0..kTlCtas-1, and the start and end of every CTA's
 // warpgroups. Each slot has one writer, so no atomics; a null
 // courseTimeline records nothing. Built without it, each line is ((void)0)
-// and the cubin is the same, byte for byte (tests/test_timeline_kernels.py).
-// The host side, and why two clocks: course/timeline.py.
+// and the cubin is the same, byte for byte (the course's tests compare
+// them). The host reads the buffer back and puts both clocks on one time
+// axis; the page's timeline section says how, and when it trusts clock64.
 #ifdef COURSE_TIMELINE
 enum : unsigned {   // each event begins an activity that lasts to the next
     TL_START = 1,   // kernel start: setup
@@ -484,8 +490,12 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
             mbarInit(&s.full[i], 1);            // the producer's arrive.expect_tx
             mbarInit(&s.empty[i], kConsumers);  // one release per consumer warpgroup
         }
-        // The inits are generic-proxy writes; the TMA engine updates the
-        // full barriers through the async proxy (see Day 76).
+        // The fence after the inits is the CUDA Programming Guide's ("Using
+        // TMA to transfer multi-dimensional arrays"), kept as Day 76 has
+        // it; it is conservative: the TMA engine accesses its mbarrier
+        // operand through the generic proxy, as the init does (PTX ISA,
+        // cp.async.bulk.tensor), and the block-wide barrier below is what
+        // publishes the barriers to the other warpgroups.
         asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     }
     // The last block-wide barrier: after it the warpgroups go their own
@@ -583,9 +593,11 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
                 // parallel-thread-execution/index.html
                 // #asynchronous-warpgroup-level-matrix-instructions-wgmma-wait-group).
                 // Its wgmmas have now finished reading prevStage, so that
-                // stage goes back to the producer. Releasing the current stage
-                // here instead would let the TMA overwrite a tile the tensor
-                // cores are still reading: wrong results, no error.
+                // stage goes back to the producer. Released before its
+                // wgmmas complete, a stage could be overwritten by the TMA
+                // while the tensor cores still read it: a race, undefined
+                // results (PTX ISA, "Completion Mechanisms for Asynchronous
+                // Copy Operations"), which no single run proves absent.
                 wgmmaWait<1>();
                 if (kt > 0 && wt == 0) {
                     mbarArrive(&s.empty[prevStage]);

@@ -12,10 +12,12 @@
 // at the same offset and completes the same-offset mbarrier in each.
 // Each CTA still loads its own A. Per K-tile and CTA that is 16 KiB of A
 // plus 16 KiB of B requested instead of 16 + 32: a third less L2 traffic
-// for the same 48 KiB of operands in shared memory. (Measured on the
-// H200, dev numbers: no faster than step 4 at N = 4096 and 8192, within
-// a few percent either way; at this tile size L2 bandwidth was not what
-// limited step 4. The multicast machinery is what step 6 builds on.)
+// for the same 48 KiB of operands in shared memory. (Whether that buys
+// speed is measured, not assumed: the page compares the recordings of
+// this step and step 4 at every size. When this step was written, on the
+// H200, it bought little or nothing at N = 4096 and 8192, read as: at
+// this tile size L2 bandwidth was not what limited step 4. The multicast
+// machinery is what step 6 builds on.)
 //
 // What the sharing costs in synchronization:
 //   - a stage may be refilled only when the consumers of BOTH CTAs are
@@ -136,8 +138,10 @@ constexpr int kBoxBRows = 128;            // TMA box for B: half the B tile, one
 constexpr int kAccRegs = 128;             // floats per thread per m64n256 accumulator
 // setmaxnreg takes effect only when the kernel starts with a register cap
 // (__launch_bounds__(kThreadsPerBlock, 1): 65536 / 384 = 170, rounded
-// down to 168) and each role is one branch of an if/else. Values are
-// multiples of 8 in 24..256.
+// down to 168). The PTX ISA's rules: a multiple of 8 in 24..256, the
+// same instruction executed by every warp of the warpgroup. Putting each
+// role in one branch of an if/else is practitioners' advice (fast.cu,
+// CUTLASS's warp-specialized kernels), not an ISA rule.
 #ifndef GEMM_SETMAXNREG
 #define GEMM_SETMAXNREG 1
 #endif
@@ -280,7 +284,7 @@ __device__ __forceinline__ void mbarArrive(uint64_t* bar) {
 // needed for that. Written .release.cluster, ptxas puts MEMBAR.ALL.GPU
 // in front of every arrival (seen in this file's SASS, nvdisasm 13.5),
 // and on the H200 that version ran at about 0.7x the speed of step 4
-// (dev numbers, tools/gemm_dev/runs/run2_steps5-6_all_bench.log).
+// (measured on the H200 on 2026-11-30 while this step was written).
 __device__ __forceinline__ void mbarArriveCluster(uint64_t* bar, uint32_t ctaRank) {
     asm volatile(
         "{\n\t.reg .b32 remote;\n\t"
@@ -451,8 +455,9 @@ __device__ __forceinline__ void tileCoords(int tile, int& mBlock, int& nBlock) {
 // every event of CTAs 0..kTlCtas-1, and the start and end of every CTA's
 // warpgroups. Each slot has one writer, so no atomics; a null
 // courseTimeline records nothing. Built without it, each line is ((void)0)
-// and the cubin is the same, byte for byte (tests/test_timeline_kernels.py).
-// The host side, and why two clocks: course/timeline.py.
+// and the cubin is the same, byte for byte (the course's tests compare
+// them). The host reads the buffer back and puts both clocks on one time
+// axis; the page's timeline section says how, and when it trusts clock64.
 #ifdef COURSE_TIMELINE
 enum : unsigned {   // each event begins an activity that lasts to the next
     TL_START = 1,   // kernel start: setup
@@ -572,7 +577,15 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
         }
         // Make the inits visible to the other CTA of the cluster (its
         // consumers arrive here, its producer's multicast completes
-        // transactions here) and to the async proxy.
+        // transactions here). fence.mbarrier_init is not a proxy fence:
+        // its effect "only applies to the prior mbarrier.init operations
+        // executed by the same thread", with release semantics at cluster
+        // scope (PTX ISA, membar/fence, #parallel-synchronization-and-
+        // communication-instructions-membar), and the cluster barrier
+        // below completes the hand-over. No proxy fence is needed: the TMA
+        // engine accesses its mbarrier operand through the generic proxy
+        // (PTX ISA, cp.async.bulk.tensor), so steps 1-4's
+        // fence.proxy.async after the init is not carried over.
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
     // Neither CTA starts its pipeline before both have initialized their
@@ -685,9 +698,11 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
                 // parallel-thread-execution/index.html
                 // #asynchronous-warpgroup-level-matrix-instructions-wgmma-wait-group).
                 // Its wgmmas have now finished reading prevStage, so that
-                // stage goes back to the producer. Releasing the current stage
-                // here instead would let the TMA overwrite a tile the tensor
-                // cores are still reading: wrong results, no error.
+                // stage goes back to the producer. Released before its
+                // wgmmas complete, a stage could be overwritten by the TMA
+                // while the tensor cores still read it: a race, undefined
+                // results (PTX ISA, "Completion Mechanisms for Asynchronous
+                // Copy Operations"), which no single run proves absent.
                 wgmmaWait<1>();
                 // Release prevStage in both CTAs: thread r of the
                 // warpgroup arrives at the barrier of the CTA of rank r.

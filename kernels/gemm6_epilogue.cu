@@ -6,14 +6,17 @@
 // Until step 5 (gemm5_cluster.cu) each consumer thread stores its 128
 // accumulators straight to global memory as 64 __half2 stores: a warp's
 // store covers 8 rows x 16 bytes, 8 separate 32-byte sectors, and the
-// consumer warpgroup's tensor cores idle until the last store has left.
+// consumer warpgroup issues no wgmma while its threads issue those 64
+// stores (it does not wait for them to drain; it is busy issuing them).
 // Here each consumer warpgroup instead writes its 64x256 slice of D into
 // shared memory (128B-swizzled, conflict-free) and one thread hands the
 // whole slice to the TMA engine as four 64x64 boxes
-// (cp.async.bulk.tensor, shared -> global). The engine writes full lines,
-// and the warpgroup is free to start the next tile's wgmmas at once: it
-// waits for the store only before it overwrites the staging buffer one
-// tile later (cp.async.bulk.wait_group.read).
+// (cp.async.bulk.tensor, shared -> global). The engine writes full lines.
+// The staging buffer holds half a slice, so the epilogue runs in two
+// passes per tile: before pass 1 the storing thread waits until the TMA
+// has read pass 0's boxes of the same tile (cp.async.bulk.wait_group.read
+// 0), and after pass 1 the warpgroup goes on to the next tile's wgmmas
+// without waiting; the next tile's pass 0 waits for pass 1's read.
 // Two proxies again: the threads' st.shared are generic-proxy writes and
 // the TMA store reads through the async proxy, so each writing thread
 // executes fence.proxy.async.shared::cta before the barrier that lets the
@@ -28,9 +31,9 @@
 // 64 KiB, and 4 stages (192 KiB) plus 64 no longer fit in 227 KiB. Each
 // consumer therefore stages half its slice (two 64x64 boxes, 16 KiB) at
 // a time, in two passes per tile, and the ring keeps its 4 stages: 192 +
-// 32 KiB + barriers = 226 KiB. (Dev numbers on the H200: the version
-// with the whole slice staged and 3 stages ran at 0.92x cuBLAS at
-// N = 4096, this one at 0.96x; tools/gemm_dev/runs/.)
+// 32 KiB + barriers = 226 KiB. (Measured on the H200 on 2026-11-30
+// while this step was written: the version with the whole slice staged
+// and 3 stages ran at 0.92x cuBLAS at N = 4096, this one at 0.96x.)
 //
 // What does not change: the cluster, the multicast, the ring, setmaxnreg,
 // the schedule, the wgmmas.
@@ -137,8 +140,10 @@ constexpr int kBoxBRows = 128;            // TMA box for B: half the B tile, one
 constexpr int kAccRegs = 128;             // floats per thread per m64n256 accumulator
 // setmaxnreg takes effect only when the kernel starts with a register cap
 // (__launch_bounds__(kThreadsPerBlock, 1): 65536 / 384 = 170, rounded
-// down to 168) and each role is one branch of an if/else. Values are
-// multiples of 8 in 24..256.
+// down to 168). The PTX ISA's rules: a multiple of 8 in 24..256, the
+// same instruction executed by every warp of the warpgroup. Putting each
+// role in one branch of an if/else is practitioners' advice (fast.cu,
+// CUTLASS's warp-specialized kernels), not an ISA rule.
 #ifndef GEMM_SETMAXNREG
 #define GEMM_SETMAXNREG 1
 #endif
@@ -292,7 +297,7 @@ __device__ __forceinline__ void mbarArrive(uint64_t* bar) {
 // needed for that. Written .release.cluster, ptxas puts MEMBAR.ALL.GPU
 // in front of every arrival (seen in this file's SASS, nvdisasm 13.5),
 // and on the H200 that version ran at about 0.7x the speed of step 4
-// (dev numbers, tools/gemm_dev/runs/run2_steps5-6_all_bench.log).
+// (measured on the H200 on 2026-11-30 while this step was written).
 __device__ __forceinline__ void mbarArriveCluster(uint64_t* bar, uint32_t ctaRank) {
     asm volatile(
         "{\n\t.reg .b32 remote;\n\t"
@@ -489,8 +494,9 @@ __device__ __forceinline__ void warpgroupBarrier(int id) {
 // every event of CTAs 0..kTlCtas-1, and the start and end of every CTA's
 // warpgroups. Each slot has one writer, so no atomics; a null
 // courseTimeline records nothing. Built without it, each line is ((void)0)
-// and the cubin is the same, byte for byte (tests/test_timeline_kernels.py).
-// The host side, and why two clocks: course/timeline.py.
+// and the cubin is the same, byte for byte (the course's tests compare
+// them). The host reads the buffer back and puts both clocks on one time
+// axis; the page's timeline section says how, and when it trusts clock64.
 #ifdef COURSE_TIMELINE
 enum : unsigned {   // each event begins an activity that lasts to the next
     TL_START = 1,   // kernel start: setup
@@ -611,7 +617,15 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
         }
         // Make the inits visible to the other CTA of the cluster (its
         // consumers arrive here, its producer's multicast completes
-        // transactions here) and to the async proxy.
+        // transactions here). fence.mbarrier_init is not a proxy fence:
+        // its effect "only applies to the prior mbarrier.init operations
+        // executed by the same thread", with release semantics at cluster
+        // scope (PTX ISA, membar/fence, #parallel-synchronization-and-
+        // communication-instructions-membar), and the cluster barrier
+        // below completes the hand-over. No proxy fence is needed: the TMA
+        // engine accesses its mbarrier operand through the generic proxy
+        // (PTX ISA, cp.async.bulk.tensor), so steps 1-4's
+        // fence.proxy.async after the init is not carried over.
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
     // Neither CTA starts its pipeline before both have initialized their
@@ -721,9 +735,11 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
                 // parallel-thread-execution/index.html
                 // #asynchronous-warpgroup-level-matrix-instructions-wgmma-wait-group).
                 // Its wgmmas have now finished reading prevStage, so that
-                // stage goes back to the producer. Releasing the current stage
-                // here instead would let the TMA overwrite a tile the tensor
-                // cores are still reading: wrong results, no error.
+                // stage goes back to the producer. Released before its
+                // wgmmas complete, a stage could be overwritten by the TMA
+                // while the tensor cores still read it: a race, undefined
+                // results (PTX ISA, "Completion Mechanisms for Asynchronous
+                // Copy Operations"), which no single run proves absent.
                 wgmmaWait<1>();
                 // Release prevStage in both CTAs: thread r of the
                 // warpgroup arrives at the barrier of the CTA of rank r.

@@ -170,8 +170,9 @@ __device__ __forceinline__ void wgmmaM64n64k16(float acc[kAccRegs],
 // every event of CTAs 0..kTlCtas-1, and the start and end of every CTA's
 // warpgroups. Each slot has one writer, so no atomics; a null
 // courseTimeline records nothing. Built without it, each line is ((void)0)
-// and the cubin is the same, byte for byte (tests/test_timeline_kernels.py).
-// The host side, and why two clocks: course/timeline.py.
+// and the cubin is the same, byte for byte (the course's tests compare
+// them). The host reads the buffer back and puts both clocks on one time
+// axis; the page's timeline section says how, and when it trusts clock64.
 #ifdef COURSE_TIMELINE
 enum : unsigned {   // each event begins an activity that lasts to the next
     TL_START = 1,   // kernel start: setup

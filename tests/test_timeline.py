@@ -522,7 +522,29 @@ def test_page_without_a_recording_says_so(tmp_path, monkeypatch):
     )
     monkeypatch.delenv(gate.REQUIRE_GPU_ENV, raising=False)
     section = Page("day80").timeline()
-    assert section.timeline is None and "No recorded timeline of day80" in section.message
+    assert (
+        section.timeline is None
+        and "Not recorded yet: no timeline of day80" in section.message
+        and "checkout" not in section.message
+    )
+
+
+def test_the_recorded_timelines_line_names_no_tool_of_the_course(monkeypatch):
+    from course import gate
+    from course.page import Page
+
+    lesson = get_lesson("day81")
+    monkeypatch.setattr(
+        gate, "verdict", lambda *_a, **_k: gate.Verdict(lesson, "no-gpu", "No GPU here.", "Use one.")
+    )
+    monkeypatch.delenv(gate.REQUIRE_GPU_ENV, raising=False)
+    section = Page("day81").timeline()
+    assert section.timeline is not None and section.timeline.provenance is not None
+    command = section.timeline.provenance.command
+    assert "tools/" not in section.message
+    if not command.startswith("python -m course"):  # recorded by a tool of the course: say how to make one
+        assert "python -m course timeline day81" in section.message
+    assert f"on {section.timeline.provenance.recorded_at[:10]}" in section.message
 
 
 def test_page_of_a_lesson_without_stamps_is_a_message():

@@ -7,6 +7,7 @@
 # Usage (on the GPU machine, from the repo root):
 #   bash tools/gpu_session.sh [steps...]
 # steps: env nvcc sanitize pytest gputests coding cli record bench notebooks timings try faults race
+#        sanitize-experiments
 # (default: env nvcc pytest cli record)
 #
 # Results land in $RES (default /tmp/results): logs, evidence/, bench/; at
@@ -82,6 +83,29 @@ cli)
 record)
     step "python -m course record (every lesson and its experiments)"
     python3 -m course record --out "$RES/evidence" 2>&1 | tee "$RES/record.log" || status=1
+    ;;
+sanitize-experiments)
+    step "the recorded suggested experiments (record = true), built standalone, under compute-sanitizer synccheck"
+    mkdir -p /tmp/build
+    python3 - <<'PY' > /tmp/build/experiments.txt
+from course.lessons import LESSONS
+from course.suggested import load_suggestions
+for lesson in LESSONS.values():
+    for s in load_suggestions(lesson):
+        if s.record:
+            out = f"/tmp/build/{lesson.id}-{s.name}.cu"
+            open(out, "w").write(s.source(lesson.kernel_path.read_text()))
+            print(lesson.kernel_file, out)
+PY
+    while read -r k src; do
+        name=${src%.cu}
+        line=$(grep -m1 '^// Build: ' kernels/$k | sed 's|^// Build: ||; s| -o [^ ]* | -o '$name' |; s| '$k'$| '$src'|')
+        echo "+ $line"; eval "$line" 2>&1 | grep -v "^$" || true
+        [ -x "$name" ] || { echo "BUILD FAILED: $src"; status=1; continue; }
+        echo "+ ./$(basename $name)"; timeout 120 "$name"; echo "exit $?"
+        echo "+ compute-sanitizer --tool synccheck ./$(basename $name)"
+        timeout 300 compute-sanitizer --tool synccheck "$name" 2>&1 | grep -v "^$" | head -40
+    done < /tmp/build/experiments.txt 2>&1 | tee "$RES/sanitize-experiments.log"
     ;;
 bench)
     step "python -m course bench"

@@ -121,3 +121,15 @@ def validate_repeats(repeats: int) -> int:
             "the median of fewer repeats is noise"
         )
     return repeats
+
+
+def paired_ratios(mine_ms: Sequence[float], theirs_ms: Sequence[float]) -> tuple[float, float, float]:
+    """My rate over theirs, repeat by repeat, from interleaved per-call times (theirs / mine in
+    each repeat): the median, the lowest and the highest of those ratios. The two lists must be
+    batches timed side by side (``Timer.samples_together``), so each ratio pairs neighbours."""
+    if len(mine_ms) != len(theirs_ms) or not mine_ms:
+        raise CourseError(
+            f"paired ratios need the same number of interleaved repeats (got {len(mine_ms)} and {len(theirs_ms)})"
+        )
+    ratios = [t / m for m, t in zip(mine_ms, theirs_ms, strict=True)]
+    return median(ratios), min(ratios), max(ratios)

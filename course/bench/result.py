@@ -85,6 +85,17 @@ class Reason:
     unit: str
     kind: str  # one of REASON_KINDS
     detail: str
+    # A ratio measured repeat by repeat in interleaved batches: the lowest and highest of those
+    # ratios (``value`` is their median). None for a single number.
+    low: float | None = None
+    high: float | None = None
+
+    @property
+    def within_noise(self) -> bool | None:
+        """Whether the spread of a ratio covers 1.0 (None when no spread was recorded)."""
+        if self.low is None or self.high is None:
+            return None
+        return self.low <= 1.0 <= self.high
 
     def __post_init__(self) -> None:
         if self.kind not in REASON_KINDS:
@@ -156,6 +167,10 @@ class BenchResult(Provenanced):
         return json.dumps(self.to_dict(), indent=2) + "\n"
 
 
+def _float_or_none(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
 def _timing_from(d: Any, path: Path | None, where: str) -> Timing:
     g = _data.get
     return Timing(
@@ -217,6 +232,8 @@ def result_from_dict(data: Any, path: Path | None = None) -> BenchResult:
                 unit=g(r, "unit", str, path, where),
                 kind=g(r, "kind", str, path, where),
                 detail=g(r, "detail", str, path, where),
+                low=_float_or_none(_data.optional(r, "low", float, path, where)),
+                high=_float_or_none(_data.optional(r, "high", float, path, where)),
             )
         )
     ceilings = g(data, "ceilings", dict, path, top) if "ceilings" in data else {}

@@ -45,6 +45,19 @@ def _u64(value: int) -> Any:
     return np.uint64(value)
 
 
+@dataclass(frozen=True)
+class Samples:
+    """Every timed batch of one rotation, in order: milliseconds per call."""
+
+    per_call_ms: tuple[float, ...]
+    calls_per_repeat: int
+    buffers: int
+    gaps: int = 0
+
+    def timing(self) -> Timing:
+        return Timing.from_samples(self.per_call_ms, self.calls_per_repeat, self.buffers, self.gaps)
+
+
 @dataclass
 class _Plan:
     """One rotation's state while batches of several rotations interleave."""
@@ -75,6 +88,11 @@ class Timer:
 
     def time_together(self, rotations: Mapping[str, Sequence[Callable[[], Any]]]) -> dict[str, Timing]:
         """Several rotations, their batches interleaved repeat by repeat."""
+        return {name: s.timing() for name, s in self.samples_together(rotations).items()}
+
+    def samples_together(self, rotations: Mapping[str, Sequence[Callable[[], Any]]]) -> dict[str, Samples]:
+        """As ``time_together``, keeping every repeat's per-call time in order: repeat r of
+        each rotation ran beside repeat r of the others, so their ratios pair neighbours."""
         cp = self.cp
         stream = cp.cuda.get_current_stream()
         plans: dict[str, _Plan] = {}
@@ -106,6 +124,6 @@ class Timer:
         stream.synchronize()
         out = {}
         for name, plan in plans.items():
-            per_call = [cp.cuda.get_elapsed_time(s, e) / plan.inner for s, e in plan.events]
-            out[name] = Timing.from_samples(per_call, plan.inner, len(plan.calls), plan.gaps)
+            per_call = tuple(cp.cuda.get_elapsed_time(s, e) / plan.inner for s, e in plan.events)
+            out[name] = Samples(per_call, plan.inner, len(plan.calls), plan.gaps)
         return out

@@ -1,5 +1,13 @@
 """``python -m course record``: run lessons on this GPU and write evidence.
 
+For each lesson: its own run, its host's "what breaks" runs (in this
+process: they fail a check, nothing worse), and the suggested experiments
+its ``content/experiments/<lesson>.toml`` marks ``record = true``. Those are
+edits of the kernel that may fault or hang, so they run as a learner's copy
+does, in a separate process with a time limit (``course.sandbox``); the
+evidence keeps the outcome and what the run printed, and the page shows it
+(``page.evidence(name)``) where it cannot run the experiment itself.
+
 Only a real run writes evidence: on a machine that cannot run a lesson,
 nothing is written.
 
@@ -12,12 +20,17 @@ lesson (after saying why; nothing is written for it).
 from __future__ import annotations
 
 import argparse
+import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import evidence, gate
 from ..host import Experiment, run_lesson
 from ..lessons import LESSONS, get_lesson
+
+if TYPE_CHECKING:
+    from ..gate import Machine
+    from ..lesson import Lesson
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -75,4 +88,43 @@ def run(args: argparse.Namespace) -> int:
                 )
             if not as_promised:
                 status = max(status, 1)
+        status = max(status, record_suggested(lesson, machine, args.out, args.note))
+    return status
+
+
+def record_suggested(lesson: Lesson, machine: Machine, out: Path | None, extra_notes: list[str]) -> int:
+    """Run the lesson's suggested experiments marked ``record = true`` in the sandbox; write their
+    evidence. 1 when one did not do what its page promises, else 0."""
+    from ..sandbox import DEFAULT_TIMEOUT_S, run_variant
+    from ..suggested import load_suggestions
+
+    status = 0
+    original = lesson.kernel_path.read_text(encoding="utf-8")
+    for s in (s for s in load_suggestions(lesson) if s.record):
+        with tempfile.TemporaryDirectory(prefix=f"course-record-{lesson.id}-") as folder:
+            path = Path(folder) / lesson.kernel_file
+            path.write_text(s.source(original), encoding="utf-8")
+            result = run_variant(lesson, path, DEFAULT_TIMEOUT_S)
+        where = lesson.experiment_evidence_path(s.name)
+        lines = [*result.output, f"{result.outcome}: {result.headline}"]
+        if result.error_name:
+            lines.append(f"CUDA error: {result.error_name}")
+        evidence.record(
+            lesson,
+            machine,
+            lines,
+            result.passed,
+            command=f"page.try_mine(experiment={s.name!r}) ({lesson.id})",
+            timings={"run": result.seconds},
+            notes=[f"experiment: {s.title}", f"the page expects: {s.expect_text}", *extra_notes],
+            path=(out / where.name) if out else where,
+            outcome=result.outcome,
+        )
+        as_promised = s.confirms(result.outcome)
+        print(
+            f"{lesson.id}, suggested experiment {s.name}: {result.outcome}; evidence written; "
+            f"outcome as the page says: {as_promised}"
+        )
+        if not as_promised:
+            status = 1
     return status

@@ -58,14 +58,20 @@ def timeline_section(lesson: Lesson, directory: Path | None = None) -> TimelineS
             None,
             None,
             False,
-            f"No recorded timeline of {lesson.id} is in this checkout ({where}); `python -m course timeline "
-            f"{lesson.id}` on a Hopper GPU records one.",
+            f"Not recorded yet: no timeline of {lesson.id} has been recorded on a real GPU for this page; "
+            f"`python -m course timeline {lesson.id}` on a Hopper GPU records one.",
         )
     png_path = where.with_suffix(".png")
     png = png_path.read_bytes() if png_path.exists() else png_bytes(recorded)
     p = recorded.provenance
+    # The learner is told how to record one like it, not which of the course's own tools ran.
+    how = (
+        f" by `{p.command}`"
+        if p is not None and p.command.startswith(("python -m course", "page."))
+        else f"; `python -m course timeline {lesson.id}` records one like it on a Hopper GPU"
+    )
     said = (
-        f"Recorded on {p.device} (compute capability {p.compute_capability}) on {p.recorded_at[:10]} by: {p.command}."
+        f"Recorded on {p.device} (compute capability {p.compute_capability}) on {p.recorded_at[:10]}{how}."
         if p is not None
         else "Recorded timeline."
     )

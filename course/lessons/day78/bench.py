@@ -21,6 +21,7 @@ from ...bench.engine import Context, occupancy, release
 from ...bench.peers import Cublas
 from ...bench.result import BenchResult, Reason
 from ...bench.spec import BenchSpec, Extras, Peer
+from ...host import timing_floor_note
 from ...variants import Substitution, variant_source
 from . import LESSON
 
@@ -263,9 +264,11 @@ def findings(result: BenchResult) -> list[str]:
     return out
 
 
+SIZES = (256, 512, 1024, 2048, 4096)
+
 SPEC = BenchSpec(
-    sizes=(256, 512, 1024, 2048, 4096),
-    page_sizes=(256, 512, 1024, 2048, 4096),
+    sizes=SIZES,
+    page_sizes=SIZES,
     max_size=32768,  # the kernel indexes with int: N*N must stay below 2^31
     unit="TFLOP/s",
     work=gemm_flops,
@@ -276,8 +279,7 @@ SPEC = BenchSpec(
     findings=findings,
     notes=(
         "rates count 2*N^3 FLOPs; inputs drawn from N(0, 1) and rounded to FP16",
-        "checked against a float64 product on the GPU with the kernel's tolerance (relative error, "
-        "max(|ref|, 1) floor) before timing",
+        timing_floor_note(SIZES),
         "cuBLAS: cupy.cuda.cublas.gemmEx, FP16 A and B, FP32 D, CUBLAS_COMPUTE_32F, "
         "CUBLAS_GEMM_DEFAULT_TENSOR_OP, computed as D^T = B^T A^T (column-major)",
     ),

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ...host import Check, LaunchConfig, LessonHost, Workload, check_relative
+from ...host import Check, LaunchConfig, LessonHost, Workload, check_relative, timing_floor
 from ...lcg import lcg_halves, lcg_states, normal_inputs
 from . import LESSON
 
@@ -54,7 +54,7 @@ class GemmWorkload(Workload):
         self.d = cp.empty((sets, n, n), dtype=cp.float32)
         self.tolerance = tolerance
         # Timing inputs are N(0, 1): results have size sqrt(K), so small ones are held to that scale.
-        self.floor = 1.0 if purpose == "lesson" else float(n) ** 0.5
+        self.floor = 1.0 if purpose == "lesson" else timing_floor(n)
         self._want: Any = None
 
     def args(self, j: int) -> tuple[Any, ...]:
