@@ -1145,6 +1145,7 @@ def test_issue22_quiz_inputs_line_up_buttons_match_and_listings_show_once(
         "quiz inputs", OUTPUTS_SETTLE_S, lambda: panel.evaluate(JS_QUIZ_LOOK, cell),
         lambda v: len(v["options"]) >= expected,
     )  # fmt: skip
+    _screenshots(tab.page, artifacts, {f"{lesson_id}-issue22-quiz.png": cell})
     problems: list[str] = []
     kinds = {o["type"] for o in seen["options"]}
     assert kinds == {"radio", "checkbox"}, f"{lesson.notebook}: the quiz shows inputs {kinds}"
