@@ -19,6 +19,10 @@ from .model import MultipleSelect, Question, Response, readable_points
 # line's text: Day 76 Q4, Day 78 Q11 in Chromium); checkbox labels are cut
 # to one line with "...". Here labels grow with their text, the input
 # stays at the first line's left, and wrapped lines hang beside it.
+# Radio buttons and checkboxes share one geometry, in px: ipywidgets sets a
+# checkbox in `font-size: large` (so an em margin is wider there) inside a
+# box with a 2px margin, which put checkboxes 2px and their text 5px right
+# of the radio buttons' (issue 22).
 QUIZ_CLASS = "course-quiz"
 STYLE = """<style>
 .course-quiz .widget-radio-box label {
@@ -26,16 +30,15 @@ STYLE = """<style>
   height: auto; min-height: var(--jp-widgets-radio-item-height, 24px); line-height: 1.4;
   white-space: normal; margin: 2px 0 4px 0;
 }
-.course-quiz .widget-radio-box input[type="radio"] {
-  flex: none; float: none; height: auto; margin: 0.2em 0.6em 0 1px;
+.course-quiz .widget-radio-box input[type="radio"],
+.course-quiz .widget-checkbox input[type="checkbox"] {
+  flex: none; float: none; align-self: flex-start; font-size: inherit;
+  width: 13px; height: 13px; margin: 3px 8px 0 1px;
 }
-.course-quiz .widget-checkbox { height: auto; line-height: 1.4; }
+.course-quiz .widget-checkbox { height: auto; line-height: 1.4; margin: 0; }
 .course-quiz .widget-checkbox .widget-label-basic {
   display: flex; align-items: flex-start; height: auto; line-height: 1.4;
   white-space: normal; overflow: visible; margin: 2px 0 4px 0;
-}
-.course-quiz .widget-checkbox input[type="checkbox"] {
-  flex: none; align-self: flex-start; margin: 0.2em 0.6em 0 1px;
 }
 .course-quiz .widget-html-content { line-height: 1.45; }
 .course-quiz .widget-html-content a { color: var(--jp-content-link-color, #1565c0); text-decoration: underline; }

@@ -1115,7 +1115,22 @@ JS_QUIZ_LOOK = """
       const firstLine = rects.filter(q => Math.abs(q.top - first) < 2);
       if (firstLine.length) line = [Math.min(...firstLine.map(q => q.top)), Math.max(...firstLine.map(q => q.bottom))];
     }
-    return {type: input.type, left: r.left, middle: (r.top + r.bottom) / 2, line,
+    // Where the option's text starts: its first line's left edge.
+    let textLeft = null;
+    if (label) {
+      const range = document.createRange();
+      range.selectNodeContents(label);
+      const rects = Array.from(range.getClientRects()).filter(q => q.width > 0 && q.height > 0 && q.left > r.right - 1);
+      if (rects.length) textLeft = Math.min(...rects.map(q => q.left));
+    }
+    const chain = [];
+    for (let e = input; e && e !== area; e = e.parentElement) {
+      const st = getComputedStyle(e);
+      chain.push(`${e.tagName.toLowerCase()}.${(e.className || '').toString().split(' ').join('.')} ` +
+                 `left ${e.getBoundingClientRect().left.toFixed(1)} m ${st.marginLeft}/${st.marginRight} ` +
+                 `p ${st.paddingLeft} w ${e.getBoundingClientRect().width.toFixed(1)} fs ${st.fontSize}`);
+    }
+    return {type: input.type, left: r.left, middle: (r.top + r.bottom) / 2, line, textLeft, chain,
             text: label ? label.innerText.trim().slice(0, 60) : ''};
   });
   const checks = Array.from(nb.querySelectorAll('button')).filter(b => b.innerText.trim() === 'Check').map(b => {
@@ -1154,9 +1169,17 @@ def test_issue22_quiz_inputs_line_up_buttons_match_and_listings_show_once(
     for o in seen["options"]:
         lefts[o["type"]].append(o["left"])
     everywhere = [x for xs in lefts.values() for x in xs]
-    if max(everywhere) - min(everywhere) > ALIGN_SLACK_PX:
+    texts = {o["type"]: set() for o in seen["options"]}
+    for o in seen["options"]:
+        texts[o["type"]].add(round(o["textLeft"] or -1, 1))
+    starts = [x for xs in texts.values() for x in xs]
+    if max(everywhere) - min(everywhere) > 1 or max(starts) - min(starts) > 1:
         where = {kind: sorted({round(x, 1) for x in xs}) for kind, xs in lefts.items()}
-        problems.append(f"radio buttons and checkboxes start at different x: {where}")
+        first = {o["type"]: o["chain"] for o in seen["options"]}
+        problems.append(
+            f"radio buttons and checkboxes do not line up: inputs at x {where}, their text at x {texts}; "
+            f"the first of each: {first}"
+        )
     # Each input sits on its label's first line of text (its middle within that line).
     for o in seen["options"]:
         if o["line"] is None:
