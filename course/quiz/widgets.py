@@ -6,9 +6,12 @@ Practice mode (the shipped pages) needs the key: each question has a Check
 button that scores the response with the same pure function the grader uses
 and shows right or wrong with the explanation and the reference. Graded mode
 builds every widget from the learner copy, so no widget trait holds key
-material; it has no Check buttons. In both modes, given a learner id,
+material; it has no Check buttons. Practice mode keeps a running total
+under the questions after each Check. In both modes, given a learner id,
 Submit writes the responses (never a score) to
-``<submissions>/<quiz>/<learner>.json`` atomically.
+``<submissions>/<quiz>/<learner>.json`` atomically, and names the learner
+and the file to upload. A "which line" listing is shown once per snippet;
+restored answers are announced once per quiz (``_look`` draws all that).
 
 Each learner sees the options of a choice question in an order of their
 own (``model.option_order``, stable per learner, quiz and question), so the
@@ -19,9 +22,8 @@ places under nbclient and nbval): right, partly right and wrong each with a
 mark (✓ ~ ✗) and a colour. Every piece of quiz text that goes into HTML is
 escaped (``_markup``: `code` spans and reference links are the only markup),
 so a quiz file cannot inject markup or script. Long option texts wrap under
-one scoped style sheet (``STYLE``; ipywidgets gives a radio label a fixed
-height, so a wrapped one overlapped the next option). Everything works
-headless: set a widget's ``value`` and call ``button.click()``.
+one scoped style sheet (``_look.STYLE``). Everything works headless: set a
+widget's ``value`` and call ``button.click()``.
 """
 
 from __future__ import annotations
@@ -71,8 +73,6 @@ from .submission import Submission, submission_path, validate_learner_id, write_
 __all__ = ["MODES", "QUIZ_CLASS", "STYLE", "QuestionPanel", "QuizPanel", "show_quiz", "verdict_html"]
 
 MODES = ("practice", "graded")
-_escape = escape  # text for HTML: escaped, bidi controls made visible (course._html)
-_inline = inline  # escaped, `code` spans shown as code (course.quiz._markup)
 
 
 def _now() -> str:
@@ -104,7 +104,7 @@ class QuestionPanel:
         self.last_check: dict[str, Any] | None = None  # the last checked response and its fraction
         points = points_text(question.points)
         self.prompt = widgets.HTML(
-            value=f"<p><b>{number}.</b> {_inline(question.prompt)} <small>({points})</small></p>"
+            value=f"<p><b>{number}.</b> {inline(question.prompt)} <small>({points})</small></p>"
         )
         self.feedback = widgets.HTML(value="")
         self.checkboxes: dict[str, widgets.Checkbox] = {}
@@ -149,7 +149,7 @@ class QuestionPanel:
             if listing_note is None:
                 parts.append(widgets.HTML(value=listing_html(question.listing, "The listing:")))
             else:
-                parts.append(widgets.HTML(value=f"<p><small>{_escape(listing_note)}</small></p>"))
+                parts.append(widgets.HTML(value=f"<p><small>{escape(listing_note)}</small></p>"))
             self.input = widgets.Dropdown(
                 options=[(f"line {n}: {line.strip()[:60]}", n) for n, line in question.listing],
                 value=None,
@@ -255,7 +255,7 @@ class QuestionPanel:
             css = "partial"
         else:
             verdict, css = "Not right.", "wrong"
-        body = f"{_inline(q.explanation or '')}<br><small>Reference: {reference_html(q.reference)}</small>"
+        body = f"{inline(q.explanation or '')}<br><small>Reference: {reference_html(q.reference)}</small>"
         return verdict_html(css, verdict, body)
 
     # -- progress ----------------------------------------------------------
@@ -416,7 +416,7 @@ class QuizPanel(widgets.VBox):
             self.panels[q.id] = panel
             boxes.append(panel.box)
         self.style = widgets.HTML(value=STYLE, layout=widgets.Layout(display="none"))
-        self.title = widgets.HTML(value=f"<h3>{_inline(quiz.title)}</h3>")
+        self.title = widgets.HTML(value=f"<h3>{inline(quiz.title)}</h3>")
         self.restored = widgets.HTML(value="")  # one line when saved answers came back
         self.total = widgets.HTML(value="")  # practice: the score so far, after each Check
         self.submit_button = widgets.Button(

@@ -346,4 +346,3 @@ def test_day83_reads_the_mask_typed_in_binary(monkeypatch):
 def cast_float(value: float | None) -> float:
     assert value is not None
     return value
-
