@@ -435,3 +435,21 @@ def test_long_options_get_a_layout_that_wraps(practice):
     styles = [w for w in tree(practice) if isinstance(w, widgets.HTML) and w.value.startswith("<style>")]
     assert len(styles) == 1 and ".course-quiz .widget-radio-box label" in styles[0].value
     assert "height: auto" in styles[0].value and "white-space: normal" in styles[0].value
+
+
+def test_a_saved_time_is_shown_in_the_machines_time_zone(monkeypatch):
+    import time
+
+    from course.quiz._look import local_time
+
+    try:
+        monkeypatch.setenv("TZ", "CET-1")
+        time.tzset()
+        assert local_time("2025-02-03T04:05:06+00:00") == "2025-02-03 05:05 CET"
+        monkeypatch.setenv("TZ", "UTC0")
+        time.tzset()
+        assert local_time("2025-02-03T04:05:06+00:00") == "2025-02-03 04:05 UTC"
+        assert local_time("not a time") == "an unknown time"
+    finally:
+        monkeypatch.undo()
+        time.tzset()  # the process's own zone again, for the tests after this one
