@@ -7,7 +7,8 @@
 
 One JSON file per learner in the workspace (``course.workspace``):
 ``<workspace>/progress/<learner>.json``. The learner is the id a page was
-given, else ``COURSE_LEARNER``, else ``default``; it is checked like a
+given, else ``COURSE_LEARNER``, else ``JUPYTERHUB_USER``, else the login
+name, else ``default`` (``login_learner``); it is checked like a
 submission's learner id, so it can only name a file in that folder. The file
 holds, per lesson id, per kind (``quiz``, ``annotation``, ``coding``), per
 item id, the state the page saved and when (UTC).
@@ -56,7 +57,10 @@ __all__ = [
     "LEARNER_ENV",
     "ProgressError",
     "learner_id",
+    "learner_origin",
     "lesson_progress",
+    "login_learner",
+    "login_learner_id",
     "progress_path",
     "record",
     "record_items",
@@ -87,30 +91,57 @@ def _stamp() -> str:
     return datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")  # noqa: UP017
 
 
+# Where the default learner id comes from, in the order tried (README, "Your progress").
+_ORIGINS = {
+    LEARNER_ENV: "set by COURSE_LEARNER",
+    "JUPYTERHUB_USER": "your JupyterHub user name",
+    "login": "your login name on this machine",
+}
+
+
+def login_learner() -> tuple[str, str] | None:
+    """``(id, origin)``: ``COURSE_LEARNER``, else ``JUPYTERHUB_USER``, else the login name.
+
+    None when none is a valid id. ``origin`` is one of ``_ORIGINS``' keys.
+    """
+    import getpass
+
+    chosen = os.environ.get(LEARNER_ENV)
+    if chosen:  # set on purpose: a bad one is an error, never silently someone else
+        return validate_learner_id(chosen), LEARNER_ENV
+    candidates = [(os.environ.get("JUPYTERHUB_USER"), "JUPYTERHUB_USER")]
+    try:
+        candidates.append((getpass.getuser(), "login"))
+    except (OSError, KeyError):
+        pass
+    for name, origin in candidates:
+        if not name:
+            continue
+        try:
+            return validate_learner_id(name), origin
+        except CourseError:
+            continue
+    return None
+
+
 def login_learner_id() -> str | None:
     """``COURSE_LEARNER``, else ``JUPYTERHUB_USER``, else the login name; None when none is a valid id.
 
     The one default identity: the page's quiz submits under it, and progress
     (the page's widgets and ``python -m course progress``) is kept under it.
     """
-    import getpass
+    found = login_learner()
+    return None if found is None else found[0]
 
-    chosen = os.environ.get(LEARNER_ENV)
-    if chosen:  # set on purpose: a bad one is an error, never silently someone else
-        return validate_learner_id(chosen)
-    candidates = [os.environ.get("JUPYTERHUB_USER")]
-    try:
-        candidates.append(getpass.getuser())
-    except (OSError, KeyError):
-        pass
-    for name in candidates:
-        if not name:
-            continue
-        try:
-            return validate_learner_id(name)
-        except CourseError:
-            continue
-    return None
+
+def learner_origin(learner: str) -> str:
+    """Where ``learner`` came from, in words, for a learner to read ("your login name on this machine")."""
+    found = login_learner()
+    if found is not None and found[0] == learner:
+        return _ORIGINS[found[1]]
+    if learner == DEFAULT_LEARNER:
+        return "the default: no COURSE_LEARNER, JupyterHub user or login name gave an id"
+    return "the id this page was given"
 
 
 def learner_id(learner: str | None = None) -> str:

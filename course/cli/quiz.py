@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ..errors import CourseError
 from ..quiz.canvas import export_canvas, rows_text
-from ..quiz.checks import key_position_problems
+from ..quiz.checks import key_length_problems, key_position_problems
 from ..quiz.grade import grade_submissions, write_reports
 from ..quiz.loader import load_quiz
 from ..quiz.model import QuizError, fmt_points
@@ -92,7 +92,7 @@ def _validate(args: argparse.Namespace) -> int:
             f"ok: {path}: quiz {quiz.id!r} ({kind}), {len(quiz.questions)} questions, "
             f"{fmt_points(quiz.max_points)} points, version {quiz.version[:19]}"
         )
-        for problem in key_position_problems(quiz):
+        for problem in key_position_problems(quiz) + key_length_problems(quiz):
             print(f"warning: {path}: {problem}", file=sys.stderr)
     if failed:
         print(f"{failed} of {len(args.files)} quiz files have problems", file=sys.stderr)

@@ -1,11 +1,13 @@
-"""Checks on a quiz key that are judgement, not schema: where the right option sits.
+"""Checks on a quiz key that are judgement, not schema: where the right option sits, how long it is.
 
 The page shows each learner the options in a shuffled order
 (``model.option_order``), but the authored order still reaches people: the
 released learner copy, an LMS export, a printout. When the right option
 sits at one position in most questions, or every multiple-select question
-lists its answers first, that order gives the key away. ``quiz validate``
-prints these as warnings; tests/quiz/test_checks.py holds the shipped
+lists its answers first, that order gives the key away. Length gives it
+away wherever the options are shown: a key that is the longest, most
+qualified option in most questions (45 of 49 once did) is found by a
+learner who knows nothing. ``quiz validate`` prints these as warnings; tests/quiz/test_checks.py holds the shipped
 quizzes to them.
 """
 
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from ._markup import plain
 from .model import MultipleSelect, Quiz, SingleChoice
 
 # Fewer single-choice questions than this say nothing about a habit.
@@ -42,5 +45,54 @@ def key_position_problems(quiz: Quiz) -> list[str]:
         problems.append(
             f"quiz {quiz.id!r}: every multiple-select question lists its right options first "
             f"({', '.join(q.id for q in multiples)}): mix them among the others"
+        )
+    return problems
+
+
+# The key may be the longest option in at most this share of a quiz's
+# questions: by chance it is the longest in about 1/4 (four options).
+_LONGEST_SHARE = 1 / 3
+
+
+def _shown_length(text: str) -> int:
+    """An option's length as the learner reads it (code spans without their backticks)."""
+    return len(" ".join(plain(text).split()))
+
+
+def key_length_problems(quiz: Quiz) -> list[str]:
+    """Why the options' lengths give the key away (empty when they do not).
+
+    A key that is the longest, most qualified option is a known tell: a
+    learner who picks the longest wins. Single choice: the key is flagged
+    when no other option is longer; multiple select: when every right option
+    is longer than every wrong one. Either may happen in at most a third of
+    the quiz's questions of that type (a quiz has one or two multiple-select
+    questions, so there one flagged question alone is not yet a habit).
+    """
+    problems = []
+    singles = [q for q in quiz.questions if isinstance(q, SingleChoice) and q.answer is not None]
+    longest = [
+        q.id
+        for q in singles
+        if _shown_length(next(o.text for o in q.options if o.id == q.answer))
+        >= max(_shown_length(o.text) for o in q.options if o.id != q.answer)
+    ]
+    if len(longest) > len(singles) * _LONGEST_SHARE:
+        problems.append(
+            f"quiz {quiz.id!r}: the right option is the longest in {len(longest)} of {len(singles)} "
+            f"single-choice questions ({', '.join(longest)}); at most a third may be: make the other "
+            "options as specific, or the right one shorter"
+        )
+    multiples = [q for q in quiz.questions if isinstance(q, MultipleSelect) and q.answers is not None]
+    tells = []
+    for q in multiples:
+        right = [_shown_length(o.text) for o in q.options if o.id in (q.answers or ())]
+        wrong = [_shown_length(o.text) for o in q.options if o.id not in (q.answers or ())]
+        if wrong and min(right) > max(wrong):
+            tells.append(q.id)
+    if len(tells) >= 2 and len(tells) > len(multiples) * _LONGEST_SHARE:
+        problems.append(
+            f"quiz {quiz.id!r}: every right option is longer than every wrong one in {len(tells)} of "
+            f"{len(multiples)} multiple-select questions ({', '.join(tells)}); at most a third may be"
         )
     return problems

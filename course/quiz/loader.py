@@ -30,7 +30,6 @@ from ..lessons import get_lesson
 from ..snippets import Snippet, load_snippets
 from ._markup import plain, reference_problems
 from .model import (
-    INTEGER_FORMS,
     PARTIAL_RULES,
     QUESTION_CLASSES,
     QUESTION_TYPES,
@@ -61,7 +60,7 @@ _COMMON = ("id", "type", "prompt", "points", "reference")
 _VISIBLE: dict[str, tuple[str, ...]] = {
     "single": ("options",),
     "multiple": ("options", "partial"),
-    "numeric": ("rtol", "atol", "unit", "integer_forms"),
+    "numeric": ("rtol", "atol", "unit"),
     "text": ("case_sensitive", "spaces"),
     "line": ("lesson", "snippet"),
     "code": ("lesson", "exercise"),
@@ -150,11 +149,19 @@ def _describe(value: object) -> str:
     return f"{kind} {shown[:60] + '...' if len(shown) > 60 else shown}"
 
 
+# Fields the format once had, with what to do instead.
+_RETIRED = {
+    "integer_forms": "every numeric question now reads 0x.., 0b.. and 0o.. as well as decimal: delete the line",
+}
+
+
 def _unknown(table: dict[str, Any], allowed: tuple[str, ...], what: str) -> None:
     for name in table:
         if name not in allowed:
             hint = difflib.get_close_matches(name, allowed, n=1)
             suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
+            if name in _RETIRED:
+                suggestion = f"; {_RETIRED[name]}"
             raise _Stop(name, f"unknown field {name!r} in {what} (allowed: {', '.join(allowed)}){suggestion}")
 
 
@@ -334,26 +341,12 @@ def _numeric(f: _Fields, ctx: _Context, explanation: str | None) -> Question:
     rtol = f.number("rtol", default=DEFAULT_RTOL)
     atol = f.number("atol", default=DEFAULT_ATOL)
     unit = f.text("unit", default="", allow_empty=True)
-    forms: tuple[str, ...] = ()
-    if "integer_forms" in f.table:
-        forms = tuple(f.text_list("integer_forms"))
-        for form in forms:
-            if form not in INTEGER_FORMS:
-                raise _Stop(
-                    "integer_forms",
-                    f"every entry of integer_forms must be one of {', '.join(INTEGER_FORMS)} (got {form!r})",
-                )
     answer = None
     if not ctx.released:
         value = f.table.get("answer")
         if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
             raise _Stop("answer", f"answer must be a finite number (got {_describe(value)})")
         answer = float(value)
-        if forms and not answer.is_integer():
-            raise _Stop(
-                "integer_forms",
-                f"integer_forms needs a whole-number answer (got {value!r}): 0x.. and 0b.. write integers",
-            )
     return Numeric(
         **_common(f),
         explanation=explanation,
@@ -361,7 +354,6 @@ def _numeric(f: _Fields, ctx: _Context, explanation: str | None) -> Question:
         atol=atol,
         unit=unit,
         answer=answer,
-        integer_forms=forms,
     )
 
 

@@ -20,6 +20,7 @@ import re
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
+from fractions import Fraction
 from functools import cached_property
 from pathlib import Path
 from typing import Any, ClassVar, cast
@@ -40,14 +41,40 @@ PARTIAL_RULES = ("off", "net-correct", "coverage", "each-answer")
 # How a short-text answer's white space is normalised before comparing.
 SPACE_RULES = ("collapse", "remove", "exact")
 
-# Integer notations a numeric question may accept besides decimal, declared
-# per question (``integer_forms``): where the answer is a bit field or an
-# encoding, a learner may well type 0x8 or 0b1000.
-INTEGER_FORMS = ("hex", "bin")
-_INTEGER_FORM = {
-    "hex": (re.compile(r"([+-]?)0[xX]([0-9a-fA-F](?:_?[0-9a-fA-F])*)"), 16, "hexadecimal"),
-    "bin": (re.compile(r"([+-]?)0[bB]([01](?:_?[01])*)"), 2, "binary"),
-}
+# One rule for what a learner may type in every numeric box (README, "Numeric:
+# what a learner may type"): a decimal number (16384, -2.5, 1.6384e4, 16_384),
+# or a whole number in hexadecimal, binary or octal (0x4000, 0b1000, 0o40000;
+# any case; `_` between digits), as Python writes its literals. The typed text
+# becomes a number before scoring, so a refusal only ever says what was typed
+# and what may be typed: never the number it would have been, which may be the answer.
+_PREFIXED = re.compile(r"[+-]?0[xXbBoO]\w*")
+NUMBER_FORMS = "12, 2.5e3, 0x1f, 0b101 or 0o17"  # examples that are no shipped answer
+
+
+def parse_number(text: str) -> int | float:
+    """A typed answer as a number: an int when written as one, else a finite float.
+
+    ResponseError (its message quotes only ``text``) when it is none of the forms above.
+    """
+    typed = text.strip()
+    refusal = f"{brief(text)} is not a number; type one such as {NUMBER_FORMS} (no unit, no commas)"
+    if _PREFIXED.fullmatch(typed):
+        try:
+            return int(typed, 0)
+        except ValueError:
+            raise ResponseError(refusal) from None
+    try:
+        return int(typed, 10)
+    except ValueError:
+        pass
+    try:
+        number = float(typed)
+    except ValueError:
+        raise ResponseError(refusal) from None
+    if not math.isfinite(number):
+        raise ResponseError(f"{brief(text)} is not a finite number; type one such as {NUMBER_FORMS}")
+    return number
+
 
 # A response as the widgets produce it and a submission stores it.
 Response = str | int | float | list[str] | None
@@ -115,6 +142,29 @@ def brief(value: object, limit: int = BRIEF_LIMIT) -> str:
 def fmt_points(x: float) -> str:
     """A score or point value as text: at most 4 decimals, no trailing zeros."""
     text = f"{x:.4f}".rstrip("0").rstrip(".")
+    return "0" if text in ("", "-0") else text
+
+
+# Fractions a learner reads at a glance (a partly right multiple-select earns thirds, quarters ...).
+_VULGAR = {
+    (1, 2): "\u00bd", (1, 3): "\u2153", (2, 3): "\u2154", (1, 4): "\u00bc", (3, 4): "\u00be",
+    (1, 5): "\u2155", (2, 5): "\u2156", (3, 5): "\u2157", (4, 5): "\u2158", (1, 6): "\u2159",
+    (5, 6): "\u215a", (1, 8): "\u215b", (3, 8): "\u215c", (5, 8): "\u215d", (7, 8): "\u215e",
+}  # fmt: skip
+
+
+def readable_points(x: float) -> str:
+    """A score for a learner to read: ``1⅓`` rather than ``1.3333``, else at most two decimals.
+
+    ``fmt_points`` stays the form of files (CSV, the gradebook): exact to four decimals.
+    """
+    if x >= 0:
+        exact = Fraction(x).limit_denominator(12)
+        whole, part = divmod(exact.numerator, exact.denominator)
+        glyph = _VULGAR.get((part, exact.denominator))
+        if glyph is not None and abs(float(exact) - x) < 1e-9:
+            return f"{whole}{glyph}" if whole else glyph
+    text = f"{x:.2f}".rstrip("0").rstrip(".")
     return "0" if text in ("", "-0") else text
 
 
@@ -292,7 +342,6 @@ class Numeric(Question):
     atol: float  # absolute tolerance
     unit: str  # shown after the input box; "" for none
     answer: float | None
-    integer_forms: tuple[str, ...] = ()  # of INTEGER_FORMS: typed forms accepted besides decimal
 
     type: ClassVar[str] = "numeric"
     KEY_FIELDS: ClassVar[tuple[str, ...]] = ("answer", "explanation")
@@ -300,51 +349,14 @@ class Numeric(Question):
     KEY_ATTRS: ClassVar[tuple[str, ...]] = ("answer", "explanation")
 
     def view(self) -> dict[str, Any]:
-        fields = {**super().view(), "rtol": self.rtol, "atol": self.atol, "unit": self.unit}
-        if self.integer_forms:  # absent when empty, so older quizzes keep their version
-            fields["integer_forms"] = list(self.integer_forms)
-        return fields
+        return {**super().view(), "rtol": self.rtol, "atol": self.atol, "unit": self.unit}
 
     def key(self) -> dict[str, Any]:
         return {} if self.answer is None else {"answer": self.answer, **super().key()}
 
     def parse(self, text: str) -> int | float:
-        """A typed answer as a number: an int when written as one, else a finite float.
-
-        Decimal always; ``0x..`` and ``0b..`` where ``integer_forms`` says so.
-        A form the question does not take is refused with what to type instead.
-        """
-        typed = text.strip()
-        for form, (pattern, base, name) in _INTEGER_FORM.items():
-            found = pattern.fullmatch(typed)
-            if found is None:
-                continue
-            value = int(found.group(1) + found.group(2).replace("_", ""), base)
-            if form not in self.integer_forms:
-                raise ResponseError(
-                    f"{brief(text)} is {name}; this question takes a decimal number (that one is {value})"
-                )
-            return value
-        try:
-            return int(typed)
-        except ValueError:
-            pass
-        try:
-            number = float(typed)
-        except ValueError:
-            raise ResponseError(f"{brief(text)} is not a number; type {self.forms_hint()}") from None
-        if not math.isfinite(number):
-            raise ResponseError(f"{brief(text)} is not a finite number")
-        return number
-
-    def forms_hint(self) -> str:
-        """What may be typed, as an example list for messages and the placeholder."""
-        examples = ["digits, e.g. 16384 or 1.5e3"]
-        if "hex" in self.integer_forms:
-            examples.append("0x4000")
-        if "bin" in self.integer_forms:
-            examples.append("0b1000")
-        return examples[0] if len(examples) == 1 else ", ".join(examples[:-1]) + " or " + examples[-1]
+        """A typed answer as a number, by the one rule of every numeric box (``parse_number``)."""
+        return parse_number(text)
 
     def _check(self, response: Response) -> None:
         if isinstance(response, bool) or not isinstance(response, int | float):

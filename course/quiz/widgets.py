@@ -6,9 +6,12 @@ Practice mode (the shipped pages) needs the key: each question has a Check
 button that scores the response with the same pure function the grader uses
 and shows right or wrong with the explanation and the reference. Graded mode
 builds every widget from the learner copy, so no widget trait holds key
-material; it has no Check buttons. In both modes, given a learner id,
+material; it has no Check buttons. Practice mode keeps a running total
+under the questions after each Check. In both modes, given a learner id,
 Submit writes the responses (never a score) to
-``<submissions>/<quiz>/<learner>.json`` atomically.
+``<submissions>/<quiz>/<learner>.json`` atomically, and names the learner
+and the file to upload. A "which line" listing is shown once per snippet;
+restored answers are announced once per quiz (``_look`` draws all that).
 
 Each learner sees the options of a choice question in an order of their
 own (``model.option_order``, stable per learner, quiz and question), so the
@@ -19,9 +22,8 @@ places under nbclient and nbval): right, partly right and wrong each with a
 mark (✓ ~ ✗) and a colour. Every piece of quiz text that goes into HTML is
 escaped (``_markup``: `code` spans and reference links are the only markup),
 so a quiz file cannot inject markup or script. Long option texts wrap under
-one scoped style sheet (``STYLE``; ipywidgets gives a radio label a fixed
-height, so a wrapped one overlapped the next option). Everything works
-headless: set a widget's ``value`` and call ``button.click()``.
+one scoped style sheet (``_look.STYLE``). Everything works headless: set a
+widget's ``value`` and call ``button.click()``.
 """
 
 from __future__ import annotations
@@ -38,6 +40,18 @@ from .. import progress as _progress
 from .._html import escape
 from ..errors import CourseError
 from ..lessons import LESSONS, get_lesson
+from ._look import (
+    QUIZ_CLASS,
+    STYLE,
+    listing_heading,
+    listing_html,
+    local_time,
+    not_saved,
+    partly_why,
+    points_text,
+    total_html,
+    verdict_html,
+)
 from ._markup import inline, plain, reference_html
 from .loader import load_quiz
 from .model import (
@@ -51,63 +65,14 @@ from .model import (
     ShortText,
     SingleChoice,
     WhichLine,
-    fmt_points,
     option_order,
+    readable_points,
 )
 from .submission import Submission, submission_path, validate_learner_id, write_submission
 
+__all__ = ["MODES", "QUIZ_CLASS", "STYLE", "QuestionPanel", "QuizPanel", "show_quiz", "verdict_html"]
+
 MODES = ("practice", "graded")
-_escape = escape  # text for HTML: escaped, bidi controls made visible (course._html)
-_inline = inline  # escaped, `code` spans shown as code (course.quiz._markup)
-
-# One style sheet per quiz, scoped to the quiz's own class. ipywidgets 8
-# gives each radio label a fixed height and line height, so a label that
-# wraps spills over the next option (its radio then sits on the next
-# line's text: Day 76 Q4, Day 78 Q11 in Chromium); checkbox labels are cut
-# to one line with "...". Here labels grow with their text, the input
-# stays at the first line's left, and wrapped lines hang beside it.
-QUIZ_CLASS = "course-quiz"
-STYLE = """<style>
-.course-quiz .widget-radio-box label {
-  display: flex; flex-direction: row-reverse; justify-content: flex-end; align-items: flex-start;
-  height: auto; min-height: var(--jp-widgets-radio-item-height, 24px); line-height: 1.4;
-  white-space: normal; margin: 2px 0 4px 0;
-}
-.course-quiz .widget-radio-box input[type="radio"] {
-  flex: none; float: none; height: auto; margin: 0.2em 0.6em 0 1px;
-}
-.course-quiz .widget-checkbox { height: auto; line-height: 1.4; }
-.course-quiz .widget-checkbox .widget-label-basic {
-  display: flex; align-items: flex-start; height: auto; line-height: 1.4;
-  white-space: normal; overflow: visible; margin: 2px 0 4px 0;
-}
-.course-quiz .widget-checkbox input[type="checkbox"] {
-  flex: none; align-self: flex-start; margin: 0.2em 0.6em 0 1px;
-}
-.course-quiz .widget-html-content { line-height: 1.45; }
-.course-quiz .widget-html-content a { color: var(--jp-content-link-color, #1565c0); text-decoration: underline; }
-</style>"""
-
-# How each verdict looks: a mark, a colour (border and text) and a faint
-# background of the same colour (readable on light and dark themes).
-_VERDICT_LOOK = {
-    "right": ("\u2713", "#1b7f3b", "rgba(27, 127, 59, 0.12)"),
-    "partial": ("~", "#b26a00", "rgba(178, 106, 0, 0.14)"),
-    "wrong": ("\u2717", "#c62828", "rgba(198, 40, 40, 0.12)"),
-}
-
-
-def verdict_html(css: str, verdict: str, body: str) -> str:
-    """A checked answer's feedback: the mark and verdict in the verdict's colour, then ``body`` (HTML)."""
-    mark, colour, background = _VERDICT_LOOK[css]
-    return (
-        f'<div class="quiz-result {css}" style="display: flex; gap: 0.6em; align-items: flex-start; '
-        f"border-left: 4px solid {colour}; background: {background}; padding: 0.4em 0.7em; "
-        f'margin: 0.3em 0;">'
-        f'<span class="quiz-mark" style="color: {colour}; font-weight: bold; font-size: 1.3em; '
-        f'line-height: 1.1;">{mark}</span>'
-        f'<div class="quiz-feedback {css}"><b style="color: {colour};">{verdict}</b> {body}</div></div>'
-    )
 
 
 def _now() -> str:
@@ -126,17 +91,20 @@ class QuestionPanel:
         quiz_id: str = "",
         learner_id: str | None = None,
         lesson_id: str | None = None,
+        listing_note: str | None = None,
+        on_check: Any = None,
     ):
         self.question = question
+        self.on_check = on_check  # called after every scored Check (the quiz's running total)
         self.attempts = 0
         self.practice = practice
         self.quiz_id = quiz_id
         self.learner_id = learner_id
         self.lesson_id = lesson_id  # progress is saved under it; None: not saved
         self.last_check: dict[str, Any] | None = None  # the last checked response and its fraction
-        points = f"{fmt_points(question.points)} point{'' if question.points == 1 else 's'}"
+        points = points_text(question.points)
         self.prompt = widgets.HTML(
-            value=f"<p><b>{number}.</b> {_inline(question.prompt)} <small>({points})</small></p>"
+            value=f"<p><b>{number}.</b> {inline(question.prompt)} <small>({points})</small></p>"
         )
         self.feedback = widgets.HTML(value="")
         self.checkboxes: dict[str, widgets.Checkbox] = {}
@@ -167,16 +135,21 @@ class QuestionPanel:
             }
             self.input = widgets.VBox(list(self.checkboxes.values()))
         elif isinstance(question, Numeric | ShortText):
-            placeholder = "your answer"
-            if isinstance(question, Numeric):
-                placeholder = "a number" + (" (0x.. or 0b.. too)" if question.integer_forms else "")
+            # One rule for every numeric box (model.parse_number): decimal, 0x.., 0b.., 0o...
+            placeholder = (
+                "a number (12, 2.5e3, 0x1f, 0b101)" if isinstance(question, Numeric) else "your answer"
+            )
             self.text = widgets.Text(value="", placeholder=placeholder)
             self.input = self.text
             if isinstance(question, Numeric) and question.unit:
                 self.input = widgets.HBox([self.text, widgets.Label(value=question.unit)])
         elif isinstance(question, WhichLine):
-            listing = "\n".join(f"{n:4d}  {line}" for n, line in question.listing)
-            parts.append(widgets.HTML(value=f"<pre>{_escape(listing)}</pre>"))
+            # The listing itself is shown once per quiz, above the first question that asks
+            # about it (QuizPanel); standalone, with this question.
+            if listing_note is None:
+                parts.append(widgets.HTML(value=listing_html(question.listing, "The listing:")))
+            else:
+                parts.append(widgets.HTML(value=f"<p><small>{escape(listing_note)}</small></p>"))
             self.input = widgets.Dropdown(
                 options=[(f"line {n}: {line.strip()[:60]}", n) for n, line in question.listing],
                 value=None,
@@ -192,7 +165,10 @@ class QuestionPanel:
         parts.append(self.input)
         self.check_button: widgets.Button | None = None
         if practice:
-            self.check_button = widgets.Button(description="Check", tooltip="Check this answer")
+            # primary: the same blue as every other Check on the page (coding, annotation)
+            self.check_button = widgets.Button(
+                description="Check", tooltip="Check this answer", button_style="primary"
+            )
             self.check_button.on_click(lambda _button: self.check())
             parts.append(self.check_button)
         parts.append(self.feedback)
@@ -240,9 +216,11 @@ class QuestionPanel:
             fraction = self._check_code(q, str(response))
         else:
             fraction = q.fraction(response)
-            self.feedback.value = self.verdict(fraction)
+            self.feedback.value = self.verdict(fraction, response)
         self.last_check = {"response": response, "fraction": fraction}
         self.feedback.value += self.save_progress()
+        if self.on_check is not None:
+            self.on_check()
 
     def _check_code(self, q: Code, piece: str) -> float | None:
         """Practice: run the piece the way the grader will (``course.coding_check``) and show what it did.
@@ -266,17 +244,18 @@ class QuestionPanel:
         self.feedback.value = verdict_html(css, verdict, result._repr_html_())
         return 1.0 if result.passed else 0.0
 
-    def verdict(self, fraction: float) -> str:
-        """The feedback HTML for a response scored ``fraction``."""
+    def verdict(self, fraction: float, response: Response = None) -> str:
+        """The feedback HTML for ``response``, scored ``fraction``."""
         q = self.question
         if fraction >= 1.0:
             verdict, css = "Right.", "right"
         elif fraction > 0.0:
-            verdict = f"Partly right: {fmt_points(q.points * fraction)} of {fmt_points(q.points)} points."
+            verdict = f"Partly right: {readable_points(q.points * fraction)} of {points_text(q.points)}"
+            verdict += f" ({why})." if (why := partly_why(q, response)) else "."
             css = "partial"
         else:
             verdict, css = "Not right.", "wrong"
-        body = f"{_inline(q.explanation or '')}<br><small>Reference: {reference_html(q.reference)}</small>"
+        body = f"{inline(q.explanation or '')}<br><small>Reference: {reference_html(q.reference)}</small>"
         return verdict_html(css, verdict, body)
 
     # -- progress ----------------------------------------------------------
@@ -311,7 +290,7 @@ class QuestionPanel:
         try:
             _progress.record(self.lesson_id, "quiz", self.question.id, state, learner=self.learner_id)
         except CourseError as e:
-            return _not_saved(e)
+            return not_saved(e)
         return ""
 
     def restore(self, state: dict[str, Any]) -> bool:
@@ -321,7 +300,6 @@ class QuestionPanel:
             return False
         response = state.get("response")
         text = state.get("text")
-        saved_at = escape(str(state.get("saved_at", "an unknown time")))
         if isinstance(q, Code):
             # The box shows the learner's file of the exercise (the coding panel edits the same
             # file): that is their code now, so only the attempts and the last result come back.
@@ -333,9 +311,9 @@ class QuestionPanel:
             last = None
             if state.get("checked") is True and fraction in (0.0, 1.0):
                 last = "passed" if fraction == 1.0 else "did not pass"
-            said = f"your last check {last}, " if last else ""
+            said = f"your last check {last}. " if last else ""
             self.feedback.value = (
-                f'<div class="quiz-restored"><small>From your progress: {said}saved at {saved_at}. '
+                f'<div class="quiz-restored"><small>From your progress: {said}'
                 "The box shows the piece in your file now.</small></div>"
             )
             return True
@@ -369,13 +347,13 @@ class QuestionPanel:
         else:
             self.set_response(response)
         self.attempts = attempts
-        note = f'<div class="quiz-restored"><small>Restored from your progress, saved at {saved_at}.</small></div>'
+        # When it was saved is said once, for the whole quiz (QuizPanel.restore_progress).
         if self.practice and state.get("checked") is True and q.has_key:
             fraction = q.fraction(response)  # scored again: the key may have changed since
             self.last_check = {"response": response, "fraction": fraction}
-            self.feedback.value = self.verdict(fraction) + note
+            self.feedback.value = self.verdict(fraction, response)
         else:
-            self.feedback.value = note
+            self.feedback.value = ""
         return True
 
 
@@ -390,13 +368,6 @@ def _code_piece(q: Code) -> str:
         return ""
 
 
-def _not_saved(error: CourseError) -> str:
-    return (
-        '<div class="quiz-progress-error"><small>Your progress was not saved: '
-        f"{escape(str(error))}</small></div>"
-    )
-
-
 class QuizPanel(widgets.VBox):
     """The whole quiz. ``panels`` maps question id to its ``QuestionPanel``."""
 
@@ -407,21 +378,60 @@ class QuizPanel(widgets.VBox):
         self.learner_id = learner_id
         self.submissions_dir = submissions_dir
         self.submits = 0
-        self.panels = {
-            q.id: QuestionPanel(
-                n, q, practice=practice, quiz_id=quiz.id, learner_id=learner_id, lesson_id=quiz.lesson
+        # A "which line" listing is shown once, above the first question that asks about it;
+        # the later ones point back to it (a 60-90-line listing once repeated per question).
+        first_asking: dict[tuple[str, str], int] = {}
+        asking: dict[tuple[str, str], list[int]] = {}
+        for n, q in enumerate(quiz.questions, start=1):
+            if isinstance(q, WhichLine):
+                first_asking.setdefault((q.lesson, q.snippet), n)
+                asking.setdefault((q.lesson, q.snippet), []).append(n)
+        self.panels: dict[str, QuestionPanel] = {}
+        boxes: list[widgets.Widget] = []
+        for n, q in enumerate(quiz.questions, start=1):
+            note = None
+            if isinstance(q, WhichLine):
+                first = first_asking[(q.lesson, q.snippet)]
+                note = (
+                    "Pick a line of the listing just above."
+                    if first == n
+                    else (f"Pick a line of the listing above question {first}.")
+                )
+                if first == n:
+                    boxes.append(
+                        widgets.HTML(
+                            value=listing_html(q.listing, listing_heading(asking[(q.lesson, q.snippet)]))
+                        )
+                    )
+            panel = QuestionPanel(
+                n,
+                q,
+                practice=practice,
+                quiz_id=quiz.id,
+                learner_id=learner_id,
+                lesson_id=quiz.lesson,
+                listing_note=note,
+                on_check=self.show_total,
             )
-            for n, q in enumerate(quiz.questions, start=1)
-        }
+            self.panels[q.id] = panel
+            boxes.append(panel.box)
         self.style = widgets.HTML(value=STYLE, layout=widgets.Layout(display="none"))
-        self.title = widgets.HTML(value=f"<h3>{_inline(quiz.title)}</h3>")
-        self.submit_button = widgets.Button(description="Submit", tooltip="Save your answers for grading")
+        self.title = widgets.HTML(value=f"<h3>{inline(quiz.title)}</h3>")
+        self.restored = widgets.HTML(value="")  # one line when saved answers came back
+        self.total = widgets.HTML(value="")  # practice: the score so far, after each Check
+        self.submit_button = widgets.Button(
+            description="Submit", tooltip="Save your answers to a file for grading", icon="save"
+        )
         self.submit_button.on_click(lambda _button: self.submit())
+        self.submit_note = widgets.HTML(value=self._submit_note())
         self.status = widgets.HTML(value="")
         children = [
             self.style,
             self.title,
-            *(p.box for p in self.panels.values()),
+            self.restored,
+            *boxes,
+            self.total,
+            self.submit_note,
             self.submit_button,
             self.status,
         ]
@@ -432,6 +442,23 @@ class QuizPanel(widgets.VBox):
         # The notebook's text/plain output (which nbval compares): short and
         # stable, instead of ipywidgets' repr of every child widget.
         return f"QuizPanel(quiz={self.quiz.id!r}, mode={self.mode!r}, questions={len(self.panels)})"
+
+    def _submit_note(self) -> str:
+        if self.learner_id is None:
+            return ""
+        origin = _progress.learner_origin(self.learner_id)
+        return (
+            f"<p><small>Submit saves your answers (not a score) to a file for your instructor, "
+            f"as learner <b>{escape(self.learner_id)}</b> ({escape(origin)}).</small></p>"
+        )
+
+    def show_total(self) -> None:
+        """Practice: the score so far over every question, from each one's last Check."""
+        if self.mode == "practice":
+            checks = [
+                (p.question.points, p.last_check["fraction"]) for p in self.panels.values() if p.last_check
+            ]
+            self.total.value = total_html(checks, len(self.panels), self.quiz.max_points)
 
     def responses(self) -> dict[str, Response]:
         """Every answered question's response; raises ResponseError on an unreadable one."""
@@ -476,9 +503,11 @@ class QuizPanel(widgets.VBox):
             self.status.value = f"<p>Nothing was saved: {escape(str(e))}</p>"
             return None
         self.status.value = (
-            f"<p>Saved {len(responses)} of {len(self.panels)} answers at "
-            f"{escape(submission.submitted_at)} to <code>{escape(str(path))}</code>. "
-            "Submitting again replaces this file.</p>"
+            f"<p>Saved {len(responses)} of {len(self.panels)} answers as learner "
+            f"<b>{escape(self.learner_id)}</b> at {escape(local_time(submission.submitted_at))} to "
+            f"<code>{escape(str(path))}</code>.<br>To hand them in, upload this file to your "
+            "course's assignment for this quiz; your instructor grades it. "
+            "Submitting again replaces the file: upload the latest.</p>"
         ) + self.save_progress()
         return path
 
@@ -488,7 +517,7 @@ class QuizPanel(widgets.VBox):
         try:
             _progress.record_items(self.quiz.lesson, "quiz", states, learner=self.learner_id)
         except CourseError as e:
-            return _not_saved(e)
+            return not_saved(e)
         return ""
 
     def restore_progress(self) -> int:
@@ -501,7 +530,7 @@ class QuizPanel(widgets.VBox):
         try:
             saved = _progress.lesson_progress(self.quiz.lesson, learner=self.learner_id)["quiz"]
         except CourseError as e:
-            self.status.value = (
+            self.restored.value = (
                 f"<p><small>Your saved progress was not restored: {escape(str(e))}</small></p>"
             )
             return 0
@@ -514,10 +543,12 @@ class QuizPanel(widgets.VBox):
         ]
         if restored:
             latest = max(str(t) for t in restored)
-            self.status.value = (
-                f"<p><small>Restored {len(restored)} of {len(self.panels)} answers from your progress "
-                f"(last saved at {escape(latest)}). Submit still saves them for grading.</small></p>"
+            self.restored.value = (
+                f'<div class="quiz-restored"><small>Restored {len(restored)} of {len(self.panels)} '
+                f"answers from your progress (last saved {escape(local_time(latest))}). "
+                "Submit still saves them for grading.</small></div>"
             )
+            self.show_total()
         return len(restored)
 
 
@@ -541,7 +572,8 @@ def show_quiz(
     ``learner_id`` names the submission file; ``submissions_dir`` defaults to
     ``submissions/`` in the course checkout. Checked and submitted answers
     are saved to the learner's progress (``course.progress``; the learner is
-    ``learner_id``, else ``COURSE_LEARNER``, else ``default``), and
+    ``learner_id``, else ``COURSE_LEARNER``, else ``JUPYTERHUB_USER``, else
+    the login name, else ``default``), and
     ``restore=True`` puts them back, so a restarted kernel or a reopened
     page shows where the learner was.
     """

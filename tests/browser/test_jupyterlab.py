@@ -1090,3 +1090,117 @@ def test_a_hostile_quiz_runs_no_script_in_jupyterlab(pages, artifacts: Path):
     except BaseException:
         _save_screenshot(page, artifacts, "hostile-failure.png")
         raise
+
+
+# ---- issue 22: quizzes ----
+# What the quiz looks like next to the rest of the page: radio buttons and
+# checkboxes at one x and each on its label's first line; every Check button
+# on a page (quiz, coding, annotation) in one colour; a "which line" listing
+# once per snippet, not once per question.
+
+JS_QUIZ_LOOK = """
+(nb, i) => {
+  const cell = nb.querySelectorAll('.jp-Cell')[i];
+  const area = cell.querySelector('.jp-OutputArea');
+  const options = Array.from(area.querySelectorAll('input[type=radio], input[type=checkbox]')).map(input => {
+    const label = input.closest('label');
+    const r = input.getBoundingClientRect();
+    // The first line of the label's text: the first client rect of its text.
+    let line = null;
+    if (label) {
+      const range = document.createRange();
+      range.selectNodeContents(label);
+      const rects = Array.from(range.getClientRects()).filter(q => q.width > 0 && q.height > 0);
+      const first = rects.length ? Math.min(...rects.map(q => q.top)) : null;
+      const firstLine = rects.filter(q => Math.abs(q.top - first) < 2);
+      if (firstLine.length) line = [Math.min(...firstLine.map(q => q.top)), Math.max(...firstLine.map(q => q.bottom))];
+    }
+    // Where the option's text starts: its first line's left edge.
+    let textLeft = null;
+    if (label) {
+      const range = document.createRange();
+      range.selectNodeContents(label);
+      const rects = Array.from(range.getClientRects()).filter(q => q.width > 0 && q.height > 0 && q.left > r.right - 1);
+      if (rects.length) textLeft = Math.min(...rects.map(q => q.left));
+    }
+    const chain = [];
+    for (let e = input; e && e !== area; e = e.parentElement) {
+      const st = getComputedStyle(e);
+      chain.push(`${e.tagName.toLowerCase()}.${(e.className || '').toString().split(' ').join('.')} ` +
+                 `left ${e.getBoundingClientRect().left.toFixed(1)} m ${st.marginLeft}/${st.marginRight} ` +
+                 `p ${st.paddingLeft} w ${e.getBoundingClientRect().width.toFixed(1)} fs ${st.fontSize}`);
+    }
+    return {type: input.type, left: r.left, middle: (r.top + r.bottom) / 2, line, textLeft, chain,
+            text: label ? label.innerText.trim().slice(0, 60) : ''};
+  });
+  const checks = Array.from(nb.querySelectorAll('button')).filter(b => b.innerText.trim() === 'Check').map(b => {
+    const cellOf = b.closest('.jp-Cell');
+    return {cell: Array.from(nb.querySelectorAll('.jp-Cell')).indexOf(cellOf),
+            background: getComputedStyle(b).backgroundColor, color: getComputedStyle(b).color};
+  });
+  return {options, checks, listings: area.querySelectorAll('pre').length};
+}
+"""
+
+
+@pytest.mark.parametrize("lesson_id", ["day76", "day78"])
+def test_issue22_quiz_inputs_line_up_buttons_match_and_listings_show_once(
+    lesson_id: str, pages, course_copy: Path, artifacts: Path
+):
+    from course.quiz.model import WhichLine
+
+    lesson = LESSONS[lesson_id]
+    tab = _page(pages, lesson.notebook)
+    panel = tab.panel
+    cells = _cells(course_copy, lesson.notebook)
+    (cell,) = [i for i, c in enumerate(cells) if c["cell_type"] == "code" and "page.quiz(" in _source(c)]
+    quiz = load_quiz(course_copy / "content" / "quizzes" / f"{lesson_id}.toml")
+    expected = sum(len(q.options) for q in quiz.questions if isinstance(q, SingleChoice | MultipleSelect))
+    seen = _wait_until(
+        "quiz inputs", OUTPUTS_SETTLE_S, lambda: panel.evaluate(JS_QUIZ_LOOK, cell),
+        lambda v: len(v["options"]) >= expected,
+    )  # fmt: skip
+    _screenshots(tab.page, artifacts, {f"{lesson_id}-issue22-quiz.png": cell})
+    problems: list[str] = []
+    kinds = {o["type"] for o in seen["options"]}
+    assert kinds == {"radio", "checkbox"}, f"{lesson.notebook}: the quiz shows inputs {kinds}"
+    # One x for every radio button and checkbox: a learner's eye runs down one column.
+    lefts = {o["type"]: [] for o in seen["options"]}
+    for o in seen["options"]:
+        lefts[o["type"]].append(o["left"])
+    everywhere = [x for xs in lefts.values() for x in xs]
+    texts = {o["type"]: set() for o in seen["options"]}
+    for o in seen["options"]:
+        texts[o["type"]].add(round(o["textLeft"] or -1, 1))
+    starts = [x for xs in texts.values() for x in xs]
+    if max(everywhere) - min(everywhere) > 1 or max(starts) - min(starts) > 1:
+        where = {kind: sorted({round(x, 1) for x in xs}) for kind, xs in lefts.items()}
+        first = {o["type"]: o["chain"] for o in seen["options"]}
+        problems.append(
+            f"radio buttons and checkboxes do not line up: inputs at x {where}, their text at x {texts}; "
+            f"the first of each: {first}"
+        )
+    # Each input sits on its label's first line of text (its middle within that line).
+    for o in seen["options"]:
+        if o["line"] is None:
+            problems.append(f"option {o['text']!r}: no label text found")
+            continue
+        top, bottom = o["line"]
+        if not (top - 1 <= o["middle"] <= bottom + 1):
+            problems.append(
+                f"{o['type']} of {o['text']!r}: its middle at y {o['middle']:.1f} is off its label's "
+                f"first line ({top:.1f}..{bottom:.1f})"
+            )
+    # Every Check button of the page looks the same.
+    looks = {(b["background"], b["color"]) for b in seen["checks"]}
+    if len(looks) != 1:
+        problems.append(f"Check buttons in {len(looks)} looks: {sorted(looks)} ({seen['checks']})")
+    # A listing once per snippet that a "which line" question asks about.
+    snippets = {(q.lesson, q.snippet) for q in quiz.questions if isinstance(q, WhichLine)}
+    if seen["listings"] != len(snippets):
+        problems.append(
+            f"the quiz shows {seen['listings']} listings for {len(snippets)} snippet(s) its questions ask about"
+        )
+    if problems:
+        _save_screenshot(tab.page, artifacts, f"{lesson_id}-issue22-failure.png")
+    assert not problems, f"{lesson.notebook}, {len(problems)} problems:\n" + "\n".join(problems)

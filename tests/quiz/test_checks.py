@@ -1,4 +1,4 @@
-"""Content checks on a quiz key (course/quiz/checks.py): where the right option sits."""
+"""Content checks on a quiz key (course/quiz/checks.py): where the right option sits, how long it is."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from course.quiz.checks import key_position_problems
+from course.lessons import LESSONS
+from course.quiz.checks import key_length_problems, key_position_problems
 from course.quiz.loader import load_quiz
 from course.quiz.model import MultipleSelect, Option, Quiz, SingleChoice
 
@@ -48,7 +49,50 @@ def test_a_spread_key_is_not_flagged():
     assert key_position_problems(quiz(single("s1", "a"), single("s2", "a"))) == []  # too few to tell
 
 
-@pytest.mark.parametrize("lesson_id", ["day76", "day78"])
+@pytest.mark.parametrize("lesson_id", list(LESSONS))
 def test_the_shipped_quizzes_do_not_give_the_key_away_by_position(lesson_id, monkeypatch):
     monkeypatch.setenv("COURSE_ROOT", str(REPO))
     assert key_position_problems(load_quiz(REPO / "content" / "quizzes" / f"{lesson_id}.toml")) == []
+
+
+# ---- length: the key must not be the longest option (issue 22, item 9) ------------
+
+
+def sized(qid: str, answer: str, lengths: dict[str, int]) -> SingleChoice:
+    options = tuple(Option(i, "x" * n) for i, n in lengths.items())
+    return SingleChoice(qid, "p", 1.0, "r", "e", options, answer)
+
+
+def test_a_quiz_whose_key_is_mostly_the_longest_option_is_flagged():
+    long_key = {"a": 10, "b": 40, "c": 12}
+    flagged = quiz(sized("s1", "b", long_key), sized("s2", "b", long_key), sized("s3", "a", long_key))
+    (problem,) = key_length_problems(flagged)
+    assert "the longest in 2 of 3 single-choice questions (s1, s2)" in problem
+    # One in three is allowed: by chance alone the key is the longest about one time in four.
+    assert (
+        key_length_problems(
+            quiz(sized("s1", "b", long_key), *(sized(f"t{i}", "a", long_key) for i in range(2)))
+        )
+        == []
+    )
+    # A tie with the longest counts as the longest; code spans count without their backticks.
+    tie = SingleChoice("s", "p", 1.0, "r", "e", (Option("a", "`abcd`"), Option("b", "wxyz")), "a")
+    assert key_length_problems(quiz(tie, tie, sized("s3", "a", long_key))) != []
+
+
+def test_multiple_select_whose_right_options_are_all_the_longest_is_flagged():
+    def m(qid: str, right: int, wrong: int) -> MultipleSelect:
+        options = (Option("r1", "r" * right), Option("r2", "r" * (right + 5)), Option("w1", "w" * wrong))
+        return MultipleSelect(qid, "p", 1.0, "r", "e", options, "off", frozenset({"r1", "r2"}))
+
+    (problem,) = key_length_problems(quiz(m("m1", 30, 10), m("m2", 30, 20), m("m3", 30, 40)))
+    assert "2 of 3 multiple-select questions (m1, m2)" in problem
+    assert key_length_problems(quiz(m("m1", 30, 35), m("m2", 30, 40), m("m3", 30, 10))) == []
+    # One question alone is not a habit (a page has one or two of them).
+    assert key_length_problems(quiz(m("m1", 30, 10), m("m2", 30, 40))) == []
+
+
+@pytest.mark.parametrize("lesson_id", list(LESSONS))
+def test_the_shipped_quizzes_do_not_give_the_key_away_by_length(lesson_id, monkeypatch):
+    monkeypatch.setenv("COURSE_ROOT", str(REPO))
+    assert key_length_problems(load_quiz(REPO / "content" / "quizzes" / f"{lesson_id}.toml")) == []

@@ -225,27 +225,12 @@ def test_schema_errors_name_question_field_and_line(write_quiz, old, new, questi
     assert err.line is not None and 1 <= err.line <= len(text.splitlines())
 
 
-def test_integer_forms_load_and_are_checked_with_their_line(write_quiz):
+def test_the_retired_integer_forms_field_is_refused_with_what_to_do(write_quiz):
     text = SAMPLE_QUIZ.replace('unit = "bytes"', 'unit = "bytes"\ninteger_forms = ["hex", "bin"]')
-    assert load_quiz(write_quiz(text)).question("n1").integer_forms == ("hex", "bin")
-    for value, words in (
-        ('["oct"]', "must be one of hex, bin (got 'oct')"),
-        ('"hex"', "must be a non-empty array"),
-        ('["hex", "hex"]', "lists 'hex' twice"),
-        ("[]", "must be a non-empty array"),
-    ):
-        bad = SAMPLE_QUIZ.replace('unit = "bytes"', f'unit = "bytes"\ninteger_forms = {value}')
-        err = problem(write_quiz(bad))
-        assert (err.question, err.field) == ("n1", "integer_forms"), value
-        assert words in str(err), (value, str(err))
-        assert err.line == line_of(bad, "integer_forms =")
-    fraction = SAMPLE_QUIZ.replace("answer = 16384", "answer = 16384.5").replace(
-        'unit = "bytes"', 'unit = "bytes"\ninteger_forms = ["hex"]'
-    )
-    err = problem(write_quiz(fraction))
-    assert err.field == "integer_forms" and "a whole-number answer" in str(err)
-    other = SAMPLE_QUIZ.replace('partial = "net-correct"', 'partial = "net-correct"\ninteger_forms = ["hex"]')
-    assert "unknown field 'integer_forms'" in str(problem(write_quiz(other)))
+    err = problem(write_quiz(text))
+    assert (err.question, err.field) == ("n1", "integer_forms")
+    assert "unknown field 'integer_forms'" in str(err) and "delete the line" in str(err)
+    assert err.line == line_of(text, "integer_forms =")
 
 
 def test_every_bad_question_is_reported_together(write_quiz):

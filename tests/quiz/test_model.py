@@ -10,7 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from course.quiz.loader import load_quiz
 from course.quiz.model import (
+    NUMBER_FORMS,
     PARTIAL_RULES,
     KeyMissing,
     MultipleSelect,
@@ -24,6 +26,7 @@ from course.quiz.model import (
     fmt_points,
 )
 
+REPO = Path(__file__).resolve().parents[2]
 OPTIONS = tuple(Option(i, i.upper()) for i in "abcd")
 
 
@@ -277,45 +280,69 @@ def test_fmt_points(value, text):
     assert fmt_points(value) == text
 
 
-# ---- typed numbers: decimal always, hex and binary where the question says so ------
+# ---- typed numbers: one rule for every numeric question (issue 22, item 16) ------
 
 
 @pytest.mark.parametrize(
     ("typed", "value"),
-    [("16384", 16384), ("1.6384e4", 16384.0), ("-3", -3), ("16_384", 16384), (" 8 ", 8)],
+    [
+        ("16384", 16384),
+        ("1.6384e4", 16384.0),
+        ("-3", -3),
+        ("16_384", 16384),
+        (" 8 ", 8),
+        ("010", 10),
+        ("0x8", 8),
+        ("0X8", 8),
+        ("0x3_FFFF", 0x3FFFF),
+        ("-0x10", -16),
+        ("0b1000", 8),
+        ("0B11", 3),
+        ("0o17", 15),
+    ],
 )
-def test_numeric_parse_reads_decimal_numbers(typed, value):
-    parsed = numeric().parse(typed)
+def test_every_numeric_question_reads_decimal_hex_binary_and_octal(typed, value):
+    parsed = numeric(answer=float(value)).parse(typed)
     assert parsed == value and type(parsed) is type(value)
+    assert numeric(answer=float(value)).fraction(parsed) == 1.0
 
 
-@pytest.mark.parametrize(
-    ("typed", "value"),
-    [("0x8", 8), ("0X8", 8), ("0x3_FFFF", 0x3FFFF), ("-0x10", -16), ("0b1000", 8), ("0B1000", 8), ("8", 8)],
-)
-def test_numeric_parse_reads_hex_and_binary_where_declared(typed, value):
-    q = numeric(answer=8.0, integer_forms=("hex", "bin"))
-    assert q.parse(typed) == value
-    assert q.fraction(q.parse(typed)) == (1.0 if value == 8 else 0.0)
-
-
-def test_numeric_parse_refuses_a_form_the_question_does_not_declare():
-    with pytest.raises(ResponseError, match="hexadecimal.*decimal"):
-        numeric().parse("0x8")
-    with pytest.raises(ResponseError, match="binary.*decimal"):
-        numeric(integer_forms=("hex",)).parse("0b1000")
-    with pytest.raises(ResponseError, match="not a number"):
-        numeric(integer_forms=("hex", "bin")).parse("0xZZ")
+@pytest.mark.parametrize("typed", ["0xZZ", "0b102", "16,384", "3 bytes", "0x", "__1", "three"])
+def test_numeric_parse_refuses_what_is_not_a_number(typed):
+    with pytest.raises(ResponseError, match="is not a number"):
+        numeric().parse(typed)
     with pytest.raises(ResponseError, match="not a finite number"):
         numeric().parse("inf")
-    with pytest.raises(ResponseError, match="not a number"):
-        numeric(integer_forms=("bin",)).parse("0b102")
 
 
-def test_integer_forms_are_learner_visible_and_change_the_version():
-    plain = Quiz("q", "t", "day76", (numeric(),), released=False)
-    forms = Quiz("q", "t", "day76", (numeric(integer_forms=("hex",)),), released=False)
-    assert forms.questions[0].view()["integer_forms"] == ["hex"]
-    assert "integer_forms" not in plain.questions[0].view()  # absent when none: old versions hold
-    assert plain.version != forms.version
-    assert forms.learner_copy().questions[0].integer_forms == ("hex",)
+def _shipped_numeric() -> list[tuple[str, Numeric]]:
+    found = []
+    for path in sorted((REPO / "content" / "quizzes").glob("*.toml")):
+        quiz = load_quiz(path)
+        found += [(f"{quiz.id}/{q.id}", q) for q in quiz.questions if isinstance(q, Numeric)]
+    return found
+
+
+def test_a_refusal_never_states_a_number_beyond_what_was_typed(monkeypatch):
+    """Day 83's question 5 once refused `0b11` with "(that one is 3)": the answer."""
+    monkeypatch.setenv("COURSE_ROOT", str(REPO))
+    shipped = _shipped_numeric()
+    assert len(shipped) >= 40
+    for name, q in shipped:
+        answer = fmt_points(cast_float(q.answer))
+        for typed in (f"{answer} {q.unit or 'things'}", f"{answer},0", f"0b{answer}2", "0xZZ", "nan"):
+            with pytest.raises(ResponseError) as caught:
+                q.parse(typed)
+            said = caught.value.message.replace(repr(typed), "").replace(NUMBER_FORMS, "")
+            assert not any(ch.isdigit() for ch in said), (name, typed, said)
+
+
+def test_day83_reads_the_mask_typed_in_binary(monkeypatch):
+    monkeypatch.setenv("COURSE_ROOT", str(REPO))
+    q = load_quiz(REPO / "content" / "quizzes" / "day83.toml").question("cta-mask")
+    assert isinstance(q, Numeric) and q.fraction(q.parse("0b11")) == 1.0 and q.fraction(q.parse("0x3")) == 1.0
+
+
+def cast_float(value: float | None) -> float:
+    assert value is not None
+    return value

@@ -70,7 +70,40 @@ def test_check_shows_wrong_and_partial(practice):
     multi = practice.panels["m1"]
     multi.checkboxes["a"].value = True
     multi.check_button.click()
-    assert "Partly right: 1 of 2 points." in multi.feedback.value
+    assert "Partly right: 1 of 2 points (1 of 2 right options chosen)." in multi.feedback.value
+
+
+def test_a_partial_score_reads_as_a_fraction_not_four_decimals(write_quiz, tmp_path):
+    """Issue 22: "0.6667 of 2 points" became "1⅓ of 2 points" with what was counted."""
+    text = SAMPLE_QUIZ.replace('answers = ["a", "b"]', 'answers = ["a", "b", "c"]')
+    panel = show_quiz(write_quiz(text, "day76.toml"), submissions_dir=tmp_path).panels["m1"]
+    panel.set_response(["a", "b"])
+    panel.check_button.click()
+    assert "Partly right: 1\u2153 of 2 points (2 of 3 right options chosen)." in panel.feedback.value
+    assert "0.6667" not in panel.feedback.value and "1.3333" not in panel.feedback.value
+
+
+def test_practice_mode_keeps_a_running_total(practice):
+    assert practice.total.value == ""
+    practice.panels["s1"].set_response("b")
+    practice.panels["s1"].check_button.click()
+    assert "So far: 1 of 5 right</b>, 1 of 6 points; 4 not checked yet." in practice.total.value
+    practice.panels["m1"].set_response(["a"])
+    practice.panels["m1"].check_button.click()
+    practice.panels["n1"].text.value = "0x4000"
+    practice.panels["n1"].check_button.click()
+    assert "So far: 2 of 5 right</b>, 3 of 6 points; 2 not checked yet." in practice.total.value
+    practice.panels["s1"].set_response("a")  # a wrong answer checked replaces the right one
+    practice.panels["s1"].check_button.click()
+    assert "So far: 1 of 5 right</b>, 2 of 6 points" in practice.total.value
+
+
+def test_graded_mode_shows_no_total(sample_quiz, tmp_path):
+    learner = tmp_path / "learner.toml"
+    release_quiz(sample_quiz, learner)
+    panel = show_quiz(learner, mode="graded", learner_id="bob", submissions_dir=tmp_path / "subs")
+    panel.show_total()
+    assert panel.total.value == ""
 
 
 def test_every_question_type_can_be_answered_headless(practice):
@@ -97,20 +130,20 @@ def test_check_with_no_answer_or_a_non_number_counts_no_attempt(practice):
     assert "Right." in panel.feedback.value and panel.attempts == 1
 
 
-def test_a_hex_or_binary_answer_is_accepted_where_the_question_declares_it(write_quiz, tmp_path):
-    text = SAMPLE_QUIZ.replace('unit = "bytes"', 'unit = "bytes"\ninteger_forms = ["hex", "bin"]')
-    panel = show_quiz(write_quiz(text, "day76.toml"), learner_id="alice", submissions_dir=tmp_path)
+def test_every_numeric_box_takes_hex_binary_and_octal_and_a_refusal_keeps_the_answer_back(
+    write_quiz, tmp_path
+):
+    panel = show_quiz(write_quiz(SAMPLE_QUIZ, "day76.toml"), learner_id="alice", submissions_dir=tmp_path)
     n1 = panel.panels["n1"]
-    for typed in ("0x4000", "0b100000000000000", "16384"):
+    for typed in ("0x4000", "0b100000000000000", "0o40000", "16384", "16_384"):
         n1.text.value = typed
         n1.check_button.click()
         assert "Right." in n1.feedback.value, typed
     assert panel.responses()["n1"] == 16384
-    # Where the question does not declare it, the learner is told to type decimal.
-    plain = show_quiz(write_quiz(SAMPLE_QUIZ, "plain.toml"), submissions_dir=tmp_path)
-    plain.panels["n1"].text.value = "0x4000"
-    plain.panels["n1"].check_button.click()
-    assert "decimal" in plain.panels["n1"].feedback.value
+    n1.text.value = "16384 bytes"
+    n1.check_button.click()
+    assert "is not a number" in n1.feedback.value and "Right." not in n1.feedback.value
+    assert n1.feedback.value.count("16384") == 1  # the echo of what was typed, nothing more
 
 
 def test_practice_page_holds_no_explanation_before_a_check(practice):
@@ -184,7 +217,21 @@ def test_submit_writes_responses_never_a_score(practice, sample_quiz, tmp_path, 
     assert data["attempts"] == {"s1": 2, "m1": 0, "n1": 0, "t1": 0, "l1": 0}
     assert data["submitted_at"] == "2025-02-03T04:05:06+00:00"
     assert [p.name for p in path.parent.iterdir()] == ["alice.json"]  # no temp file left behind
-    assert "Saved 5 of 5 answers" in practice.status.value
+    assert "Saved 5 of 5 answers as learner <b>alice</b>" in practice.status.value
+    assert "upload this file to your course's assignment" in practice.status.value
+    assert f"<code>{path}</code>" in practice.status.value
+
+
+def test_submit_says_who_the_learner_is_and_where_the_id_came_from(sample_quiz, tmp_path, monkeypatch):
+    monkeypatch.setenv("COURSE_LEARNER", "dana")
+    by_env = show_quiz(sample_quiz, learner_id="dana", submissions_dir=tmp_path)
+    assert "as learner <b>dana</b> (set by COURSE_LEARNER)" in by_env.submit_note.value
+    monkeypatch.delenv("COURSE_LEARNER")
+    monkeypatch.setenv("JUPYTERHUB_USER", "erin")
+    by_hub = show_quiz(sample_quiz, learner_id="erin", submissions_dir=tmp_path)
+    assert "as learner <b>erin</b> (your JupyterHub user name)" in by_hub.submit_note.value
+    given = show_quiz(sample_quiz, learner_id="frank", submissions_dir=tmp_path)
+    assert "(the id this page was given)" in given.submit_note.value
 
 
 def test_submitting_again_replaces_the_file(practice):
@@ -229,12 +276,35 @@ def test_lesson_id_finds_the_quiz_and_the_default_submissions_folder(sample_quiz
     assert panel.submissions_dir == course_root / "submissions"
 
 
+def _listings(panel: QuizPanel) -> list[str]:
+    return [v for v in html_values(panel) if "<pre" in v]
+
+
 def test_line_question_lists_the_snippet_with_file_line_numbers(practice):
     panel = practice.panels["l1"]
     values = [value for _, value in panel.input.options]
     assert values == [3, 4, 5, 6, 7, 8]
-    listing = next(w.value for w in panel.box.children if isinstance(w, widgets.HTML) and "<pre>" in w.value)
+    (listing,) = _listings(practice)
     assert "   5  " in listing and "barrier_arrive_tx" in listing
+    assert "The listing for question 5," in listing
+
+
+def test_a_listing_is_shown_once_for_every_question_about_it(write_quiz, tmp_path):
+    """Issue 22: a 60-90-line listing was repeated under each "which line" question."""
+    second = SAMPLE_QUIZ.replace('id = "l1"', 'id = "l2"').split("[[questions]]")[-1]
+    text = SAMPLE_QUIZ + "\n[[questions]]" + second + "\n[[questions]]" + second.replace('"l2"', '"l3"')
+    panel = show_quiz(write_quiz(text, "day76.toml"), submissions_dir=tmp_path)
+    (listing,) = _listings(panel)
+    assert "The listing for questions 5, 6 and 7," in listing
+    assert listing.count("barrier_arrive_tx") == 1
+    notes = [html_values(panel.panels[q].box) for q in ("l1", "l2", "l3")]
+    assert any("listing just above" in v for v in notes[0])
+    assert all(any("listing above question 5" in v for v in n) for n in notes[1:])
+    # The listing sits right before the first question that asks about it.
+    boxes = list(panel.children)
+    assert boxes.index(panel.panels["l1"].box) - 1 == next(
+        i for i, w in enumerate(boxes) if isinstance(w, widgets.HTML) and "<pre" in w.value
+    )
 
 
 def test_the_shipped_quizzes_render(monkeypatch):
@@ -365,3 +435,21 @@ def test_long_options_get_a_layout_that_wraps(practice):
     styles = [w for w in tree(practice) if isinstance(w, widgets.HTML) and w.value.startswith("<style>")]
     assert len(styles) == 1 and ".course-quiz .widget-radio-box label" in styles[0].value
     assert "height: auto" in styles[0].value and "white-space: normal" in styles[0].value
+
+
+def test_a_saved_time_is_shown_in_the_machines_time_zone(monkeypatch):
+    import time
+
+    from course.quiz._look import local_time
+
+    try:
+        monkeypatch.setenv("TZ", "CET-1")
+        time.tzset()
+        assert local_time("2025-02-03T04:05:06+00:00") == "2025-02-03 05:05 CET"
+        monkeypatch.setenv("TZ", "UTC0")
+        time.tzset()
+        assert local_time("2025-02-03T04:05:06+00:00") == "2025-02-03 04:05 UTC"
+        assert local_time("not a time") == "an unknown time"
+    finally:
+        monkeypatch.undo()
+        time.tzset()  # the process's own zone again, for the tests after this one
