@@ -454,6 +454,8 @@ def _gpu_action(
     again under COURSE_REQUIRE_GPU). ``box.<name>()`` does the same without a frontend (tests)."""
     import ipywidgets as w
 
+    from ._live import LiveBox
+
     button = w.Button(description=label, icon="play", button_style="primary")
     status = w.HTML()
     lines: list[str] = []
@@ -476,7 +478,7 @@ def _gpu_action(
             button.disabled = False
 
     button.on_click(run)
-    box = w.VBox([button, status, *shown])
+    box = LiveBox([button, status, *shown])
     setattr(box, name, run)
     return box
 
