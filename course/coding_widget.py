@@ -77,7 +77,8 @@ def _compile_errors(result: CodingResult, path: Path, first_line: int) -> str:
     """The compiler's errors once, in the lines of the learner's file (as the editor numbers them)."""
     problem = result.gpu.compile if result.gpu is not None else None
     if problem is not None:
-        ours = [ln for ln in problem.log.splitlines() if ln.startswith(f"{problem.path}:")]
+        error = re.compile(rf"{re.escape(str(problem.path))}:\d+: (?:catastrophic )?error")
+        ours = [ln for ln in problem.log.splitlines() if error.match(ln)]
         body = "\n".join(([problem.excerpt, ""] if problem.excerpt else []) + (ours or [problem.message]))
         return f"<pre>{escape(body)}</pre>"
     cpu = result.cpu
