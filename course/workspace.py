@@ -51,6 +51,7 @@ __all__ = [
     "learner_copy",
     "lesson_folder",
     "served_root",
+    "served_url",
     "unified_diff",
     "where_html",
     "workspace_root",
@@ -266,6 +267,13 @@ def served_root() -> Path:
     course's notebooks and the workspace, so that JupyterLab opens the learner's files too (the
     workspace is never inside the course: ``workspace_root``)."""
     return Path(os.path.commonpath([_paths.repo_root().resolve(), workspace_root()]))
+
+
+def served_url(folder: str) -> str:
+    """The JupyterLab address (under ``served_root``) of ``folder`` of the checkout: where
+    ``scripts/course.sh`` opens JupyterLab (``notebooks``)."""
+    path = (_paths.repo_root() / folder).resolve()
+    return f"/lab/tree/{quote(path.relative_to(served_root()).as_posix())}"
 
 
 @dataclass(frozen=True)
