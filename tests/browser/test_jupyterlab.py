@@ -1250,10 +1250,12 @@ def test_the_learners_file_opens_from_its_link_in_jupyterlabs_editor(course_lab:
         tab_title.wait_for()
         content = editor.locator(".jp-FileEditor .cm-content").first
         content.wait_for()
-        text = _wait_until(
-            "the file in JupyterLab's editor", 30, content.inner_text, lambda t: ">>> core-offset" in t
-        )
-        assert ">>> core-offset" in text, text[:600]
+        # The learner's file (the tab's tooltip names its path under the root), its text in the editor.
+        path = tab_title.get_attribute("title") or ""
+        assert "hopper-course-work/day78/coding/core-offset.cu" in path, path
+        first = (_work / "day78" / "coding" / "core-offset.cu").read_text("utf-8").splitlines()[0]
+        text = _wait_until("the file's text", 30, content.inner_text, lambda t: t.startswith(first))
+        assert text.startswith(first), text[:300]
         _save_screenshot(editor, artifacts, "day78-coding-file-in-jupyterlab.png")
     finally:
         editor.close()
