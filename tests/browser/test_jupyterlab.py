@@ -1270,7 +1270,10 @@ def test_a_reopened_page_says_to_run_its_cells(course_lab: Any, artifacts: Path)
     assert notes.count() >= 2, "the coding panel and the quiz come with a run note"
     assert not any(n.is_visible() for n in notes.all()), "a run note shows beside a live widget"
     tab.bring_to_front()
-    page.keyboard.press("Control+s")  # saved with its outputs, as JupyterLab saves a learner's page
+    # Saved with its outputs, as JupyterLab saves a learner's page (from the menu: while the coding
+    # editor has the focus, JupyterLab's shortcuts, Ctrl+S too, are the editor's to ignore).
+    page.locator(".lm-MenuBar-item", has_text="File").first.click()
+    page.locator(".lm-Menu-item:not(.lm-mod-hidden)", has_text="Save Notebook").first.click()
     saved = _wait_until("the save", 30, lambda: page.locator(".jp-mod-dirty").count(), lambda n: n == 0)
     assert saved == 0, "the page was not saved"
     # The kernel stops (a restart, a new day): the saved page keeps only references to its widgets.
@@ -1284,6 +1287,8 @@ def test_a_reopened_page_says_to_run_its_cells(course_lab: Any, artifacts: Path)
     again.locator(".course-run-note").first.wait_for(state="visible", timeout=60_000)
     try:
         assert again.locator(".course-run-note:visible").count() >= 2
+        again.locator(".course-coding, .course-run-note").last.scroll_into_view_if_needed()
+        again.locator(".course-run-note:visible").nth(1).scroll_into_view_if_needed()
         _save_screenshot(page, artifacts, "day78-reopened.png")
     except BaseException:
         _save_screenshot(page, artifacts, "day78-reopened-failure.png")
