@@ -84,7 +84,10 @@ function render({ model, el }) {
   const numbers = () =>
     lineNumbers({ formatNumber: (n) => String(n + Math.max(1, model.get("first_line")) - 1) });
   const sized = () =>
-    EditorView.theme({ ".cm-scroller": { minHeight: `${model.get("rows") * 1.31 + 0.5}em`, maxHeight: "32em" } });
+    EditorView.theme({
+      ".cm-content, .cm-gutter": { minHeight: `${model.get("rows") * 1.31 + 0.5}em` },
+      ".cm-scroller": { maxHeight: "32em" },
+    });
   let fromModel = false;
   const view = new EditorView({
     parent: el,
