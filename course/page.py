@@ -186,12 +186,15 @@ class Page:
 
     # -- running ----------------------------------------------------------
     def compile_check(self) -> Message:
-        """Compile without a GPU (cuda-python's NVRTC) and say what happened; once per page."""
+        """Compile without a GPU (cuda-python's NVRTC) and say what happened; once per page.
+
+        It compiles what a run and ``try_mine`` compile: the kernel at the run's size
+        (``Lesson.run_defines``), so an unchanged copy reports the same cubin."""
         if self._compile_message is None:
             from .compile import compile_offline
 
             try:
-                result = compile_offline(self.lesson)
+                result = compile_offline(self.lesson, defines=self.lesson.run_defines)
             except CourseError as e:
                 self._compile_message = Message("warning", "The compile check could not run here.", str(e))
             else:
