@@ -4,7 +4,9 @@
 like a ``Textarea``'s, so ``panel.editor.value`` works headless. The gutter counts
 from ``first_line``: the kernel's line number of the piece's first line. Keys typed
 in it never reach JupyterLab's notebook shortcuts (its element carries
-``data-lm-suppress-shortcuts``, which Lumino's command registry honours).
+``data-lm-suppress-shortcuts``: Lumino's ``CommandRegistry`` matches no key
+binding for an event from inside such an element; JupyterLab's extension guide,
+Notebook, "Keyboard interaction model").
 
 The browser side is ``course/static/code_editor.js``, bundled ahead of time from
 npm packages with pinned versions (``tools/code_editor/build.sh``), so the page
