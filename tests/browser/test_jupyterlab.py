@@ -1251,8 +1251,11 @@ def test_the_learners_file_opens_from_its_link_in_jupyterlabs_editor(course_lab:
         content = editor.locator(".jp-FileEditor .cm-content").first
         content.wait_for()
         # The learner's file (the tab's tooltip names its path under the root), its text in the editor.
-        path = tab_title.get_attribute("title") or ""
-        assert "hopper-course-work/day78/coding/core-offset.cu" in path, path
+        want = "hopper-course-work/day78/coding/core-offset.cu"
+        path = _wait_until(  # JupyterLab writes the tooltip once the file has loaded
+            "the tab's path", 30, lambda: tab_title.get_attribute("title") or "", lambda t: want in t
+        )
+        assert want in path, path
         first = (_work / "day78" / "coding" / "core-offset.cu").read_text("utf-8").splitlines()[0]
         text = _wait_until("the file's text", 30, content.inner_text, lambda t: t.startswith(first))
         assert text.startswith(first), text[:300]
