@@ -42,6 +42,7 @@ __all__ = ["CHECK_WORDS", "OUTCOME_WORDS", "CodingPanel", "result_html"]
 CLASS = "course-coding"
 STYLE = """<style>
 .course-coding .widget-html-content { line-height: 1.45; }
+.course-coding .widget-html-content a { color: var(--jp-content-link-color, #1976d2); text-decoration: underline; }
 .course-coding .widget-html-content p { margin: 0.3em 0; }
 .course-coding .widget-html-content pre { margin: 0.3em 0; line-height: var(--jp-code-line-height, 1.3); }
 </style>"""
