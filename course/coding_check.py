@@ -300,7 +300,7 @@ def cpu_check(lesson: Lesson, exercise: CodingExercise, piece: str) -> CpuVerdic
     return CpuVerdict(
         True,
         True,
-        f"matches the model ({cpu.model}) for all {len(grid)} cases",
+        f"matches the lesson's model for all {len(grid)} cases",
         points=len(grid),
         outcome="passed",
     )

@@ -466,6 +466,7 @@ def exercise_widget(
     import ipywidgets as widgets
 
     from . import progress
+    from ._live import LiveBox
 
     exercise = load_exercise(path or exercise_path(lesson_id))
     if exercise.lesson_id != lesson_id:
@@ -474,7 +475,7 @@ def exercise_widget(
     markable = dict(exercise.markable_lines())
     e = escape
 
-    class ExerciseWidget(widgets.VBox):
+    class ExerciseWidget(LiveBox):
         def __init__(self) -> None:
             self.exercise = exercise
             self.attempts = 0

@@ -190,12 +190,15 @@ class Page:
 
     # -- running ----------------------------------------------------------
     def compile_check(self) -> Message:
-        """Compile without a GPU (cuda-python's NVRTC) and say what happened; once per page."""
+        """Compile without a GPU (cuda-python's NVRTC) and say what happened; once per page.
+
+        It compiles what a run and ``try_mine`` compile: the kernel at the run's size
+        (``Lesson.run_defines``), so an unchanged copy reports the same cubin."""
         if self._compile_message is None:
             from .compile import compile_offline
 
             try:
-                result = compile_offline(self.lesson)
+                result = compile_offline(self.lesson, defines=self.lesson.run_defines)
             except CourseError as e:
                 self._compile_message = Message("warning", "The compile check could not run here.", str(e))
             else:
@@ -458,6 +461,8 @@ def _gpu_action(
     again under COURSE_REQUIRE_GPU). ``box.<name>()`` does the same without a frontend (tests)."""
     import ipywidgets as w
 
+    from ._live import LiveBox
+
     button = w.Button(description=label, icon="play", button_style="primary")
     status = w.HTML()
     lines: list[str] = []
@@ -480,7 +485,7 @@ def _gpu_action(
             button.disabled = False
 
     button.on_click(run)
-    box = w.VBox([button, status, *shown])
+    box = LiveBox([button, status, *shown])
     setattr(box, name, run)
     return box
 

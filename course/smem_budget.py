@@ -267,9 +267,11 @@ def budget_widget(config: PipelineConfig | None = None, feature: str | None = No
     """
     import ipywidgets as widgets
 
+    from ._live import LiveBox
+
     start = config or PipelineConfig()
 
-    class BudgetCalculator(widgets.VBox):
+    class BudgetCalculator(LiveBox):
         def __init__(self) -> None:
             style = {"description_width": "7em"}
             self.stages = widgets.IntSlider(

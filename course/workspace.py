@@ -50,7 +50,10 @@ __all__ = [
     "jupyterlab_link",
     "learner_copy",
     "lesson_folder",
+    "served_root",
+    "served_url",
     "unified_diff",
+    "where_html",
     "workspace_root",
 ]
 
@@ -247,6 +250,32 @@ def jupyterlab_link(path: Path, servers: list[dict[str, Any]] | None = None) -> 
     return None
 
 
+def where_html(path: Path, servers: list[dict[str, Any]] | None = None) -> str:
+    """``path`` as a link that opens it in JupyterLab's editor (``jupyterlab_link``), or says why not."""
+    url = jupyterlab_link(path, servers)
+    shown = f"<code>{escape(str(path))}</code>"
+    if url is not None:
+        return f"<a href='{escape(url)}' target='_blank'>{shown}</a> (opens in JupyterLab's editor)"
+    return (
+        f"{shown} (outside the folder JupyterLab serves, so open it in any editor, or start "
+        "JupyterLab in a folder that holds it)"
+    )
+
+
+def served_root() -> Path:
+    """The folder ``scripts/course.sh`` has JupyterLab serve: the nearest one holding both the
+    course's notebooks and the workspace, so that JupyterLab opens the learner's files too (the
+    workspace is never inside the course: ``workspace_root``)."""
+    return Path(os.path.commonpath([_paths.repo_root().resolve(), workspace_root()]))
+
+
+def served_url(folder: str) -> str:
+    """The JupyterLab address (under ``served_root``) of ``folder`` of the checkout: where
+    ``scripts/course.sh`` opens JupyterLab (``notebooks``)."""
+    path = (_paths.repo_root() / folder).resolve()
+    return f"/lab/tree/{quote(path.relative_to(served_root()).as_posix())}"
+
+
 @dataclass(frozen=True)
 class LearnerCopy:
     """A file in the workspace made from a lesson's kernel, and what it changed."""
@@ -282,14 +311,7 @@ class LearnerCopy:
 
     def where_html(self) -> str:
         """Where the copy is, as a link that opens it in JupyterLab's editor when one can."""
-        url = self.link()
-        shown = f"<code>{escape(str(self.path))}</code>"
-        if url is not None:
-            return f"<a href='{escape(url)}' target='_blank'>{shown}</a> (opens in JupyterLab's editor)"
-        return (
-            f"{shown} (outside the folder JupyterLab serves, so open it in any editor, or set "
-            f"<code>{WORKSPACE_ENV}</code> to a folder under JupyterLab's root that is not part of the course)"
-        )
+        return where_html(self.path)
 
     def describe(self) -> str:
         if self.backup is not None:

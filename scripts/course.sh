@@ -1,6 +1,10 @@
 #!/bin/sh
 # Set up the course in .venv (first run only) and open JupyterLab on notebooks/.
 # Usage: sh scripts/course.sh [extra jupyter lab arguments]
+# JupyterLab serves the nearest folder that holds both this checkout and your
+# workspace (~/hopper-course-work, or COURSE_WORKSPACE), usually your home
+# folder, so the links on the pages open your files in JupyterLab's editor;
+# it opens on this checkout's notebooks/ folder.
 set -eu
 cd "$(dirname "$0")/.."
 # .venv, the course and the CUDA wheels for this machine's driver (scripts/install.sh).
@@ -11,4 +15,10 @@ sh scripts/install.sh
 if [ "$(id -u)" = 0 ]; then
     set -- --allow-root "$@"
 fi
-exec .venv/bin/jupyter lab notebooks/ "$@"
+root=$(.venv/bin/python -c 'from course.workspace import served_root; print(served_root())')
+notebooks=$(.venv/bin/python -c 'from course.workspace import served_url; print(served_url("notebooks"))')
+echo "JupyterLab serves $root; the course's pages are in $(pwd -P)/notebooks"
+if [ "$root" = / ]; then
+    echo "(the checkout and the workspace share no folder but /: COURSE_WORKSPACE=$(dirname "$(pwd -P)")/hopper-course-work would serve $(dirname "$(pwd -P)")"
+fi
+exec .venv/bin/jupyter lab --ServerApp.root_dir="$root" --LabApp.default_url="$notebooks" "$@"

@@ -6,7 +6,7 @@ from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
 
 from course import evidence, gate
-from course.errors import EnvironmentProblem
+from course.errors import CourseError, EnvironmentProblem
 from course.gate import Gpu, Machine
 from course.lessons import LESSONS
 from course.page import Message, Page, show_refusal
@@ -194,3 +194,29 @@ def test_the_climb_draws_its_chart_once_and_a_second_table_alone(shown):
     table = page.climb(size=8192, chart=False)
     assert not isinstance(table, Picture) and len(shown) == 1
     assert "8192" in table._repr_html_() and "<img" not in table._repr_html_()
+
+
+@pytest.mark.slow
+def test_the_page_compile_check_and_try_mine_of_an_unchanged_copy_build_the_same_cubin(workspace):
+    """Day 85 runs at N = 4096, not at its kernel's default: both compile at the run's size (issue 22)."""
+    import re
+
+    from course.compile import compile_offline
+    from course.sandbox import run_variant
+    from course.workspace import learner_copy
+
+    page = Page("day85")
+    if page.verdict().runs:
+        pytest.skip("a GPU here runs day85: try_mine runs it instead of compile-checking it")
+    lesson = page.lesson
+    assert lesson.run_defines, "the premise: Day 85 runs at a size other than its kernel's default"
+    try:
+        compile_offline(lesson, defines=lesson.run_defines)
+    except CourseError as e:  # NVRTC missing: the page's message says so, and there is nothing to compare
+        pytest.skip(f"no NVRTC here: {e}")
+    size = re.compile(r"(\d+) bytes of cubin")
+    on_page = size.search(page.compile_check().text)
+    copy = learner_copy(lesson)
+    tried = size.search(run_variant(lesson, copy.path, 20.0).headline)
+    assert on_page and tried, (page.compile_check().text, tried)
+    assert on_page.group(1) == tried.group(1)

@@ -217,3 +217,23 @@ def test_the_copy_says_where_it_is_in_html(ws, monkeypatch):
     assert "opens in JupyterLab's editor" in html
     monkeypatch.setattr(workspace, "_running_servers", lambda: [])
     assert "outside the folder JupyterLab serves" in copy._repr_html_()
+
+
+def test_the_course_script_serves_a_folder_holding_the_course_and_the_workspace(tmp_path, monkeypatch):
+    """scripts/course.sh serves served_root(); the learner's files are then under it, with links (issue 22)."""
+    from course.workspace import served_root, served_url, where_html
+
+    course = tmp_path / "home" / "hopper-course"
+    (course / "kernels").mkdir(parents=True)
+    (course / "notebooks").mkdir()
+    monkeypatch.setenv("COURSE_ROOT", str(course))
+    monkeypatch.setenv("COURSE_WORKSPACE", str(tmp_path / "home" / "hopper-course-work"))
+    assert served_root() == (tmp_path / "home").resolve()
+    assert served_url("notebooks") == "/lab/tree/hopper-course/notebooks"
+    mine = tmp_path / "home" / "hopper-course-work" / "day78" / "coding" / "core-offset.cu"
+    server = {"root_dir": str(served_root()), "base_url": "/"}
+    shown = where_html(mine, [server])
+    assert "href='/lab/tree/hopper-course-work/day78/coding/core-offset.cu'" in shown
+    # The notebooks' folder alone (what course.sh served before) does not hold the workspace.
+    alone = where_html(mine, [{"root_dir": str(course / "notebooks"), "base_url": "/"}])
+    assert "href" not in alone and "outside the folder JupyterLab serves" in alone

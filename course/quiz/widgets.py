@@ -38,6 +38,7 @@ import ipywidgets as widgets
 from .. import _paths
 from .. import progress as _progress
 from .._html import escape
+from .._live import LiveBox
 from ..errors import CourseError
 from ..lessons import LESSONS, get_lesson
 from ._look import (
@@ -368,7 +369,7 @@ def _code_piece(q: Code) -> str:
         return ""
 
 
-class QuizPanel(widgets.VBox):
+class QuizPanel(LiveBox):
     """The whole quiz. ``panels`` maps question id to its ``QuestionPanel``."""
 
     def __init__(self, quiz: Quiz, *, mode: str, learner_id: str | None, submissions_dir: Path):

@@ -898,17 +898,23 @@ def test_a_coding_exercise_checked_in_the_browser(pages, artifacts: Path):
     page, notebook = tab.page, tab.panel
     box = notebook.locator(".course-coding").first
     box.scroll_into_view_if_needed()
-    editor = box.locator("textarea")
+    editor = box.locator(".cm-content")
+
+    def fill(code: str) -> None:  # as a learner replaces the code: select all, type
+        editor.click()
+        page.keyboard.press("Control+a")
+        page.keyboard.insert_text(code)
+
     try:
-        editor.fill("return mn * 64 + k;")
+        fill("return mn * 64 + k;")
         box.get_by_role("button", name="Check").click()
         result = box.locator(".course-coding-result")
         result.wait_for(timeout=60_000)
         text = result.inner_text()
-        assert "failed-check" in text and "for mn = 0, k = 8: offset = 8, should be 64" in text, text
+        assert "wrong result" in text and "for mn = 0, k = 8: offset = 8, should be 64" in text, text
         assert "checked on the CPU" in text or "checked on the GPU" in text, text
         _save_screenshot(page, artifacts, "day78-coding-checked.png")
-        editor.fill("return ((mn / 8) * (kTileK / 8) + k / 8) * 64 + (mn % 8) * 8 + (k % 8);")
+        fill("return ((mn / 8) * (kTileK / 8) + k / 8) * 64 + (mn % 8) * 8 + (k % 8);")
         box.get_by_role("button", name="Check").click()
         box.locator(".course-coding-result", has_text="✓ passed").wait_for(timeout=60_000)
         assert "Attempt 2" in box.inner_text()
@@ -1204,3 +1210,203 @@ def test_issue22_quiz_inputs_line_up_buttons_match_and_listings_show_once(
     if problems:
         _save_screenshot(tab.page, artifacts, f"{lesson_id}-issue22-failure.png")
     assert not problems, f"{lesson.notebook}, {len(problems)} problems:\n" + "\n".join(problems)
+
+
+# ---- issue 22: the coding editor ----
+# A JupyterLab of its own, served as scripts/course.sh serves it: the nearest folder that holds both the
+# course (here the module's copy) and the learner's workspace (course.workspace.served_root), so the
+# coding panel's link to the learner's file opens it in JupyterLab. Day 78 alone runs there.
+DAY78 = LESSONS["day78"].notebook
+PANEL_WIDTHS = (1024, 1280, 1920)
+
+
+@pytest.fixture(scope="module")
+def course_lab(course_copy: Path, browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """(Lab, Tab, workspace): Day 78 run in a JupyterLab serving what scripts/course.sh serves."""
+    tmp = tmp_path_factory.mktemp("course-lab")
+    home = tmp / "jupyter"
+    work = course_copy.parent / "hopper-course-work"
+    env = {
+        **os.environ,
+        "COURSE_ROOT": str(course_copy),
+        "COURSE_WORKSPACE": str(work),
+        "JUPYTER_CONFIG_DIR": str(home / "config"),
+        "JUPYTER_DATA_DIR": str(home / "data"),
+        "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
+        "IPYTHONDIR": str(home / "ipython"),
+        "JUPYTER_PLATFORM_DIRS": "1",
+        "PYTHONWARNINGS": "ignore",
+    }
+    env.pop("COURSE_REQUIRE_GPU", None)
+    ask = "from course.workspace import served_root, served_url; print(served_root()); print(served_url('notebooks'))"
+    root, notebooks = subprocess.run(
+        [sys.executable, "-c", ask], env=env, capture_output=True, text=True, check=True, timeout=60
+    ).stdout.split()
+    assert Path(root) == course_copy.parent, (root, course_copy)  # holds the course and the workspace
+    for name, value in (
+        ("notebook-extension/tracker", {"windowingMode": "none"}),
+        ("apputils-extension/notification", {"fetchNews": "false", "checkForUpdates": False}),
+    ):
+        settings = home / "settings" / "@jupyterlab" / f"{name}.jupyterlab-settings"
+        settings.parent.mkdir(parents=True, exist_ok=True)
+        settings.write_text(json.dumps(value), "utf-8")
+    port, token = _free_port(), os.urandom(16).hex()
+    log_path = tmp / "jupyterlab.log"
+    with log_path.open("wb") as log:
+        server = subprocess.Popen(
+            [
+                sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
+                "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+                f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
+                f"--LabApp.default_url={notebooks}",
+                f"--LabApp.user_settings_dir={home / 'settings'}", f"--LabApp.workspaces_dir={home / 'workspaces'}",
+                "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            ],
+            cwd=course_copy, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+    lab = Lab(f"http://127.0.0.1:{port}", token)
+    page = browser.new_page()
+    try:
+        with _hard_limit(SERVER_START_S + KERNEL_READY_S + RUN_ALL_S, "Day 78 in the course's JupyterLab"):
+            deadline = time.monotonic() + SERVER_START_S
+            while True:
+                assert server.poll() is None, f"JupyterLab exited; log:\n{_tail(log_path)}"
+                try:
+                    if _api(f"{lab.base}/api/status?token={token}") == 200:
+                        break
+                except (urllib.error.URLError, OSError):
+                    pass
+                assert time.monotonic() < deadline, f"JupyterLab did not answer; log:\n{_tail(log_path)}"
+                time.sleep(0.25)
+            page.goto(f"{lab.base}{notebooks}/{DAY78}?token={token}")
+            tab = _opened(page, DAY78)
+            tab.notebook = f"{course_copy.name}/notebooks/{DAY78}"  # the session's path, under the root
+            while tab.state not in ("done", "failed"):
+                time.sleep(0.25)
+                _advance(tab, lab.kernel_states())
+            assert tab.error is None, tab.error
+        yield lab, tab, work
+    finally:
+        signal.alarm(0)
+        page.close()
+        _stop(server, f"{lab.base}/api/shutdown?token={token}")
+
+
+def _coding_box(tab: Tab) -> Any:
+    box = tab.panel.locator(".course-coding").first
+    box.scroll_into_view_if_needed()
+    return box
+
+
+def _editor_text(box: Any) -> str:
+    """What the coding editor holds: CodeMirror's lines, or a textarea's value (the old editor)."""
+    return box.evaluate(
+        """b => { const cm = b.querySelector('.cm-content');
+                  if (cm) return Array.from(cm.querySelectorAll('.cm-line')).map(l => l.textContent).join('\\n');
+                  const t = b.querySelector('textarea'); return t ? t.value : null; }"""
+    )
+
+
+def test_tab_in_the_coding_editor_indents_and_keeps_the_keyboard(course_lab: Any, artifacts: Path):
+    """Tab then `x` in the editor: the indent and the x are in the code, and the cell is still there
+    (the old textarea let Tab move focus out, and `x`, JupyterLab's "cut cell", cut the exercise)."""
+    _lab, tab, _work = course_lab
+    page, notebook = tab.page, tab.panel
+    cells = notebook.locator(".jp-Cell").count()
+    box = _coding_box(tab)
+    before = _editor_text(box)
+    first = before.split("\n")[0]
+    try:
+        box.locator(".cm-line, textarea").first.click()
+        page.keyboard.press("Control+Home")
+        page.keyboard.press("Tab")
+        page.keyboard.type("x")
+        page.wait_for_timeout(500)
+        assert notebook.locator(".jp-Cell").count() == cells, "a key typed in the editor cut a cell"
+        assert notebook.locator(".course-coding").count() == 1, "the exercise's cell is gone"
+        after = _editor_text(box)
+        assert after.split("\n")[0] == "    x" + first, (first, after)
+        page.keyboard.press("Shift+Tab")  # dedents the line
+        page.keyboard.press("Backspace")  # and the x goes
+        page.wait_for_timeout(300)
+        assert _editor_text(box) == before
+        # The gutter counts as the learner's file does: its first number is the piece's own line there.
+        text = (_work / "day78" / "coding" / "core-offset.cu").read_text("utf-8").splitlines()
+        number = int(box.locator(".cm-gutterElement").nth(1).inner_text())  # [0] is the gutter's sizer
+        assert text[number - 2].strip().startswith("// >>> core-offset"), (number, text[number - 2])
+        assert box.locator(".cm-content [class^='ͼ'], .cm-content span[class]").count() > 0, "no highlighting"
+        for width in PANEL_WIDTHS:
+            page.set_viewport_size({"width": width, "height": 1000})
+            page.wait_for_timeout(300)
+            box.scroll_into_view_if_needed()
+            box.screenshot(path=str(artifacts / f"day78-coding-panel-{width}.png"), animations="disabled")
+    except BaseException:
+        _save_screenshot(page, artifacts, "day78-coding-editor-failure.png")
+        raise
+    finally:
+        page.set_viewport_size(VIEWPORT)
+
+
+def test_the_learners_file_opens_from_its_link_in_jupyterlabs_editor(course_lab: Any, artifacts: Path):
+    _lab, tab, _work = course_lab
+    page = tab.page
+    box = _coding_box(tab)
+    link = box.locator("a", has_text="core-offset.cu").first
+    assert link.count() == 1, "the panel shows no link to the learner's file: " + box.inner_text()[:600]
+    with page.context.expect_page() as opened:
+        link.click()
+    editor = opened.value
+    try:
+        editor.wait_for_load_state()
+        tab_title = editor.locator(
+            ".lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current", has_text="core-offset.cu"
+        )
+        tab_title.wait_for()
+        content = editor.locator(".jp-FileEditor .cm-content").first
+        content.wait_for()
+        # The learner's file (the tab's tooltip names its path under the root), its text in the editor.
+        want = "hopper-course-work/day78/coding/core-offset.cu"
+        path = _wait_until(  # JupyterLab writes the tooltip once the file has loaded
+            "the tab's path", 30, lambda: tab_title.get_attribute("title") or "", lambda t: want in t
+        )
+        assert want in path, path
+        first = (_work / "day78" / "coding" / "core-offset.cu").read_text("utf-8").splitlines()[0]
+        text = _wait_until("the file's text", 30, content.inner_text, lambda t: t.startswith(first))
+        assert text.startswith(first), text[:300]
+        _save_screenshot(editor, artifacts, "day78-coding-file-in-jupyterlab.png")
+    finally:
+        editor.close()
+
+
+def test_a_reopened_page_says_to_run_its_cells(course_lab: Any, artifacts: Path):
+    """While a widget is live its run note is hidden; a page reopened after its kernel stopped shows
+    the note above JupyterLab's "Error displaying widget"."""
+    lab, tab, _work = course_lab
+    page, notebook = tab.page, tab.panel
+    notes = notebook.locator(".course-run-note")
+    assert notes.count() >= 2, "the coding panel and the quiz come with a run note"
+    assert not any(n.is_visible() for n in notes.all()), "a run note shows beside a live widget"
+    tab.bring_to_front()
+    # Saved with its outputs, as JupyterLab saves a learner's page (from the menu: while the coding
+    # editor has the focus, JupyterLab's shortcuts, Ctrl+S too, are the editor's to ignore).
+    page.locator(".lm-MenuBar-item", has_text="File").first.click()
+    page.locator(".lm-Menu-item:not(.lm-mod-hidden)", has_text="Save Notebook").first.click()
+    saved = _wait_until("the save", 30, lambda: page.locator(".jp-mod-dirty").count(), lambda n: n == 0)
+    assert saved == 0, "the page was not saved"
+    # The kernel stops (a restart, a new day): the saved page keeps only references to its widgets.
+    request = urllib.request.Request(f"{lab.base}/api/sessions?token={lab.token}")
+    with urllib.request.urlopen(request, timeout=5) as response:
+        sessions = [s for s in json.loads(response.read()) if s["path"] == tab.notebook]
+    assert sessions, f"no session for {tab.notebook}"
+    _api(f"{lab.base}/api/sessions/{sessions[0]['id']}?token={lab.token}", method="DELETE")
+    page.reload()
+    again = page.locator(f"{NOTEBOOK}")
+    again.locator(".course-run-note").first.wait_for(state="visible", timeout=60_000)
+    try:
+        assert again.locator(".course-run-note:visible").count() >= 2
+        again.locator(".course-coding, .course-run-note").last.scroll_into_view_if_needed()
+        again.locator(".course-run-note:visible").nth(1).scroll_into_view_if_needed()
+        _save_screenshot(page, artifacts, "day78-reopened.png")
+    except BaseException:
+        _save_screenshot(page, artifacts, "day78-reopened-failure.png")
+        raise

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import pytest
 
 from course.page import Page
@@ -80,3 +82,76 @@ def test_a_check_is_kept_in_progress_and_shown_again_after_a_restart(monkeypatch
     assert main(["progress", "--lesson", "day78"]) == 0
     out = capsys.readouterr().out
     assert "coding" in out and "1 of 1" in out, out
+
+
+# ---- issue 22: the editor, compile errors once, Start again asks ----
+def test_the_editor_is_a_code_editor_numbered_as_the_learners_file():
+    from course.code_editor import CodeEditor
+
+    panel = Page("day78").coding()
+    assert isinstance(panel.editor, CodeEditor)  # CodeMirror, not a Textarea
+    lines = panel.file.text().splitlines()
+    first = panel.editor.first_line
+    # The gutter's first number is the piece's own line in the file (just after the marker).
+    assert lines[first - 2].strip() == panel.exercise.markers()[0]
+    assert lines[first - 1].strip() == panel.editor.value.splitlines()[0].strip()
+
+
+@pytest.mark.usefixtures("cxx")
+def test_a_compile_error_is_shown_once_in_the_lines_of_the_learners_file():
+    panel = Page("day78").coding()
+    panel.editor.value = "int y = 1\nreturn mn + k;"
+    result = panel.check()
+    assert result is not None and result.outcome == "compile-error"
+    shown = panel.result.value
+    assert "did not compile" in shown and "compile-error" not in shown
+    bad = panel.editor.first_line  # "int y = 1" is the piece's first line: the error is on the next
+    assert f"{panel.file.path}:{bad + 1}: error" in shown
+    assert shown.count(": error") == 1  # once: not again from a second compiler
+    assert ".cpp" not in shown and "In function" not in shown and "warning" not in shown
+
+
+@pytest.mark.usefixtures("cxx")
+def test_start_again_over_a_passing_answer_asks_first_and_a_new_check_clears_the_old_verdict():
+    panel = Page("day78").coding()
+    panel.editor.value = panel.exercise.reference(panel.lesson.kernel_path.read_text())
+    assert panel.check().passed and "✓ passed" in panel.result.value
+    assert "the lesson's model" in html.unescape(panel.result.value) and "models:" not in panel.result.value
+    panel.reset_button.click()
+    assert panel.confirm.layout.display == "flex" and "passed" in panel.confirm_text.value
+    assert panel.file.piece() == panel.editor.value != panel.exercise.starter  # nothing replaced yet
+    panel.cancel_button.click()
+    assert panel.confirm.layout.display == "none" and panel.file.backup is None
+    panel.reset_button.click()
+    panel.confirm_button.click()
+    assert panel.editor.value == panel.exercise.starter and panel.file.backup is not None
+
+    seen = []
+    from course import coding_widget
+
+    real = coding_widget.check_piece
+
+    def spy(*args, **kwargs):
+        seen.append(panel.result.value)
+        return real(*args, **kwargs)
+
+    panel.result.value = "<p>✓ passed</p>"
+    coding_widget.check_piece = spy
+    try:
+        panel.check()
+    finally:
+        coding_widget.check_piece = real
+    assert seen == [""]  # while the new check ran, no old verdict stood beside it
+
+
+def test_the_panel_speaks_of_the_lesson_not_the_machinery(monkeypatch):
+    from course import progress
+
+    panel = Page("day78").coding()
+    state = {"outcome": "failed-check", "check": "cpu", "passed": False, "message": "CPU check: wrong for 3"}
+    progress.record("day78", "coding", "core-offset", {**state, "attempts": 1})
+    shown = html.unescape(Page("day78").coding().result.value)
+    assert "wrong result" in shown and "checked on the CPU against the lesson's model" in shown
+    for word in ("failed-check", "(checked cpu)", "CPU check:", "models:"):
+        assert word not in shown, word
+    assert panel.exercise.cpu is not None
