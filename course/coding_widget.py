@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as widgets
 
 from . import progress
+from ._files import shown
 from ._html import escape
-from .coding import CodingExercise, LearnerFile, learner_file
+from .coding import CodingExercise, LearnerFile, learner_file, learner_file_path
 from .coding_check import CodingResult, check_piece
 from .errors import CourseError
 from .quiz._markup import inline, reference_html
 from .sandbox import DEFAULT_TIMEOUT_S
-from .workspace import jupyterlab_link
+from .workspace import WORKSPACE_ENV, jupyterlab_link
 
 if TYPE_CHECKING:
     from .lesson import Lesson
@@ -51,13 +52,18 @@ class CodingPanel(widgets.VBox):
         self.exercise = exercise
         self.timeout_s = timeout_s
         self.learner_id = learner_id
-        self.file: LearnerFile = learner_file(lesson, exercise)
         self.attempts = 0
         self.last: CodingResult | None = None
-        saved = _saved(lesson, exercise, learner_id) if restore else None
         self.hints_shown = 0
         self._problem: CourseError | None = None
-        piece = self._read_piece()
+        unsaved = False  # the workspace cannot hold your file (read-only, full): said below
+        try:
+            self.file: LearnerFile = learner_file(lesson, exercise)
+        except CourseError as e:
+            self.file = LearnerFile(lesson, exercise, learner_file_path(lesson, exercise))
+            self._problem, unsaved = e, True
+        saved = _saved(lesson, exercise, learner_id) if restore else None
+        piece = self._read_piece() if self._problem is None else exercise.starter
         reference = exercise.reference(lesson.kernel_path.read_text("utf-8"))
         rows = max(4, min(14, max(piece.count("\n"), reference.count("\n")) + 3))
         self.editor = widgets.Textarea(
@@ -73,10 +79,12 @@ class CodingPanel(widgets.VBox):
         self.reset_button.on_click(lambda _b: self.reset())
         self.status = widgets.HTML()
         if self._problem is not None:
-            self.status.value = (
-                f"<p style='color:#cf222e'>{escape(str(self._problem))}</p><p>The editor shows the starter; "
-                "Check saves it into a fresh file and keeps yours as a backup.</p>"
+            then = (
+                "your code cannot be saved until the workspace can be written."
+                if unsaved
+                else "Check saves it into a fresh file and keeps yours as a backup."
             )
+            self.status.value = f"<p style='color:#cf222e'>{escape(str(self._problem))}</p><p>The editor shows the starter; {then}</p>"
         self.hints = widgets.HTML()
         self.result = widgets.HTML()
         cite = (
@@ -130,6 +138,13 @@ class CodingPanel(widgets.VBox):
         except CourseError as e:
             self.status.value = f"<p style='color:#cf222e'>Not checked: {escape(str(e))}</p>"
             return None
+        except OSError as e:  # the check's own copy could not be written in the workspace
+            where = f" ({escape(shown(e.filename))})" if e.filename else ""
+            self.status.value = (
+                f"<p style='color:#cf222e'>Not checked: cannot write in your workspace{where}: "
+                f"{escape(e.strerror or str(e))}. Set {WORKSPACE_ENV} to a folder you can write to.</p>"
+            )
+            return None
         finally:
             self.check_button.disabled = False
         self.attempts += 1
@@ -157,8 +172,12 @@ class CodingPanel(widgets.VBox):
         self.hint_button.disabled = self.hints_shown >= len(self.exercise.hints)
 
     def reset(self) -> None:
-        self.file = learner_file(self.lesson, self.exercise, reset=True)
-        self.editor.value = self.file.piece()
+        try:
+            self.file = learner_file(self.lesson, self.exercise, reset=True)
+            self.editor.value = self.file.piece()
+        except CourseError as e:
+            self.status.value = f"<p style='color:#cf222e'>Not started again: {escape(str(e))}</p>"
+            return
         kept = (
             f" The old file is kept as <code>{escape(str(self.file.backup))}</code>."
             if self.file.backup

@@ -64,6 +64,7 @@ from .draw import figure, png_bytes
 from .gpu import (
     Overhead,
     TimerResolution,
+    check_size,
     compile_instrumented,
     globaltimer_resolution,
     measure_overhead,
@@ -129,6 +130,7 @@ __all__ = [
     "TimerResolution",
     "_role",
     "build",
+    "check_size",
     "compile_instrumented",
     "decode",
     "decode_raw",
