@@ -135,3 +135,37 @@ def unwritable(monkeypatch: pytest.MonkeyPatch):
         return folder
 
     return make
+
+
+@pytest.fixture
+def bounded_course():
+    """``bounded_course(*args, workspace=..., timeout=120)``: ``python -m course ARGS`` in a child, bounded.
+
+    For a file that must be refused, not waited on or read whole (a FIFO,
+    /dev/zero): the child gets 2 GiB of address space and a generous time
+    limit, so a regression fails the test (TimeoutExpired, or a MemoryError)
+    instead of hanging the suite or filling the machine's memory.
+    """
+    import os
+    import resource
+    import subprocess
+    import sys
+
+    limit = 2 * 1024**3
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    def run(*args: str, workspace: Path, timeout: float = 120, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
+        full = dict(os.environ, COURSE_WORKSPACE=str(workspace), **(env or {}))
+        return subprocess.run(
+            [sys.executable, "-m", "course", *args],
+            capture_output=True,
+            text=True,
+            env=full,
+            timeout=timeout,
+            preexec_fn=cap,
+            stdin=subprocess.DEVNULL,
+        )
+
+    return run

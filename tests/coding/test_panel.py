@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+
 import pytest
 
 from course.page import Page
@@ -80,3 +82,17 @@ def test_a_check_is_kept_in_progress_and_shown_again_after_a_restart(monkeypatch
     assert main(["progress", "--lesson", "day78"]) == 0
     out = capsys.readouterr().out
     assert "coding" in out and "1 of 1" in out, out
+
+
+@pytest.mark.parametrize(("code", "words"), [(errno.EROFS, "read-only"), (errno.ENOSPC, "the disk is full")])
+def test_a_workspace_that_cannot_be_written_is_said_in_the_panel(unwritable, monkeypatch, tmp_path, code, words):
+    work = tmp_path / "work"
+    monkeypatch.setenv("COURSE_WORKSPACE", str(work))
+    unwritable(work, code)
+    panel = Page("day78").coding()  # no traceback: the panel opens, and says why it cannot save
+    assert words in panel.status.value and "cannot be saved" in panel.status.value
+    assert panel.editor.value == panel.exercise.starter
+    assert panel.check() is None
+    assert "Not checked" in panel.status.value and words in panel.status.value
+    panel.reset()
+    assert "Not started again" in panel.status.value
