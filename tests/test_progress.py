@@ -516,3 +516,37 @@ def test_the_default_learner_is_the_one_the_page_submits_as(monkeypatch):
     monkeypatch.setenv(progress.LEARNER_ENV, "../etc")
     with pytest.raises(CourseError):
         progress.learner_id()
+
+
+# ---------------------------------------------------------------------------
+# Values JSON reads but cannot write back (issue 24)
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("value", "words"), [("1e999", "a number too large"), ('"lone \\ud800"', "a lone surrogate")]
+)
+def test_a_value_json_cannot_write_back_is_set_aside_and_later_saves_work(workspace, capsys, value, words):
+    progress.record("day76", "quiz", "kept", {"response": "a", "attempts": 1})
+    path = progress.progress_path()
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["lessons"]["day76"]["quiz"]["bad"] = {"response": "PLACEHOLDER", "attempts": 1}
+    original = json.dumps(data).replace('"PLACEHOLDER"', value)
+    path.write_text(original, encoding="ascii")
+    capsys.readouterr()
+
+    progress.record("day78", "coding", "core-offset", {"passed": True})  # no longer refused
+
+    err = capsys.readouterr().err
+    assert words in err and "day76 quiz 'bad'" in err and "nothing was deleted" in err
+    saved = progress.lesson_progress("day76")["quiz"]
+    assert set(saved) == {"kept"}, "the value that cannot be written back is left out, the rest kept"
+    assert progress.restore("day78", "coding", "core-offset")["passed"] is True
+    (aside,) = path.parent.glob("default.corrupt-*.json")
+    assert aside.read_text(encoding="ascii") == original, "the file as it was is kept"
+
+
+def test_a_new_state_with_a_lone_surrogate_is_refused_and_the_file_is_unchanged(workspace):
+    progress.record("day76", "quiz", "kept", {"response": "a"})
+    before = progress.progress_path().read_bytes()
+    with pytest.raises(CourseError, match="cannot be saved as JSON"):
+        progress.record("day76", "quiz", "bad", {"response": "\ud800"})
+    assert progress.progress_path().read_bytes() == before
