@@ -113,9 +113,7 @@ def shown(value: object) -> str:
     a newline as ``\\n``, an escape as ``\\x1b``, a bidi control as ``\\u202e``.
     """
     is_path = isinstance(value, os.PathLike)
-    text = os.fspath(value) if is_path else str(value)  # type: ignore[arg-type]
-    if isinstance(text, bytes):
-        text = os.fsdecode(text)
+    text = os.fsdecode(value) if isinstance(value, os.PathLike | bytes) else str(value)
     if text.isprintable():
         return text
     out = []

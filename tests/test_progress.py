@@ -307,7 +307,8 @@ def test_a_kill_at_random_moments_of_a_save_leaves_the_old_or_the_new_file_whole
         mid_save = rng.random() < 0.5
         read_end, write_end = os.pipe()
         before = {p.name for p in folder.iterdir()}
-        pid = _forked(lambda: _saver(last + 1, saves if mid_save else None, write_end))
+        pause_at = saves if mid_save else None
+        pid = _forked(lambda s=last + 1, p=pause_at, w=write_end: _saver(s, p, w))
         os.close(write_end)
         try:
             finished = _wait_for(read_end, saves, mid_save)

@@ -85,7 +85,9 @@ def test_a_check_is_kept_in_progress_and_shown_again_after_a_restart(monkeypatch
 
 
 @pytest.mark.parametrize(("code", "words"), [(errno.EROFS, "read-only"), (errno.ENOSPC, "the disk is full")])
-def test_a_workspace_that_cannot_be_written_is_said_in_the_panel(unwritable, monkeypatch, tmp_path, code, words):
+def test_a_workspace_that_cannot_be_written_is_said_in_the_panel(
+    unwritable, monkeypatch, tmp_path, code, words
+):
     work = tmp_path / "work"
     monkeypatch.setenv("COURSE_WORKSPACE", str(work))
     unwritable(work, code)

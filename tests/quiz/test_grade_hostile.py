@@ -307,7 +307,9 @@ def test_names_that_are_not_utf8_are_listed_escaped_and_every_report_is_new(
     assert "caf\\xe9.json" in err and "\\xfe\\xff" in err
     skipped = list(_dicts(out / "skipped.csv"))
     files = sorted(r["file"] for r in skipped)
-    assert files == sorted([str(subs / "day76") + "/caf\\xe9.json", str(subs) + "/\\xfe\\xff/day76/carol.json"])
+    assert files == sorted(
+        [str(subs / "day76") + "/caf\\xe9.json", str(subs) + "/\\xfe\\xff/day76/carol.json"]
+    )
     # Every report is of this run, none stale: bob is graded in each.
     wide = {r["learner"] for r in _dicts(out / "wide.csv")}
     assert wide == {"alice", "bob"}
@@ -327,7 +329,9 @@ def test_names_reach_the_terminal_escaped_and_the_csv_files_without_a_formula(
     assert main(["quiz", "grade", str(sample_quiz), ".", "-o", str(out)]) == 0
     err = capsys.readouterr().err
     assert "\x1b" not in err and "\u202e" not in err
-    assert not any(line.startswith("skipped nothing") for line in err.splitlines()), "a name printed a fake line"
+    assert not any(line.startswith("skipped nothing") for line in err.splitlines()), (
+        "a name printed a fake line"
+    )
     assert "x\\nskipped nothing: 0 files skipped\\x1b[2J\\u202e.json" in err
     rows = list(csv.reader(io.StringIO((out / "skipped.csv").read_text(encoding="utf-8"), newline="")))[1:]
     cells = [cell for row in rows for cell in row]
