@@ -18,7 +18,15 @@ Outputs (``write_reports``): ``long.csv`` (one row per learner and question),
 ``wide.csv`` (one row per learner, one column per question, total),
 ``items.csv`` and ``items.json`` (per question: percent correct, mean score,
 response distribution), ``skipped.csv``, ``flagged.csv``. The Canvas gradebook export is
-``course.quiz.canvas``.
+``course.quiz.canvas``; regrades are ``course.quiz.overrides``.
+
+Whatever a submission holds, the run ends with whole reports: every file
+that is not ``*.json`` is listed as skipped with why (``Bob.JSON``); the walk
+keeps its own stack (no nesting exhausts Python's recursion); a text answer
+holding a lone surrogate scores 0 with the reason; names go into the
+terminal and the cells escaped (``_files.shown``), cells never start a
+spreadsheet formula; and the reports are written to a temp folder and moved
+into place together (``_io.write_files_atomic``): all new, or all as before.
 """
 
 from __future__ import annotations
