@@ -215,3 +215,16 @@ def test_a_read_only_or_full_workspace_is_a_message(unwritable, tmp_path, monkey
     r = _try_here("day76", workspace=work, monkeypatch=monkeypatch, capsys=capsys)
     assert r.returncode == 2
     assert r.stderr.startswith("error: ") and words in r.stderr and "cannot write your file" in r.stderr
+
+
+def test_a_read_only_workspace_still_tries_the_copy_already_there(unwritable, tmp_path, monkeypatch, capsys):
+    _not_here("day76")
+    from course.workspace import learner_copy
+
+    work = tmp_path / "work"
+    monkeypatch.setenv(WORKSPACE_ENV, str(work))
+    learner_copy(get_lesson("day76"))
+    unwritable(work)
+    r = _try_here("day76", workspace=work, monkeypatch=monkeypatch, capsys=capsys)
+    assert r.returncode == 2, r.stderr  # compile-checked here, as with a workspace that can be written
+    assert "error:" not in r.stderr and "compile" in r.stdout.lower()
