@@ -425,3 +425,40 @@ def test_a_gradebook_that_cannot_be_filled_leaves_every_report_as_it_was(sample_
     assert main([*args, "--canvas-column", "Day 76 quiz (1234)"]) == 0
     assert {p.name for p in out.iterdir()} == {*before, "canvas.csv"}
     assert not list(tmp_path.glob(".out.*")), "a temp folder was left beside the reports"
+
+
+CODE_QUIZ = """\
+[quiz]
+id = "day78-graded"
+title = "Day 78, graded"
+lesson = "day78"
+
+[[questions]]
+id = "code1"
+type = "code"
+prompt = "Write coreOffset."
+points = 4
+reference = "PTX ISA, Canonical Layouts"
+exercise = "core-offset"
+explanation = "Cores along K first."
+"""
+
+
+def test_a_lone_surrogate_in_a_code_answer_is_refused_before_anything_runs(tmp_path):
+    path = tmp_path / "key.toml"
+    path.write_text(CODE_QUIZ, encoding="utf-8")
+    code_key = load_quiz(path)
+    data = json.dumps(submission(code_key, "alice", {"code1": "PLACEHOLDER"}))
+    folder = tmp_path / "subs"
+    _write_json_text(folder, "day78-graded/alice.json", data.replace("PLACEHOLDER", "return 0;\\udc80"))
+
+    def run_code(question, piece):  # type: ignore[no-untyped-def]
+        raise AssertionError("a piece that is not text was handed to the runner")
+
+    report = grade_submissions(code_key, folder, now=NOW, run_code=run_code)
+    (alice,) = report.results
+    (item,) = alice.items
+    assert (item.score, item.outcome) == (0.0, "refused") and "lone surrogate" in item.note
+    assert report.flagged and "'code1'" in report.flagged[0].reason
+    written = write_reports(report, tmp_path / "out")
+    assert "return 0;\\udc80" in written["long"].read_text(encoding="utf-8")
