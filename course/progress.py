@@ -22,6 +22,11 @@ The rules, because the file holds the learner's work:
   stops a page: it is moved aside to ``<learner>.corrupt-<time>.json``
   (nothing is deleted), a message on stderr says where, and progress starts
   empty;
+- a value JSON reads but cannot write back (``1e999`` reads as inf; a lone
+  surrogate) would refuse every later save: such items are left out, the
+  file as it was is moved aside as above, and a message names them;
+- reading works in a workspace that cannot be written (read-only, full): a
+  save there is refused with a message, a read is not;
 - ``reset`` writes the entries it removes to ``backups/`` before removing them.
 
 This module knows no lesson by name: callers pass ids.

@@ -18,7 +18,11 @@ The rules, because the copy holds the learner's work:
   to ``<lesson>/backups/<name>.<timestamp>.cu``, then a fresh copy is made;
 - a suggested experiment is written to ``<lesson>/experiments/<name>.cu``,
   regenerated from the lesson's kernel on each run (a hand edit there is
-  moved to the backups first, never lost).
+  moved to the backups first, never lost);
+- a workspace that is a file, is read-only or is full is a message that says
+  so and what to do (``writing``), never a traceback; a copy already there is
+  read (``_data.read_text``: a FIFO or a device is refused, not waited on)
+  without writing anything.
 """
 
 from __future__ import annotations
