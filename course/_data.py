@@ -1,8 +1,8 @@
 """Reading the course's data files with located refusals.
 
-One reader for JSON (evidence, benchmarks), typed field access that names
-the field and the file, and the line helpers the TOML readers use to
-locate a table (``[[note]]``, ``[[item]]``) for a schema error.
+One reader for text (``read_text``, over ``_files.read_regular``), one
+for JSON (evidence, benchmarks), typed field access that names the field
+and the file, and the line helpers the TOML readers use to locate a table (``[[note]]``, ``[[item]]``) for a schema error.
 """
 
 from __future__ import annotations
@@ -13,17 +13,23 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ._files import DEFAULT_LIMIT, read_regular
 from .errors import CourseError
 
 
-def read_text(path: Path, what: str, error: type[CourseError] = CourseError) -> str:
-    """The file's UTF-8 text, or ``error`` naming the file (and the line of a bad byte)."""
+def read_text(
+    path: Path, what: str, error: type[CourseError] = CourseError, *, limit: int = DEFAULT_LIMIT
+) -> str:
+    """The file's UTF-8 text, or ``error`` naming the file (and the line of a bad byte).
+
+    Read through ``_files.read_regular``: a FIFO, a device or a file over
+    ``limit`` bytes is refused with a message, never waited on or read whole.
+    """
+    raw = read_regular(path, what, limit=limit, error=error)
     try:
-        return path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise error(f"cannot read {what} ({e.strerror})", path=path) from None
+        return raw.decode("utf-8")
     except UnicodeDecodeError as e:
-        line = e.object[: e.start].count(b"\n") + 1
+        line = raw[: e.start].count(b"\n") + 1
         raise error(f"{what} must be UTF-8 text ({e.reason})", path=path, line=line) from None
 
 

@@ -54,7 +54,7 @@ from ._atomic import atomic_write_text
 from ._data import header_lines, read_text
 from ._toml import read_toml
 from .errors import CourseError
-from .workspace import _backup, _create_exclusive, lesson_folder
+from .workspace import MAX_KERNEL_BYTES, _backup, _create_exclusive, lesson_folder, writing
 
 if TYPE_CHECKING:
     from .lesson import Lesson
@@ -71,6 +71,7 @@ __all__ = [
     "exercise_ids",
     "get_exercise",
     "learner_file",
+    "learner_file_path",
     "load_coding",
     "splice",
 ]
@@ -489,7 +490,7 @@ class LearnerFile:
     backup: Path | None = None
 
     def text(self) -> str:
-        return read_text(self.path, "your exercise file", CodingError)
+        return read_text(self.path, "your exercise file", CodingError, limit=MAX_KERNEL_BYTES)
 
     def piece(self) -> str:
         return piece_of(self.text(), self.exercise, self.path)
@@ -507,8 +508,14 @@ class LearnerFile:
                 outside_same = False
             if not outside_same:
                 backup = _backup(self.path)
-        atomic_write_text(self.path, splice(kernel, self.exercise, piece))
+        with writing("your exercise file", self.path):
+            atomic_write_text(self.path, splice(kernel, self.exercise, piece))
         return backup
+
+
+def learner_file_path(lesson: Lesson, exercise: CodingExercise) -> Path:
+    """Where the learner's file for ``exercise`` lives: ``<workspace>/<lesson>/coding/<id>.cu``."""
+    return lesson_folder(lesson) / "coding" / f"{exercise.id}{Path(lesson.kernel_file).suffix}"
 
 
 def learner_file(lesson: Lesson, exercise: CodingExercise, reset: bool = False) -> LearnerFile:
@@ -516,8 +523,7 @@ def learner_file(lesson: Lesson, exercise: CodingExercise, reset: bool = False) 
 
     ``reset=True`` moves the existing file to a timestamped backup first.
     """
-    suffix = Path(lesson.kernel_file).suffix
-    path = lesson_folder(lesson) / "coding" / f"{exercise.id}{suffix}"
+    path = learner_file_path(lesson, exercise)
     kernel = read_text(lesson.kernel_path, "the lesson's kernel", CodingError)
     backup = _backup(path) if reset and path.exists() else None
     created = _create_exclusive(path, splice(kernel, exercise, exercise.starter))

@@ -22,15 +22,16 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as widgets
 
 from . import progress
+from ._files import shown
 from ._html import escape
 from ._live import LiveBox
 from .code_editor import CodeEditor
-from .coding import CodingExercise, LearnerFile, learner_file
+from .coding import CodingExercise, LearnerFile, learner_file, learner_file_path
 from .coding_check import CodingResult, check_piece
 from .errors import CourseError
 from .quiz._markup import inline, reference_html
 from .sandbox import DEFAULT_TIMEOUT_S
-from .workspace import where_html
+from .workspace import WORKSPACE_ENV, where_html
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -148,14 +149,19 @@ class CodingPanel(LiveBox):
         self.exercise = exercise
         self.timeout_s = timeout_s
         self.learner_id = learner_id
-        self.file: LearnerFile = learner_file(lesson, exercise)
         self.attempts = 0
         self.last: CodingResult | None = None
-        saved = _saved(lesson, exercise, learner_id) if restore else None
-        self.passed = bool(saved and saved["passed"])
         self.hints_shown = 0
         self._problem: CourseError | None = None
-        piece = self._read_piece()
+        unsaved = False  # the workspace cannot hold your file (read-only, full): said below
+        try:
+            self.file: LearnerFile = learner_file(lesson, exercise)
+        except CourseError as e:
+            self.file = LearnerFile(lesson, exercise, learner_file_path(lesson, exercise))
+            self._problem, unsaved = e, True
+        saved = _saved(lesson, exercise, learner_id) if restore else None
+        self.passed = bool(saved and saved["passed"])
+        piece = self._read_piece() if self._problem is None else exercise.starter
         reference = exercise.reference(lesson.kernel_path.read_text("utf-8"))
         rows = max(4, min(14, max(piece.count("\n"), reference.count("\n")) + 2))
         self.editor = CodeEditor(
@@ -181,10 +187,12 @@ class CodingPanel(LiveBox):
         )
         self.status = widgets.HTML()
         if self._problem is not None:
-            self.status.value = (
-                f"<p style='color:#cf222e'>{escape(str(self._problem))}</p><p>The editor shows the starter; "
-                "Check saves it into a fresh file and keeps yours as a backup.</p>"
+            then = (
+                "your code cannot be saved until the workspace can be written."
+                if unsaved
+                else "Check saves it into a fresh file and keeps yours as a backup."
             )
+            self.status.value = f"<p style='color:#cf222e'>{escape(str(self._problem))}</p><p>The editor shows the starter; {then}</p>"
         self.hints = widgets.HTML()
         self.result = widgets.HTML()
         cite = (
@@ -252,6 +260,13 @@ class CodingPanel(LiveBox):
         except CourseError as e:
             self.status.value = f"<p style='color:#cf222e'>Not checked: {escape(str(e))}</p>"
             return None
+        except OSError as e:  # the check's own copy could not be written in the workspace
+            where = f" ({escape(shown(e.filename))})" if e.filename else ""
+            self.status.value = (
+                f"<p style='color:#cf222e'>Not checked: cannot write in your workspace{where}: "
+                f"{escape(e.strerror or str(e))}. Set {WORKSPACE_ENV} to a folder you can write to.</p>"
+            )
+            return None
         finally:
             self.check_button.disabled = False
         self.attempts += 1
@@ -295,8 +310,12 @@ class CodingPanel(LiveBox):
 
     def reset(self) -> None:
         self._hide_confirm()
-        self.file = learner_file(self.lesson, self.exercise, reset=True)
-        self.editor.value = self.file.piece()
+        try:
+            self.file = learner_file(self.lesson, self.exercise, reset=True)
+            self.editor.value = self.file.piece()
+        except CourseError as e:
+            self.status.value = f"<p style='color:#cf222e'>Not started again: {escape(str(e))}</p>"
+            return
         self.editor.first_line = self._piece_line()
         self.passed = False
         kept = f" The old file is kept as {where_html(self.file.backup)}." if self.file.backup else ""

@@ -25,9 +25,13 @@ class CourseError(Exception):
 
     @property
     def where(self) -> str:
+        """The file (and line), its name escaped where it holds anything not printable (``_files.shown``)."""
         if self.path is None:
             return ""
-        return f"{self.path}:{self.line}" if self.line is not None else str(self.path)
+        from ._files import shown  # _files raises CourseError: imported here, not at the top
+
+        name = shown(self.path)
+        return f"{name}:{self.line}" if self.line is not None else name
 
     def _format(self) -> str:
         return f"{self.where}: {self.message}" if self.where else self.message

@@ -23,6 +23,11 @@ The rules, because the file holds the learner's work:
   stops a page: it is moved aside to ``<learner>.corrupt-<time>.json``
   (nothing is deleted), a message on stderr says where, and progress starts
   empty;
+- a value JSON reads but cannot write back (``1e999`` reads as inf; a lone
+  surrogate) would refuse every later save: such items are left out, the
+  file as it was is moved aside as above, and a message names them;
+- reading works in a workspace that cannot be written (read-only, full): a
+  save there is refused with a message, a read is not;
 - ``reset`` writes the entries it removes to ``backups/`` before removing them.
 
 This module knows no lesson by name: callers pass ids.
@@ -34,6 +39,7 @@ import contextlib
 import json
 import os
 import re
+import stat
 import sys
 from collections.abc import Iterator
 from datetime import datetime, timezone
@@ -41,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from ._atomic import atomic_write_text
+from ._files import read_regular, shown
 from .errors import CourseError
 from .quiz.submission import validate_learner_id
 from .workspace import workspace_root
@@ -175,17 +182,32 @@ def _check_kind(kind: object) -> str:
 # The file: locked, read whole, written atomically
 # ---------------------------------------------------------------------------
 @contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """Hold an exclusive advisory lock on ``<path>.lock`` (the data file itself is replaced by rename)."""
+def _locked(path: Path, *, reading: bool = False) -> Iterator[bool]:
+    """Hold an exclusive advisory lock on ``<path>.lock`` (the data file itself is replaced by rename).
+
+    Yields whether the workspace can be written. ``reading=True`` (a snapshot)
+    also works in a workspace that cannot be written (read-only, full): it
+    takes the lock through an existing lock file, or reads without one,
+    which is safe because every save replaces the file whole by a rename.
+    """
+    lock = path.with_name(path.name + ".lock")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path.with_name(path.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        writable = True
     except OSError as e:
-        raise ProgressError(f"cannot save progress here ({e.strerror})", path=path.parent) from None
+        if not reading:
+            raise ProgressError(f"cannot save progress here ({e.strerror})", path=path.parent) from None
+        writable = False
+        try:
+            fd = os.open(lock, os.O_RDONLY)
+        except OSError:
+            yield False
+            return
     try:
         if fcntl is not None:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
+            fcntl.flock(fd, fcntl.LOCK_SH if not writable else fcntl.LOCK_EX)
+        yield writable
     finally:
         os.close(fd)  # closing releases the lock
 
@@ -219,7 +241,7 @@ def _problem(data: object) -> str | None:
     return None
 
 
-def _move_aside(path: Path, reason: str) -> Path:
+def _move_aside(path: Path, reason: str, then: str = "progress starts again from empty") -> Path:
     """Rename a bad progress file to ``<name>.corrupt-<time>.json`` (never over another) and say so."""
     for n in range(1, 1000):
         tag = _stamp() if n == 1 else f"{_stamp()}-{n}"
@@ -235,45 +257,118 @@ def _move_aside(path: Path, reason: str) -> Path:
             f"your progress file is unreadable ({reason}) and cannot be moved aside ({e.strerror})", path=path
         ) from None
     print(
-        f"Your progress file {path} could not be read ({reason}). It was moved to {target}, "
-        "nothing was deleted, and progress starts again from empty.",
+        f"Your progress file {shown(path)} could not be read ({reason}). It was moved to {shown(target)}, "
+        f"nothing was deleted, and {then}.",
         file=sys.stderr,
     )
     return target
 
 
-def _read(path: Path, learner: str) -> dict[str, Any]:
-    """The file's data; a missing file is empty progress, a bad one is moved aside. Call under the lock."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+# A progress file holds a few kilobytes per page; anything far larger is not one.
+MAX_BYTES = 16 * 1024 * 1024
+
+
+def _read(path: Path, learner: str, writable: bool = True) -> dict[str, Any]:
+    """The file's data; a missing file is empty progress, a bad one is moved aside. Call under the lock.
+
+    Read through the one reader of named files (``_files.read_regular``): a
+    FIFO or a device in the file's place is moved aside, never waited on.
+    """
+    if not path.exists() and not path.is_symlink():
         return _empty(learner)
-    except OSError as e:
-        if not path.is_file():
-            _move_aside(path, f"not a file ({e.strerror})")
+    try:
+        raw = read_regular(path, "your progress file", limit=MAX_BYTES, error=ProgressError)
+    except ProgressError as e:
+        try:
+            info = os.stat(path)
+        except FileNotFoundError:  # gone meanwhile, or a link to nothing: nothing saved
             return _empty(learner)
-        raise ProgressError(f"cannot read your progress ({e.strerror})", path=path) from None
+        except OSError:
+            raise e from None
+        if stat.S_ISREG(info.st_mode) and info.st_size <= MAX_BYTES:
+            raise  # a file of ours that cannot be read now (permissions): say so, move nothing
+        return _set_aside(path, e.message, learner, writable)
     try:
         data = json.loads(raw.decode("utf-8"), parse_constant=_no_constants)
     except (ValueError, UnicodeDecodeError) as e:
-        _move_aside(path, f"not valid JSON: {e}")
-        return _empty(learner)
+        return _set_aside(path, f"not valid JSON: {e}", learner, writable)
     except RecursionError:
-        _move_aside(path, "not valid JSON: nested too deeply")
-        return _empty(learner)
+        return _set_aside(path, "not valid JSON: nested too deeply", learner, writable)
     problem = _problem(data)
     if problem is not None:
-        _move_aside(path, problem)
-        return _empty(learner)
+        return _set_aside(path, problem, learner, writable)
     data["learner"] = learner
+    dropped = _drop_unwritable(data)
+    if dropped:
+        _keep_aside(path, data, dropped, writable)
     return data
+
+
+def _set_aside(path: Path, reason: str, learner: str, writable: bool) -> dict[str, Any]:
+    """Empty progress in place of a bad file: moved aside where the workspace can be written, else left."""
+    if writable:
+        _move_aside(path, reason)
+    else:
+        print(
+            f"Your progress file {shown(path)} could not be read ({reason}). It is left as it is "
+            "(the workspace cannot be written), and progress shows as empty.",
+            file=sys.stderr,
+        )
+    return _empty(learner)
+
+
+def _drop_unwritable(data: dict[str, Any]) -> list[str]:
+    """Remove what JSON reads but cannot write back (``1e999`` is inf; a lone surrogate); say what.
+
+    Left in, one such value would refuse every later save of every page.
+    """
+    dropped = []
+    for key in [k for k in data if k not in ("format", "learner", "lessons") and not _writable(data[k], k)]:
+        dropped.append(f"the field {key!r:.40}")
+        del data[key]
+    lessons = data["lessons"]
+    for lesson in list(lessons):
+        if not _writable({}, lesson):
+            dropped.append(f"lesson {lesson!r:.40}")
+            del lessons[lesson]
+            continue
+        for kind, items in lessons[lesson].items():
+            for item in [i for i, state in items.items() if not _writable(state, i)]:
+                dropped.append(f"{lesson} {kind} {item!r:.40}")
+                del items[item]
+    return dropped
+
+
+def _writable(value: object, key: str) -> bool:
+    try:
+        json.dumps({key: value}, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    except (TypeError, ValueError):  # UnicodeEncodeError is a ValueError
+        return False
+    return True
+
+
+def _keep_aside(path: Path, cleaned: dict[str, Any], dropped: list[str], writable: bool) -> None:
+    """Move the file as it was aside and save ``cleaned`` in its place; in a read-only workspace, only say so."""
+    what = ", ".join(dropped[:5]) + (f" and {len(dropped) - 5} more" if len(dropped) > 5 else "")
+    reason = f"it holds values JSON cannot write back (a number too large, a lone surrogate) in {what}"
+    if not writable:
+        print(
+            f"Your progress file {shown(path)}: {reason}. They are left out of what is shown; "
+            "the file is unchanged (the workspace cannot be written).",
+            file=sys.stderr,
+        )
+        return
+    _move_aside(path, reason, then=f"{what} were left out and the rest is kept")
+    _write(path, cleaned)
 
 
 def _dump(data: dict[str, Any]) -> str:
     try:
-        return json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False, sort_keys=False) + "\n"
+        text = json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False, sort_keys=False) + "\n"
+        text.encode("utf-8")  # a lone surrogate is no character: refused here, not halfway through a write
     except (TypeError, ValueError) as e:
         raise ProgressError(f"this progress cannot be saved as JSON ({e})") from None
+    return text
 
 
 def _write(path: Path, data: dict[str, Any]) -> None:
@@ -327,8 +422,8 @@ def _snapshot(learner: str | None) -> dict[str, Any]:
     who = learner_id(learner)
     if not path.exists() and not path.is_symlink():
         return _empty(who)  # nothing saved yet: no lock file, no folder made just to read
-    with _locked(path):
-        return _read(path, who)
+    with _locked(path, reading=True) as writable:
+        return _read(path, who, writable)
 
 
 def restore(lesson_id: str, kind: str, item: str, *, learner: str | None = None) -> dict[str, Any] | None:

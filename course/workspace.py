@@ -18,15 +18,22 @@ The rules, because the copy holds the learner's work:
   to ``<lesson>/backups/<name>.<timestamp>.cu``, then a fresh copy is made;
 - a suggested experiment is written to ``<lesson>/experiments/<name>.cu``,
   regenerated from the lesson's kernel on each run (a hand edit there is
-  moved to the backups first, never lost).
+  moved to the backups first, never lost);
+- a workspace that is a file, is read-only or is full is a message that says
+  so and what to do (``writing``), never a traceback; a copy already there is
+  read (``_data.read_text``: a FIFO or a device is refused, not waited on)
+  without writing anything.
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import errno
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -35,6 +42,7 @@ from urllib.parse import quote
 
 from . import _paths
 from ._atomic import atomic_write_text
+from ._data import read_text
 from ._html import escape
 from .errors import CourseError
 
@@ -55,10 +63,13 @@ __all__ = [
     "unified_diff",
     "where_html",
     "workspace_root",
+    "writing",
 ]
 
 WORKSPACE_ENV = "COURSE_WORKSPACE"
 DEFAULT_WORKSPACE = "~/hopper-course-work"
+# A kernel source is tens of kilobytes; a file far larger is not one.
+MAX_KERNEL_BYTES = 4 * 1024 * 1024
 
 
 def workspace_root() -> Path:
@@ -74,7 +85,40 @@ def workspace_root() -> Path:
             f"the workspace must be outside the course's own files (got {root}, inside {course}); "
             f"set {WORKSPACE_ENV} to another folder, for example {Path(DEFAULT_WORKSPACE).expanduser()}"
         )
+    if root.exists() and not root.is_dir():
+        raise CourseError(
+            f"the workspace must be a folder, and this is a file; set {WORKSPACE_ENV} to a folder "
+            f"(for example {Path(DEFAULT_WORKSPACE).expanduser()}), or move the file away",
+            path=root,
+        )
     return root
+
+
+# What a failed write in the workspace means for the learner, by errno.
+_WRITE_HINTS = {
+    errno.EROFS: "the workspace is read-only",
+    errno.EACCES: "you may not write there",
+    errno.EPERM: "you may not write there",
+    errno.ENOSPC: "the disk is full",
+    errno.EDQUOT: "your disk quota is used up",
+    errno.ENOTDIR: "a part of that path is a file, not a folder",
+}
+
+
+@contextlib.contextmanager
+def writing(what: str, path: Path) -> Iterator[None]:
+    """Turn a failed write of ``what`` at ``path`` into a CourseError that says why and what to do."""
+    try:
+        yield
+    except OSError as e:
+        hint = _WRITE_HINTS.get(e.errno or 0, "")
+        advice = (
+            f"free some space, or set {WORKSPACE_ENV} to a folder on another disk"
+            if e.errno in (errno.ENOSPC, errno.EDQUOT)
+            else f"set {WORKSPACE_ENV} to a folder you can write to"
+        )
+        because = f"{e.strerror or e}" + (f": {hint}" if hint else "")
+        raise CourseError(f"cannot write {what} ({because}); {advice}", path=path) from None
 
 
 def lesson_folder(lesson: Lesson) -> Path:
@@ -82,12 +126,7 @@ def lesson_folder(lesson: Lesson) -> Path:
 
 
 def _read(path: Path, what: str) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise CourseError(f"cannot read {what} ({e.strerror})", path=path) from None
-    except UnicodeDecodeError as e:
-        raise CourseError(f"{what} must be UTF-8 text ({e.reason})", path=path) from None
+    return read_text(path, what, limit=MAX_KERNEL_BYTES)
 
 
 def _create_exclusive(path: Path, text: str) -> bool:
@@ -97,6 +136,13 @@ def _create_exclusive(path: Path, text: str) -> bool:
     ``link`` fails when the name exists, so an existing copy (the learner's
     work) is never replaced, and a reader never sees half a file.
     """
+    if path.exists() or path.is_symlink():
+        return False  # nothing to write: a read-only workspace still opens an existing file
+    with writing("your file", path):
+        return _link_new(path, text)
+
+
+def _link_new(path: Path, text: str) -> bool:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -124,17 +170,18 @@ def _create_exclusive(path: Path, text: str) -> bool:
 def _backup(path: Path) -> Path:
     """Move ``path`` to ``backups/<stem>.<timestamp><suffix>`` beside it; never over another backup."""
     folder = path.parent / "backups"
-    folder.mkdir(parents=True, exist_ok=True)
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    for n in range(1, 1000):
-        tag = stamp if n == 1 else f"{stamp}-{n}"
-        target = folder / f"{path.stem}.{tag}{path.suffix}"
-        try:
-            os.link(path, target)  # fails if the name is taken, so no backup is ever replaced
-        except FileExistsError:
-            continue
-        path.unlink()
-        return target
+    with writing("a backup of your file", folder):
+        folder.mkdir(parents=True, exist_ok=True)
+        stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+        for n in range(1, 1000):
+            tag = stamp if n == 1 else f"{stamp}-{n}"
+            target = folder / f"{path.stem}.{tag}{path.suffix}"
+            try:
+                os.link(path, target)  # fails if the name is taken, so no backup is ever replaced
+            except FileExistsError:
+                continue
+            path.unlink()
+            return target
     raise CourseError(f"cannot find a free backup name for {path.name} in {folder}")
 
 
@@ -361,5 +408,6 @@ def experiment_copy(lesson: Lesson, name: str, source: str) -> LearnerCopy:
         if _read(path, "the experiment's file") == source:
             return LearnerCopy(lesson, path, False, None)
         backup = _backup(path)
-    atomic_write_text(path, source)
+    with writing("the experiment's file", path):
+        atomic_write_text(path, source)
     return LearnerCopy(lesson, path, True, backup)

@@ -55,3 +55,117 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("COURSE_WORKSPACE", str(work))
     monkeypatch.delenv("COURSE_LEARNER", raising=False)
     return work
+
+
+@pytest.fixture
+def unwritable(monkeypatch: pytest.MonkeyPatch):
+    """``unwritable(folder, errno.EROFS)``: from now on every write under ``folder`` fails with that error.
+
+    A read-only or a full workspace, as the operating system reports it
+    (EROFS, ENOSPC), in this process: chmod cannot make one where the tests
+    run as root, and no test may need a mount. Reading is untouched; making,
+    renaming, linking, removing or opening a file for writing under ``folder``
+    raises ``OSError(code, ..., path)``, as the system call would.
+    """
+    import builtins
+    import errno as errno_module
+    import io
+    import os
+
+    write_flags = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+    blocked: list[tuple[str, int]] = []
+
+    def refused(path: object) -> int | None:
+        try:
+            name = os.path.abspath(os.fsdecode(path))  # type: ignore[arg-type]
+        except TypeError:  # a file descriptor
+            return None
+        for folder, code in blocked:
+            if name == folder or name.startswith(folder + os.sep):
+                return code
+        return None
+
+    def fail(code: int, path: object) -> None:
+        raise OSError(code, os.strerror(code), os.fsdecode(path))  # type: ignore[arg-type]
+
+    real_open = os.open
+
+    def fake_open(path, flags, *args, **kwargs):  # type: ignore[no-untyped-def]
+        code = refused(path)
+        if code is not None and flags & write_flags:
+            fail(code, path)
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", fake_open)
+    real_io_open = io.open
+
+    def fake_io_open(file, mode="r", *args, **kwargs):  # type: ignore[no-untyped-def]
+        code = refused(file)
+        if code is not None and any(c in mode for c in "wxa+"):
+            fail(code, file)
+        return real_io_open(file, mode, *args, **kwargs)
+
+    monkeypatch.setattr(io, "open", fake_io_open)
+    monkeypatch.setattr(builtins, "open", fake_io_open)
+    for name, args in (
+        ("mkdir", 1),
+        ("rmdir", 1),
+        ("unlink", 1),
+        ("remove", 1),
+        ("link", 2),
+        ("symlink", 2),
+        ("rename", 2),
+        ("replace", 2),
+        ("mkfifo", 1),
+        ("chmod", 1),
+    ):
+        real = getattr(os, name)
+
+        def fake(*a, _real=real, _args=args, **kw):  # type: ignore[no-untyped-def]
+            for path in a[:_args]:
+                code = refused(path)
+                if code is not None:
+                    fail(code, path)
+            return _real(*a, **kw)
+
+        monkeypatch.setattr(os, name, fake)
+
+    def make(folder: Path, code: int = errno_module.EROFS) -> Path:
+        blocked.append((os.path.abspath(folder), code))
+        return folder
+
+    return make
+
+
+@pytest.fixture
+def bounded_course():
+    """``bounded_course(*args, workspace=..., timeout=120)``: ``python -m course ARGS`` in a child, bounded.
+
+    For a file that must be refused, not waited on or read whole (a FIFO,
+    /dev/zero): the child gets 2 GiB of address space and a generous time
+    limit, so a regression fails the test (TimeoutExpired, or a MemoryError)
+    instead of hanging the suite or filling the machine's memory.
+    """
+    import os
+    import resource
+    import subprocess
+    import sys
+
+    limit = 2 * 1024**3
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    def run(*args: str, workspace: Path, timeout: float = 120, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
+        full = dict(os.environ, COURSE_WORKSPACE=str(workspace), **(env or {}))
+        return subprocess.run(
+            [sys.executable, "-m", "course", *args],
+            capture_output=True,
+            text=True,
+            env=full,
+            timeout=timeout,
+            preexec_fn=cap,
+            stdin=subprocess.DEVNULL,
+        )
+
+    return run

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -172,3 +173,43 @@ def test_the_command_runs_in_a_fresh_process(workspace):
     )
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines()[2].startswith("day76  ")
+
+
+# ---- issue 24: a progress file that is not a file, a workspace that cannot be written ----
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes on this platform")
+def test_a_fifo_as_the_progress_file_is_moved_aside_not_waited_on(bounded_course, workspace):
+    path = workspace / "progress" / "default.json"
+    path.parent.mkdir(parents=True)
+    os.mkfifo(path)
+    r = bounded_course("progress", "--lesson", "day76", workspace=workspace, env={"LOGNAME": "default"})
+    assert r.returncode == 0, r.stderr
+    assert "not a regular file but a named pipe" in r.stderr and "nothing was deleted" in r.stderr
+    assert not path.exists() and list(path.parent.glob("default.corrupt-*.json"))
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="no /dev/zero here")
+def test_a_progress_file_that_leads_to_dev_zero_is_moved_aside_not_read(bounded_course, workspace):
+    path = workspace / "progress" / "default.json"
+    path.parent.mkdir(parents=True)
+    path.symlink_to("/dev/zero")
+    r = bounded_course("progress", "--lesson", "day76", workspace=workspace, env={"LOGNAME": "default"})
+    assert r.returncode == 0, r.stderr
+    assert "a character device" in r.stderr and not path.is_symlink()
+
+
+def test_a_read_only_workspace_can_still_be_read(capsys, workspace, unwritable):
+    done = save_right_single_choices("day76")
+    unwritable(workspace)
+    code, out, err = run(capsys, "--lesson", "day76")
+    assert code == 0, err
+    assert f"quiz        {len(done)} of " in pages(out)["day76"][1]
+    code, _, err = run(capsys, "--reset", "day76")  # a write: refused with a message
+    assert code == 2 and err.startswith("error: ") and "Read-only file system" in err
+
+
+def test_a_workspace_that_is_a_file_is_a_message(capsys, workspace):
+    workspace.write_text("not a folder", encoding="utf-8")
+    code, _, err = run(capsys, "--lesson", "day76")
+    assert code == 2 and "the workspace must be a folder, and this is a file" in err

@@ -9,6 +9,7 @@ run passes right after.
 
 from __future__ import annotations
 
+import errno
 import os
 import subprocess
 import sys
@@ -178,3 +179,52 @@ def test_on_the_gpu_my_unchanged_copy_exits_0(gpu_for, tmp_path):
     r = _try("day76", workspace=tmp_path / "work")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "passed: Your version ran and passed the lesson's check" in r.stdout
+
+
+# ---------------------------------------------------------------------------
+# Files that are not files, workspaces that cannot be written (issue 24).
+# ---------------------------------------------------------------------------
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes on this platform")
+def test_a_fifo_to_try_is_refused_not_waited_on(bounded_course, tmp_path):
+    fifo = tmp_path / "mine.cu"
+    os.mkfifo(fifo)
+    r = bounded_course("try", "day76", str(fifo), workspace=tmp_path / "work")
+    assert r.returncode == 2, r.stderr
+    assert "the kernel to try is not a regular file but a named pipe (FIFO)" in r.stderr
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="no /dev/zero here")
+def test_dev_zero_to_try_is_refused_not_read_until_memory_runs_out(bounded_course, tmp_path):
+    r = bounded_course("try", "day76", "/dev/zero", workspace=tmp_path / "work")
+    assert r.returncode == 2, r.stderr
+    assert "/dev/zero: the kernel to try is not a regular file but a character device" in r.stderr
+
+
+def test_a_workspace_that_is_a_file_is_a_message(tmp_path):
+    work = tmp_path / "work"
+    work.write_text("not a folder", encoding="utf-8")
+    r = _try("day76", workspace=work)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "the workspace must be a folder, and this is a file" in r.stderr
+
+
+@pytest.mark.parametrize(("code", "words"), [(errno.EROFS, "read-only"), (errno.ENOSPC, "the disk is full")])
+def test_a_read_only_or_full_workspace_is_a_message(unwritable, tmp_path, monkeypatch, capsys, code, words):
+    work = tmp_path / "work"
+    unwritable(work, code)
+    r = _try_here("day76", workspace=work, monkeypatch=monkeypatch, capsys=capsys)
+    assert r.returncode == 2
+    assert r.stderr.startswith("error: ") and words in r.stderr and "cannot write your file" in r.stderr
+
+
+def test_a_read_only_workspace_still_tries_the_copy_already_there(unwritable, tmp_path, monkeypatch, capsys):
+    _not_here("day76")
+    from course.workspace import learner_copy
+
+    work = tmp_path / "work"
+    monkeypatch.setenv(WORKSPACE_ENV, str(work))
+    learner_copy(get_lesson("day76"))
+    unwritable(work)
+    r = _try_here("day76", workspace=work, monkeypatch=monkeypatch, capsys=capsys)
+    assert r.returncode == 2, r.stderr  # compile-checked here, as with a workspace that can be written
+    assert "error:" not in r.stderr and "compile" in r.stdout.lower()

@@ -253,37 +253,81 @@ def _gone(pid: int) -> None:
     os.waitpid(pid, 0)
 
 
+def _saver(start: int, pause_at: int | None, report: int) -> None:
+    """In a forked child: save generation after generation, writing one byte to ``report`` after each.
+
+    With ``pause_at`` = k, save number k (from 0) stops after its temp file is
+    written whole and before the rename, says so (``p``) and waits to be
+    killed there: a kill in the middle of a save, at a known step, not by luck.
+    """
+    real_replace = os.replace
+    done = 0
+
+    def replace(src, dst):  # type: ignore[no-untyped-def]
+        if done == pause_at and str(src).endswith(".tmp"):
+            os.write(report, b"p")
+            time.sleep(3600)  # killed here
+        real_replace(src, dst)
+
+    os.replace = replace  # this child's own os module: _atomic renames through it
+    gen = start
+    while True:
+        progress.record("day76", "quiz", "ptx-name", {"text": payload("kill", gen, SIZE), "attempts": gen})
+        done += 1
+        os.write(report, b"s")
+        gen += 1
+
+
+def _wait_for(report: int, saves: int, paused: bool) -> int:
+    """Read the child's reports until it has finished ``saves`` saves (and, if ``paused``, paused); the count."""
+    seen = b""
+    while seen.count(b"s") < saves or (paused and b"p" not in seen):
+        chunk = os.read(report, 64)
+        assert chunk, f"the saver ended on its own after {seen!r}"
+        seen += chunk
+    return seen.count(b"s")
+
+
 def test_a_kill_at_random_moments_of_a_save_leaves_the_old_or_the_new_file_whole(workspace):
+    """Each kill comes after a counted number of finished saves, some of them in the middle of the next.
+
+    The child says when each save is done (and, for a mid-save kill, when it
+    has written its temp file and not yet renamed it), so what the kill hit is
+    known, whatever the machine's load: no sleep decides it.
+    """
     progress.record("day78", "quiz", "other", {"attempts": 1})  # another page's progress: never lost
     progress.record("day76", "quiz", "ptx-name", {"text": payload("kill", 0, SIZE), "attempts": 0})
     path = progress.progress_path()
     folder = path.parent
-    rng = random.Random(85)  # the same kill times every run
-    last = changed = 0
-    mid_save = 0
+    rng = random.Random(85)  # the same kills every run
+    last = 0
+    mid_saves = 0
     for number in range(KILLS):
-        start = last + 1
-
-        def loop(start: int = start) -> None:
-            gen = start
-            while True:
-                progress.record(
-                    "day76", "quiz", "ptx-name", {"text": payload("kill", gen, SIZE), "attempts": gen}
-                )
-                gen += 1
-
+        saves = rng.randint(0, 2)
+        mid_save = rng.random() < 0.5
+        read_end, write_end = os.pipe()
         before = {p.name for p in folder.iterdir()}
-        pid = _forked(loop)
-        time.sleep(rng.uniform(0.0, 0.03))
-        _gone(pid)
-        mid_save += any(p.name.endswith(".tmp") and p.name not in before for p in folder.iterdir())
+        pause_at = saves if mid_save else None
+        pid = _forked(lambda s=last + 1, p=pause_at, w=write_end: _saver(s, p, w))
+        os.close(write_end)
+        try:
+            finished = _wait_for(read_end, saves, mid_save)
+        finally:
+            _gone(pid)
+            os.close(read_end)
+        left = [p for p in folder.iterdir() if p.name.endswith(".tmp") and p.name not in before]
+        if mid_save:
+            assert left, f"kill {number}: killed before its rename, the save must leave its temp file"
+            mid_saves += 1
         gen = _consistent(path)  # raises on a torn or mixed file
-        assert gen >= last, f"kill {number}: the file went back from generation {last} to {gen}"
-        changed += gen > last
+        # Every finished save is in the file. Paused before its rename, the save the kill cut off is
+        # not: the file is exactly the last finished one. Otherwise the child may have finished more
+        # saves between its last report read here and the kill.
+        assert gen >= last + finished, f"kill {number}: {finished} saves finished, the file is at {gen}"
+        if mid_save:
+            assert gen == last + saves, f"kill {number}: the cut-off save reached the file"
         last = gen
-    # Some kills landed after a save finished (the file moved on), some in the middle of one
-    # (a temp file left behind): otherwise this test proved nothing.
-    assert changed > 0 and mid_save > 0, (changed, mid_save)
+    assert mid_saves > 0 and last > 0, (mid_saves, last)
     assert not list(folder.glob("*.corrupt-*")), "a killed save made the next read think the file was corrupt"
     # A later save still works, and the lock a killed saver held was released with it.
     progress.record(
@@ -476,3 +520,37 @@ def test_the_default_learner_is_the_one_the_page_submits_as(monkeypatch):
     monkeypatch.setenv(progress.LEARNER_ENV, "../etc")
     with pytest.raises(CourseError):
         progress.learner_id()
+
+
+# ---------------------------------------------------------------------------
+# Values JSON reads but cannot write back (issue 24)
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("value", "words"), [("1e999", "a number too large"), ('"lone \\ud800"', "a lone surrogate")]
+)
+def test_a_value_json_cannot_write_back_is_set_aside_and_later_saves_work(workspace, capsys, value, words):
+    progress.record("day76", "quiz", "kept", {"response": "a", "attempts": 1})
+    path = progress.progress_path()
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["lessons"]["day76"]["quiz"]["bad"] = {"response": "PLACEHOLDER", "attempts": 1}
+    original = json.dumps(data).replace('"PLACEHOLDER"', value)
+    path.write_text(original, encoding="ascii")
+    capsys.readouterr()
+
+    progress.record("day78", "coding", "core-offset", {"passed": True})  # no longer refused
+
+    err = capsys.readouterr().err
+    assert words in err and "day76 quiz 'bad'" in err and "nothing was deleted" in err
+    saved = progress.lesson_progress("day76")["quiz"]
+    assert set(saved) == {"kept"}, "the value that cannot be written back is left out, the rest kept"
+    assert progress.restore("day78", "coding", "core-offset")["passed"] is True
+    (aside,) = path.parent.glob("default.corrupt-*.json")
+    assert aside.read_text(encoding="ascii") == original, "the file as it was is kept"
+
+
+def test_a_new_state_with_a_lone_surrogate_is_refused_and_the_file_is_unchanged(workspace):
+    progress.record("day76", "quiz", "kept", {"response": "a"})
+    before = progress.progress_path().read_bytes()
+    with pytest.raises(CourseError, match="cannot be saved as JSON"):
+        progress.record("day76", "quiz", "bad", {"response": "\ud800"})
+    assert progress.progress_path().read_bytes() == before

@@ -743,3 +743,16 @@ def test_globaltimer_resolution_is_measured(gpu_for):
     gpu_for("day78")
     r = tl.globaltimer_resolution(1 << 16)
     assert r.changes > 0 and 0 < r.min_step_ns <= 2000 and 0.5 < r.ghz < 3.0
+
+
+def test_a_wrong_size_is_refused_before_the_gpu_is_asked(capsys, monkeypatch):
+    from course import gate
+    from course.cli import main
+
+    def no_gpu_question(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise AssertionError("the GPU check ran before --n was checked")
+
+    monkeypatch.setattr(gate, "verdict", no_gpu_question)
+    assert main(["timeline", "day79", "--n", "100"]) == 2
+    err = capsys.readouterr().err
+    assert "sizes for day79 must be multiples of 256" in err and "(got 100)" in err

@@ -17,6 +17,7 @@ import textwrap
 from collections.abc import Sequence
 from types import ModuleType
 
+from .._files import shown
 from ..errors import CourseError
 
 # The subcommands, in the order ``--help`` lists them.
@@ -114,3 +115,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 141
+    except OSError as e:
+        # An environment problem no check above foresaw (a disk that filled up, a folder made
+        # read-only): what failed and where, in one line, not a traceback.
+        where = f"{shown(e.filename)}: " if e.filename else ""
+        print(f"error: {where}{e.strerror or e}", file=sys.stderr)
+        return 2

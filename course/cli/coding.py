@@ -24,9 +24,11 @@ import re
 import sys
 from pathlib import Path
 
+from .._data import read_text
 from ..errors import CourseError
 from ..lessons import LESSONS, get_lesson
 from ..sandbox import DEFAULT_TIMEOUT_S
+from ..workspace import MAX_KERNEL_BYTES
 from .try_ import _seconds
 
 EXIT = {"passed": 0, "compile-error": 3, "not-checked": 2}
@@ -73,10 +75,8 @@ def _check(args: argparse.Namespace) -> int:
     lesson = get_lesson(args.lesson)
     ex = get_exercise(lesson, args.exercise)
     if args.file is not None:
-        try:
-            text = args.file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
-            raise CourseError(f"cannot read it ({e})", path=args.file) from None
+        # The one reader of named files: a FIFO or a device is refused, never waited on or read whole.
+        text = read_text(args.file, "the file to check", limit=MAX_KERNEL_BYTES)
         piece, file = piece_of(text, ex, args.file), args.file
     else:
         mine = learner_file(lesson, ex)

@@ -22,8 +22,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from .._files import shown
 from ..errors import CourseError
-from ..quiz.canvas import export_canvas, rows_text
+from ..quiz._io import write_atomic
+from ..quiz.canvas import fill_gradebook, rows_text
 from ..quiz.checks import key_length_problems, key_position_problems
 from ..quiz.grade import grade_submissions, write_reports
 from ..quiz.loader import load_quiz
@@ -89,11 +91,11 @@ def _validate(args: argparse.Namespace) -> int:
             continue
         kind = "learner copy" if quiz.released else "key"
         print(
-            f"ok: {path}: quiz {quiz.id!r} ({kind}), {len(quiz.questions)} questions, "
+            f"ok: {shown(path)}: quiz {quiz.id!r} ({kind}), {len(quiz.questions)} questions, "
             f"{fmt_points(quiz.max_points)} points, version {quiz.version[:19]}"
         )
         for problem in key_position_problems(quiz) + key_length_problems(quiz):
-            print(f"warning: {path}: {problem}", file=sys.stderr)
+            print(f"warning: {shown(path)}: {problem}", file=sys.stderr)
     if failed:
         print(f"{failed} of {len(args.files)} quiz files have problems", file=sys.stderr)
         return 1
@@ -114,32 +116,45 @@ def _grade(args: argparse.Namespace) -> int:
         raise CourseError("--canvas and --canvas-column go together: give both or neither")
     if args.output.resolve().is_relative_to(args.submissions.resolve()):
         raise CourseError(
-            f"write the reports outside the submissions folder (got -o {args.output} inside "
-            f"{args.submissions}); the grader reads every .json file under it"
+            f"write the reports outside the submissions folder (got -o {shown(args.output)} inside "
+            f"{shown(args.submissions)}); the grader reads every file under it"
         )
     key = load_quiz(args.key)
     report = grade_submissions(key, args.submissions, overrides=args.overrides)
-    written = write_reports(report, args.output)
-    names = ", ".join(p.name for p in written.values())
-    print(f"graded {len(report.results)} learners of quiz {key.id!r}; wrote {names} to {args.output}")
-    for skipped in report.skipped:
-        print(f"skipped {skipped.path}: {skipped.reason}", file=sys.stderr)
-    if report.skipped:
-        print(f"{len(report.skipped)} submissions skipped (listed in {written['skipped']})", file=sys.stderr)
-    for flag in report.flagged:
-        print(f"flagged {flag.path} (graded): {flag.reason}", file=sys.stderr)
-    if report.flagged:
-        print(
-            f"{len(report.flagged)} graded submissions flagged for a look (listed in {written['flagged']})",
-            file=sys.stderr,
-        )
+    # The filled gradebook is made before anything is written; in the report folder (the default),
+    # it is written with the reports, so all of them are new or all as they were.
+    export, canvas = None, b""
     if args.canvas is not None:
         out = args.canvas_out or args.output / "canvas.csv"
-        export = export_canvas(report, args.canvas, args.canvas_column, out, match_column=args.canvas_match)
-        print(f"wrote {export.path}: column {args.canvas_column!r} filled for {export.filled} students")
+        export, canvas = fill_gradebook(
+            report, args.canvas, args.canvas_column, out, match_column=args.canvas_match
+        )
+    beside = export is not None and export.path.parent.resolve() == args.output.resolve()
+    also = {export.path.name: canvas} if export is not None and beside else {}
+    written = write_reports(report, args.output, also=also)
+    if export is not None and not beside:
+        write_atomic(export.path, canvas)
+    names = ", ".join(p.name for p in written.values())
+    print(f"graded {len(report.results)} learners of quiz {key.id!r}; wrote {names} to {shown(args.output)}")
+    for skipped in report.skipped:
+        print(f"skipped {shown(skipped.path)}: {skipped.reason}", file=sys.stderr)
+    if report.skipped:
+        print(f"{len(report.skipped)} files skipped (listed in {shown(written['skipped'])})", file=sys.stderr)
+    for flag in report.flagged:
+        print(f"flagged {shown(flag.path)} (graded): {flag.reason}", file=sys.stderr)
+    if report.flagged:
+        print(
+            f"{len(report.flagged)} graded submissions flagged for a look "
+            f"(listed in {shown(written['flagged'])})",
+            file=sys.stderr,
+        )
+    if export is not None:
+        print(
+            f"wrote {shown(export.path)}: column {args.canvas_column!r} filled for {export.filled} students"
+        )
         for login, rows in export.duplicates:
             print(
-                f"warning: {rows_text(rows)} of {args.canvas} share {args.canvas_match!r} {login!r}; "
+                f"warning: {rows_text(rows)} of {shown(args.canvas)} share {args.canvas_match!r} {login!r}; "
                 "none of them was filled: fix the gradebook, or enter that score by hand",
                 file=sys.stderr,
             )

@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
                 f"The recorded picture: {tl.store.timeline_dir() / (lesson.id + '.png')} (--out DIR draws it again)"
             )
         return 0
-    n = tl.DEFAULT_N if args.n is None else args.n
+    n = tl.DEFAULT_N if args.n is None else tl.check_size(lesson, args.n)  # before the GPU: no GPU needed
     v = gate.verdict(lesson)
     if not v.runs:
         print(f"Cannot record {lesson.id} here. {v.message()}")

@@ -11,12 +11,13 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._files import read_regular
 from ..errors import CourseError
-from ._io import write_csv_atomic
+from ._io import csv_bytes, write_atomic
 from .grade import GradeReport
 from .model import fmt_points
 
-__all__ = ["CanvasExport", "export_canvas", "rows_text"]
+__all__ = ["CanvasExport", "export_canvas", "fill_gradebook", "rows_text"]
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,21 @@ def export_canvas(
     *,
     match_column: str = "SIS Login ID",
 ) -> CanvasExport:
-    """Copy a Canvas gradebook export with ``column`` filled from ``report``.
+    """Copy a Canvas gradebook export with ``column`` filled from ``report`` to ``out`` (``fill_gradebook``)."""
+    export, data = fill_gradebook(report, gradebook, column, out, match_column=match_column)
+    write_atomic(export.path, data)
+    return export
+
+
+def fill_gradebook(
+    report: GradeReport,
+    gradebook: Path | str,
+    column: str,
+    out: Path | str,
+    *,
+    match_column: str = "SIS Login ID",
+) -> tuple[CanvasExport, bytes]:
+    """The filled gradebook's bytes (for ``out``), not yet written: the grader writes them with its reports.
 
     Learners are matched on ``match_column`` (the learner id the quiz used).
     The "Points Possible" row gets the quiz's maximum; rows with no graded
@@ -55,9 +70,9 @@ def export_canvas(
     """
     gradebook, out = Path(gradebook), Path(out)
     try:
-        text = gradebook.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as e:
-        raise CourseError(f"cannot read the Canvas gradebook ({e})", path=gradebook) from None
+        text = read_regular(gradebook, "the Canvas gradebook").decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise CourseError(f"the Canvas gradebook must be UTF-8 text ({e.reason})", path=gradebook) from None
     rows = list(csv.reader(text.splitlines()))
     if not rows:
         raise CourseError("the Canvas gradebook is empty", path=gradebook)
@@ -92,6 +107,5 @@ def export_canvas(
         elif login:
             untouched += 1
         out_rows.append(row)
-    write_csv_atomic(out, out_rows)
     missing = tuple(sorted(set(scores) - set(where)))
-    return CanvasExport(out, filled, missing, untouched, duplicates)
+    return CanvasExport(out, filled, missing, untouched, duplicates), csv_bytes(out_rows)

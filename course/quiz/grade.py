@@ -18,26 +18,33 @@ Outputs (``write_reports``): ``long.csv`` (one row per learner and question),
 ``wide.csv`` (one row per learner, one column per question, total),
 ``items.csv`` and ``items.json`` (per question: percent correct, mean score,
 response distribution), ``skipped.csv``, ``flagged.csv``. The Canvas gradebook export is
-``course.quiz.canvas``.
+``course.quiz.canvas``; regrades are ``course.quiz.overrides``.
+
+Whatever a submission holds, the run ends with whole reports: every file
+that is not ``*.json`` is listed as skipped with why (``Bob.JSON``); the walk
+keeps its own stack (no nesting exhausts Python's recursion); a text answer
+holding a lone surrogate scores 0 with the reason; names go into the
+terminal and the cells escaped (``_files.shown``), cells never start a
+spreadsheet formula; and the reports are written to a temp folder and moved
+into place together (``_io.write_files_atomic``): all new, or all as before.
 """
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import os
 import stat
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .._toml import TomlSyntaxError, loads
+from .._files import file_kind, shown
 from ..errors import CourseError
-from ._io import write_csv_atomic, write_text_atomic
+from ._io import csv_bytes, encoded, write_files_atomic
 from .model import (
     Code,
     MultipleSelect,
@@ -49,7 +56,8 @@ from .model import (
     SingleChoice,
     fmt_points,
 )
-from .submission import Submission, SubmissionError, check_place, file_kind, parse_time, read_submission
+from .overrides import Override, load_overrides
+from .submission import Submission, SubmissionError, check_place, parse_time, read_submission
 
 if TYPE_CHECKING:
     from ..coding_check import CodingResult
@@ -108,15 +116,6 @@ class Flag:
 
 
 @dataclass(frozen=True)
-class Override:
-    learner: str
-    question: str
-    score: float
-    reason: str
-    where: str  # file:line or file, override #n, for messages
-
-
-@dataclass(frozen=True)
 class GradeReport:
     quiz: Quiz
     results: tuple[LearnerResult, ...]
@@ -134,15 +133,29 @@ class GradeReport:
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
+def _cell(text: str) -> str:
+    """A text cell for a report: a leading formula character made harmless with an apostrophe (OWASP)."""
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
 def _response_text(question: Question, response: Response) -> str:
     if response is None:
         return ""
     if isinstance(response, list):
         return ";".join(response)
     text = str(response)
-    if isinstance(question, ShortText | Code) and text.startswith(_FORMULA_START):
-        return "'" + text
-    return text
+    return _cell(text) if isinstance(question, ShortText | Code) else text
+
+
+def _lone_surrogate(response: Response) -> str | None:
+    """Where a text response holds a lone surrogate (JSON's ``"\\ud800"``, which is not a character), in words."""
+    texts = [response] if isinstance(response, str) else response if isinstance(response, list) else []
+    for text in texts:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as e:
+            return f"{shown(text[e.start])} at character {e.start + 1}"
+    return None
 
 
 def _score_code(
@@ -175,6 +188,13 @@ def _score_one(
     for q in quiz.questions:
         response = submission.responses.get(q.id)
         attempts = submission.attempts.get(q.id, 0)
+        bad = _lone_surrogate(response)
+        if bad is not None:  # no text can match it, and no compiler reads it: scored 0, and said why
+            note = f"refused: the response holds a lone surrogate ({bad}), which is not a character; scored 0"
+            outcome = "refused" if isinstance(q, Code) else ""
+            items.append(ItemResult(q.id, response, 0.0, q.points, attempts, note, outcome))
+            flags.append(f"question {q.id!r}: {note}")
+            continue
         if isinstance(q, Code):
             if run_code is None:
                 raise CourseError(f"question {q.id!r} is a code question: grading it needs a code runner")
@@ -186,41 +206,70 @@ def _score_one(
     return tuple(items), tuple(flags)
 
 
+def _not_json(name: str) -> str:
+    """Why a file whose name does not end in ``.json`` is not read, in words that help rename it."""
+    if name.startswith(".") and name.endswith(".tmp") and ".json." in name:
+        why = "a temporary file left by a save that never finished (the save writes it, then renames it)"
+    elif name.rstrip() != name and name.rstrip().endswith(".json"):
+        why = "its name ends in a space or other blank after '.json'"
+    elif name.lower().endswith(".json"):
+        why = f"its name ends in {shown(name[-5:])!r}, not '.json' (the case matters)"
+    elif ".json" in name.lower():
+        why = "its name holds '.json' but does not end in it"
+    else:
+        why = "its name does not end in '.json'"
+    return f"not read: {why}; the grader reads only <quiz>/<learner>.json"
+
+
 def _walk(folder: Path) -> Iterator[tuple[Path, str | None]]:
-    """Every ``*.json`` under ``folder`` with None, or a thing to skip with its reason.
+    """Every file under ``folder``: a ``*.json`` to read with None, anything else with why it is skipped.
 
     Links are never followed (a link to a folder is reported, not entered);
     anything that is not a regular file or a folder is reported without
-    being opened: opening a FIFO blocks until someone writes to it.
+    being opened: opening a FIFO blocks until someone writes to it. Every
+    other file is listed too (``Bob.JSON``, ``x.json.txt``), so nothing in
+    the folder is passed over without a word. The walk keeps its own stack
+    of folders, so no depth of nesting exhausts Python's recursion limit.
     """
-    try:
-        entries = sorted(os.scandir(folder), key=lambda e: e.name)
-    except OSError as e:
-        yield folder, f"cannot list this folder ({e.strerror or e})"
-        return
-    for entry in entries:
-        path = Path(entry.path)
+    pending = [folder]
+    while pending:
+        current = pending.pop()
         try:
-            mode = entry.stat(follow_symlinks=False).st_mode
+            with os.scandir(current) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
         except OSError as e:
-            yield path, f"cannot read it ({e.strerror or e})"
+            yield current, f"cannot list this folder ({e.strerror or e})"
             continue
-        if stat.S_ISLNK(mode):
+        folders = []
+        for entry in entries:
+            path = Path(entry.path)
             try:
-                to_folder = entry.is_dir()  # follows the link, only to say what it points at
-            except OSError:
-                to_folder = False
-            if to_folder:
-                yield path, "a symbolic link to a folder, not followed: the grader follows no links"
-            elif entry.name.endswith(".json"):
-                yield path, "a symbolic link, not followed: the grader follows no links; copy the file itself"
-        elif stat.S_ISDIR(mode):
-            yield from _walk(path)
-        elif entry.name.endswith(".json"):
-            if stat.S_ISREG(mode):
+                mode = entry.stat(follow_symlinks=False).st_mode
+            except OSError as e:
+                yield path, f"cannot read it ({e.strerror or e})"
+                continue
+            if stat.S_ISLNK(mode):
+                try:
+                    to_folder = entry.is_dir()  # follows the link, only to say what it points at
+                except OSError:
+                    to_folder = False
+                if to_folder:
+                    yield path, "a symbolic link to a folder, not followed: the grader follows no links"
+                else:
+                    yield (
+                        path,
+                        "a symbolic link, not followed: the grader follows no links; copy the file itself",
+                    )
+            elif stat.S_ISDIR(mode):
+                folders.append(path)
+            elif not entry.name.endswith(".json"):
+                kind = "" if stat.S_ISREG(mode) else f"not a regular file but {file_kind(mode)}, and "
+                yield path, f"{kind}{_not_json(entry.name)}"
+            elif stat.S_ISREG(mode):
                 yield path, None
             else:
                 yield path, f"not a regular file but {file_kind(mode)}; skipped without opening it"
+        pending.extend(reversed(folders))
 
 
 def grade_submissions(
@@ -278,15 +327,15 @@ def grade_submissions(
         keep, drop = (entry, earlier) if entry[0] >= earlier[0] else (earlier, entry)
         latest[submission.learner] = keep
         if drop[3] and not keep[3]:
-            why = f"{drop[3][0]}; the submission of {submission.learner!r} in {keep[1]} is graded instead"
+            why = f"{drop[3][0]}; the submission of {submission.learner!r} in {shown(keep[1])} is graded instead"
         else:
-            why = f"superseded by the later submission of {submission.learner!r} in {keep[1]}"
+            why = f"superseded by the later submission of {submission.learner!r} in {shown(keep[1])}"
         skipped.append(Skipped(drop[1], why))
     results = []
     for n, learner in enumerate(sorted(latest), start=1):
         _, path, submission, held = latest[learner]
         if progress is not None:
-            progress(f"[{n}/{len(latest)}] {learner}: {path}")
+            progress(f"[{n}/{len(latest)}] {learner}: {shown(path)}")
         items, code_flags = _score_one(key, submission, run_code)
         results.append(LearnerResult(learner, submission.submitted_at, path, items, held + code_flags))
     if overrides is not None:
@@ -299,95 +348,6 @@ def _future_flag(submitted_at: str, now: datetime) -> str:
         f"submitted_at {submitted_at} is later than this grading run "
         f"({now.isoformat(timespec='seconds')}): the learner's clock was wrong or the file was edited"
     )
-
-
-def load_overrides(path: Path | str, quiz: Quiz) -> list[Override]:
-    """Read regrades from CSV (learner,question,score,reason) or TOML ([[override]])."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as e:
-        raise CourseError(f"cannot read the overrides file ({e})", path=path) from None
-    raw: list[tuple[str, dict[str, object]]] = []
-    if path.suffix.lower() == ".toml":
-        try:
-            data = loads(text)
-        except TomlSyntaxError as e:
-            raise CourseError(
-                f"the overrides file is not valid TOML: {e.detail}", path=path, line=e.line
-            ) from None
-        except RecursionError:
-            raise CourseError("the overrides file nests arrays or tables too deeply", path=path) from None
-        extra = [k for k in data if k != "override"]
-        if extra or not isinstance(data.get("override"), list):
-            raise CourseError("an overrides TOML file holds only [[override]] tables", path=path)
-        for number, table in enumerate(data["override"], start=1):
-            if not isinstance(table, dict):
-                raise CourseError(f"override #{number} must be a table", path=path)
-            raw.append((f"{path}, override #{number}", table))
-    elif path.suffix.lower() == ".csv":
-        reader = csv.DictReader(text.splitlines())
-        if reader.fieldnames is None or sorted(reader.fieldnames) != [
-            "learner",
-            "question",
-            "reason",
-            "score",
-        ]:
-            raise CourseError(
-                "an overrides CSV needs exactly the header learner,question,score,reason "
-                f"(got {reader.fieldnames})",
-                path=path,
-                line=1,
-            )
-        for row in reader:
-            raw.append((f"{path}:{reader.line_num}", dict(row)))
-    else:
-        raise CourseError("an overrides file must end in .csv or .toml", path=path)
-    found: dict[tuple[str, str], Override] = {}
-    for where, table in raw:
-        extra = sorted(set(table) - {"learner", "question", "score", "reason"})
-        if extra:
-            raise CourseError(
-                f"{where}: unknown field {extra[0]!r} (allowed: learner, question, score, reason)"
-            )
-        texts: dict[str, str] = {}
-        for name in ("learner", "question", "reason"):
-            value = table.get(name)
-            if not isinstance(value, str) or not value.strip():
-                raise CourseError(f"{where}: {name} must be non-empty text (got {value!r})")
-            texts[name] = value.strip()
-        learner, qid, reason, score = texts["learner"], texts["question"], texts["reason"], table.get("score")
-        try:
-            question = quiz.question(qid)
-        except CourseError as e:
-            raise CourseError(f"{where}: {e.message}") from None
-        value = _number(score)
-        if value is None or not 0 <= value <= question.points:
-            raise CourseError(
-                f"{where}: score must be a number from 0 to {fmt_points(question.points)} (got {score!r})"
-            )
-        if (learner, qid) in found:
-            raise CourseError(
-                f"{where}: a second override for {learner!r} / {qid!r} "
-                f"(the first is at {found[learner, qid].where})"
-            )
-        found[learner, qid] = Override(learner, qid, value, reason, where)
-    return list(found.values())
-
-
-def _number(value: object) -> float | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        number = float(value)
-    elif isinstance(value, str):
-        try:
-            number = float(value.strip())
-        except ValueError:
-            return None
-    else:
-        return None
-    return number if math.isfinite(number) else None
 
 
 def _apply(results: list[LearnerResult], overrides: list[Override], quiz: Quiz) -> list[LearnerResult]:
@@ -480,9 +440,23 @@ def item_statistics(report: GradeReport) -> list[ItemStats]:
     return stats
 
 
-def write_reports(report: GradeReport, outdir: Path | str) -> dict[str, Path]:
-    """Write long.csv, wide.csv, items.csv, items.json, skipped.csv and flagged.csv to ``outdir``."""
-    outdir = Path(outdir)
+REPORTS = {
+    "long": "long.csv",
+    "wide": "wide.csv",
+    "items_csv": "items.csv",
+    "items_json": "items.json",
+    "skipped": "skipped.csv",
+    "flagged": "flagged.csv",
+}
+
+
+def report_files(report: GradeReport) -> dict[str, bytes]:
+    """The reports' bytes by file name: long.csv, wide.csv, items.csv, items.json, skipped.csv, flagged.csv.
+
+    A learner's text goes into a cell with any leading formula character made
+    harmless (``_cell``); a file name goes in escaped (``_files.shown``); a lone
+    surrogate, which UTF-8 cannot hold, goes in as its escape (``_io.encoded``).
+    """
     qids = [q.id for q in report.quiz.questions]
     long_rows: list[list[object]] = [["learner", "question", "response", "score", "max", "attempts", "note"]]
     wide_rows: list[list[object]] = [["learner", *qids, "total"]]
@@ -496,7 +470,7 @@ def write_reports(report: GradeReport, outdir: Path | str) -> dict[str, Path]:
                     fmt_points(i.score),
                     fmt_points(i.max),
                     i.attempts,
-                    i.note,
+                    _cell(i.note),
                 ]
             )
         wide_rows.append([r.learner, *(fmt_points(i.score) for i in r.items), fmt_points(r.total)])
@@ -514,13 +488,13 @@ def write_reports(report: GradeReport, outdir: Path | str) -> dict[str, Path]:
                 st.answered,
                 st.percent_correct,
                 st.mean_score,
-                json.dumps(st.distribution, ensure_ascii=False),
+                _cell(json.dumps(st.distribution, ensure_ascii=False)),
             ]
         )
     skipped_rows: list[list[object]] = [["file", "reason"]]
-    skipped_rows += [[str(sk.path), sk.reason] for sk in report.skipped]
+    skipped_rows += [[_cell(shown(sk.path)), _cell(sk.reason)] for sk in report.skipped]
     flagged_rows: list[list[object]] = [["file", "learner", "reason"]]
-    flagged_rows += [[str(f.path), f.learner, f.reason] for f in report.flagged]
+    flagged_rows += [[_cell(shown(f.path)), f.learner, _cell(f.reason)] for f in report.flagged]
     summary = {
         "quiz": report.quiz.id,
         "version": report.quiz.version,
@@ -531,12 +505,28 @@ def write_reports(report: GradeReport, outdir: Path | str) -> dict[str, Path]:
         "items": [asdict(st) for st in stats],
     }
     return {
-        "long": write_csv_atomic(outdir / "long.csv", long_rows),
-        "wide": write_csv_atomic(outdir / "wide.csv", wide_rows),
-        "items_csv": write_csv_atomic(outdir / "items.csv", item_rows),
-        "items_json": write_text_atomic(
-            outdir / "items.json", json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
-        ),
-        "skipped": write_csv_atomic(outdir / "skipped.csv", skipped_rows),
-        "flagged": write_csv_atomic(outdir / "flagged.csv", flagged_rows),
+        REPORTS["long"]: csv_bytes(long_rows),
+        REPORTS["wide"]: csv_bytes(wide_rows),
+        REPORTS["items_csv"]: csv_bytes(item_rows),
+        REPORTS["items_json"]: encoded(json.dumps(summary, indent=2, ensure_ascii=False) + "\n"),
+        REPORTS["skipped"]: csv_bytes(skipped_rows),
+        REPORTS["flagged"]: csv_bytes(flagged_rows),
     }
+
+
+def write_reports(
+    report: GradeReport, outdir: Path | str, *, also: Mapping[str, bytes] | None = None
+) -> dict[str, Path]:
+    """Write the reports (``report_files``) to ``outdir``, all of them new or (on a failure) all as before.
+
+    ``also`` adds files to the same set (the CLI's ``canvas.csv``). Returns
+    the paths by report key (``REPORTS``), and each of ``also``'s by its name.
+    """
+    files = report_files(report)
+    extra = dict(also or {})
+    clash = sorted(set(extra) & set(files))
+    if clash:
+        raise CourseError(f"{clash[0]} is a report's name; give the extra file another")
+    written = write_files_atomic(outdir, {**files, **extra})
+    paths = {key: written[name] for key, name in REPORTS.items()}
+    return {**paths, **{name: written[name] for name in extra}}

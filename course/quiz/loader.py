@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .._files import read_regular
 from .._toml import TomlSyntaxError, loads
 from ..errors import CourseError
 from ..lessons import get_lesson
@@ -547,9 +548,9 @@ def load_quiz(path: Path | str) -> Quiz:
     """Read and validate the quiz file at ``path``; raises QuizError."""
     path = Path(path)
     try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise QuizError([Problem(path, None, f"cannot read the quiz file ({e.strerror or e})")]) from None
+        raw = read_regular(path, "the quiz file")
+    except CourseError as e:
+        raise QuizError([Problem(path, None, e.message)]) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:

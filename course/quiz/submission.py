@@ -11,17 +11,15 @@ field beyond these is refused as tampered or malformed.
 
 from __future__ import annotations
 
-import errno
 import json
-import os
 import re
-import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from .._files import read_regular
 from ..errors import CourseError
 from ._io import write_text_atomic
 from .model import Quiz, Response, ResponseError, brief
@@ -209,66 +207,6 @@ def check_place(path: Path, submission: Submission) -> None:
 # A submission is a few kilobytes; anything far larger is not one, and is
 # refused before it is read whole.
 MAX_BYTES = 1024 * 1024
-_LIMIT_TEXT = "1 MiB"
-
-_FILE_KINDS = (
-    (stat.S_ISFIFO, "a named pipe (FIFO)"),
-    (stat.S_ISSOCK, "a socket"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISDIR, "a folder"),
-    (stat.S_ISLNK, "a symbolic link"),
-)
-
-
-def file_kind(mode: int) -> str:
-    """What a file of this ``st_mode`` is, in words (for 'not a regular file' messages)."""
-    return next((name for test, name in _FILE_KINDS if test(mode)), "something else")
-
-
-def _read_regular(path: Path) -> bytes:
-    """The bytes of ``path`` if it is a regular file of at most MAX_BYTES; never blocks, follows no link.
-
-    O_NOFOLLOW refuses a link; O_NONBLOCK makes opening a FIFO return at
-    once instead of waiting for a writer (the grader once hung there), and
-    fstat on the open descriptor then refuses it; no race with a swap.
-    """
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    flags |= getattr(os, "O_BINARY", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError as e:
-        if e.errno == errno.ELOOP or path.is_symlink():
-            raise SubmissionError("a symbolic link; the grader follows no links", path=path) from None
-        raise SubmissionError(f"cannot read the submission ({e.strerror or e})", path=path) from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise SubmissionError(
-                f"not a regular file but {file_kind(info.st_mode)}; skipped without reading it", path=path
-            )
-        if info.st_size > MAX_BYTES:
-            raise SubmissionError(
-                f"larger than {_LIMIT_TEXT} ({info.st_size} bytes); a submission is a few "
-                "kilobytes, so this is not one",
-                path=path,
-            )
-        chunks = []
-        remaining = MAX_BYTES + 1
-        while remaining > 0:
-            chunk = os.read(fd, min(remaining, 1 << 16))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-    except OSError as e:
-        raise SubmissionError(f"cannot read the submission ({e.strerror or e})", path=path) from None
-    finally:
-        os.close(fd)
-    raw = b"".join(chunks)
-    if len(raw) > MAX_BYTES:  # it grew while being read
-        raise SubmissionError(f"larger than {_LIMIT_TEXT}", path=path)
-    return raw
 
 
 def read_submission(path: Path, quiz: Quiz | None = None) -> Submission:
@@ -278,7 +216,8 @@ def read_submission(path: Path, quiz: Quiz | None = None) -> Submission:
     FIFO or a device is refused without reading (or waiting on) it.
     """
     path = Path(path)
-    raw = _read_regular(path)
+    # The one reader of named files (course._files): no link followed, never blocks on a FIFO.
+    raw = read_regular(path, "the submission", limit=MAX_BYTES, follow_links=False, error=SubmissionError)
     try:
         submission = parse_submission(raw)
         if quiz is not None:

@@ -67,6 +67,7 @@ from .draw import figure, png_bytes
 from .gpu import (
     Overhead,
     TimerResolution,
+    check_size,
     compile_instrumented,
     globaltimer_resolution,
     measure_overhead,
@@ -134,6 +135,7 @@ __all__ = [
     "TRACE_FIELDS",
     "_role",
     "build",
+    "check_size",
     "compile_instrumented",
     "decode",
     "decode_raw",

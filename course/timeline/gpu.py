@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import nvtx
-from ..errors import CheckFailed
+from ..errors import CheckFailed, CourseError
 from ..provenance import Provenance
 
 if TYPE_CHECKING:
@@ -74,6 +74,19 @@ def _timed_launch(work: Workload, j: int = 0) -> float:
     return float(cp.cuda.get_elapsed_time(start, end))
 
 
+def check_size(lesson: Lesson, n: object) -> int:
+    """``n`` if the lesson's kernel can be recorded at that size; a CourseError that says the sizes otherwise.
+
+    Needs no GPU, so a wrong ``--n`` is refused before the machine is asked what it can run.
+    """
+    spec = lesson.bench_spec()
+    if spec is not None:
+        spec.validate_sizes(lesson.id, [n])  # type: ignore[list-item]
+    elif isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise CourseError(f"the size to record {lesson.id} at must be a whole number 1 or more (got {n!r})")
+    return int(n)  # type: ignore[call-overload]
+
+
 def record(
     lesson: Lesson,
     n: int = DEFAULT_N,
@@ -92,9 +105,7 @@ def record(
     from .. import gate
 
     layout = Layout.of(lesson)
-    spec = lesson.bench_spec()
-    if spec is not None:
-        spec.validate_sizes(lesson.id, [n])
+    check_size(lesson, n)
     machine = gate.probe()
     gate.ensure_runs(lesson, machine)
     provenance = Provenance.of(machine, command or f"python -m course timeline {lesson.id} --n {n}")

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import errno
+import os
+from pathlib import Path
+
 import pytest
 
 from course.cli import main
@@ -50,3 +54,52 @@ def test_a_refused_piece_is_named_by_its_line_in_the_file(capsys):
     out = capsys.readouterr().out
     assert f"refused: {mine.path}:{brace}: this '}}' closes a '{{' your code did not open" in out
     assert main(["coding", "check", "day78", "core-offset", "--file", str(mine.path)]) == 1
+
+
+# ---- issue 24: files that are not files, workspaces that cannot be written ---------------
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes on this platform")
+def test_a_fifo_as_the_file_or_as_the_exercise_file_is_refused_not_waited_on(bounded_course, ws, tmp_path):
+    fifo = tmp_path / "piece.cu"
+    os.mkfifo(fifo)
+    r = bounded_course("coding", "check", "day78", "core-offset", "--file", str(fifo), workspace=ws)
+    assert r.returncode == 2, r.stderr
+    assert "not a regular file but a named pipe (FIFO)" in r.stderr and "Traceback" not in r.stderr
+    mine = ws / "day78" / "coding" / "core-offset.cu"
+    mine.parent.mkdir(parents=True)
+    os.mkfifo(mine)  # the learner's own exercise file, replaced by a FIFO
+    r = bounded_course("coding", "check", "day78", "core-offset", workspace=ws)
+    assert r.returncode == 2, r.stderr
+    assert "your exercise file is not a regular file but a named pipe" in r.stderr
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero here")
+def test_dev_zero_as_the_file_is_refused_not_read_until_memory_runs_out(bounded_course, ws):
+    r = bounded_course("coding", "check", "day78", "core-offset", "--file", "/dev/zero", workspace=ws)
+    assert r.returncode == 2, r.stderr
+    assert "/dev/zero: the file to check is not a regular file but a character device" in r.stderr
+
+
+def test_a_workspace_that_is_a_file_is_a_message(ws, capsys):
+    ws.write_text("not a folder", encoding="utf-8")
+    assert main(["coding", "check", "day78", "core-offset"]) == 2
+    err = capsys.readouterr().err
+    assert f"error: {ws}: the workspace must be a folder, and this is a file" in err
+
+
+@pytest.mark.parametrize(("code", "words"), [(errno.EROFS, "read-only"), (errno.ENOSPC, "the disk is full")])
+def test_a_read_only_or_full_workspace_is_a_message(unwritable, ws, capsys, code, words):
+    unwritable(ws, code)
+    assert main(["coding", "check", "day78", "core-offset"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and words in err and "cannot write your file" in err
+
+
+@needs_cxx
+def test_a_read_only_workspace_still_checks_the_file_already_there(unwritable, ws, capsys):
+    lesson = get_lesson("day78")
+    ex = get_exercise(lesson, "core-offset")
+    learner_file(lesson, ex).save(ex.reference(lesson.kernel_path.read_text()))
+    unwritable(ws)
+    assert main(["coding", "check", "day78", "core-offset"]) == 0, capsys.readouterr()

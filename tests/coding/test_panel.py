@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import html
 
 import pytest
@@ -155,3 +156,19 @@ def test_the_panel_speaks_of_the_lesson_not_the_machinery(monkeypatch):
     for word in ("failed-check", "(checked cpu)", "CPU check:", "models:"):
         assert word not in shown, word
     assert panel.exercise.cpu is not None
+
+
+@pytest.mark.parametrize(("code", "words"), [(errno.EROFS, "read-only"), (errno.ENOSPC, "the disk is full")])
+def test_a_workspace_that_cannot_be_written_is_said_in_the_panel(
+    unwritable, monkeypatch, tmp_path, code, words
+):
+    work = tmp_path / "work"
+    monkeypatch.setenv("COURSE_WORKSPACE", str(work))
+    unwritable(work, code)
+    panel = Page("day78").coding()  # no traceback: the panel opens, and says why it cannot save
+    assert words in panel.status.value and "cannot be saved" in panel.status.value
+    assert panel.editor.value == panel.exercise.starter
+    assert panel.check() is None
+    assert "Not checked" in panel.status.value and words in panel.status.value
+    panel.reset()
+    assert "Not started again" in panel.status.value

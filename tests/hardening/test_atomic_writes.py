@@ -245,7 +245,8 @@ def test_sigkill_at_random_moments_never_loses_the_previous_save(tmp_path, serve
     seen_kills(RANDOM_KILLS, strays)
     assert changed > 0 and strays > 0, (changed, strays)
     report = grade_submissions(KEY, folder)
-    assert report.skipped == () and [r.learner for r in report.results] == ["alice"]
+    assert [r.learner for r in report.results] == ["alice"]
+    assert_only_temps_skipped(report, folder)
     assert report.results[0].items[KEY.questions.index(KEY.question(_writer.QUESTION))].attempts == last
 
 
@@ -268,9 +269,16 @@ def test_sigkill_at_each_step_of_a_save(tmp_path, server, point):
     strays = temp_files(folder)
     if point != "after-replace":
         assert len(strays) == PAUSED_KILLS, "each killed save leaves its temp file"
-    # The grader ignores them: one learner graded, nothing skipped.
+    # The grader never reads them: one learner graded, and each temp file listed as skipped, with why.
     report = grade_submissions(KEY, folder)
-    assert report.skipped == () and [r.learner for r in report.results] == ["alice"]
+    assert [r.learner for r in report.results] == ["alice"]
+    assert_only_temps_skipped(report, folder)
+
+
+def assert_only_temps_skipped(report, folder: Path) -> None:  # type: ignore[no-untyped-def]
+    """What the grader skipped is exactly the temp files of killed saves, each with its reason."""
+    assert {s.path for s in report.skipped} == set(temp_files(folder))
+    assert all("temporary file" in s.reason for s in report.skipped), report.skipped
 
 
 def test_two_saves_at_once_leave_one_whole_file(tmp_path, server):

@@ -11,6 +11,7 @@ filled without a word.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 import threading
@@ -241,3 +242,223 @@ def test_two_gradebook_rows_with_one_login_are_warned_about_and_named(
     assert code == 0
     err = capsys.readouterr().err
     assert "'alice'" in err and "rows 3 and 5" in err and "SIS Login ID" in err
+
+
+# ---- 6. issue 24: text that is not text, names that are not text, reports that stay whole ----
+
+
+def _dicts(path: Path) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"), newline="")))
+
+
+def _write_json_text(folder: Path, relative: str, text: str) -> Path:
+    """A submission written as JSON text as given (``"\\ud800"`` stays an escape, as a learner's tool writes it)."""
+    return put(folder, relative, text.encode("ascii"))
+
+
+def test_a_lone_surrogate_in_a_text_response_scores_zero_with_a_reason_and_every_report_is_written(
+    sample_quiz, key, subs, tmp_path, capsys
+):
+    data = json.dumps(submission(key, "alice", {**PERFECT, "t1": "PLACEHOLDER"}))
+    _write_json_text(subs, "day76/alice.json", data.replace("PLACEHOLDER", "secret\\ud800two"))
+    put(subs, "day76/bob.json", submission(key, "bob", PERFECT))
+    out = tmp_path / "out"
+    assert main(["quiz", "grade", str(sample_quiz), str(subs), "-o", str(out)]) == 0
+    long = list(_dicts(out / "long.csv"))
+    alice = next(r for r in long if r["learner"] == "alice" and r["question"] == "t1")
+    assert alice["score"] == "0" and "lone surrogate" in alice["note"] and "\\ud800" in alice["note"]
+    assert alice["response"] == "secret\\ud800two"  # its escape: UTF-8 cannot hold the surrogate itself
+    wide = {r["learner"]: r["total"] for r in _dicts(out / "wide.csv")}
+    assert wide == {"alice": "5", "bob": "6"}  # the other answers of alice's are scored as ever
+    flagged = list(_dicts(out / "flagged.csv"))
+    assert [f["learner"] for f in flagged] == ["alice"] and "'t1'" in flagged[0]["reason"]
+    json.loads((out / "items.json").read_text(encoding="utf-8"))  # whole, valid JSON
+    assert "flagged" in capsys.readouterr().err
+
+
+def _names_supported(folder: Path) -> bool:
+    try:
+        (folder / os.fsdecode(b"\xff-probe")).touch()
+    except (OSError, UnicodeEncodeError):
+        return False
+    (folder / os.fsdecode(b"\xff-probe")).unlink()
+    return True
+
+
+def test_names_that_are_not_utf8_are_listed_escaped_and_every_report_is_new(
+    sample_quiz, key, subs, tmp_path, capsys
+):
+    put(subs, "day76/alice.json", submission(key, "alice", PERFECT))
+    if not _names_supported(subs):
+        pytest.skip("this file system refuses names that are not UTF-8")
+    out = tmp_path / "out"
+    assert main(["quiz", "grade", str(sample_quiz), str(subs), "-o", str(out)]) == 0  # the old reports
+    put(subs, "day76/bob.json", submission(key, "bob", {"s1": "b"}))
+    odd_file = subs / "day76" / os.fsdecode(b"caf\xe9.json")
+    odd_file.write_bytes(b"{}")
+    odd_folder = subs / os.fsdecode(b"\xfe\xff") / "day76"
+    odd_folder.mkdir(parents=True)
+    (odd_folder / "carol.json").write_text(json.dumps(submission(key, "dave", PERFECT)), encoding="utf-8")
+    capsys.readouterr()
+
+    assert main(["quiz", "grade", str(sample_quiz), str(subs), "-o", str(out)]) == 0
+
+    err = capsys.readouterr().err
+    assert "caf\\xe9.json" in err and "\\xfe\\xff" in err
+    skipped = list(_dicts(out / "skipped.csv"))
+    files = sorted(r["file"] for r in skipped)
+    assert files == sorted(
+        [str(subs / "day76") + "/caf\\xe9.json", str(subs) + "/\\xfe\\xff/day76/carol.json"]
+    )
+    # Every report is of this run, none stale: bob is graded in each.
+    wide = {r["learner"] for r in _dicts(out / "wide.csv")}
+    assert wide == {"alice", "bob"}
+    assert json.loads((out / "items.json").read_text(encoding="utf-8"))["graded"] == 2
+
+
+def test_names_reach_the_terminal_escaped_and_the_csv_files_without_a_formula(
+    sample_quiz, key, subs, tmp_path, capsys, monkeypatch
+):
+    put(subs, "day76/alice.json", submission(key, "alice", PERFECT))
+    fake = "x\nskipped nothing: 0 files skipped\x1b[2J\u202e.json"
+    put(subs, f"day76/{fake}", b"{}")
+    put(subs, "=HYPERLINK(1)/day76/bob.json", submission(key, "mallory", PERFECT))
+    put(subs, "-2+3/day76/bob.json", b"not json")
+    monkeypatch.chdir(subs)
+    out = tmp_path / "out"
+    assert main(["quiz", "grade", str(sample_quiz), ".", "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\u202e" not in err
+    assert not any(line.startswith("skipped nothing") for line in err.splitlines()), (
+        "a name printed a fake line"
+    )
+    assert "x\\nskipped nothing: 0 files skipped\\x1b[2J\\u202e.json" in err
+    rows = list(csv.reader(io.StringIO((out / "skipped.csv").read_text(encoding="utf-8"), newline="")))[1:]
+    cells = [cell for row in rows for cell in row]
+    assert not any(cell.startswith(("=", "+", "-", "@", "\t", "\r")) for cell in cells), cells
+    assert {row[0] for row in rows} >= {"'=HYPERLINK(1)/day76/bob.json", "'-2+3/day76/bob.json"}
+
+
+def test_every_file_that_is_not_a_json_submission_is_listed_with_its_reason(key, subs):
+    put(subs, "day76/alice.json", submission(key, "alice", PERFECT))
+    names = {
+        "day76/Bob.JSON": "the case matters",
+        "day76/x.json.txt": "holds '.json' but does not end in it",
+        "day76/x.json ": "blank after '.json'",
+        "day76/notes.txt": "does not end in '.json'",
+        "README": "does not end in '.json'",
+        "day76/.alice.json.k2j3.tmp": "temporary file",
+    }
+    for name in names:
+        put(subs, name, submission(key, "bob", PERFECT))
+    os.symlink(subs / "README", subs / "day76" / "link-to-readme")
+    report = grade_submissions(key, subs, now=NOW)
+    assert [r.learner for r in report.results] == ["alice"]
+    reasons = {s.path: s.reason for s in report.skipped}
+    for name, words in names.items():
+        assert words in reasons[subs / name], (name, reasons.get(subs / name))
+    assert "symbolic link" in reasons[subs / "day76" / "link-to-readme"]
+    assert len(reasons) == len(names) + 1
+
+
+def test_folders_nested_1100_deep_are_walked_without_running_out_of_stack(key, subs):
+    levels = [str(subs)]
+    subs.mkdir()
+    try:
+        for _ in range(1100):  # one folder at a time: os.makedirs itself recurses once per level
+            levels.append(os.path.join(levels[-1], "d"))
+            os.mkdir(levels[-1])
+        levels.append(os.path.join(levels[-1], "day76"))
+        os.mkdir(levels[-1])
+        put(Path(levels[-1]), "alice.json", submission(key, "alice", PERFECT))
+        put(Path(levels[-1]), "note.txt", b"")
+        report = grade_submissions(key, subs, now=NOW)
+        assert [(r.learner, r.total) for r in report.results] == [("alice", 6.0)]
+        assert [s.path.name for s in report.skipped] == ["note.txt"]
+    finally:  # shutil.rmtree (pytest's clean-up) recurses too: take it down level by level
+        for name in ("alice.json", "note.txt"):
+            Path(levels[-1], name).unlink(missing_ok=True)
+        for level in reversed(levels[1:]):
+            if os.path.isdir(level):
+                os.rmdir(level)
+
+
+def test_a_write_that_fails_halfway_leaves_every_old_report_as_it_was(
+    sample_quiz, key, subs, tmp_path, monkeypatch, capsys
+):
+    put(subs, "day76/alice.json", submission(key, "alice", PERFECT))
+    out = tmp_path / "out"
+    assert main(["quiz", "grade", str(sample_quiz), str(subs), "-o", str(out)]) == 0
+    (out / "mine.txt").write_text("the instructor's own file", encoding="utf-8")
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    put(subs, "day76/bob.json", submission(key, "bob", PERFECT))
+    # The disk fills up from the fourth fsync on: a few reports are whole, the next is not.
+    calls = {"n": 0}
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        calls["n"] += 1
+        if calls["n"] >= 4:
+            raise OSError(28, os.strerror(28))  # ENOSPC
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    capsys.readouterr()
+    assert main(["quiz", "grade", str(sample_quiz), str(subs), "-o", str(out)]) == 2
+    monkeypatch.setattr(os, "fsync", real_fsync)
+    after = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert after == before, "some reports are of the new run, others of the old"
+    assert "none was changed" in capsys.readouterr().err
+
+
+def test_a_gradebook_that_cannot_be_filled_leaves_every_report_as_it_was(sample_quiz, key, subs, tmp_path):
+    put(subs, "day76/alice.json", submission(key, "alice", PERFECT))
+    out = tmp_path / "out"
+    assert main(["quiz", "grade", str(sample_quiz), str(subs), "-o", str(out)]) == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    put(subs, "day76/bob.json", submission(key, "bob", PERFECT))
+    book = tmp_path / "gradebook.csv"
+    book.write_text(GRADEBOOK, encoding="utf-8")
+    args = ["quiz", "grade", str(sample_quiz), str(subs), "-o", str(out), "--canvas", str(book)]
+    assert main([*args, "--canvas-column", "No such column"]) == 2
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert main([*args, "--canvas-column", "Day 76 quiz (1234)"]) == 0
+    assert {p.name for p in out.iterdir()} == {*before, "canvas.csv"}
+    assert not list(tmp_path.glob(".out.*")), "a temp folder was left beside the reports"
+
+
+CODE_QUIZ = """\
+[quiz]
+id = "day78-graded"
+title = "Day 78, graded"
+lesson = "day78"
+
+[[questions]]
+id = "code1"
+type = "code"
+prompt = "Write coreOffset."
+points = 4
+reference = "PTX ISA, Canonical Layouts"
+exercise = "core-offset"
+explanation = "Cores along K first."
+"""
+
+
+def test_a_lone_surrogate_in_a_code_answer_is_refused_before_anything_runs(tmp_path):
+    path = tmp_path / "key.toml"
+    path.write_text(CODE_QUIZ, encoding="utf-8")
+    code_key = load_quiz(path)
+    data = json.dumps(submission(code_key, "alice", {"code1": "PLACEHOLDER"}))
+    folder = tmp_path / "subs"
+    _write_json_text(folder, "day78-graded/alice.json", data.replace("PLACEHOLDER", "return 0;\\udc80"))
+
+    def run_code(question, piece):  # type: ignore[no-untyped-def]
+        raise AssertionError("a piece that is not text was handed to the runner")
+
+    report = grade_submissions(code_key, folder, now=NOW, run_code=run_code)
+    (alice,) = report.results
+    (item,) = alice.items
+    assert (item.score, item.outcome) == (0.0, "refused") and "lone surrogate" in item.note
+    assert report.flagged and "'code1'" in report.flagged[0].reason
+    written = write_reports(report, tmp_path / "out")
+    assert "return 0;\\udc80" in written["long"].read_text(encoding="utf-8")
