@@ -155,17 +155,12 @@ def test_version_prints_the_installed_version():
 
 
 def test_prog_follows_how_the_command_was_started():
-    import sys as _sys
-
-    from course.cli import prog_name
-
-    if _sys.version_info >= (3, 11):
-        import tomllib
-    else:
-        import tomli as tomllib
     from pathlib import Path
 
-    scripts = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]["scripts"]
+    from course._toml import read_toml
+    from course.cli import prog_name
+
+    scripts = read_toml(Path(__file__).parents[1] / "pyproject.toml", "pyproject.toml")[1]["project"]["scripts"]
     assert scripts == {"hopper-course": "course.cli:main"}
     assert prog_name("/home/me/.venv/bin/hopper-course") == "hopper-course"
     assert prog_name("/x/course/__main__.py") == "python -m course"
