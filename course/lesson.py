@@ -43,6 +43,11 @@ class Lesson:
     previous: str = ""  # the lesson this one changes one idea of (its page diffs their regions)
     run_size: int = 0  # the size page.run() and `course run` use; 0: the kernel's own default
     package: str = ""  # the lesson's Python package; set by discovery (course.lessons)
+    # What the start page and the top of the page say (course.contents):
+    summary: str = ""  # what the day teaches, in a sentence
+    goals: tuple[str, ...] = ()  # "After this page you can ...": one per item
+    minutes: int = 0  # about how long the page takes a learner, running every cell and the exercises
+    requires: tuple[str, ...] = ()  # the lessons to read first (ids)
 
     @property
     def kernel_path(self) -> Path:

@@ -24,10 +24,10 @@ The rules, because the copy holds the learner's work:
 from __future__ import annotations
 
 import difflib
-from collections.abc import Sequence
 import json
 import os
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
