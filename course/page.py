@@ -341,7 +341,18 @@ class Page:
 
         if not chart:
             return climb_table(self.lesson, size)
-        if not (measure and self.verdict().runs):
+        v = self.verdict()
+        if not (measure and v.runs):
+            if measure:
+                # The page promises a button; say why there is none here (issue 22, item 17).
+                _display(
+                    Message(
+                        "info",
+                        f"No measuring button here: {v.reason} On a GPU that runs the lessons "
+                        "(compute capability 9.0) a button below measures every step again. "
+                        "The table and the plot show the runs recorded on a real H200.",
+                    )
+                )
             _display(climb_table(self.lesson, size))
             return climb_figure(self.lesson)
         import ipywidgets as w

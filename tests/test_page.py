@@ -194,3 +194,16 @@ def test_the_climb_draws_its_chart_once_and_a_second_table_alone(shown):
     table = page.climb(size=8192, chart=False)
     assert not isinstance(table, Picture) and len(shown) == 1
     assert "8192" in table._repr_html_() and "<img" not in table._repr_html_()
+
+
+def test_the_finale_says_why_there_is_no_measuring_button_on_a_machine_that_cannot_run_it(shown, monkeypatch):
+    lesson_id = next(lid for lid in LESSONS if LESSONS[lid].bench_spec() is not None)
+    cannot = gate.Verdict(LESSONS[lesson_id], "no-gpu", "There is no NVIDIA driver on this machine.", "")
+    monkeypatch.setattr(Page, "verdict", lambda self: cannot)
+    Page(lesson_id).climb(measure=True)
+    said = [m for m in shown if isinstance(m, Message)]
+    assert len(said) == 1 and said[0].text.startswith("No measuring button here: There is no NVIDIA driver")
+    assert "a button below measures every step again" in said[0].text
+    shown.clear()
+    Page(lesson_id).climb()  # no button promised: nothing to explain
+    assert not [m for m in shown if isinstance(m, Message)]
