@@ -240,7 +240,11 @@ def sync(write: bool = False, folder: Path | None = None) -> list[Path]:
     """The notebooks whose contents cells differ from what the registry makes; rewritten with ``write``."""
     folder = folder or _paths.notebooks_dir()
     stale: list[Path] = []
-    kernelspec: dict[str, Any] = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+    kernelspec: dict[str, Any] = {
+        "display_name": "Python 3 (ipykernel)",
+        "language": "python",
+        "name": "python3",
+    }
     for lesson in _ordered():
         path = folder / lesson.notebook
         nb = _read(path)

@@ -665,7 +665,7 @@ def test_record_points_the_kernel_at_a_zeroed_buffer_for_one_checked_launch_only
     assert symbol.value == 0 and symbol.history[-1] == 0  # and the pointer is cleared afterwards
     assert t.lesson == "day80" and t.launch_ms == 0.0361 and t.provenance.device == "NVIDIA H200"
     assert {r.role for r in t.rows} == {"producer", "consumer"}
-    assert "recorded one launch of 6 CTAs (36.1 us by CUDA events); checked" in said[-1]
+    assert "recorded one launch of 6 CTAs (36.1 µs by CUDA events); checked" in said[-1]
 
 
 def test_record_refuses_a_wrong_result_and_still_clears_the_pointer(monkeypatch):

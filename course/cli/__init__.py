@@ -17,7 +17,18 @@ from collections.abc import Sequence
 from ..errors import CourseError
 
 # The subcommands, in the order ``--help`` lists them.
-SUBCOMMANDS = ("doctor", "run", "try_", "record", "quiz", "coding", "progress", "bench", "timeline", "contents")
+SUBCOMMANDS = (
+    "doctor",
+    "run",
+    "try_",
+    "record",
+    "quiz",
+    "coding",
+    "progress",
+    "bench",
+    "timeline",
+    "contents",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -61,8 +61,9 @@ def timeline_section(lesson: Lesson, directory: Path | None = None) -> TimelineS
             f"No recorded timeline of {lesson.id} is in this checkout ({where}); `python -m course timeline "
             f"{lesson.id}` on a Hopper GPU records one.",
         )
-    png_path = where.with_suffix(".png")
-    png = png_path.read_bytes() if png_path.exists() else png_bytes(recorded)
+    # Drawn from the recording with today's drawing code (readable text, issue 22), not the PNG saved
+    # beside it when it was recorded.
+    png = png_bytes(recorded)
     p = recorded.provenance
     said = (
         f"Recorded on {p.device} (compute capability {p.compute_capability}) on {p.recorded_at[:10]} by: {p.command}."

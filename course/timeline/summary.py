@@ -220,7 +220,7 @@ class Summary:
         return set(self.role_ns) == {"producer+consumer"}
 
     def table_rows(self) -> list[list[str]]:
-        rows = [["role", "activity", "time (us, all rows)", "share of the role's time", "rows"]]
+        rows = [["role", "activity", "time (µs, all rows)", "share of the role's time", "rows"]]
         for a in self.activities:
             rows.append(
                 [role_label(a.role), a.activity, f"{a.ns / 1e3:,.1f}", f"{100 * a.share:.1f}%", str(a.rows)]
@@ -230,10 +230,10 @@ class Summary:
     def findings(self) -> list[str]:
         out = [
             f"{self.recorded_ctas} of {self.grid_ctas} CTAs recorded event by event; their stamps cover "
-            f"{self.recorded_ns / 1e3:,.1f} us. Every CTA stamped its start and end: the whole kernel spans "
-            f"{self.kernel_ns / 1e3:,.1f} us"
+            f"{self.recorded_ns / 1e3:,.1f} µs. Every CTA stamped its start and end: the whole kernel spans "
+            f"{self.kernel_ns / 1e3:,.1f} µs"
             + (
-                f" (CUDA events around the same launch: {self.launch_ms * 1e3:,.1f} us)."
+                f" (CUDA events around the same launch: {self.launch_ms * 1e3:,.1f} µs)."
                 if self.launch_ms
                 else "."
             )
