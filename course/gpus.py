@@ -252,7 +252,7 @@ def cards_phrase(lesson_id: str) -> str:
 def table_html() -> str:
     """The cards table; each row's sources as numbered notes listed once below the table."""
     e = escape
-    cell = "text-align:left;vertical-align:top;padding:2px 8px"
+    cell = "text-align:left;vertical-align:top;padding:2px 5px;overflow-wrap:anywhere"
 
     def yes_no(flag: bool) -> str:
         return "yes" if flag else "no"
@@ -278,7 +278,7 @@ def table_html() -> str:
         refs = " ".join(f"[{notes.index(c) + 1}]" for c in card.citations)
         rows.append(
             "<tr>"
-            f"<td style='{cell}'><span style='white-space:nowrap'>{e(card.name)}</span><br>"
+            f"<td style='{cell}'>{e(card.name)}<br>"
             f"<small>{e(card.products)}</small></td>"
             f"<td style='{cell}'>{e(card.cc_str)}</td>"
             f"<td style='{cell}'>{yes_no(card.has_wgmma)}</td>"
@@ -292,6 +292,6 @@ def table_html() -> str:
     listed = "".join(f'<li><a href="{e(c.url)}">{e(str(c))}</a></li>' for c in notes)
     return (
         # A window narrower than the table scrolls it sideways instead of cutting its last column.
-        f'<div style="overflow-x:auto"><table class="course-gpus"><tr>{head}</tr>{"".join(rows)}</table></div>'
+        f'<div style="overflow-x:auto"><table class="course-gpus" style="font-size:12px"><tr>{head}</tr>{"".join(rows)}</table></div>'
         f"<ol style='font-size:smaller'>{listed}</ol>"
     )

@@ -169,11 +169,15 @@ class SnippetView:
             return f"<div class='course-snippet'>{title}{code}</div>"
         rows = "".join(
             f"<tr><td style='text-align:right;vertical-align:top'><b>{n.line}</b></td>"
-            f"<td style='text-align:left'>{escape(n.text)}"
+            f"<td style='text-align:left;overflow-wrap:anywhere'>{escape(n.text)}"
             f"<br><small><i>{escape(n.cite)}</i></small></td></tr>"
             for n in notes
         )
-        return f"<div class='course-snippet'>{title}{code}<table>{rows}</table></div>"
+        # As wide as the output and no wider: a long citation (a URL) wraps instead of widening it.
+        return (
+            f"<div class='course-snippet'>{title}{code}<table style='table-layout:fixed;width:100%'>"
+            f"<colgroup><col style='width:4em'><col></colgroup>{rows}</table></div>"
+        )
 
     def __str__(self) -> str:
         s = self.snippet

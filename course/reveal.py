@@ -76,7 +76,9 @@ class RevealBox:
 
         self._render = render
         self.folded = tuple(folded)
-        self.html = w.HTML(render([a.hidden() for a in self.folded]))
+        self.html = w.HTML(
+            self._page(render([a.hidden() for a in self.folded])), layout=w.Layout(width="100%")
+        )
         lines = sum(a.last - a.first + 1 for a in self.folded)
         titles = ", ".join(f"“{a.exercise.title}”" for a in self.folded)
         self.button = w.Button(
@@ -89,16 +91,24 @@ class RevealBox:
             f"exercise {escape(titles)} are folded until you pass it or show them.</p>"
         )
         self.button.on_click(lambda _b: self.reveal())
-        self.widget = w.VBox([self.html, w.HBox([self.button, self.note])])
+        self.widget = w.VBox([self.html, w.HBox([self.button, self.note])], layout=w.Layout(width="100%"))
         self.widget.add_class("course-reveal")
         self.revealed = False
 
     def reveal(self) -> None:
         if not self.revealed:
             self.revealed = True
-            self.html.value = self._render(())
+            self.html.value = self._page(self._render(()))
             self.button.layout.display = "none"
             self.note.value = ""
+
+    @staticmethod
+    def _page(html: str) -> str:
+        # An HTML widget sizes its content box by the content; the listing must take the output's
+        # width instead (its long lines scroll inside it), as it does outside a widget.
+        return (
+            "<style>.course-reveal .widget-html-content{flex:1 1 auto;min-width:0;width:100%}</style>" + html
+        )
 
     def refresh(self, lesson: Lesson, learner: str | None = None) -> None:
         """Reveal when every folded answer is now passed in the learner's progress."""

@@ -288,7 +288,7 @@ class Summary:
 
     def html(self) -> str:
         rows = self.table_rows()
-        cell = "padding:2px 8px;text-align:left;white-space:nowrap"
+        cell = "padding:2px 8px;text-align:left;vertical-align:bottom"  # wraps at spaces: fits 1024 px
         head = "".join(f"<th style='{cell}'>{escape(c)}</th>" for c in rows[0])
         body = "".join(
             "<tr>" + "".join(f"<td style='{cell}'>{escape(c)}</td>" for c in r) + "</tr>" for r in rows[1:]

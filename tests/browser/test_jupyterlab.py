@@ -1375,8 +1375,11 @@ def test_issue22_the_start_page_runs_and_links_to_every_day(
 
 
 @pytest.mark.parametrize("width", (1024, 1280, 1920))
-def test_issue22_screenshots_at_three_widths(width: int, pages, artifacts: Path):
-    """Screenshots of every page at 1024, 1280 and 1920 px, to look at (the checks are above)."""
-    for lesson in LESSONS.values():
-        tab = _page(pages, lesson.notebook)
-        _shots_at(width, tab.page, artifacts, {f"{Path(lesson.notebook).stem}-{width}.png": None})
+@pytest.mark.parametrize("lesson_id", ["day78", "day82", "day85"])
+def test_issue22_screenshots_at_three_widths(lesson_id: str, width: int, pages, artifacts: Path):
+    """Screenshots of Days 78, 82 and 85 at 1024, 1280 and 1920 px, to look at (the checks are above)."""
+    lesson = LESSONS[lesson_id]
+    tab = _page(pages, lesson.notebook)
+    name = f"{Path(lesson.notebook).stem}-{width}.png"
+    _shots_at(width, tab.page, artifacts, {name: None})
+    assert (artifacts / name).stat().st_size > 10_000
