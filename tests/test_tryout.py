@@ -71,6 +71,8 @@ def test_the_html_puts_both_results_side_by_side_with_the_diff():
     assert "Your version" in html and "The lesson's kernel" in html
     text = unescape(re.sub(r"<style>.*?</style>|<[^>]+>", "", html, flags=re.S))
     assert "What changed" in html and "tile[r][c] + 1;" in text
+    suggestion = html[html.index("(expected:") : html.index("What changed")]
+    assert "`" not in suggestion and "<code>" in suggestion  # the explanation's code spans, as code
     assert "As the page says: passed." in html
 
 
