@@ -39,10 +39,10 @@ class Picture(Figure):
         for ax in self.axes:
             for axis in (ax.xaxis, ax.yaxis):
                 labels = axis.get_majorticklabels()
-                if labels and labels[0].get_fontsize() < least:
+                if labels and float(labels[0].get_fontsize()) < least:
                     axis.set_tick_params(labelsize=least)
         for text in self.findobj(Text):
-            if text.get_fontsize() < least:
+            if float(text.get_fontsize()) < least:
                 text.set_fontsize(least)
 
     def png(self, dpi: int = DPI) -> bytes:
