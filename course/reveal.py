@@ -77,7 +77,8 @@ class RevealBox:
         self._render = render
         self.folded = tuple(folded)
         self.html = w.HTML(
-            self._page(render([a.hidden() for a in self.folded])), layout=w.Layout(width="100%")
+            self._page(render([a.hidden() for a in self.folded])),
+            layout=w.Layout(width="auto", align_self="stretch"),
         )
         lines = sum(a.last - a.first + 1 for a in self.folded)
         titles = ", ".join(f"“{a.exercise.title}”" for a in self.folded)
@@ -91,7 +92,7 @@ class RevealBox:
             f"exercise {escape(titles)} are folded until you pass it or show them.</p>"
         )
         self.button.on_click(lambda _b: self.reveal())
-        self.widget = w.VBox([self.html, w.HBox([self.button, self.note])], layout=w.Layout(width="100%"))
+        self.widget = w.VBox([self.html, w.HBox([self.button, self.note])])
         self.widget.add_class("course-reveal")
         self.revealed = False
 
