@@ -128,8 +128,9 @@ def start_page() -> str:
 
 
 class _Table:
-    def __init__(self, rows: list[tuple[Lesson, str]]):
+    def __init__(self, rows: list[tuple[Lesson, str]], why: str = ""):
         self.rows = rows
+        self.why = why
 
     def _repr_html_(self) -> str:
         body = "".join(
@@ -137,30 +138,35 @@ class _Table:
             f"{escape(lesson.title)}</td><td style='text-align:left'>{escape(here)}</td></tr>"
             for lesson, here in self.rows
         )
+        why = f"<p>{escape(self.why)}</p>" if self.why else ""
         return (
-            "<table style='border-collapse:collapse;width:100%;table-layout:auto'>"
+            f"{why}<table style='border-collapse:collapse;width:100%;table-layout:auto'>"
             "<tr><th>day</th><th style='text-align:left'>page</th>"
             f"<th style='text-align:left'>on this machine</th></tr>{body}</table>"
         )
 
     def __repr__(self) -> str:
-        return "\n".join(f"Day {lesson.day}: {here}" for lesson, here in self.rows)
+        said = [self.why] if self.why else []
+        return "\n".join(said + [f"Day {lesson.day}: {here}" for lesson, here in self.rows])
 
 
 def contents() -> _Table:
     """Which lessons run their kernel on this machine, and what each page does where it cannot."""
     from . import gate
 
+    verdicts = [(lesson, gate.verdict(lesson)) for lesson in _ordered()]
+    reasons = {v.reason for _, v in verdicts if not v.runs}
     rows = []
-    for lesson in _ordered():
-        v = gate.verdict(lesson)
-        here = (
-            "runs here."
-            if v.runs
-            else f"reads, compile-checks and shows the H200 recording here ({v.reason.rstrip('.')})."
-        )
+    for lesson, v in verdicts:
+        if v.runs:
+            here = "runs its kernel here."
+        elif len(reasons) == 1:
+            here = "reads, compile-checks its kernel and shows the H200 recording."
+        else:
+            here = f"reads, compile-checks and shows the H200 recording here ({v.reason.rstrip('.')})."
         rows.append((lesson, here))
-    return _Table(rows)
+    # One reason for every page (no GPU at all): said once, above the table.
+    return _Table(rows, next(iter(reasons)) if len(reasons) == 1 else "")
 
 
 # ---------------------------------------------------------------------------
