@@ -107,8 +107,10 @@ class RevealBox:
     def _page(html: str) -> str:
         # An HTML widget sizes its content box by the content; the listing must take the output's
         # width instead (its long lines scroll inside it), as it does outside a widget.
+        # And a widget's HTML takes ipywidgets' 28 px line height: the text keeps the page's own.
         return (
-            "<style>.course-reveal .widget-html-content{flex:1 1 auto;min-width:0;width:100%}</style>" + html
+            "<style>.course-reveal .widget-html-content{flex:1 1 auto;min-width:0;width:100%;"
+            "line-height:var(--jp-content-line-height,1.6)}</style>" + html
         )
 
     def refresh(self, lesson: Lesson, learner: str | None = None) -> None:
