@@ -221,13 +221,14 @@ class KernelDiff:
         for region in self.regions:
             if not region.changed:
                 continue
+            removed, added = region.counts()
             if region.old is None:
-                parts.append(f"<p><b>{e(region.name)}</b>: new in this step.</p>")
+                parts.append(f"<p><b>{e(region.name)}</b>: new in this step ({added} lines).</p>")
             elif region.new is None:
                 parts.append(f"<p><b>{e(region.name)}</b>: gone in this step.</p>")
                 continue
-            removed, added = region.counts()
-            parts.append(f"<p><b>{e(region.name)}</b>: {removed} line(s) out, {added} in.</p>")
+            else:
+                parts.append(f"<p><b>{e(region.name)}</b>: {removed} line(s) out, {added} in.</p>")
             parts.append(
                 side_by_side(
                     region.old.lines if region.old else (),
