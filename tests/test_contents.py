@@ -81,7 +81,9 @@ def test_a_new_lesson_gets_its_line_and_links_by_declaring_itself(tmp_path, monk
     stale = {p.name for p in sync(write=True, folder=folder)}
     assert stale == {last.notebook, new.notebook, START}  # the old last page gets a "next" link
     assert "[Day 86 →](day86_new.ipynb)" in _source(_cells(folder / last.notebook)[1])
-    assert "| 86 | [Day 86: A new day](day86_new.ipynb) | Something new." in _source(_cells(folder / START)[0])
+    assert "| 86 | [Day 86: A new day](day86_new.ipynb) | Something new." in _source(
+        _cells(folder / START)[0]
+    )
     assert sync(write=False, folder=folder) == []
     assert top_cell(new).startswith(f"[← Day {last.day}]") and "last page" in bottom_cell(new)
 
