@@ -333,7 +333,10 @@ class Result:
         e = escape
         mark = {"right": "&#10004;", "wrong": "&#10008;", "missed": "&#9675;"}
         colour = {"right": "#1a7f37", "wrong": "#cf222e", "missed": "#9a6700"}
-        cell = "border:1px solid #d0d7de;padding:3px 6px;vertical-align:top;text-align:left;line-height:1.35"
+        cell = (
+            "border:1px solid var(--jp-border-color2,#d0d7de);padding:3px 6px;vertical-align:top;"
+            "text-align:left;line-height:1.35;overflow-wrap:anywhere"
+        )
         rows = []
         for v in self.verdicts:
             if v.expected == NONE and v.status == "right":
@@ -346,13 +349,17 @@ class Result:
             rows.append(
                 f"<tr><td style='{cell};color:{colour[v.status]};white-space:nowrap'>"
                 f"{mark[v.status]} {e(v.status)}</td><td style='{cell}'>{v.line}</td>"
-                f"<td style='{cell}'><code style='white-space:pre'>{e(v.text.strip())}</code></td>"
+                f"<td style='{cell}'><code style='white-space:pre-wrap'>{e(v.text.strip())}</code></td>"
                 f"<td style='{cell}'>{e(v.explanation)}{detail}</td></tr>"
             )
         summary_colour = "#1a7f37" if self.full_marks else "#9a6700"
         return (
             f"<p style='color:{summary_colour}'><b>{e(self.summary())}</b></p>"
-            f"<table class='course-exercise' style='border-collapse:collapse'><tr><th style='{cell}'></th>"
+            # Fixed layout as wide as the output: the code wraps in its column and the "why" column
+            # keeps the rest, so the table is never wider than the notebook (issue 22, item 4).
+            "<table class='course-exercise' style='border-collapse:collapse;table-layout:fixed;width:100%'>"
+            "<colgroup><col style='width:7em'><col style='width:3.5em'><col style='width:38%'><col></colgroup>"
+            f"<tr><th style='{cell}'></th>"
             f"<th style='{cell}'>line</th><th style='{cell}'>code</th><th style='{cell}'>why</th></tr>"
             f"{''.join(rows)}</table>"
         )

@@ -252,7 +252,8 @@ def cards_phrase(lesson_id: str) -> str:
 def table_html() -> str:
     """The cards table; each row's sources as numbered notes listed once below the table."""
     e = escape
-    cell = "text-align:left;vertical-align:top;padding:2px 8px"
+    cell = "text-align:left;vertical-align:top;padding:2px 5px"
+    long = f"{cell};overflow-wrap:anywhere"  # the long texts may break inside a word; short cells never
 
     def yes_no(flag: bool) -> str:
         return "yes" if flag else "no"
@@ -278,13 +279,13 @@ def table_html() -> str:
         refs = " ".join(f"[{notes.index(c) + 1}]" for c in card.citations)
         rows.append(
             "<tr>"
-            f"<td style='{cell}'><span style='white-space:nowrap'>{e(card.name)}</span><br>"
+            f"<td style='{cell}'>{e(card.name)}<br>"
             f"<small>{e(card.products)}</small></td>"
-            f"<td style='{cell}'>{e(card.cc_str)}</td>"
+            f"<td style='{cell};white-space:nowrap'>{e(card.cc_str)}</td>"
             f"<td style='{cell}'>{yes_no(card.has_wgmma)}</td>"
             f"<td style='{cell}'>{yes_no(card.has_tma)}</td>"
-            f"<td style='{cell}'>{e(card.matrix_path)}</td>"
-            f"<td style='{cell}'>{e(card.copy_path)}</td>"
+            f"<td style='{long}'>{e(card.matrix_path)}</td>"
+            f"<td style='{long}'>{e(card.copy_path)}</td>"
             f"<td style='{cell};white-space:nowrap'>{card.smem_per_block_kib} KiB</td>"
             f"<td style='{cell};white-space:nowrap'><small>{refs}</small></td>"
             "</tr>"
@@ -292,6 +293,6 @@ def table_html() -> str:
     listed = "".join(f'<li><a href="{e(c.url)}">{e(str(c))}</a></li>' for c in notes)
     return (
         # A window narrower than the table scrolls it sideways instead of cutting its last column.
-        f'<div style="overflow-x:auto"><table class="course-gpus"><tr>{head}</tr>{"".join(rows)}</table></div>'
+        f'<div style="overflow-x:auto"><table class="course-gpus" style="font-size:12px"><tr>{head}</tr>{"".join(rows)}</table></div>'
         f"<ol style='font-size:smaller'>{listed}</ol>"
     )

@@ -47,6 +47,11 @@ class Lesson:
     # ("producer", "consumer", or "producer+consumer" for one warpgroup doing both); the
     # timeline names its rows and trace tracks by it. Empty: the kernel records no timeline.
     warpgroup_roles: tuple[str, ...] = ()
+    # What the start page and the top of the page say (course.contents):
+    summary: str = ""  # what the day teaches, in a sentence
+    goals: tuple[str, ...] = ()  # "After this page you can ...": one per item
+    minutes: int = 0  # about how long the page takes a learner, running every cell and the exercises
+    requires: tuple[str, ...] = ()  # the lessons to read first (ids)
 
     @property
     def kernel_path(self) -> Path:

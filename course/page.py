@@ -118,6 +118,7 @@ class Page:
         self.lesson = get_lesson(lesson_id)
         self._compile_message: Message | None = None
         self._prefetch: Future[Any] | None = None
+        self._reveals: list[Any] = []  # listings and diffs with an exercise's lines folded
         _install_error_handler()
         if self.verdict().runs:
             # Start the kernel's compile now (seconds with an empty cache:
@@ -153,10 +154,32 @@ class Page:
         return msg
 
     # -- the kernel source ------------------------------------------------
-    def snippet(self, name: str) -> SnippetView:
+    def snippet(self, name: str) -> Any:
+        """The region as a listing with its notes; a coding exercise's lines in it stay folded
+        (with a button that shows them) until the learner passes that exercise (``course.reveal``)."""
         snip = get_snippet(self.lesson.kernel_path, name)
-        notes = load_notes(self.lesson).get(name, [])
-        return SnippetView(snip, tuple(notes))
+        notes = tuple(load_notes(self.lesson).get(name, []))
+        folded = [a for a in self._unpassed() if a.first <= snip.end and snip.start <= a.last]
+        if not folded:
+            return SnippetView(snip, notes)
+        return self._reveal_box(lambda hidden: SnippetView(snip, notes, tuple(hidden))._repr_html_(), folded)
+
+    def _unpassed(self) -> tuple[Any, ...]:
+        from .reveal import still_hidden
+
+        return still_hidden(self.lesson)
+
+    def _reveal_box(self, render: Callable[[Any], str], folded: list[Any]) -> Any:
+        from .reveal import RevealBox
+
+        box = RevealBox(render, folded)
+        self._reveals.append(box)
+        return box
+
+    def refresh_reveals(self) -> None:
+        """Show the folded answers whose exercise the learner has now passed (after a Check)."""
+        for box in self._reveals:
+            box.refresh(self.lesson)
 
     def evidence(self, experiment: str | None = None) -> evidence.Evidence | Message:
         """The recorded run (of ``experiment``, when named)."""
@@ -288,7 +311,20 @@ class Page:
 
         if not self.lesson.previous:
             return Message("info", f"{self.lesson.id} does not follow another step of the course.")
-        return kernel_diff(get_lesson(self.lesson.previous), self.lesson, regions)
+        previous = get_lesson(self.lesson.previous)
+        shown = kernel_diff(previous, self.lesson, regions)
+        in_diff = {
+            n
+            for r in shown.regions
+            if r.changed and r.new is not None
+            for n in range(r.new.start, r.new.end + 1)
+        }
+        folded = [a for a in self._unpassed() if any(n in in_diff for n in range(a.first, a.last + 1))]
+        if not folded:
+            return shown
+        return self._reveal_box(
+            lambda hidden: kernel_diff(previous, self.lesson, regions, tuple(hidden))._repr_html_(), folded
+        )
 
     def ptxas(self, **defines: int) -> Any:
         """ptxas's report for the kernel (registers, spills, wgmma serialization), built without a GPU."""
@@ -312,7 +348,18 @@ class Page:
 
         if not chart:
             return climb_table(self.lesson, size)
-        if not (measure and self.verdict().runs):
+        v = self.verdict()
+        if not (measure and v.runs):
+            if measure:
+                # The page promises a button; say why there is none here (issue 22, item 17).
+                _display(
+                    Message(
+                        "info",
+                        f"No measuring button here: {v.reason} On a GPU that runs the lessons "
+                        "(compute capability 9.0) a button below measures every step again. "
+                        "The table and the plot show the runs recorded on a real H200.",
+                    )
+                )
             _display(climb_table(self.lesson, size))
             return climb_figure(self.lesson)
         import ipywidgets as w
@@ -352,16 +399,26 @@ class Page:
         if not found:
             return Message("info", f"{self.lesson.id} has no coding exercise yet.")
         chosen = get_exercise(self.lesson, exercise) if exercise is not None else found[0]
-        return CodingPanel(self.lesson, chosen)
+        panel = CodingPanel(self.lesson, chosen)
+        # A pass shows the lines this page kept folded (the panel saves the pass to progress first).
+        button = getattr(panel, "check_button", None)
+        if button is not None:
+            button.on_click(lambda _b: self.refresh_reveals())
+        return panel
 
     # -- try your own version (course.workspace, course.sandbox) -----------
     def my_copy(self, reset: bool = False) -> Any:
         """Your copy of the lesson's kernel, to edit: where it is (a link that opens it in
         JupyterLab's editor) and what you changed. Made on first use, never overwritten;
         ``reset=True`` starts again from the lesson's kernel, keeping the old copy as a backup."""
+        from dataclasses import replace
+
         from .workspace import learner_copy
 
-        return learner_copy(self.lesson, reset=reset)
+        return replace(learner_copy(self.lesson, reset=reset), hidden=self._hidden_lines())
+
+    def _hidden_lines(self) -> tuple[Any, ...]:
+        return tuple(a.hidden() for a in self._unpassed())
 
     def suggested(self) -> Any:
         """The page's suggested experiments: the change, and the outcome the page expects."""
@@ -402,6 +459,10 @@ class Page:
             reset=reset,
             original=original,  # type: ignore[arg-type]  # checked by try_kernel
         )
+        if tried.copy.hidden != self._hidden_lines():
+            from dataclasses import replace
+
+            tried = replace(tried, copy=replace(tried.copy, hidden=self._hidden_lines()))
         if gate.gpu_required():
             if tried.result.outcome == "not-run":
                 raise EnvironmentProblem(

@@ -17,12 +17,37 @@ from matplotlib.figure import Figure
 from PIL import Image
 
 DPI = 100
+# Text in a picture must read at no less than about 11 px where the page shows it: at 1280 px with
+# JupyterLab's file browser open, an output area is about 800 px wide, and a wider PNG is scaled down
+# to it (issue 22, item 11: 6-7 px before). A text of s points in a figure w inches wide shows at
+# s / 72 * 800 / w px, so every text is raised to at least MIN_TEXT_PX * 72 * w / SHOWN_PX points.
+MIN_TEXT_PX = 11
+SHOWN_PX = 800
 
 
 class Picture(Figure):
     """A ``matplotlib.figure.Figure`` that Jupyter shows as an image."""
 
+    def min_fontsize(self) -> float:
+        """The smallest font size (points) that shows at MIN_TEXT_PX when the picture is SHOWN_PX wide."""
+        return MIN_TEXT_PX * 72 * float(self.get_size_inches()[0]) / SHOWN_PX
+
+    def readable(self) -> None:
+        """Raise every text (titles, labels, notes, tick labels, legends) to ``min_fontsize``."""
+        from matplotlib.text import Text
+
+        least = self.min_fontsize()
+        for ax in self.axes:
+            for axis in (ax.xaxis, ax.yaxis):
+                labels = axis.get_majorticklabels()
+                if labels and float(labels[0].get_fontsize()) < least:
+                    axis.set_tick_params(labelsize=least)
+        for text in self.findobj(Text):
+            if float(text.get_fontsize()) < least:
+                text.set_fontsize(least)
+
     def png(self, dpi: int = DPI) -> bytes:
+        self.readable()
         buf = io.BytesIO()
         # bbox_inches="tight", as Jupyter's inline backend saves every figure: the PNG grows to
         # hold every title, label and note, so none is cut at the edge (Day 78's core matrices

@@ -167,7 +167,9 @@ class Fit:
         else:
             memory = "fits (static __shared__ is fine)"
         if not self.runs:
-            return f"{memory}, but the card has no {self.feature}: the kernel cannot run there at all"
+            # "fits, but": a contrast; "does not fit, and": one more reason it cannot run.
+            joint = "but" if self.fits else "and"
+            return f"{memory}, {joint} the card has no {self.feature}: the kernel cannot run there at all"
         return memory
 
 
@@ -221,12 +223,14 @@ def budget_table_html(config: PipelineConfig, feature: str | None = None) -> str
         )
     else:
         note = f"{_kib(config.total_bytes)} is under the 48 KiB static limit: plain __shared__ arrays work."
+    # line-height: shown in a widget, whose HTML takes ipywidgets' 28 px line height (double spacing).
     return (
+        "<div style='line-height:1.4'>"
         f"<p><b>{e(config.describe())}</b> (one stage: {e(_kib(config.stage_bytes))})</p>"
         f"<table class='course-smem'><tr><th style='{cell}'>Card</th><th style='{cell}'>CC</th>"
         f"<th style='{cell}'>Per-block maximum</th><th style='{cell}'>This configuration</th>"
         f"<th style='{cell}'>Deepest pipeline of these tiles</th></tr>"
-        f"{''.join(rows)}</table><p>{e(note)}</p>"
+        f"{''.join(rows)}</table><p>{e(note)}</p></div>"
     )
 
 

@@ -32,6 +32,7 @@ from . import _paths
 from ._html import escape
 from ._toml import read_toml
 from .errors import CourseError
+from .quiz._markup import inline
 from .variants import Substitution, apply
 
 if TYPE_CHECKING:
@@ -155,7 +156,7 @@ def suggestions_html(suggestions: tuple[Suggestion, ...]) -> str:
     cell = "text-align:left;vertical-align:top;padding:2px 8px"  # JupyterLab right-aligns cells by default
     rows = "".join(
         f"<tr><td style='{cell};white-space:nowrap'><code>{escape(s.name)}</code></td>"
-        f"<td style='{cell}'>{escape(s.title)}</td><td style='{cell}'>{escape(s.expect_text)}</td></tr>"
+        f"<td style='{cell}'>{inline(s.title)}</td><td style='{cell}'>{inline(s.expect_text)}</td></tr>"
         for s in suggestions
     )
     head = "".join(f"<th style='{cell}'>{h}</th>" for h in ("name", "the change", "expected"))

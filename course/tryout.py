@@ -17,6 +17,7 @@ from . import evidence
 from ._data import read_text
 from ._html import escape
 from .errors import CourseError
+from .quiz._markup import inline
 from .sandbox import DEFAULT_TIMEOUT_S, TryResult, run_variant
 from .suggested import Suggestion, get_suggestion
 from .workspace import MAX_KERNEL_BYTES, LearnerCopy, experiment_copy, learner_copy
@@ -100,8 +101,8 @@ class Tried:
             color = {True: "#1a7f37", False: "#cf222e", None: "#1f5fa8"}[self.confirmed]
             suggestion = (
                 f"<div style='border-left:4px solid {color};padding:4px 10px;margin:4px 0'>"
-                f"<p><b>{escape(s.title)}</b> (expected: {escape(s.expect_text)})</p>"
-                f"<p>{escape(s.explain)}</p><p><b>{escape(self.verdict_text())}</b></p></div>"
+                f"<p><b>{inline(s.title)}</b> (expected: {inline(s.expect_text)})</p>"
+                f"<p>{inline(s.explain)}</p><p><b>{escape(self.verdict_text())}</b></p></div>"
             )
         return (
             "<div class='course-tried'>"

@@ -33,7 +33,7 @@ import errno
 import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -48,6 +48,7 @@ from .errors import CourseError
 
 if TYPE_CHECKING:
     from .lesson import Lesson
+    from .render import Hidden
 
 __all__ = [
     "DEFAULT_WORKSPACE",
@@ -196,50 +197,27 @@ def unified_diff(original: str, changed: str, original_name: str, changed_name: 
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 
-_DIFF_COLORS = {"delete": "#ffebe9", "insert": "#e6ffec", "replace": "#fff8c5"}
+def diff_html(
+    original: str,
+    changed: str,
+    original_name: str,
+    changed_name: str,
+    context: int = 3,
+    hidden: Sequence[Hidden] = (),
+) -> str:
+    """The two texts side by side (``course.diffview.side_by_side``, the one diff renderer).
 
-
-def diff_html(original: str, changed: str, original_name: str, changed_name: str, context: int = 3) -> str:
-    """The two texts side by side, changed lines coloured, unchanged runs folded to ``context`` lines.
-
-    Every piece of text goes through ``course._html.escape`` (markup and
-    bidi controls alike), so a kernel line can never become page markup.
+    ``hidden``: lines of ``original`` not to show (an exercise's answer), nor what pairs with them.
     """
-    a, b = original.splitlines(), changed.splitlines()
-    groups = list(difflib.SequenceMatcher(None, a, b, autojunk=False).get_grouped_opcodes(context))
-    if not groups:
-        return f"<p>No changes: {escape(changed_name)} is the same as {escape(original_name)}.</p>"
+    from .diffview import side_by_side
 
-    def cell(number: int | None, text: str | None, color: str) -> str:
-        style = f"background:{color};" if color else ""
-        num = "" if number is None else str(number)
-        body = "" if text is None else escape(text)
-        return (
-            f"<td style='color:#888;text-align:right;vertical-align:top;padding:0 6px;{style}'>{num}</td>"
-            # pre-wrap: indentation kept, a long line wraps inside its half instead of widening the page.
-            f"<td style='white-space:pre-wrap;overflow-wrap:anywhere;font-family:monospace;"
-            f"text-align:left;vertical-align:top;{style}'>{body}</td>"
-        )
-
-    rows = []
-    for g, group in enumerate(groups):
-        if g:
-            rows.append("<tr><td colspan='4' style='color:#888;text-align:center'>&#8942;</td></tr>")
-        for tag, i1, i2, j1, j2 in group:
-            color = _DIFF_COLORS.get(tag, "")
-            for k in range(max(i2 - i1, j2 - j1)):
-                i, j = i1 + k, j1 + k
-                left = cell(i + 1, a[i], color) if i < i2 else cell(None, None, color)
-                right = cell(j + 1, b[j], color) if j < j2 else cell(None, None, color)
-                rows.append(f"<tr>{left}{right}</tr>")
-    head = (
-        f"<tr><th colspan='2' style='text-align:left'>{escape(original_name)}</th>"
-        f"<th colspan='2' style='text-align:left'>{escape(changed_name)}</th></tr>"
-    )
-    return (
-        "<table class='course-diff' style='border-collapse:collapse;font-size:12px;table-layout:fixed;width:100%'>"
-        "<colgroup><col style='width:3.5em'><col><col style='width:3.5em'><col></colgroup>"
-        f"{head}{''.join(rows)}</table>"
+    return side_by_side(
+        original.splitlines(),
+        changed.splitlines(),
+        original_name,
+        changed_name,
+        context=context,
+        hide_a=hidden,
     )
 
 
@@ -331,6 +309,9 @@ class LearnerCopy:
     path: Path
     created: bool = False  # this call made it (first use, or a reset)
     backup: Path | None = None  # where a reset moved the previous copy
+    hidden: tuple[
+        Hidden, ...
+    ] = ()  # lines of the lesson's kernel its diff does not show (an exercise's answer)
 
     @property
     def original_name(self) -> str:
@@ -351,7 +332,9 @@ class LearnerCopy:
         return unified_diff(self.original(), self.source(), self.original_name, str(self.path))
 
     def diff_html(self, context: int = 3) -> str:
-        return diff_html(self.original(), self.source(), self.original_name, str(self.path), context)
+        return diff_html(
+            self.original(), self.source(), self.original_name, str(self.path), context, self.hidden
+        )
 
     def link(self) -> str | None:
         return jupyterlab_link(self.path)

@@ -160,7 +160,9 @@ def test_prog_follows_how_the_command_was_started():
     from course._toml import read_toml
     from course.cli import prog_name
 
-    scripts = read_toml(Path(__file__).parents[1] / "pyproject.toml", "pyproject.toml")[1]["project"]["scripts"]
+    scripts = read_toml(Path(__file__).parents[1] / "pyproject.toml", "pyproject.toml")[1]["project"][
+        "scripts"
+    ]
     assert scripts == {"hopper-course": "course.cli:main"}
     assert prog_name("/home/me/.venv/bin/hopper-course") == "hopper-course"
     assert prog_name("/x/course/__main__.py") == "python -m course"

@@ -220,3 +220,16 @@ def test_the_page_compile_check_and_try_mine_of_an_unchanged_copy_build_the_same
     tried = size.search(run_variant(lesson, copy.path, 20.0).headline)
     assert on_page and tried, (page.compile_check().text, tried)
     assert on_page.group(1) == tried.group(1)
+
+
+def test_the_finale_says_why_there_is_no_measuring_button_on_a_machine_that_cannot_run_it(shown, monkeypatch):
+    lesson_id = next(lid for lid in LESSONS if LESSONS[lid].bench_spec() is not None)
+    cannot = gate.Verdict(LESSONS[lesson_id], "no-gpu", "There is no NVIDIA driver on this machine.", "")
+    monkeypatch.setattr(Page, "verdict", lambda self: cannot)
+    Page(lesson_id).climb(measure=True)
+    said = [m for m in shown if isinstance(m, Message)]
+    assert len(said) == 1 and said[0].text.startswith("No measuring button here: There is no NVIDIA driver")
+    assert "a button below measures every step again" in said[0].text
+    shown.clear()
+    Page(lesson_id).climb()  # no button promised: nothing to explain
+    assert not [m for m in shown if isinstance(m, Message)]

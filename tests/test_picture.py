@@ -52,3 +52,32 @@ def test_the_repr_states_the_size_of_the_png_it_last_made():
         width, height = _png_size(fig.png(dpi=dpi))
         assert repr(fig) == f"Picture({ax.get_title()!r}, {width}x{height} px)"
     assert width < 3 * DPI  # the last PNG, at 50 dpi, not the first
+
+
+def _figures():
+    from course import timeline as tl
+    from course.lessons import LESSONS
+    from course.lessons.day78 import figures as f78
+    from course.lessons.day82 import figures as f82
+    from course.timeline.draw import figure as timeline_figure
+
+    yield "day78 core matrices", f78.core_matrix_figure()
+    yield "day78 descriptor", f78.descriptor_figure()
+    yield "day78 fragment", f78.fragment_figure()
+    yield "day82 tile order", f82.tile_order_figure()
+    yield "day80 timeline", timeline_figure(tl.timeline_section(LESSONS["day80"]).timeline)
+
+
+def test_text_in_every_picture_reads_at_11_px_where_the_page_shows_it():
+    """At 1280 px with the file browser open an output is ~800 px wide; a wider PNG is scaled to it
+    (issue 22, item 11: 6-7 px text before)."""
+    from matplotlib.text import Text
+
+    for name, fig in _figures():
+        fig.png()  # what the page shows
+        width_in = fig.get_size_inches()[0]
+        smallest = min(
+            t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()
+        )
+        shown_px = smallest / 72 * 800 / width_in
+        assert shown_px >= 10.9, f"{name}: text of {smallest:.1f} pt shows at {shown_px:.1f} px"

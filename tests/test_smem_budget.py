@@ -143,7 +143,13 @@ def test_without_memory_the_feature_does_not_make_a_card_fit():
     config = sb.PipelineConfig(stages=8, tile_m=128, tile_n=128)
     report = {f.card.name: f for f in sb.fit_report(config, feature="wgmma")}
     assert not report["H100/H200"].fits and report["H100/H200"].runs
-    assert report["A100"].verdict.startswith("does not fit: 256 KiB > 163 KiB, but the card has no wgmma")
+    # Two reasons it cannot run, joined by "and" (a "but" would set them against each other).
+    assert report["A100"].verdict.startswith("does not fit: 256 KiB > 163 KiB, and the card has no wgmma")
+
+
+def test_the_budget_table_is_single_spaced_inside_its_widget():
+    html = sb.budget_table_html(sb.PipelineConfig(stages=2))
+    assert html.startswith("<div style='line-height:1.4'>") and html.endswith("</div>")
 
 
 # --- the chart -----------------------------------------------------------------------------------

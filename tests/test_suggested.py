@@ -77,6 +77,7 @@ def test_the_table_lists_every_experiment_escaped():
     for s in load_suggestions(lesson):
         assert f"<code>{s.name}</code>" in html
     assert "<script" not in html
+    assert "`" not in html  # `code` spans are shown as code, not as backticks
 
 
 def _write(tmp_path: Path, text: str, monkeypatch) -> None:

@@ -342,6 +342,45 @@ def test_one_warpgroup_doing_both_roles_never_overlaps_itself():
     assert s.load_share() == pytest.approx(400 / 4400, rel=1e-3)
 
 
+def test_a_copy_issued_for_another_stage_counts_as_ahead_of_the_math_until_its_wait_ends():
+    # Stage 1's copy is issued at 200 and waited for until 1600, so it is outstanding through the
+    # consumer's whole wgmma on stage 0 [600, 1400); stage 0's second copy is never waited for.
+    prod = [("START", 0, 0), ("LOAD", 0, 100), ("LOAD", 1, 200), ("WAIT_EMPTY", 0, 300), ("LOAD", 0, 1500)]
+    prod += [("END", 0, 3000)]
+    cons = [
+        ("START", 0, 0),
+        ("WAIT_FULL", 0, 100),
+        ("MMA", 0, 600),
+        ("MMA_WAIT", 0, 1000),
+        ("RELEASE", 0, 1400),
+    ]
+    cons += [
+        ("WAIT_FULL", 1, 1500),
+        ("MMA", 1, 1600),
+        ("MMA_WAIT", 1, 2000),
+        ("RELEASE", 1, 2400),
+        ("END", 0, 3000),
+    ]
+    t = tl.decode(encode({(0, 0): (1, prod), (0, 1): (1, cons)}, grid_ctas=1), LAYOUT, (1,))
+    s = tl.summarize(t)
+    assert s.ahead_share() == pytest.approx(800 / 1600, abs=1e-3)
+    assert "a copy of another stage had been issued and not yet waited for 50.0% of the time" in s.text()
+
+
+def test_one_warpgroup_says_it_does_both_jobs_and_that_no_copy_is_outstanding_while_it_computes():
+    both = [("START", 0, 0)]
+    for k in range(4):
+        both += [("LOAD", 0, 100 + 1000 * k), ("WAIT_FULL", 0, 200 + 1000 * k), ("MMA", 0, 700 + 1000 * k)]
+        both += [("MMA_WAIT", 0, 800 + 1000 * k), ("SYNC", 0, 1000 + 1000 * k)]
+    both += [("EPI", 0, 4100), ("END", 0, 4400)]
+    s = tl.summarize(tl.decode(encode({(0, 0): (1, both)}, grid_ctas=1), LAYOUT, (1,)))
+    assert s.one_warpgroup and s.ahead_share() == 0.0
+    text = s.text()
+    assert "One warpgroup does both jobs" in text and "no copy is outstanding: 0.0%" in text
+    assert "The producer spends" not in text and "The consumer spends" not in text
+    assert "one warpgroup, producer and consumer" in text  # the table's role, in words
+
+
 # --- the picture -----------------------------------------------------------------------------------
 def test_the_figure_has_a_row_per_warpgroup_and_a_legend_of_what_happened():
     fig = tl.figure(decoded(provenance=provenance()))
@@ -675,7 +714,7 @@ def test_record_points_the_kernel_at_a_zeroed_buffer_for_one_checked_launch_only
     assert symbol.value == 0 and symbol.history[-1] == 0  # and the pointer is cleared afterwards
     assert t.lesson == "day80" and t.launch_ms == 0.0361 and t.provenance.device == "NVIDIA H200"
     assert {r.role for r in t.rows} == {"producer", "consumer"}
-    assert "recorded one launch of 6 CTAs (36.1 us by CUDA events); checked" in said[-1]
+    assert "recorded one launch of 6 CTAs (36.1 µs by CUDA events); checked" in said[-1]
 
 
 def test_record_refuses_a_wrong_result_and_still_clears_the_pointer(monkeypatch):

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import sys
+from html import unescape
 
 import pytest
 
@@ -67,7 +69,10 @@ def test_the_html_puts_both_results_side_by_side_with_the_diff():
     tried = try_kernel(LESSON, experiment="integer-one", command=_child("passed", line="round trip: PASS."))
     html = tried._repr_html_()
     assert "Your version" in html and "The lesson's kernel" in html
-    assert "What changed" in html and "tile[r][c] + 1;" in html
+    text = unescape(re.sub(r"<style>.*?</style>|<[^>]+>", "", html, flags=re.S))
+    assert "What changed" in html and "tile[r][c] + 1;" in text
+    suggestion = html[html.index("(expected:") : html.index("What changed")]
+    assert "`" not in suggestion and "<code>" in suggestion  # the explanation's code spans, as code
     assert "As the page says: passed." in html
 
 

@@ -128,24 +128,54 @@ def test_unified_diff_of_equal_texts_is_empty():
     assert unified_diff("a", "b", "x", "y").endswith("+b\n")  # no newline at the end still ends a line
 
 
+def _text(markup: str) -> str:
+    import html
+    import re
+
+    return html.unescape(re.sub(r"<style>.*?</style>|<[^>]+>", "", markup, flags=re.S))
+
+
 def test_the_side_by_side_diff_escapes_markup_and_bidi_controls():
     original = "int a;\nint b;\n"
     changed = "int a;\n<script>alert(1)</script> \u202e int b;\n"
     html = diff_html(original, changed, "kernels/k.cu", "/home/me/<k>.cu")
-    assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "<script>" not in html and "<script>alert(1)</script>" in _text(html)
     assert "\u202e" not in html and "&lt;U+202E&gt;" in html
     assert "/home/me/&lt;k&gt;.cu" in html
-    assert "#fff8c5" in html  # the changed line is coloured
+    assert "class='n d-replace'" in html  # the changed line is coloured
 
 
-def test_the_side_by_side_diff_folds_unchanged_runs():
+def test_the_side_by_side_diff_shows_hunks_and_folds_unchanged_runs():
+    import re
+
     lines = [f"line {i}" for i in range(100)]
     changed = list(lines)
     changed[10], changed[80] = "changed 10", "changed 80"
     html = diff_html("\n".join(lines), "\n".join(changed), "a", "b", context=2)
-    assert "line 50" not in html  # far from both changes
-    assert "line 8" in html and "line 82" in html
-    assert "&#8942;" in html  # the fold between the two groups
+    folds = re.findall(r"<details class='course-diff-fold'[^>]*>(.*?)</details>", html, re.S)
+    # Before the first hunk, between the two, after the last: each a closed <details>.
+    assert [re.search(r"(\d+) unchanged lines", f).group(1) for f in folds] == ["8", "65", "17"]
+    assert "line 50" in _text(folds[1]) and "line 50" not in _text(
+        re.sub(r"<details.*?</details>", "", html, flags=re.S)
+    )
+    shown = _text(re.sub(r"<details.*?</details>", "", html, flags=re.S))
+    assert "line 8" in shown and "line 82" in shown and "changed 10" in shown
+    assert "<details open" not in html
+
+
+def test_the_diff_hides_an_answer_on_both_sides():
+    from course.render import Hidden
+
+    original = "a\nsecret answer\nb\nc\n"
+    changed = "a\nsecret answer\nb\nC\n"
+    html = diff_html(original, changed, "x", "y", hidden=(Hidden(2, 2, "the lines you write"),))
+    assert "secret" not in html and "… the lines you write (1 line) …" in _text(html)
+    assert "secret" in diff_html(original, changed, "x", "y")  # a control
+
+
+def test_a_wrapped_diff_line_keeps_its_indentation():
+    html = diff_html("x\n", "x\n        y = 1;\n", "a", "b")
+    assert "padding-left:calc(12ch + 6px);text-indent:-12ch" in html  # 8 spaces + the hang of 4
 
 
 def test_an_unchanged_copy_says_so(ws):

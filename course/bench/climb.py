@@ -130,6 +130,9 @@ class ClimbTable:
     def _repr_html_(self) -> str:
         e = escape
         cell = "text-align:left;padding:2px 8px;white-space:nowrap"
+        # Headings and the step's title wrap, numbers do not: the table fits a 1024 px window
+        # with the file browser open (issue 22, item 4).
+        heading = "text-align:left;padding:2px 8px;vertical-align:bottom"
         body = []
         before: float | None = None
         for row in self.rows:
@@ -147,14 +150,14 @@ class ClimbTable:
                 f"<td style='{cell}'>{at.kernel.rate / DATASHEET_PEAK_TFLOPS:.0%}</td></tr>"
             )
         head = "".join(
-            f"<th style='{cell}'>{h}</th>"
+            f"<th style='{heading}'>{h}</th>"
             for h in (
                 "day",
                 "step",
                 "TFLOP/s",
                 "vs step before",
                 "cuBLAS TFLOP/s",
-                "kernel/cuBLAS",
+                "kernel / cuBLAS",
                 "of peak",
             )
         )

@@ -21,7 +21,19 @@ from .._files import shown
 from ..errors import CourseError
 
 # The subcommands, in the order ``--help`` lists them.
-SUBCOMMANDS = ("doctor", "run", "try_", "record", "quiz", "coding", "progress", "bench", "timeline", "pages")
+SUBCOMMANDS = (
+    "doctor",
+    "run",
+    "try_",
+    "record",
+    "quiz",
+    "coding",
+    "progress",
+    "bench",
+    "timeline",
+    "pages",
+    "contents",
+)
 
 
 SCRIPT = "hopper-course"  # pyproject.toml's [project.scripts] name

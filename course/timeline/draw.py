@@ -79,12 +79,12 @@ def figure(timeline: Timeline, window_us: tuple[float, float] | None = None, zoo
         ax.set_yticklabels([r.label for r in reversed(rows)], fontsize=7)
         ax.set_xlim(lo, hi)
         ax.set_ylim(-0.6, len(rows) - 0.4)
-        ax.set_xlabel("time (us) since the first recorded stamp", fontsize=8)
+        ax.set_xlabel("time (µs) since the first recorded stamp", fontsize=8)
         ax.tick_params(axis="x", labelsize=7)
         ax.grid(True, axis="x", alpha=0.3)
         if p == 1:
             ax.set_title(
-                f"zoom: {hi - lo:,.2f} us in the middle of the run (numbers: pipeline stages)", fontsize=8
+                f"zoom: {hi - lo:,.2f} µs in the middle of the run (numbers: pipeline stages)", fontsize=8
             )
     from matplotlib.patches import Patch
 

@@ -135,7 +135,7 @@ def record(
     finally:
         set_buffer(compiled, 0)
     progress(
-        f"{lesson.id}: recorded one launch of {grid_ctas} CTAs ({launch_ms * 1e3:,.1f} us by CUDA events); checked"
+        f"{lesson.id}: recorded one launch of {grid_ctas} CTAs ({launch_ms * 1e3:,.1f} µs by CUDA events); checked"
     )
     return decode(words, layout, c.grid, lesson.id, n, c.block, provenance, launch_ms, lesson.warpgroup_roles)
 

@@ -11,7 +11,6 @@ from .._html import escape
 
 if TYPE_CHECKING:
     from ..lesson import Lesson
-from . import store
 from .draw import png_bytes
 from .model import Timeline
 from .store import load
@@ -51,7 +50,6 @@ class TimelineSection:
 def timeline_section(lesson: Lesson, directory: Path | None = None) -> TimelineSection:
     """The recorded timeline of a lesson, as a page shows it (no GPU needed)."""
     recorded = load(lesson.id, directory)
-    where = (directory or store.timeline_dir()) / f"{lesson.id}.json"
     if recorded is None:
         return TimelineSection(
             lesson.id,
@@ -61,8 +59,9 @@ def timeline_section(lesson: Lesson, directory: Path | None = None) -> TimelineS
             f"Not recorded yet: no timeline of {lesson.id} has been recorded on a real GPU for this page; "
             f"`python -m course timeline {lesson.id}` on a Hopper GPU records one.",
         )
-    png_path = where.with_suffix(".png")
-    png = png_path.read_bytes() if png_path.exists() else png_bytes(recorded)
+    # Drawn from the recording with today's drawing code (readable text, issue 22), not the PNG saved
+    # beside it when it was recorded.
+    png = png_bytes(recorded)
     p = recorded.provenance
     # The learner is told how to record one like it, not which of the course's own tools ran.
     how = (

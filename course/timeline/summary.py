@@ -115,6 +115,59 @@ class Overlap:
 
 
 @dataclass(frozen=True)
+class Ahead:
+    """One consumer row: its wgmma time, and how much of it a copy of another stage was outstanding.
+
+    A copy is outstanding from the producer's LOAD stamp (the TMA copy issued) until this consumer's
+    wait for that stage's fill ends (the data had landed by then). The copy engine's own progress is
+    not stamped, so this says the copy *could* run beside the math, not that its bytes moved then.
+    """
+
+    cta: int
+    warpgroup: int
+    wgmma_ns: float
+    ahead_ns: float
+
+
+def _ahead(timeline: Timeline, ivs: Sequence[Interval]) -> tuple[Ahead, ...]:
+    out = []
+    for cta in timeline.recorded_ctas:
+        rows = [r for r in timeline.rows if r.cta == cta]
+        loads: dict[int, list[float]] = {}
+        for row in rows:
+            if row.role in ("producer", "producer+consumer"):
+                for e in row.events:
+                    if e.kind == "LOAD":
+                        loads.setdefault(e.stage, []).append(e.t_ns)
+        for row in rows:
+            if row.role not in ("consumer", "producer+consumer"):
+                continue
+            waits: dict[int, list[float]] = {}
+            for e, nxt in zip(row.events, row.events[1:], strict=False):
+                if e.kind == "WAIT_FULL":
+                    waits.setdefault(e.stage, []).append(nxt.t_ns)  # the wait ends at the next stamp
+            if not waits:
+                continue  # no full barrier to pair a copy with (Day 78's producer copies by hand)
+            outstanding = _union(
+                (issued, ended)
+                for stage, issues in loads.items()
+                for issued, ended in zip(issues, waits.get(stage, []), strict=False)
+            )
+            mma = _union(
+                (iv.start_ns, iv.end_ns)
+                for iv in ivs
+                if iv.cta == cta and iv.warpgroup == row.warpgroup and iv.activity in WGMMA_ACTIVITIES
+            )
+            out.append(Ahead(cta, row.warpgroup, _measure(mma), _intersection(outstanding, mma)))
+    return tuple(out)
+
+
+def role_label(role: str) -> str:
+    """How a role reads in the table: one warpgroup doing both jobs says so."""
+    return "one warpgroup, producer and consumer" if role == "producer+consumer" else role
+
+
+@dataclass(frozen=True)
 class Summary:
     lesson: str
     activities: tuple[ActivityTime, ...]
@@ -126,6 +179,7 @@ class Summary:
     grid_ctas: int
     launch_ms: float | None
     clock: str
+    ahead: tuple[Ahead, ...] = ()
 
     def share(self, role: str, activities: Sequence[str]) -> float | None:
         """Fraction of ``role``'s time spent in ``activities`` (None when the role is absent)."""
@@ -150,27 +204,58 @@ class Summary:
         return None
 
     def overlap_share(self) -> float | None:
+        """Of the consumer's wgmma time, the share during which the producer's thread was in a load
+        interval (issuing a TMA copy, or on Day 78 copying element by element)."""
         w = sum(o.wgmma_ns for o in self.overlaps)
         return sum(o.both_ns for o in self.overlaps) / w if w > 0 else None
 
+    def ahead_share(self) -> float | None:
+        """Of the consumers' wgmma time, the share during which a copy of another stage had been
+        issued and not yet waited for (``Ahead``); None without full-barrier waits to pair copies with."""
+        w = sum(a.wgmma_ns for a in self.ahead)
+        return sum(a.ahead_ns for a in self.ahead) / w if w > 0 else None
+
+    @property
+    def one_warpgroup(self) -> bool:
+        """Every recorded row does both jobs: one warpgroup loads and computes."""
+        return set(self.role_ns) == {"producer+consumer"}
+
     def table_rows(self) -> list[list[str]]:
-        rows = [["role", "activity", "time (us, all rows)", "share of the role's time", "rows"]]
+        rows = [["role", "activity", "time (µs, all rows)", "share of the role's time", "rows"]]
         for a in self.activities:
-            rows.append([a.role, a.activity, f"{a.ns / 1e3:,.1f}", f"{100 * a.share:.1f}%", str(a.rows)])
+            rows.append(
+                [role_label(a.role), a.activity, f"{a.ns / 1e3:,.1f}", f"{100 * a.share:.1f}%", str(a.rows)]
+            )
         return rows
 
     def findings(self) -> list[str]:
         out = [
             f"{self.recorded_ctas} of {self.grid_ctas} CTAs recorded event by event; their stamps cover "
-            f"{self.recorded_ns / 1e3:,.1f} us. Every CTA stamped its start and end: the whole kernel spans "
-            f"{self.kernel_ns / 1e3:,.1f} us"
+            f"{self.recorded_ns / 1e3:,.1f} µs. Every CTA stamped its start and end: the whole kernel spans "
+            f"{self.kernel_ns / 1e3:,.1f} µs"
             + (
-                f" (CUDA events around the same launch: {self.launch_ms * 1e3:,.1f} us)."
+                f" (CUDA events around the same launch: {self.launch_ms * 1e3:,.1f} µs)."
                 if self.launch_ms
                 else "."
             )
         ]
         load, mma = self.load_share(), self.wgmma_share()
+        ahead = self.ahead_share()
+        if self.one_warpgroup:
+            wait = self.share("producer+consumer", WAIT_ACTIVITIES) or 0.0
+            out.append(
+                "One warpgroup does both jobs here (the table's role: one warpgroup, producer and consumer): it spends "
+                f"{100 * (load or 0):.1f}% of its time issuing loads, {100 * (mma or 0):.1f}% issuing or "
+                f"waiting for wgmma, and {100 * wait:.1f}% waiting (data, a barrier)."
+            )
+            if ahead is not None:
+                out.append(
+                    "It issues a tile's copy, waits for the data, then computes, so while it computes no "
+                    f"copy is outstanding: {100 * ahead:.1f}% of its wgmma time. Overlapping the two is "
+                    "the next step's work."
+                )
+            out.append(self.clock[0].upper() + self.clock[1:] + ".")
+            return out
         if load is not None:
             out.append(f"The producer spends {100 * load:.1f}% of its time issuing or copying loads.")
         if mma is not None:
@@ -180,10 +265,17 @@ class Summary:
             if w:
                 out.append(f"The {role} waits (data, a free stage, a barrier) {100 * w:.1f}% of its time.")
         o = self.overlap_share()
-        if o is not None:
+        if ahead is not None:
             out.append(
-                f"While the consumer issued or waited for wgmma, the producer was loading {100 * o:.1f}% of the "
-                "time (a TMA producer's thread only issues; the copy engine does the rest on its own)."
+                f"While a consumer issued or waited for wgmma, a copy of another stage had been issued and "
+                f"not yet waited for {100 * ahead:.1f}% of the time: the ring kept copies issued ahead of the math. "
+                "(The producer's thread only issues each copy, so it is in a load interval for "
+                f"{100 * (o or 0):.1f}% of that time; the copy engine moves the bytes on its own, and when "
+                "each copy landed was not stamped.)"
+            )
+        elif o is not None:
+            out.append(
+                f"While the consumer issued or waited for wgmma, the producer was copying {100 * o:.1f}% of the time."
             )
         out.append(self.clock[0].upper() + self.clock[1:] + ".")
         return out
@@ -200,7 +292,7 @@ class Summary:
 
     def html(self) -> str:
         rows = self.table_rows()
-        cell = "padding:2px 8px;text-align:left;white-space:nowrap"
+        cell = "padding:2px 8px;text-align:left;vertical-align:bottom"  # wraps at spaces: fits 1024 px
         head = "".join(f"<th style='{cell}'>{escape(c)}</th>" for c in rows[0])
         body = "".join(
             "<tr>" + "".join(f"<td style='{cell}'>{escape(c)}</td>" for c in r) + "</tr>" for r in rows[1:]
@@ -253,6 +345,7 @@ def summarize(timeline: Timeline) -> Summary:
         timeline.grid_ctas,
         timeline.launch_ms,
         timeline.clock.describe(),
+        _ahead(timeline, ivs),
     )
 
 

@@ -1410,3 +1410,325 @@ def test_a_reopened_page_says_to_run_its_cells(course_lab: Any, artifacts: Path)
     except BaseException:
         _save_screenshot(page, artifacts, "day78-reopened-failure.png")
         raise
+
+
+# ---- issue 22: listings, tables, diffs ----
+#
+# At 1024 and 1280 px wide (the file browser open, as the module's window has it): every listing's
+# number column is exactly as tall as its code (one font, one line height, no wrapping in either);
+# no table is wider than its output area; a coding exercise's lines are not in the page's text until
+# the learner has passed it (read from the same progress the page's kernel read); in the Dark theme
+# every token of a highlighted listing line has a contrast of at least 4.5 against its background.
+# Screenshots at 1024, 1280 and 1920 px, Light and Dark, are kept with the others.
+
+ISSUE22_WIDTHS = (1024, 1280)
+MIN_CONTRAST = 4.5
+
+JS_LISTING_COLUMNS = """
+nb => Array.from(nb.querySelectorAll('.jp-Cell')).flatMap((cell, i) =>
+  Array.from(cell.querySelectorAll('.course-snippet')).map(s => {
+    // The number column and the code column: this course's two <pre>, or pygments' table cells.
+    const nums = s.querySelector('pre.course-linenos, td.linenos pre');
+    const code = s.querySelector('pre.course-code, td.code pre');
+    const title = (s.querySelector('p') || {innerText: ''}).innerText.slice(0, 70);
+    if (!nums || !code) return {cell: i, title, missing: true};
+    const box = e => e.getBoundingClientRect();
+    const st = e => getComputedStyle(e);
+    const inner = e => e.scrollHeight - parseFloat(st(e).paddingTop) - parseFloat(st(e).paddingBottom);
+    return {cell: i, title, nums: inner(nums), code: inner(code),
+            numsLine: st(nums).lineHeight, codeLine: st(code).lineHeight,
+            numsWrap: st(nums).whiteSpace, codeWrap: st(code).whiteSpace,
+            numsFont: st(nums).fontSize, codeFont: st(code).fontSize,
+            right: box(s.querySelector('.course-listing, table') || code).right,
+            area: box(cell.querySelector('.jp-OutputArea-output')).right};
+  }))
+"""
+
+
+# As JS_TOO_WIDE, except a <pre> of code inside a box that scrolls sideways within the output (the
+# annotation exercise's rows, whose lines must not wrap): the rest of the line is within reach there.
+JS_TOO_WIDE_22 = """
+nb => {
+  const found = [];
+  Array.from(nb.querySelectorAll('.jp-Cell')).forEach((cell, i) => {
+    for (const out of cell.querySelectorAll('.jp-OutputArea-output')) {
+      const box = out.getBoundingClientRect();
+      if (box.width === 0) continue;
+      for (const e of out.querySelectorAll('table, pre, img, svg')) {
+        const r = e.getBoundingClientRect();
+        if (r.width === 0 || r.width <= box.width + 1) continue;
+        let scrolled = false;
+        for (let a = e.parentElement; e.tagName === 'PRE' && a && a !== out; a = a.parentElement) {
+          const ox = getComputedStyle(a).overflowX;
+          if ((ox === 'auto' || ox === 'scroll') && a.getBoundingClientRect().right <= box.right + 1) scrolled = true;
+        }
+        if (scrolled) continue;
+        found.push({cell: i, tag: e.tagName.toLowerCase(), over: Math.round(r.width - box.width),
+                    text: (e.innerText || '').trim().slice(0, 60)});
+        break;
+      }
+    }
+  });
+  return found;
+}
+"""
+
+
+def _at_width(page: Any, width: int) -> None:
+    page.set_viewport_size({"width": width, "height": VIEWPORT["height"]})
+    page.wait_for_timeout(400)  # the notebook takes the new width; outputs reflow
+
+
+def _lesson_ids_with_listings() -> list[str]:
+    return [lid for lid, lesson in LESSONS.items() if lesson.snippets]
+
+
+@pytest.mark.parametrize("width", ISSUE22_WIDTHS)
+@pytest.mark.parametrize("lesson_id", _lesson_ids_with_listings())
+def test_issue22_listing_numbers_are_as_tall_as_their_code_and_no_table_is_too_wide(
+    lesson_id: str, width: int, pages
+):
+    tab = _page(pages, LESSONS[lesson_id].notebook)
+    page, panel = tab.page, tab.panel
+    problems: list[str] = []
+    try:
+        _at_width(page, width)
+        listings = panel.evaluate(JS_LISTING_COLUMNS)
+        assert listings, f"{lesson_id}: no listing found on the page"
+        for seen in listings:
+            where = f"{width} px, cell {seen['cell']} ({seen['title']!r})"
+            if seen.get("missing"):
+                problems.append(f"{where}: no number column beside the code")
+                continue
+            if abs(seen["nums"] - seen["code"]) >= 1:
+                problems.append(
+                    f"{where}: the number column is {seen['nums']:.1f} px tall, its code {seen['code']:.1f} px"
+                )
+            if (seen["numsLine"], seen["numsFont"]) != (seen["codeLine"], seen["codeFont"]):
+                problems.append(
+                    f"{where}: numbers {seen['numsFont']}/{seen['numsLine']}, code {seen['codeFont']}/{seen['codeLine']}"
+                )
+            if seen["numsWrap"] != "pre":
+                problems.append(f"{where}: the number column may wrap (white-space: {seen['numsWrap']})")
+            if seen["right"] > seen["area"] + 1:
+                problems.append(
+                    f"{where}: the listing reaches {seen['right'] - seen['area']:.0f} px past its output"
+                )
+        for wide in panel.evaluate(JS_TOO_WIDE_22):
+            problems.append(
+                f"{width} px, cell {wide['cell']}: a <{wide['tag']}> is {wide['over']} px wider than its "
+                f"output area ({wide['text']!r})"
+            )
+    finally:
+        page.set_viewport_size(VIEWPORT)
+    assert not problems, f"{lesson_id}, {len(problems)} problems:\n" + "\n".join(problems)
+
+
+def _unique_answer_lines(lesson_id: str) -> list[tuple[Any, list[str]]]:
+    """Per coding exercise of the lesson: its lines that appear once in the kernel (`}` proves nothing)."""
+    from course.reveal import answers
+
+    lesson = LESSONS[lesson_id]
+    kernel = (ROOT / "kernels" / lesson.kernel_file).read_text("utf-8").splitlines()
+    out = []
+    for answer in answers(lesson):
+        lines = [kernel[n - 1].strip() for n in range(answer.first, answer.last + 1)]
+        out.append((answer, [ln for ln in lines if len(ln) > 6 and sum(ln in k for k in kernel) == 1]))
+    return out
+
+
+# Everything in the page's outputs except the coding panel itself (whose editor holds what the learner typed).
+JS_PAGE_TEXT = """
+nb => Array.from(nb.querySelectorAll('.jp-OutputArea-output')).map(out => {
+  const copy = out.cloneNode(true);
+  copy.querySelectorAll('.course-coding, style').forEach(e => e.remove());
+  return copy.textContent;
+}).join('\\n')
+"""
+
+
+@pytest.mark.parametrize("lesson_id", [lid for lid in LESSONS if LESSONS[lid].snippets])
+def test_issue22_the_exercise_lines_are_not_in_the_page_before_a_pass(lesson_id: str, pages):
+    from course.reveal import passed
+
+    tab = _page(pages, LESSONS[lesson_id].notebook)
+    text = re.sub(r"\s+", " ", tab.panel.evaluate(JS_PAGE_TEXT))
+    found = _unique_answer_lines(lesson_id)
+    assert found, f"{lesson_id} has no coding exercise"
+    for answer, lines in found:
+        assert lines, f"{lesson_id}: exercise {answer.exercise.id} has no line unique in the kernel"
+        shown = [ln for ln in lines if re.sub(r"\s+", " ", ln) in text]
+        # The same progress the page's kernel read (this process has the server's workspace and learner).
+        if passed(LESSONS[lesson_id], answer.exercise):
+            continue  # passed before this run: the page shows the lines, as it should
+        assert not shown, (
+            f"{lesson_id}: the answer to {answer.exercise.id!r} is on the page before a pass: {shown}"
+        )
+    # Where a listing holds an answer not passed yet, it is folded with a button that shows it.
+    holds = [a for a, _ in found if _answer_in_a_listing(lesson_id, a)]
+    if holds and not all(passed(LESSONS[lesson_id], a.exercise) for a in holds):
+        assert tab.panel.locator(".course-reveal").count() >= 1, (
+            f"{lesson_id}: no folded listing with a button to show the lines"
+        )
+
+
+def _answer_in_a_listing(lesson_id: str, answer: Any) -> bool:
+    from course.snippets import load_snippets
+
+    lesson = LESSONS[lesson_id]
+    regions = load_snippets(ROOT / "kernels" / lesson.kernel_file)
+    return any(
+        regions[n].start <= answer.last and answer.first <= regions[n].end
+        for n in lesson.snippets
+        if n in regions
+    )
+
+
+def test_issue22_the_reveal_button_shows_the_lines(pages):
+    tab = _page(pages, LESSONS["day76"].notebook)
+    (answer, lines), *_ = _unique_answer_lines("day76")
+    box = tab.panel.locator(".course-reveal").first
+    box.scroll_into_view_if_needed()
+    box.get_by_role("button", name=re.compile("Show the")).click()
+    _wait_until("revealed", 20, lambda: box.text_content() or "", lambda t: all(ln in t for ln in lines))
+    assert all(ln in (box.text_content() or "") for ln in lines), (
+        "the button did not show the exercise's lines"
+    )
+
+
+JS_CONTRAST = """
+nb => {
+  const canvas = document.createElement('canvas');
+  canvas.width = canvas.height = 1;
+  const ctx = canvas.getContext('2d', {willReadFrequently: true});
+  // What a colour looks like over another, as sRGB bytes: the browser parses and composites.
+  const over = (top, bottom) => {
+    ctx.clearRect(0, 0, 1, 1);
+    ctx.fillStyle = '#ffffff'; ctx.fillRect(0, 0, 1, 1);
+    ctx.fillStyle = bottom; ctx.fillRect(0, 0, 1, 1);
+    if (top) { ctx.fillStyle = top; ctx.fillRect(0, 0, 1, 1); }
+    return Array.from(ctx.getImageData(0, 0, 1, 1).data.slice(0, 3));
+  };
+  const lum = rgb => {
+    const [r, g, b] = rgb.map(v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  // The background a piece of text sits on: the nearest ancestor that paints one, over the page's.
+  const background = e => {
+    const layers = [];
+    for (; e; e = e.parentElement) {
+      const bg = getComputedStyle(e).backgroundColor;
+      if (bg && bg !== 'rgba(0, 0, 0, 0)' && bg !== 'transparent') layers.push(bg);
+    }
+    let rgb = [255, 255, 255];
+    for (const bg of layers.reverse()) rgb = over(bg, `rgb(${rgb.join(',')})`);
+    return rgb;
+  };
+  const found = [];
+  for (const row of nb.querySelectorAll('.course-snippet .course-code > span > span, .course-snippet td.code .hll')) {
+    const bg = getComputedStyle(row).backgroundColor;
+    if (!bg || bg === 'rgba(0, 0, 0, 0)') continue;  // not a highlighted line
+    const back = background(row);
+    const walker = document.createTreeWalker(row, NodeFilter.SHOW_TEXT);
+    for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+      if (!t.textContent.trim()) continue;
+      const fg = over(getComputedStyle(t.parentElement).color, `rgb(${back.join(',')})`);
+      const [a, b] = [lum(fg), lum(back)].sort((x, y) => y - x);
+      found.push({text: t.textContent.trim().slice(0, 40), ratio: (a + 0.05) / (b + 0.05), fg, back});
+    }
+  }
+  return found;
+}
+"""
+
+
+def _theme(page: Any, name: str) -> None:
+    """Settings > Theme > ``name``, as a learner picks it; wait until the page wears it."""
+    page.locator(".lm-MenuBar-item", has_text="Settings").first.click()
+    page.locator(".lm-Menu-item:not(.lm-mod-hidden)", has_text="Theme").first.hover()
+    page.locator(".lm-Menu-item:not(.lm-mod-hidden)", has_text=name).first.click()
+    light = "true" if "Light" in name else "false"
+    page.wait_for_function(f"document.body.dataset.jpThemeLight === '{light}'", timeout=STEP_MS)
+    page.wait_for_timeout(500)
+
+
+def test_issue22_highlighted_lines_are_readable_in_the_dark_theme(pages, artifacts: Path):
+    problems: list[str] = []
+    tab = _page(pages, LESSONS["day76"].notebook)
+    page = tab.page
+    try:
+        _theme(page, "JupyterLab Dark")
+        for lesson_id in ("day76", "day80", "day84"):
+            tab = _page(pages, LESSONS[lesson_id].notebook)
+            seen = tab.panel.evaluate(JS_CONTRAST)
+            assert seen, f"{lesson_id}: no highlighted listing line found"
+            for s in seen:
+                if s["ratio"] < MIN_CONTRAST:
+                    problems.append(
+                        f"{lesson_id}: {s['text']!r} has contrast {s['ratio']:.2f} "
+                        f"(text {s['fg']} on {s['back']})"
+                    )
+        stem = Path(LESSONS["day78"].notebook).stem
+        _page(pages, LESSONS["day78"].notebook)
+        _screenshots(page, artifacts, {f"{stem}-dark.png": None})
+    finally:
+        _theme(page, "JupyterLab Light")
+    assert not problems, f"{len(problems)} tokens below {MIN_CONTRAST}:\n" + "\n".join(problems[:40])
+
+
+def _shots_at(width: int, page: Any, folder: Path, shots: dict[str, int | None]) -> None:
+    """``_screenshots`` at another window width (the module's helper reads these two sizes)."""
+    global SHOT_WINDOW, VIEWPORT
+    saved = SHOT_WINDOW, VIEWPORT
+    SHOT_WINDOW, VIEWPORT = {**SHOT_WINDOW, "width": width}, {**VIEWPORT, "width": width}
+    try:
+        _screenshots(page, folder, shots)
+    finally:
+        SHOT_WINDOW, VIEWPORT = saved
+        page.set_viewport_size(VIEWPORT)
+
+
+def test_issue22_the_start_page_runs_and_links_to_every_day(
+    pages, jupyterlab: Lab, course_copy: Path, artifacts: Path
+):
+    """The start page (not a lesson, so the module's copy lacks it): copied in, opened, Run All."""
+    from course.contents import START
+
+    shutil.copy(ROOT / "notebooks" / START, course_copy / "notebooks" / START)
+    page = next(iter(pages.values())).page
+    refresh = page.locator("[data-command='filebrowser:refresh']")
+    if refresh.count():
+        refresh.first.click()
+    listing = page.locator(".jp-DirListing-itemText", has_text=START)
+    listing.first.wait_for(timeout=STEP_MS)
+    tab = _open(page, START)
+    deadline = time.monotonic() + KERNEL_READY_S + RUN_ALL_S
+    while tab.state not in ("done", "failed") and time.monotonic() < deadline:
+        time.sleep(0.25)
+        _pick_kernel(page)
+        _advance(tab, jupyterlab.kernel_states())
+    assert tab.state == "done", f"the start page: {tab.error or tab.state}"
+    text = tab.panel.inner_text()
+    for lesson in LESSONS.values():
+        assert f"Day {lesson.day}: {lesson.title}" in text, f"the start page does not list Day {lesson.day}"
+        assert tab.panel.locator(f"a[href*='{lesson.notebook}']").count() >= 1, lesson.notebook
+    assert "Day 77" in text
+    stem = Path(START).stem
+    for width in (1024, 1280, 1920):
+        _shots_at(width, page, artifacts, {f"{stem}-{width}.png": None})
+    # The next-page link of a lesson page opens the next page in JupyterLab.
+    first, second = list(LESSONS.values())[:2]
+    tab76 = _page(pages, first.notebook)
+    tab76.panel.locator(f".jp-MarkdownOutput a[href*='{second.notebook}']").first.click()
+    page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current", has_text=second.notebook).wait_for()
+
+
+@pytest.mark.parametrize("width", (1024, 1280, 1920))
+@pytest.mark.parametrize("lesson_id", ["day78", "day82", "day85"])
+def test_issue22_screenshots_at_three_widths(lesson_id: str, width: int, pages, artifacts: Path):
+    """Screenshots of Days 78, 82 and 85 at 1024, 1280 and 1920 px, to look at (the checks are above)."""
+    lesson = LESSONS[lesson_id]
+    tab = _page(pages, lesson.notebook)
+    name = f"{Path(lesson.notebook).stem}-{width}.png"
+    _shots_at(width, tab.page, artifacts, {name: None})
+    assert (artifacts / name).stat().st_size > 10_000

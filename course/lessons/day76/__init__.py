@@ -16,4 +16,12 @@ LESSON = Lesson(
     snippets=("issue-tma", "plain-store", "encode-map"),
     size_macro="TMA_DIM",
     size_constant="kGmemWidth",
+    summary="One thread loads a whole 64 x 64 tile with one TMA copy; the tensor map, the zero fill over the edge, and the mbarrier that counts bytes.",
+    goals=(
+        "describe a tile to the TMA with a tensor map (cuTensorMapEncodeTiled) and know which of its rules the driver enforces",
+        "issue one cp.async.bulk.tensor from one thread and wait for it on an mbarrier that counts bytes as well as arrivals",
+        "say what lands in shared memory when a box hangs over the edge of the tensor (the zero fill)",
+    ),
+    minutes=60,
+    requires=(),
 )

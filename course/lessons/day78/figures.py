@@ -39,6 +39,34 @@ def _core_colors() -> ListedColormap:
     return ListedColormap([base[i % len(base)] for i in range(64)])
 
 
+def _ink(rgba: tuple[float, ...]) -> str:
+    """Black or white, whichever reads better on ``rgba`` (WCAG relative luminance)."""
+    r, g, b = (c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in rgba[:3])
+    lum = 0.2126 * r + 0.7152 * g + 0.0722 * b
+    return "black" if (lum + 0.05) / 0.05 >= 1.05 / (lum + 0.05) else "white"
+
+
+def _free_spot(
+    k: int, mn: int, points: list[tuple[int, int]], placed: list[tuple[float, float]]
+) -> tuple[float, float]:
+    """Where to put an example's number: the nearest spot, 4 to 12 elements away in one of 8
+    directions, inside the tile, off every core's label, at least 4 elements from every other number
+    and 3 from every marker."""
+    for radius in (4, 6, 8, 10, 12):
+        for dx, dy in ((1, 1), (1, -1), (-1, 1), (-1, -1), (1, 0), (0, 1), (-1, 0), (0, -1)):
+            x, y = k + dx * radius, mn + dy * radius
+            if not (1 <= x <= 62 and 1 <= y <= 62):
+                continue
+            clear_of_labels = not (abs(x % 8 - 3.5) < 4 and abs(y % 8 - 3.5) < 1.8)  # a cell's "core N"
+            if (
+                clear_of_labels
+                and all(abs(x - a) + abs(y - b) >= 4 for a, b in placed)
+                and all(abs(x - a) + abs(y - b) >= 3 for a, b in points)
+            ):
+                return x, y
+    return min(max(k + 4, 1), 62), min(max(mn + 4, 1), 62)
+
+
 def core_matrix_figure(examples: tuple[tuple[int, int], ...] = CORE_EXAMPLES) -> Picture:
     """Each element of the tile coloured by its core matrix; a few offsets written out."""
     index = models.core_matrix_index_tile()
@@ -51,22 +79,34 @@ def core_matrix_figure(examples: tuple[tuple[int, int], ...] = CORE_EXAMPLES) ->
     for edge in range(8, 64, 8):
         ax.axhline(edge - 0.5, color="white", linewidth=1)
         ax.axvline(edge - 0.5, color="white", linewidth=1)
+    colors = _core_colors()
     for core_row in range(8):
         for core_col in range(8):
+            core = int(index[core_row * 8, core_col * 8])
             ax.text(
                 core_col * 8 + 3.5,
                 core_row * 8 + 3.5,
-                f"core {int(index[core_row * 8, core_col * 8])}",
+                f"core {core}",
                 ha="center",
                 va="center",
-                fontsize=7,
-                color="white",
+                fontsize=10,
+                color=_ink(colors(core)),  # black on the light colours (yellow, pink), white on the dark
             )
     lines = []
+    placed: list[tuple[float, float]] = []
+    points = [(k, mn) for mn, k in examples]
     for number, (mn, k) in enumerate(examples, start=1):
         offset = models.core_offset(mn, k)
-        ax.plot(k, mn, marker="s", markersize=6, color="black", markeredgecolor="white")
-        ax.text(k + 0.8, mn + 0.8, str(number), fontsize=8, fontweight="bold", color="black", va="top")
+        ax.plot(k, mn, marker="s", markersize=5, color="black", markeredgecolor="white")
+        # The number in a white box away from every marker and every other number, with a line to its
+        # element: examples one element apart (0,0) and (1,0) no longer print over each other.
+        x, y = _free_spot(k, mn, points, placed)
+        placed.append((x, y))
+        ax.annotate(
+            str(number), (k, mn), (x, y), fontsize=10, fontweight="bold", ha="center", va="center",
+            bbox={"boxstyle": "round,pad=0.2", "facecolor": "white", "edgecolor": "black", "linewidth": 0.6},
+            arrowprops={"arrowstyle": "-", "color": "black", "linewidth": 0.8},
+        )  # fmt: skip
         lines.append(f"{number}: (mn={mn}, k={k}) -> element {offset}, byte {offset * models.ELEM_BYTES}")
     side.text(0, 1, "\n".join(lines), va="top", fontsize=8, family="monospace", transform=side.transAxes)
     ax.set_xlabel("k (K-major: contiguous inside a core row)")
@@ -168,7 +208,7 @@ def fragment_figure(zoom: tuple[int, int] = (16, 8)) -> Picture:
     zoom_rows, zoom_cols = zoom
     if not (1 <= zoom_rows <= 64 and 1 <= zoom_cols <= 64):
         raise ModelError(f"zoom must be (rows, cols) within the 64x64 tile (got {zoom})")
-    fig = picture(figsize=(12, 7))
+    fig = picture(figsize=(12, 10))  # tall enough for two lines of readable text in each zoomed cell
     ax, zax = fig.subplots(1, 2, width_ratios=[1, 0.75])
     ax.imshow(
         warp, cmap=_WARP_COLORS, vmin=0, vmax=3, interpolation="nearest", extent=(-0.5, 63.5, 63.5, -0.5)
@@ -184,8 +224,9 @@ def fragment_figure(zoom: tuple[int, int] = (16, 8)) -> Picture:
             f"warp {w}: threads T{32 * w}-T{32 * w + 31}",
             ha="center",
             va="center",
-            fontsize=9,
-            color="white",
+            fontsize=11,
+            color="black",
+            bbox={"boxstyle": "round,pad=0.25", "facecolor": "white", "edgecolor": "none", "alpha": 0.9},
         )
     ax.set_xlabel("col = 8 * (r / 4) + 2 * (lane % 4) + r % 2")
     ax.set_ylabel("row = 16 * warp + lane / 4 + (r % 4 / 2) * 8")

@@ -26,4 +26,15 @@ LESSON = wgmma_gemm_lesson(
         "gate",
     ),
     previous="day78",
+    summary="Step 1 of the ladder: the TMA feeds wgmma, with the 128-byte swizzle on both sides and an mbarrier instead of __syncthreads().",
+    goals=(
+        "load wgmma's operands with the TMA and read them with a matching 128-byte swizzle descriptor",
+        "wait for a copy by the phase parity of an mbarrier that counts bytes",
+        "read ptxas's report and a recorded timeline of the kernel",
+    ),
+    minutes=60,
+    requires=(
+        "day76",
+        "day78",
+    ),
 )

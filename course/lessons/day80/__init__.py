@@ -26,4 +26,12 @@ LESSON = wgmma_gemm_lesson(
         "gate",
     ),
     previous="day79",
+    summary="Step 2: a ring of shared-memory stages with a full and an empty barrier per stage, so copies run ahead of the math.",
+    goals=(
+        "run a ring of stages with a full and an empty mbarrier each, and name a phase by its parity",
+        "keep one wgmma group in flight and release the stage before it",
+        "walk the ring's stage and phase counters yourself",
+    ),
+    minutes=60,
+    requires=("day79",),
 )

@@ -26,4 +26,12 @@ LESSON = wgmma_gemm_lesson(
         "gate",
     ),
     previous="day80",
+    summary="Step 3: a 128 x 256 tile computed by two consumer warpgroups, and setmaxnreg to move registers between warpgroups.",
+    goals=(
+        "split a 128 x 256 tile between two consumer warpgroups that share B in shared memory",
+        "count the empty barrier's arrivals for two consumers",
+        "use setmaxnreg, and check in ptxas's report whether it was needed",
+    ),
+    minutes=60,
+    requires=("day80",),
 )

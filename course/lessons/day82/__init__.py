@@ -28,4 +28,12 @@ LESSON = wgmma_gemm_lesson(
     ),
     run_size=4096,  # a lesson run at 4096: 512 tiles for 132 CTAs, so every CTA walks several
     previous="day81",
+    summary="Step 4: one persistent CTA per SM walks a list of tiles in a grouped order; the ring runs on across tiles.",
+    goals=(
+        "give each persistent CTA its tiles and keep the ring's counters running across them",
+        "number tiles in a grouped order and draw which tiles run together",
+        "read what the timing does and does not say about the order",
+    ),
+    minutes=60,
+    requires=("day81",),
 )

@@ -283,14 +283,17 @@ def _panel(ax: Any, w: TileWalk, follow: int) -> Any:
     )  # fmt: skip
     ax.legend(loc="lower left", fontsize=7, framealpha=0.85)
     fp = footprint(w)
+    # Three short lines: at a size that reads on the page, one long line ran into the other panel's.
     ax.set_title(
         f"{ORDER_NAMES[g.order]} (GEMM_TILE_ORDER={g.order})\n"
-        f"first wave (red): {fp.tile_rows} x {fp.tile_cols} tiles, per K-step "
-        f"{fp.a_rows} rows of A + {fp.b_rows} rows of B",
+        f"first wave (red): {fp.tile_rows} x {fp.tile_cols} tiles\n"
+        f"per K-step {fp.a_rows} rows of A + {fp.b_rows} rows of B",
         fontsize=9,
     )
-    ax.set_xlabel(f"columns of D (tile column nBlock: {g.tile_n} columns = {g.tile_n} rows of B)", fontsize=8)
-    ax.set_ylabel(f"rows of D (tile row mBlock: {g.tile_m} rows = {g.tile_m} rows of A)", fontsize=8)
+    ax.set_xlabel(
+        f"columns of D\n(tile column nBlock: {g.tile_n} columns = {g.tile_n} rows of B)", fontsize=8
+    )
+    ax.set_ylabel(f"rows of D\n(tile row mBlock: {g.tile_m} rows = {g.tile_m} rows of A)", fontsize=8)
     ax.tick_params(labelsize=7)
     return image
 
@@ -304,15 +307,15 @@ def tile_order_figure(n: int = 8192, ctas: int = H200_SMS, follow: int = 0) -> P
     if not isinstance(follow, int) or not 0 <= follow < ctas:
         raise ModelError(f"follow must name a CTA, 0..{ctas - 1} (got {follow!r})")
     walks = [walk(n, order, ctas) for order in (1, 0)]
-    fig = picture(figsize=(12, 6.4))
+    fig = picture(figsize=(12, 7.2))
     axes = fig.subplots(1, 2)
     images = [_panel(ax, w, follow) for ax, w in zip(axes, walks, strict=True)]
     bar = fig.colorbar(images[0], ax=list(axes), shrink=0.8, pad=0.02, ticks=range(walks[0].turns))
-    bar.set_label("turn i: CTA b computes tile b + i * gridDim.x of the order", fontsize=8)
+    bar.set_label("turn i: CTA b computes\ntile b + i * gridDim.x of the order", fontsize=8)
     g = walks[0].grid
     fig.suptitle(
         f"gemm4Persistent at N = {n}: {g.tiles_m} x {g.tiles_n} tiles of {g.tile_m} x {g.tile_n}, "
-        f"{ctas} CTAs, {walks[0].turns} turn{'s' if walks[0].turns > 1 else ''} "
+        f"{ctas} CTAs, {walks[0].turns} turn{'s' if walks[0].turns > 1 else ''}\n"
         "(tileCoords, mirrored from the kernel)",
         fontsize=11,
     )

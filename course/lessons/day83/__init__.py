@@ -29,4 +29,12 @@ LESSON = wgmma_gemm_lesson(
     ),
     run_size=4096,  # a lesson run at 4096: 512 tiles for 132 CTAs, so every CTA walks several
     previous="day82",
+    summary="Step 5: clusters of two CTAs share B through TMA multicast; releasing a stage in two CTAs, starting and stopping together.",
+    goals=(
+        "launch clusters of two and multicast one TMA copy into both CTAs",
+        "release a stage in two CTAs and start and stop the cluster together",
+        "tell a counted saving (bytes requested) from a measured one (time)",
+    ),
+    minutes=60,
+    requires=("day82",),
 )

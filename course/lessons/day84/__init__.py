@@ -29,4 +29,12 @@ LESSON = wgmma_gemm_lesson(
     ),
     run_size=4096,  # a lesson run at 4096: 512 tiles for 132 CTAs, so every CTA walks several
     previous="day83",
+    summary="Step 6: the epilogue writes the accumulators to swizzled shared memory and one thread stores them with the TMA.",
+    goals=(
+        "write accumulators to shared memory in the layout a TMA store reads, with the proxy fence it needs",
+        "store 64 x 64 boxes with cp.async.bulk.tensor and wait for them with bulk async-groups",
+        "start the accumulators with scale-d instead of zeroing them",
+    ),
+    minutes=60,
+    requires=("day83",),
 )

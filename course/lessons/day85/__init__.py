@@ -13,4 +13,12 @@ LESSON = wgmma_gemm_lesson(
     snippets=("constants", "gate"),
     run_size=4096,
     previous="day78",
+    summary="The climb in one place: every step's time against cuBLAS, what each idea bought, and what is left.",
+    goals=(
+        "read the whole climb, each step against cuBLAS timed in the same run",
+        "say which bottleneck each step removed, and why one step bought nothing",
+        "store a tile through the swizzle yourself",
+    ),
+    minutes=45,
+    requires=("day84",),
 )
