@@ -384,7 +384,10 @@ class Page:
         from .quiz import show_quiz
 
         kwargs.setdefault("learner_id", default_learner_id())
-        return show_quiz(self.lesson.id, **kwargs)
+        panel = show_quiz(self.lesson.id, **kwargs)
+        # A pass of the coding exercise shows its lines in the quiz's listings too.
+        self._reveals.extend(getattr(panel, "reveals", ()))
+        return panel
 
     # -- write a piece yourself (course.coding) ----------------------------
     def coding(self, exercise: str | None = None) -> Any:

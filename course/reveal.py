@@ -92,6 +92,7 @@ class RevealBox:
             f"exercise {escape(titles)} are folded until you pass it or show them.</p>"
         )
         self.button.on_click(lambda _b: self.reveal())
+        self.on_reveal: list[Callable[[], None]] = []  # called once, when the lines are shown
         self.widget = w.VBox([self.html, w.HBox([self.button, self.note])])
         self.widget.add_class("course-reveal")
         self.revealed = False
@@ -102,6 +103,8 @@ class RevealBox:
             self.html.value = self._page(self._render(()))
             self.button.layout.display = "none"
             self.note.value = ""
+            for then in self.on_reveal:
+                then()
 
     @staticmethod
     def _page(html: str) -> str:

@@ -7,11 +7,16 @@ escaped (``_markup``, ``course._html``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timezone
+from functools import partial
+from typing import Any
 
 from .._html import escape
 from ..errors import CourseError
-from .model import MultipleSelect, Question, Response, readable_points
+from ..lessons import get_lesson
+from ..render import Hidden
+from .model import MultipleSelect, Question, Quiz, Response, WhichLine, readable_points
 
 # One style sheet per quiz, scoped to the quiz's own class. ipywidgets 8
 # gives each radio label a fixed height and line height, so a label that
@@ -66,13 +71,24 @@ def verdict_html(css: str, verdict: str, body: str) -> str:
     )
 
 
-def listing_html(listing: tuple[tuple[int, str], ...], heading: str) -> str:
+def listing_html(listing: tuple[tuple[int, str], ...], heading: str, hidden: Sequence[Hidden] = ()) -> str:
     """A "which line" listing, shown once for every question that asks about it.
 
     The numbers are part of the text of one ``<pre>``, not a second column, so
-    they cannot drift from their lines or wrap apart from them.
+    they cannot drift from their lines or wrap apart from them. Lines in
+    ``hidden`` (a coding exercise's answer, ``course.reveal``) are one
+    placeholder row: their text is not in the page until revealed.
     """
-    body = "\n".join(f"{n:4d}  {line}" for n, line in listing)
+    rows: list[str] = []
+    folded: set[int] = set()
+    for n, line in listing:
+        fold = next((h for h in hidden if h.covers(n)), None)
+        if fold is None:
+            rows.append(f"{n:4d}  {line}")
+        elif id(fold) not in folded:
+            folded.add(id(fold))
+            rows.append(f"{fold.first:4d}  {fold.placeholder()} (lines {fold.first}-{fold.last})")
+    body = "\n".join(rows)
     return (
         f'<div class="quiz-listing"><p><small>{heading}</small></p>'
         f'<pre style="white-space: pre; overflow-x: auto; word-break: normal; line-height: 1.35;">'
@@ -138,3 +154,52 @@ def total_html(checks: list[tuple[float, float | None]], questions: int, max_poi
         f"{readable_points(points)} of {points_text(max_points)}{left}. "
         "<small>Practice scores are for you; they are not a grade.</small></p>"
     )
+
+
+def line_options(question: WhichLine, hidden: tuple[Any, ...]) -> list[tuple[str, int]]:
+    """The dropdown of a "which line" question; a folded exercise line is offered by number only."""
+    return [
+        (
+            f"line {n}: (a line you write in the coding exercise)"
+            if any(h.covers(n) for h in hidden)
+            else f"line {n}: {line.strip()[:60]}",
+            n,
+        )
+        for n, line in question.listing
+    ]
+
+
+def folded_answers(
+    lesson_id: str, listing: tuple[tuple[int, str], ...], learner_id: str | None
+) -> tuple[Any, ...]:
+    """The coding exercises' answers (not passed yet) that fall in ``listing``: they stay folded."""
+    from ..reveal import still_hidden  # the coding exercises' files: only for a quiz with a listing
+
+    lines = {n for n, _ in listing}
+    try:
+        answers = still_hidden(get_lesson(lesson_id), learner_id)
+    except CourseError:
+        return ()
+    return tuple(a for a in answers if any(a.first <= n <= a.last for n in lines))
+
+
+def which_line_askers(quiz: Quiz) -> dict[tuple[str, str], list[int]]:
+    """For each (lesson, snippet) of a "which line" question, the numbers of the questions asking it."""
+    asking: dict[tuple[str, str], list[int]] = {}
+    for n, q in enumerate(quiz.questions, start=1):
+        if isinstance(q, WhichLine):
+            asking.setdefault((q.lesson, q.snippet), []).append(n)
+    return asking
+
+
+def listing_widget(q: WhichLine, heading: str, answers: tuple[Any, ...]) -> tuple[Any, Any]:
+    """The listing shown above the first question asking about it, and its RevealBox when it holds
+    a coding exercise's answer (folded until the learner passes it or asks), else None."""
+    import ipywidgets as widgets
+
+    if not answers:
+        return widgets.HTML(value=listing_html(q.listing, heading)), None
+    from ..reveal import RevealBox
+
+    box = RevealBox(partial(listing_html, q.listing, heading), answers)
+    return box.widget, box

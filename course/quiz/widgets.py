@@ -44,14 +44,18 @@ from ..lessons import LESSONS, get_lesson
 from ._look import (
     QUIZ_CLASS,
     STYLE,
+    folded_answers,
+    line_options,
     listing_heading,
     listing_html,
+    listing_widget,
     local_time,
     not_saved,
     partly_why,
     points_text,
     total_html,
     verdict_html,
+    which_line_askers,
 )
 from ._markup import inline, plain, reference_html
 from .loader import load_quiz
@@ -94,6 +98,7 @@ class QuestionPanel:
         lesson_id: str | None = None,
         listing_note: str | None = None,
         on_check: Any = None,
+        hidden: tuple[Any, ...] = (),
     ):
         self.question = question
         self.on_check = on_check  # called after every scored Check (the quiz's running total)
@@ -148,13 +153,11 @@ class QuestionPanel:
             # The listing itself is shown once per quiz, above the first question that asks
             # about it (QuizPanel); standalone, with this question.
             if listing_note is None:
-                parts.append(widgets.HTML(value=listing_html(question.listing, "The listing:")))
+                parts.append(widgets.HTML(value=listing_html(question.listing, "The listing:", hidden)))
             else:
                 parts.append(widgets.HTML(value=f"<p><small>{escape(listing_note)}</small></p>"))
             self.input = widgets.Dropdown(
-                options=[(f"line {n}: {line.strip()[:60]}", n) for n, line in question.listing],
-                value=None,
-                description="Line:",
+                options=line_options(question, hidden), value=None, description="Line:"
             )
         elif isinstance(question, Code):
             # The learner's piece, from their file of the coding exercise (the page's coding panel
@@ -200,6 +203,13 @@ class QuestionPanel:
             self.input.value = response
         elif self.text is not None:
             self.text.value = "" if response is None else str(response)
+
+    def show_every_line(self) -> None:
+        """The folded exercise lines revealed: the dropdown names every line (the choice kept)."""
+        if isinstance(self.question, WhichLine) and isinstance(self.input, widgets.Dropdown):
+            chosen = self.input.value
+            self.input.options = line_options(self.question, ())
+            self.input.value = chosen
 
     def check(self) -> None:
         """Score the current response, show the verdict with the reasoning, and save it to progress."""
@@ -381,29 +391,33 @@ class QuizPanel(LiveBox):
         self.submits = 0
         # A "which line" listing is shown once, above the first question that asks about it;
         # the later ones point back to it (a 60-90-line listing once repeated per question).
-        first_asking: dict[tuple[str, str], int] = {}
-        asking: dict[tuple[str, str], list[int]] = {}
-        for n, q in enumerate(quiz.questions, start=1):
-            if isinstance(q, WhichLine):
-                first_asking.setdefault((q.lesson, q.snippet), n)
-                asking.setdefault((q.lesson, q.snippet), []).append(n)
+        asking = which_line_askers(quiz)
         self.panels: dict[str, QuestionPanel] = {}
+        # Listings holding a coding exercise's answer show it folded until the learner passes it
+        # or asks (course.reveal); the page reveals them with its own listings (Page.refresh_reveals).
+        self.reveals: list[Any] = []
+        reveal_of: dict[tuple[str, str], Any] = {}
         boxes: list[widgets.Widget] = []
         for n, q in enumerate(quiz.questions, start=1):
             note = None
+            folded: tuple[Any, ...] = ()
             if isinstance(q, WhichLine):
-                first = first_asking[(q.lesson, q.snippet)]
+                first = asking[(q.lesson, q.snippet)][0]
                 note = (
                     "Pick a line of the listing just above."
                     if first == n
                     else (f"Pick a line of the listing above question {first}.")
                 )
+                answers = folded_answers(q.lesson, q.listing, learner_id)
+                folded = tuple(a.hidden() for a in answers)
                 if first == n:
-                    boxes.append(
-                        widgets.HTML(
-                            value=listing_html(q.listing, listing_heading(asking[(q.lesson, q.snippet)]))
-                        )
+                    listing, shown = listing_widget(
+                        q, listing_heading(asking[(q.lesson, q.snippet)]), answers
                     )
+                    boxes.append(listing)
+                    if shown is not None:
+                        reveal_of[(q.lesson, q.snippet)] = shown
+                        self.reveals.append(shown)
             panel = QuestionPanel(
                 n,
                 q,
@@ -413,8 +427,12 @@ class QuizPanel(LiveBox):
                 lesson_id=quiz.lesson,
                 listing_note=note,
                 on_check=self.show_total,
+                hidden=folded,
             )
             self.panels[q.id] = panel
+            listing_box = reveal_of.get((q.lesson, q.snippet)) if isinstance(q, WhichLine) else None
+            if listing_box is not None:
+                listing_box.on_reveal.append(panel.show_every_line)
             boxes.append(panel.box)
         self.style = widgets.HTML(value=STYLE, layout=widgets.Layout(display="none"))
         self.title = widgets.HTML(value=f"<h3>{inline(quiz.title)}</h3>")
