@@ -57,8 +57,8 @@ def test_the_blocker_makes_the_cuda_extra_missing(env):
     assert r.returncode == 0, r.stderr
     assert r.stdout.split("\n")[:4] == [
         "missing cupy",
-        "missing cuda.bindings.nvrtc",
-        "missing nvidia.cuda_nvrtc",
+        "missing cuda",
+        "missing nvidia",
         "no metadata",
     ]
 
@@ -111,6 +111,7 @@ json.dump(report, sys.stdout)
 
 @pytest.mark.slow
 def test_every_page_without_cupy_says_what_to_install_and_shows_the_recording(env):
+    import html
     import json
 
     r = _run(["-c", _RUN_PAGES], env, timeout=1200)
@@ -118,6 +119,7 @@ def test_every_page_without_cupy_says_what_to_install_and_shows_the_recording(en
     pages = json.loads(r.stdout)
     assert len(pages) >= 9
     for name, text in pages.items():
+        text = html.unescape(text)
         assert "Traceback" not in text and "ModuleNotFoundError" not in text, f"{name}:\n{text[-3000:]}"
         assert "CuPy is not installed" in text and EXTRA in text, f"{name}:\n{text[:3000]}"
         assert "Recorded on" in text or "recorded on" in text, f"{name}:\n{text[:3000]}"

@@ -47,6 +47,10 @@ def distribution(name: str) -> importlib.metadata.Distribution:
     return _distribution(name)
 
 
+# cuda-bindings' own .pth (_cuda_bindings_redirector.pth) imports ``cuda`` before this file runs;
+# without the extra there is no such .pth, so nothing of it is imported yet.
+for _name in [m for m in sys.modules if m.split(".")[0] in BLOCKED]:
+    del sys.modules[_name]
 sys.meta_path.insert(0, _NotInstalled())
 importlib.metadata.version = version
 importlib.metadata.distribution = distribution
