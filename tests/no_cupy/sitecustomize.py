@@ -29,7 +29,9 @@ class _NotInstalled(MetaPathFinder):
 
 def _hidden(name: str) -> bool:
     name = name.lower().replace("_", "-")
-    return any(name == h or (h.endswith("-") and name.startswith(h)) or name.startswith(h + "-") for h in HIDDEN)
+    return any(
+        name == h or (h.endswith("-") and name.startswith(h)) or name.startswith(h + "-") for h in HIDDEN
+    )
 
 
 _version, _distribution = importlib.metadata.version, importlib.metadata.distribution
