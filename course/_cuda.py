@@ -22,7 +22,7 @@ def _bindings(name: str, label: str) -> ModuleType:
     except ImportError as e:
         from .gate import missing
 
-        raise missing(e, f"This step (cuda-python's {label} bindings)") from None
+        raise missing(e, f"cuda-python's {label} bindings are needed here") from None
 
 
 def driver() -> ModuleType:

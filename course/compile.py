@@ -90,7 +90,9 @@ def cccl_include() -> Path:
     except ImportError as e:
         from .gate import missing
 
-        raise missing(e, "The compile check (NVRTC, with the libcu++ headers that come with CuPy)") from None
+        raise missing(
+            e, "The compile check needs the libcu++ headers that come with CuPy (the NVRTC wheel has none)"
+        ) from None
 
     path = Path(cupy.__file__).parent / "_core" / "include" / "cupy" / "_cccl" / "libcudacxx"
     if not path.is_dir():

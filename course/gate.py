@@ -240,7 +240,7 @@ def missing(error: ImportError, needed_for: str) -> EnvironmentProblem:
     problem, advice = _no_cupy(error, _version_string(_driver_cuda_version()), sys.executable)
     if not (error.name or "").startswith("cupy"):
         problem = f"A CUDA package is not installed in this Python ({sys.executable}: {error})."
-    return EnvironmentProblem(f"{needed_for} needs CuPy and the CUDA wheels. {problem} {advice}")
+    return EnvironmentProblem(f"{needed_for}: {problem} {advice}")
 
 
 def _two_cupys(packages: list[str], driver_cuda: str | None) -> tuple[str, str]:
