@@ -20,10 +20,9 @@ def _bindings(name: str, label: str) -> ModuleType:
     try:
         return importlib.import_module(f"cuda.bindings.{name}")
     except ImportError as e:
-        raise CourseError(
-            f"cuda-python's {label} bindings are needed here ({e}); install cuda-python "
-            "(the course's own install brings it)"
-        ) from None
+        from .gate import missing
+
+        raise missing(e, f"cuda-python's {label} bindings are needed here") from None
 
 
 def driver() -> ModuleType:

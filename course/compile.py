@@ -79,8 +79,20 @@ def numbered_excerpt(source: str, log: str, context: int = 2) -> str:
 
 
 def cccl_include() -> Path:
-    """libcu++ (<cuda/barrier>, <cuda/ptx>) as CuPy ships it, matched to CuPy."""
-    import cupy
+    """libcu++ (<cuda/barrier>, <cuda/ptx>) as CuPy ships it, matched to CuPy.
+
+    Without CuPy there are no such headers (the NVRTC wheel ships none; the
+    course's CUDA extras bring both), so the compile check cannot run: an
+    EnvironmentProblem says which extra to install.
+    """
+    try:
+        import cupy
+    except ImportError as e:
+        from .gate import missing
+
+        raise missing(
+            e, "The compile check needs the libcu++ headers that come with CuPy (the NVRTC wheel has none)"
+        ) from None
 
     path = Path(cupy.__file__).parent / "_core" / "include" / "cupy" / "_cccl" / "libcudacxx"
     if not path.is_dir():

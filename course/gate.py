@@ -234,6 +234,15 @@ def _no_cupy(error: ImportError, driver_cuda: str | None, python: str) -> tuple[
     return problem, _install_advice(driver_cuda)
 
 
+def missing(error: ImportError, needed_for: str) -> EnvironmentProblem:
+    """The error for a step that needs what a CUDA extra installs (CuPy, cuda-python, NVRTC) where this
+    Python lacks it: the probe's own words (``doctor`` shows the same), plus what the step was for."""
+    problem, advice = _no_cupy(error, _version_string(_driver_cuda_version()), sys.executable)
+    if not (error.name or "").startswith("cupy"):
+        problem = f"A CUDA package is not installed in this Python ({sys.executable}: {error})."
+    return EnvironmentProblem(f"{needed_for}: {problem} {advice}")
+
+
 def _two_cupys(packages: list[str], driver_cuda: str | None) -> tuple[str, str]:
     names = " ".join(p.split()[0] for p in packages)
     extra = extra_for_driver(driver_cuda) or "cuda12"

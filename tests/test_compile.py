@@ -203,3 +203,18 @@ def test_the_cache_can_be_turned_off_and_follows_xdg(counting, monkeypatch, tmp_
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert compile.compile_cache_dir() == tmp_path / "home" / ".cache" / "hopper-course" / "nvrtc"
+
+
+def test_the_compile_check_without_cupy_names_the_extra_to_install(monkeypatch):
+    import sys
+
+    from course import gate
+    from course.errors import EnvironmentProblem
+
+    monkeypatch.setitem(sys.modules, "cupy", None)  # `import cupy` fails as without the extra
+    extra = gate.extra_for_driver(gate.probe().versions["driver (CUDA)"]) or "cuda12"
+    with pytest.raises(EnvironmentProblem) as info:
+        compile_offline(get_lesson("day78"))
+    message = str(info.value)
+    assert message.startswith("The compile check needs the libcu++ headers that come with CuPy")
+    assert f"pip install -e '.[{extra}]'" in message and "CuPy is not installed" in message

@@ -2,7 +2,9 @@
 
 Exit status: 0 when the report is complete (a machine without a GPU is a
 report, not a failure); 1 when ``--compile`` finds a kernel that does not
-compile, or the course material is missing.
+compile, or the course material is missing; 2 when ``--compile`` cannot
+run here (no CuPy or NVRTC in this Python: the message names the extra to
+install).
 """
 
 from __future__ import annotations
@@ -68,12 +70,15 @@ def run(args: argparse.Namespace) -> int:
     _learner_code()
     if args.compile:
         from ..compile import compile_offline
-        from ..errors import CourseError
+        from ..errors import CourseError, EnvironmentProblem
 
         print("Compile check (no GPU needed):")
         for lesson in LESSONS.values():
             try:
                 print(f"  {compile_offline(lesson).summary()}")
+            except EnvironmentProblem as e:  # the same for every kernel: say it once
+                print(f"  cannot run here: {e.message}")
+                return 2
             except CourseError as e:
                 print(f"  {lesson.id}: FAILED\n    {str(e).replace(chr(10), chr(10) + '    ')}")
                 return 1
