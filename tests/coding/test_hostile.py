@@ -495,7 +495,11 @@ def test_the_grader_scores_every_hostile_piece_zero_and_keeps_going(tmp_path, sh
             'for (;;) printf("%d\\n", mn);\nreturn 0;',
             ("crashed", "timeout", "failed-check", "fault", "compile-error"),
         ),
-        ("volatile int spin = 1;\nwhile (spin) {}\nreturn 0;", ("timeout",)),
+        # On the H200 (2026-12-01) this loop did not hang: the kernel ran to the end with wrong
+        # sums (NVRTC removed the loop on a volatile local), so a wrong result is a right score too.
+        ("volatile int spin = 1;\nwhile (spin) {}\nreturn 0;", ("timeout", "failed-check")),
+        # A loop on the SM's clock is never removed: the GPU run hangs and is stopped.
+        ("while (clock64() >= 0) {}\nreturn 0;", ("timeout",)),
         (COMPILED["declared-system"][0], ("compile-error", "crashed")),
     ],
 )
