@@ -18,6 +18,7 @@ from ._data import read_text
 from ._html import escape
 from .errors import CourseError
 from .sandbox import DEFAULT_TIMEOUT_S, TryResult, run_variant
+from .sandbox_result import outcome_words
 from .suggested import Suggestion, get_suggestion
 from .workspace import MAX_KERNEL_BYTES, LearnerCopy, experiment_copy, learner_copy
 
@@ -55,11 +56,12 @@ class Tried:
         if s is None:
             return ""
         if self.confirmed is None:
-            return f"The page expects {s.expect_text}; not run here, so this GPU cannot confirm it."
+            return f"The page expects {s.expect_words}; not run here, so this GPU cannot confirm it."
         if self.confirmed:
-            return f"As the page says: {s.expect_text}."
+            return f"As the page says: {s.expect_words}."
         return (
-            f"Not what the page says: it expects {s.expect_text}, and this GPU gave {self.result.outcome}. "
+            f"Not what the page says: it expects {s.expect_words}, and this GPU gave "
+            f"{outcome_words(self.result.outcome)}. "
             "Please tell the course's authors (with the output above)."
         )
 
@@ -100,7 +102,7 @@ class Tried:
             color = {True: "#1a7f37", False: "#cf222e", None: "#1f5fa8"}[self.confirmed]
             suggestion = (
                 f"<div style='border-left:4px solid {color};padding:4px 10px;margin:4px 0'>"
-                f"<p><b>{escape(s.title)}</b> (expected: {escape(s.expect_text)})</p>"
+                f"<p><b>{escape(s.title)}</b> (expected: {escape(s.expect_words)})</p>"
                 f"<p>{escape(s.explain)}</p><p><b>{escape(self.verdict_text())}</b></p></div>"
             )
         return (
