@@ -50,7 +50,7 @@ from ._html import escape
 from .coding import CodingError, CodingExercise, check_piece_text, splice
 from .coding_piece import refuse_escape
 from .sandbox import DEFAULT_TIMEOUT_S, TryResult, run_variant
-from .workspace import lesson_folder
+from .workspace import lesson_folder, writing
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -412,7 +412,8 @@ def check_piece(
     path = source_path or _default_path(lesson, exercise, source)
     common: dict[str, Any] = {"lesson_id": lesson.id, "exercise_id": exercise.id, "cpu": cpu}
     if (use_gpu or compile_check) and not _holds(path, source):
-        atomic_write_text(path, source)
+        with writing("the copy of your code to check", path):  # a read-only or full workspace: a message
+            atomic_write_text(path, source)
     if use_gpu:
         run = run_variant(lesson, path, timeout_s, command=command, lesson_constants=True)
         headline = run.headline

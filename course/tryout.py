@@ -14,13 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from . import evidence
-from ._data import read_text
 from ._html import escape
 from .errors import CourseError
 from .sandbox import DEFAULT_TIMEOUT_S, TryResult, run_variant
 from .sandbox_result import outcome_words
 from .suggested import Suggestion, get_suggestion
-from .workspace import MAX_KERNEL_BYTES, LearnerCopy, experiment_copy, learner_copy
+from .workspace import LearnerCopy, experiment_copy, learner_copy
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -152,10 +151,9 @@ def try_kernel(
             lesson, suggestion.name, suggestion.source(lesson.kernel_path.read_text("utf-8"))
         )
     elif path is not None:
+        # run_variant reads it through the one reader of named files before anything runs: a FIFO
+        # or a device (/dev/zero) is refused with a message, never waited on or read whole.
         copy = LearnerCopy(lesson, Path(path).expanduser())
-        # Read once through the one reader of named files before anything runs: a FIFO or a
-        # device (/dev/zero) is refused with a message, never waited on or read until memory runs out.
-        read_text(copy.path, "the kernel to try", limit=MAX_KERNEL_BYTES)
     else:
         copy = learner_copy(lesson, reset=reset)
     result = run_variant(lesson, copy.path, timeout_s, command=command)
