@@ -50,6 +50,7 @@ from ._html import escape
 from .coding import CodingError, CodingExercise, check_piece_text, splice
 from .coding_piece import refuse_escape
 from .sandbox import DEFAULT_TIMEOUT_S, TryResult, run_variant
+from .sandbox_result import outcome_words
 from .workspace import lesson_folder, writing
 
 if TYPE_CHECKING:
@@ -351,7 +352,7 @@ class CodingResult:
         mark = {"passed": "✓", "not-checked": "?"}.get(self.outcome, "✗")
         parts = [
             f"<div class='course-coding-result' style='border-left:4px solid {color};padding:4px 10px;margin:4px 0'>",
-            f"<p><b style='color:{color}'>{mark} {escape(self.outcome)}</b> "
+            f"<p><b style='color:{color}'>{mark} {escape(outcome_words(self.outcome))}</b> "
             f"<span style='color:#57606a'>(checked {escape(self.which_check)})</span></p>",
             f"<p>{escape(self.headline)}</p>",
         ]

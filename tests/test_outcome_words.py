@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from course import gate
+from course.coding_check import CodingResult
 from course.lessons import get_lesson
 from course.page import Page
 from course.sandbox import OUTCOMES, PROTOCOL_PREFIX
@@ -95,3 +96,9 @@ def test_the_try_panel_says_each_outcome_in_words(outcome, experiment):
     assert not RAW.findall(html), RAW.findall(html)
     assert outcome_words(outcome).lower() in html.lower()
     assert not RAW.findall(tried.verdict_text())
+
+
+@pytest.mark.parametrize("outcome", [*OUTCOMES, "not-checked"])
+def test_a_coding_result_shown_on_its_own_says_its_outcome_in_words(outcome):
+    html = CodingResult("day78", "core-offset", outcome, "cpu", "what it found")._repr_html_()
+    assert f"{outcome_words(outcome)}</b>" in html and not RAW.findall(html), RAW.findall(html)

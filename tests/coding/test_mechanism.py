@@ -210,7 +210,7 @@ def test_without_a_gpu_the_cpu_check_decides_and_says_so():
     r = check_piece(LESSON, ex, "return 0;", use_gpu=False, compile_check=False)
     assert r.check == "cpu" and r.outcome == "failed-check"
     assert "on the CPU" in r.which_check and "CPU check: wrong for" in r.headline
-    assert "✗ failed-check" in r._repr_html_()
+    assert "✗ wrong result" in r._repr_html_()
 
 
 def test_with_neither_it_says_not_checked(monkeypatch):
