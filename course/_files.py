@@ -24,10 +24,12 @@ from pathlib import Path
 
 from .errors import CourseError
 
-__all__ = ["DEFAULT_LIMIT", "file_kind", "read_regular", "shown", "size_text"]
+__all__ = ["DEFAULT_LIMIT", "MAX_KERNEL_BYTES", "file_kind", "read_regular", "shown", "size_text"]
 
 # The course's own data files are kilobytes; a file far larger is not one of them.
 DEFAULT_LIMIT = 16 * 1024 * 1024
+# A kernel source is tens of kilobytes; a file far larger is not one.
+MAX_KERNEL_BYTES = 4 * 1024 * 1024
 
 _FILE_KINDS = (
     (stat.S_ISFIFO, "a named pipe (FIFO)"),

@@ -50,7 +50,8 @@ from ._html import escape
 from .coding import CodingError, CodingExercise, check_piece_text, splice
 from .coding_piece import refuse_escape
 from .sandbox import DEFAULT_TIMEOUT_S, TryResult, run_variant
-from .workspace import lesson_folder
+from .sandbox_result import outcome_words
+from .workspace import lesson_folder, writing
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -351,7 +352,7 @@ class CodingResult:
         mark = {"passed": "✓", "not-checked": "?"}.get(self.outcome, "✗")
         parts = [
             f"<div class='course-coding-result' style='border-left:4px solid {color};padding:4px 10px;margin:4px 0'>",
-            f"<p><b style='color:{color}'>{mark} {escape(self.outcome)}</b> "
+            f"<p><b style='color:{color}'>{mark} {escape(outcome_words(self.outcome))}</b> "
             f"<span style='color:#57606a'>(checked {escape(self.which_check)})</span></p>",
             f"<p>{escape(self.headline)}</p>",
         ]
@@ -412,7 +413,8 @@ def check_piece(
     path = source_path or _default_path(lesson, exercise, source)
     common: dict[str, Any] = {"lesson_id": lesson.id, "exercise_id": exercise.id, "cpu": cpu}
     if (use_gpu or compile_check) and not _holds(path, source):
-        atomic_write_text(path, source)
+        with writing("the copy of your code to check", path):  # a read-only or full workspace: a message
+            atomic_write_text(path, source)
     if use_gpu:
         run = run_variant(lesson, path, timeout_s, command=command, lesson_constants=True)
         headline = run.headline

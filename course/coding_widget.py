@@ -31,6 +31,7 @@ from .coding_check import CodingResult, check_piece
 from .errors import CourseError
 from .quiz._markup import inline, reference_html
 from .sandbox import DEFAULT_TIMEOUT_S
+from .sandbox_result import OUTCOME_WORDS
 from .workspace import WORKSPACE_ENV, where_html
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
 
     from .lesson import Lesson
 
-__all__ = ["CHECK_WORDS", "OUTCOME_WORDS", "CodingPanel", "result_html"]
+__all__ = ["CHECK_WORDS", "CodingPanel", "result_html"]
 
 CLASS = "course-coding"
 STYLE = """<style>
@@ -48,18 +49,7 @@ STYLE = """<style>
 .course-coding .widget-html-content pre { margin: 0.3em 0; line-height: var(--jp-code-line-height, 1.3); }
 </style>"""
 
-# What each outcome and each check means, in the learner's words.
-OUTCOME_WORDS = {
-    "passed": "passed",
-    "failed-check": "wrong result",
-    "compile-error": "did not compile",
-    "fault": "the kernel faulted",
-    "timeout": "stopped: it ran too long",
-    "crashed": "the check stopped before a verdict",
-    "refused": "the launch was refused",
-    "not-run": "not run here",
-    "not-checked": "not checked here",
-}
+# What each check means, in the learner's words (the outcomes': course.sandbox_result.OUTCOME_WORDS).
 CHECK_WORDS = {
     "gpu": "checked on the GPU with the lesson's own check",
     "cpu": "checked on the CPU against the lesson's model",

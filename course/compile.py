@@ -162,10 +162,11 @@ def options_for(
 
 
 def _read_source(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise CourseError(f"cannot read the kernel source ({e.strerror})", path=path) from None
+    """Through the one reader of named files: a FIFO, a device or a huge file is refused, never waited on."""
+    from ._data import read_text
+    from ._files import MAX_KERNEL_BYTES
+
+    return read_text(path, "the kernel source", limit=MAX_KERNEL_BYTES)
 
 
 @dataclass

@@ -434,7 +434,7 @@ class Page:
                 return suggestions_html(found)
 
             def __repr__(self) -> str:
-                return "\n".join(f"{s.name}: {s.title} (expected: {s.expect_text})" for s in found)
+                return "\n".join(f"{s.name}: {s.title} (expected: {s.expect_words})" for s in found)
 
         return _Table()
 

@@ -55,6 +55,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import _confine, _paths, gate
+from ._data import read_text
+from ._files import MAX_KERNEL_BYTES
 from .errors import CourseError
 
 if TYPE_CHECKING:
@@ -336,12 +338,8 @@ def run_variant(
         if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
             raise CourseError(f"{name} must be a positive number of seconds (got {value!r})")
     path = Path(source_path).expanduser()
-    try:
-        source = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise CourseError(f"cannot read the kernel to try ({e.strerror})", path=path) from None
-    except UnicodeDecodeError as e:
-        raise CourseError(f"the kernel to try must be UTF-8 text ({e.reason})", path=path) from None
+    # The one reader of named files: a FIFO or a device is refused, never waited on or read whole.
+    source = read_text(path, "the kernel to try", limit=MAX_KERNEL_BYTES)
     if command is None:
         verdict = gate.verdict(lesson)
         if not verdict.runs:

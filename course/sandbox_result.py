@@ -23,6 +23,27 @@ _RESULT_GRACE_S = 10.0  # after the result line, how long the child may take to 
 
 OUTCOMES = ("passed", "failed-check", "compile-error", "fault", "refused", "timeout", "crashed", "not-run")
 
+# What each outcome means, in the learner's words: the one table the try panel, the suggested
+# experiments and the coding panel show (the labels above are for scripts: exit statuses, TOML,
+# ``python -m course try``). "not-checked" is the coding check's: nothing here could check it.
+OUTCOME_WORDS = {
+    "passed": "passed",
+    "failed-check": "wrong result",
+    "compile-error": "did not compile",
+    "fault": "the kernel faulted",
+    "timeout": "stopped: it ran too long",
+    "crashed": "the check stopped before a verdict",
+    "refused": "the launch was refused",
+    "not-run": "not run here",
+    "not-checked": "not checked here",
+}
+
+
+def outcome_words(outcome: str) -> str:
+    """``outcome`` in the learner's words (an unknown label as it is)."""
+    return OUTCOME_WORDS.get(outcome, outcome)
+
+
 # ``python -m course try``: 0 ran and passed; 1 compiled but failed the check,
 # faulted, hung, was refused or crashed; 2 this machine cannot run it (it was
 # compile-checked); 3 it does not compile.
@@ -206,9 +227,12 @@ class TryResult:
         color = self._COLORS.get(self.outcome, "#9a6700")
         out = f"<pre>{escape(chr(10).join(self.output))}</pre>" if self.output else ""
         detail = f"<details open><summary>details</summary><pre>{escape(self.detail)}</pre></details>"
+        words = outcome_words(self.outcome)
+        # "Not run here: ..." already says it: the label once.
+        label = "" if self.headline.lower().startswith(words.lower()) else f"<b>{escape(words)}</b>: "
         return (
             f"<div class='course-try' style='border-left:4px solid {color};padding:4px 10px;margin:4px 0'>"
-            f"<p><b>{escape(self.outcome)}</b>: {escape(self.headline)}</p>"
+            f"<p>{label}{escape(self.headline)}</p>"
             + (f"<p>{escape(self.meaning)}</p>" if self.meaning else "")
             + out
             + (detail if self.detail else "")

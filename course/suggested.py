@@ -33,6 +33,7 @@ from ._html import escape
 from ._toml import read_toml
 from .errors import CourseError
 from .quiz._markup import inline
+from .sandbox_result import outcome_words
 from .variants import Substitution, apply
 
 if TYPE_CHECKING:
@@ -63,7 +64,13 @@ class Suggestion:
 
     @property
     def expect_text(self) -> str:
+        """The promised outcomes as labels ("failed-check"): for scripts and the command line."""
         return " or ".join(self.expect)
+
+    @property
+    def expect_words(self) -> str:
+        """The promised outcomes in the learner's words ("wrong result"): for the page."""
+        return " or ".join(outcome_words(e) for e in self.expect)
 
     def confirms(self, outcome: str) -> bool:
         return outcome in self.expect
@@ -156,7 +163,7 @@ def suggestions_html(suggestions: tuple[Suggestion, ...]) -> str:
     cell = "text-align:left;vertical-align:top;padding:2px 8px"  # JupyterLab right-aligns cells by default
     rows = "".join(
         f"<tr><td style='{cell};white-space:nowrap'><code>{escape(s.name)}</code></td>"
-        f"<td style='{cell}'>{inline(s.title)}</td><td style='{cell}'>{inline(s.expect_text)}</td></tr>"
+        f"<td style='{cell}'>{inline(s.title)}</td><td style='{cell}'>{inline(s.expect_words)}</td></tr>"
         for s in suggestions
     )
     head = "".join(f"<th style='{cell}'>{h}</th>" for h in ("name", "the change", "expected"))

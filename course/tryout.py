@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from . import evidence
-from ._data import read_text
 from ._html import escape
 from .errors import CourseError
 from .quiz._markup import inline
 from .sandbox import DEFAULT_TIMEOUT_S, TryResult, run_variant
+from .sandbox_result import outcome_words
 from .suggested import Suggestion, get_suggestion
-from .workspace import MAX_KERNEL_BYTES, LearnerCopy, experiment_copy, learner_copy
+from .workspace import LearnerCopy, experiment_copy, learner_copy
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -56,11 +56,12 @@ class Tried:
         if s is None:
             return ""
         if self.confirmed is None:
-            return f"The page expects {s.expect_text}; not run here, so this GPU cannot confirm it."
+            return f"The page expects {s.expect_words}; not run here, so this GPU cannot confirm it."
         if self.confirmed:
-            return f"As the page says: {s.expect_text}."
+            return f"As the page says: {s.expect_words}."
         return (
-            f"Not what the page says: it expects {s.expect_text}, and this GPU gave {self.result.outcome}. "
+            f"Not what the page says: it expects {s.expect_words}, and this GPU gave "
+            f"{outcome_words(self.result.outcome)}. "
             "Please tell the course's authors (with the output above)."
         )
 
@@ -101,7 +102,7 @@ class Tried:
             color = {True: "#1a7f37", False: "#cf222e", None: "#1f5fa8"}[self.confirmed]
             suggestion = (
                 f"<div style='border-left:4px solid {color};padding:4px 10px;margin:4px 0'>"
-                f"<p><b>{inline(s.title)}</b> (expected: {inline(s.expect_text)})</p>"
+                f"<p><b>{inline(s.title)}</b> (expected: {inline(s.expect_words)})</p>"
                 f"<p>{inline(s.explain)}</p><p><b>{escape(self.verdict_text())}</b></p></div>"
             )
         return (
@@ -151,10 +152,9 @@ def try_kernel(
             lesson, suggestion.name, suggestion.source(lesson.kernel_path.read_text("utf-8"))
         )
     elif path is not None:
+        # run_variant reads it through the one reader of named files before anything runs: a FIFO
+        # or a device (/dev/zero) is refused with a message, never waited on or read whole.
         copy = LearnerCopy(lesson, Path(path).expanduser())
-        # Read once through the one reader of named files before anything runs: a FIFO or a
-        # device (/dev/zero) is refused with a message, never waited on or read until memory runs out.
-        read_text(copy.path, "the kernel to try", limit=MAX_KERNEL_BYTES)
     else:
         copy = learner_copy(lesson, reset=reset)
     result = run_variant(lesson, copy.path, timeout_s, command=command)

@@ -43,6 +43,7 @@ from urllib.parse import quote
 from . import _paths
 from ._atomic import atomic_write_text
 from ._data import read_text
+from ._files import MAX_KERNEL_BYTES
 from ._html import escape
 from .errors import CourseError
 
@@ -69,8 +70,6 @@ __all__ = [
 
 WORKSPACE_ENV = "COURSE_WORKSPACE"
 DEFAULT_WORKSPACE = "~/hopper-course-work"
-# A kernel source is tens of kilobytes; a file far larger is not one.
-MAX_KERNEL_BYTES = 4 * 1024 * 1024
 
 
 def workspace_root() -> Path:

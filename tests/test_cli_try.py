@@ -101,7 +101,7 @@ def test_a_suggested_compile_error_exits_3_and_is_confirmed(tmp_path):
     r = _try("day76", "--experiment", "token-not-moved", workspace=tmp_path / "work")
     assert r.returncode == 3, r.stdout + r.stderr
     assert "token-not-moved.cu:" in r.stdout
-    assert "As the page says: compile-error." in r.stdout
+    assert "As the page says: did not compile." in r.stdout
 
 
 def test_list_shows_the_suggested_experiments(tmp_path, monkeypatch, capsys):

@@ -55,14 +55,14 @@ def test_a_suggested_experiment_is_written_and_judged(ws):
     assert tried.copy.path == ws.resolve() / "day76" / "experiments" / "last-column-skipped.cu"
     assert "gridDim.x - 1" in tried.copy.source()
     assert tried.confirmed is True
-    assert "As the page says: failed-check." in str(tried)
+    assert "As the page says: wrong result." in str(tried)
     assert "1 line(s) removed, 1 added" in str(tried)
 
 
 def test_an_experiment_that_does_not_behave_as_promised_is_refuted():
     tried = try_kernel(LESSON, experiment="integer-one", command=_child("failed-check", line="wrong"))
     assert tried.confirmed is False
-    assert "Not what the page says: it expects passed, and this GPU gave failed-check" in tried.verdict_text()
+    assert "Not what the page says: it expects passed, and this GPU gave wrong result" in tried.verdict_text()
 
 
 def test_the_html_puts_both_results_side_by_side_with_the_diff():
@@ -140,7 +140,7 @@ def test_page_try_mine_under_require_gpu_raises_when_an_experiment_is_refuted(mo
     monkeypatch.setenv(gate.REQUIRE_GPU_ENV, "1")
     page = Page.__new__(Page)
     page.lesson = LESSON
-    with pytest.raises(CheckFailed, match="it expects failed-check, and this GPU gave passed"):
+    with pytest.raises(CheckFailed, match="it expects wrong result, and this GPU gave passed"):
         page.try_mine(experiment="last-column-skipped")
     assert page.try_mine(experiment="integer-one").confirmed is True
 

@@ -3,7 +3,7 @@
     python -m course quiz validate FILE...
     python -m course quiz release KEY.toml -o LEARNER.toml
     python -m course quiz grade KEY.toml SUBMISSIONS_DIR -o OUTDIR
-        [--overrides FILE.csv|FILE.toml]
+        [--overrides FILE.csv|FILE.toml] [--budget SECONDS] [--progress]
         [--canvas GRADEBOOK.csv --canvas-column "Day 76 quiz (1234)"
          [--canvas-match "SIS Login ID"] [--canvas-out PATH]]
 
@@ -21,6 +21,8 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+
+from tqdm import tqdm
 
 from .._files import shown
 from ..errors import CourseError
@@ -77,6 +79,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="PATH",
         help="where the filled gradebook goes (default: OUTDIR/canvas.csv)",
     )
+    grade.add_argument(
+        "--budget",
+        type=float,
+        metavar="SECONDS",
+        help="time for running all code answers; once spent, the rest score 0 and are flagged "
+        "(default: the distinct answers times one run's limit, at most 4 hours)",
+    )
+    grade.add_argument(
+        "--progress",
+        action="store_true",
+        help="show a progress bar of the code answers on stderr even when it is not a terminal",
+    )
     grade.set_defaults(func=_grade)
 
 
@@ -120,7 +134,18 @@ def _grade(args: argparse.Namespace) -> int:
             f"{shown(args.submissions)}); the grader reads every file under it"
         )
     key = load_quiz(args.key)
-    report = grade_submissions(key, args.submissions, overrides=args.overrides)
+    # A bar of the code answers on stderr: on a terminal, or when asked (tqdm's disable=None: off otherwise).
+    with tqdm(
+        desc="code answers", unit="answer", file=sys.stderr, disable=None if not args.progress else False
+    ) as bar:
+
+        def progress(done: int, total: int) -> None:
+            bar.total = total
+            bar.update(done - bar.n)
+
+        report = grade_submissions(
+            key, args.submissions, overrides=args.overrides, budget_s=args.budget, progress=progress
+        )
     # The filled gradebook is made before anything is written; in the report folder (the default),
     # it is written with the reports, so all of them are new or all as they were.
     export, canvas = None, b""

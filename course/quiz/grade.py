@@ -27,6 +27,12 @@ holding a lone surrogate scores 0 with the reason; names go into the
 terminal and the cells escaped (``_files.shown``), cells never start a
 spreadsheet formula; and the reports are written to a temp folder and moved
 into place together (``_io.write_files_atomic``): all new, or all as before.
+
+Running code answers has a time budget for the whole run (``budget_s``;
+default ``default_budget``: the distinct pieces times the runner's limit for
+one child, capped at ``BUDGET_CAP_S``). Once it is spent, every code answer
+not run yet scores 0 with ``BUDGET_NOTE`` and is flagged; the reports are
+still written whole.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ import json
 import math
 import os
 import stat
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass
@@ -64,6 +71,17 @@ if TYPE_CHECKING:
 
 # Runs a code question's response (the piece) and says what happened: ``course.coding_grade.CodeRunner``.
 RunCode = Callable[[Code, str], "CodingResult"]
+# The same, or None when the run's time budget is spent before this piece ran.
+_Budgeted = Callable[[Code, str], "CodingResult | None"]
+
+BUDGET_CAP_S = 4 * 3600.0  # no grading run of code answers goes on longer than this unless asked
+_CHILD_LIMIT_S = 20.0  # a runner that does not say its limit for one child (course.sandbox.DEFAULT_TIMEOUT_S)
+BUDGET_NOTE = "not run: the grading run's time budget was spent"
+
+
+def default_budget(pieces: int, child_limit_s: float) -> float:
+    """The whole run's budget for ``pieces`` distinct code answers, each a child of at most ``child_limit_s``."""
+    return min(BUDGET_CAP_S, max(1, pieces) * child_limit_s)
 
 
 @dataclass(frozen=True)
@@ -159,7 +177,7 @@ def _lone_surrogate(response: Response) -> str | None:
 
 
 def _score_code(
-    q: Code, response: Response, attempts: int, run_code: RunCode
+    q: Code, response: Response, attempts: int, run_code: _Budgeted
 ) -> tuple[ItemResult, str | None]:
     """Run a code response in the runner's child processes; its outcome, never an exception, is the result."""
     if response is None:
@@ -170,6 +188,9 @@ def _score_code(
         return ItemResult(
             q.id, response, 0.0, q.points, attempts, _cut(f"refused: {e.message}"), "refused"
         ), None
+    if result is None:
+        item = ItemResult(q.id, response, 0.0, q.points, attempts, BUDGET_NOTE, "not-run")
+        return item, f"question {q.id!r}: {BUDGET_NOTE}; grade it again with a larger --budget"
     note = _cut(f"{result.outcome} (checked {result.check}): {result.headline}")
     item = ItemResult(
         q.id, response, q.points if result.passed else 0.0, q.points, attempts, note, result.outcome
@@ -181,7 +202,7 @@ def _score_code(
 
 
 def _score_one(
-    quiz: Quiz, submission: Submission, run_code: RunCode | None
+    quiz: Quiz, submission: Submission, run_code: _Budgeted | None
 ) -> tuple[tuple[ItemResult, ...], tuple[str, ...]]:
     items = []
     flags: list[str] = []
@@ -279,7 +300,9 @@ def grade_submissions(
     overrides: Path | str | None = None,
     now: datetime | None = None,
     run_code: RunCode | None = None,
-    progress: Callable[[str], object] | None = None,
+    progress: Callable[[int, int], object] | None = None,
+    budget_s: float | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> GradeReport:
     """Score every ``<quiz>/<learner>.json`` under ``folder`` (recursively) against ``key``.
 
@@ -287,8 +310,9 @@ def grade_submissions(
     ``submitted_at`` after it is flagged and never preferred. A quiz with
     code questions runs each code response through ``run_code`` (default:
     ``course.coding_grade.CodeRunner()``: child processes with time limits,
-    never this process); ``progress`` is told about each submission, since
-    running code takes seconds each.
+    never this process) within ``budget_s`` seconds of ``clock`` for the
+    whole run (see the module's docstring); ``progress(done, total)`` is told
+    after each code answer, since running code takes seconds each.
     """
     folder = Path(folder)
     now = now or datetime.now(timezone.utc)  # noqa: UP017 (datetime.UTC is 3.11+)
@@ -331,16 +355,57 @@ def grade_submissions(
         else:
             why = f"superseded by the later submission of {submission.learner!r} in {shown(keep[1])}"
         skipped.append(Skipped(drop[1], why))
+    within = _within_budget(key, [entry[2] for entry in latest.values()], run_code, budget_s, clock, progress)
     results = []
-    for n, learner in enumerate(sorted(latest), start=1):
+    for learner in sorted(latest):
         _, path, submission, held = latest[learner]
-        if progress is not None:
-            progress(f"[{n}/{len(latest)}] {learner}: {shown(path)}")
-        items, code_flags = _score_one(key, submission, run_code)
+        items, code_flags = _score_one(key, submission, within)
         results.append(LearnerResult(learner, submission.submitted_at, path, items, held + code_flags))
     if overrides is not None:
         results = _apply(results, load_overrides(overrides, key), key)
     return GradeReport(key, tuple(results), tuple(skipped))
+
+
+def _within_budget(
+    key: Quiz,
+    submissions: list[Submission],
+    run_code: RunCode | None,
+    budget_s: float | None,
+    clock: Callable[[], float],
+    progress: Callable[[int, int], object] | None,
+) -> _Budgeted | None:
+    """``run_code`` for this run: None once ``budget_s`` is spent for a piece not run yet; progress told."""
+    if budget_s is not None and not (isinstance(budget_s, int | float) and budget_s > 0):
+        raise CourseError(f"the time budget must be a positive number of seconds (got {budget_s!r})")
+    if run_code is None:
+        return None
+    answers = [
+        (q.id, str(s.responses[q.id]))
+        for s in submissions
+        for q in key.questions
+        if isinstance(q, Code)
+        and s.responses.get(q.id) is not None
+        and _lone_surrogate(s.responses[q.id]) is None
+    ]
+    if budget_s is None:
+        budget_s = default_budget(len(set(answers)), float(getattr(run_code, "timeout_s", _CHILD_LIMIT_S)))
+    deadline = clock() + budget_s
+    ran: set[tuple[str, str]] = set()
+    done = 0
+
+    def within(q: Code, piece: str) -> CodingResult | None:
+        nonlocal done
+        try:
+            if (q.id, piece) not in ran and clock() >= deadline:
+                return None
+            ran.add((q.id, piece))
+            return run_code(q, piece)
+        finally:
+            done += 1
+            if progress is not None:
+                progress(done, len(answers))
+
+    return within
 
 
 def _future_flag(submitted_at: str, now: datetime) -> str:

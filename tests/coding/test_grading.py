@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 
 from course import compile as course_compile
+from course.coding_check import CodingResult
 from course.coding_grade import CodeRunner
 from course.errors import CourseError
 from course.lessons import get_lesson
-from course.quiz.grade import grade_submissions, write_reports
+from course.quiz.grade import BUDGET_CAP_S, BUDGET_NOTE, default_budget, grade_submissions, write_reports
 from course.quiz.loader import load_quiz, parse_quiz
 from course.quiz.model import MAX_CODE_BYTES, Code, CodeScoredByRunning, QuizError
 from course.quiz.release import release_quiz
@@ -123,8 +124,10 @@ def test_grading_runs_each_code_response_and_reports_what_it_did(key, tmp_path, 
     submit(subs, key, "gina", {"code1": f"return 0;\n{marker}\nreturn 1;"})
     monkeypatch.setattr("course.coding_check.CPU_RUN_TIMEOUT_S", 2.0)
     runner = CodeRunner(use_gpu=False)
-    said: list[str] = []
-    report = grade_submissions(key, subs, run_code=runner, progress=said.append)
+    said: list[tuple[int, int]] = []
+    report = grade_submissions(
+        key, subs, run_code=runner, progress=lambda done, total: said.append((done, total))
+    )
     by = {r.learner: r for r in report.results}
     assert {k: v.total for k, v in by.items()} == {
         "alice": 5.0, "bob": 1.0, "carol": 0.0, "dave": 0.0, "erin": 4.0, "frank": 0.0, "gina": 0.0
@@ -137,7 +140,7 @@ def test_grading_runs_each_code_response_and_reports_what_it_did(key, tmp_path, 
     assert code["frank"].outcome == "" and code["frank"].score == 0
     assert code["gina"].outcome == "refused" and "marker" in code["gina"].note
     assert runner.runs == 4  # alice and erin share one run; frank had nothing; gina was refused before
-    assert len(said) == 7 and said[0].startswith("[1/7] alice")
+    assert said == [(n, 6) for n in range(1, 7)]  # six code answers (frank gave none), each told once
     written = write_reports(report, tmp_path / "out")
     rows = list(csv.DictReader(io.StringIO(written["long"].read_text(encoding="utf-8"))))
     bob = next(r for r in rows if r["learner"] == "bob" and r["question"] == "code1")
@@ -152,6 +155,71 @@ def test_grading_runs_each_code_response_and_reports_what_it_did(key, tmp_path, 
         "(blank)": 1,
         "refused": 1,
     }
+
+
+class _Clock:
+    """A clock the stand-in runner moves: each run takes ``step`` seconds, whatever the machine does."""
+
+    def __init__(self, step: float) -> None:
+        self.now, self.step = 1000.0, step
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_grading_run_stops_running_code_when_its_budget_is_spent(key, tmp_path):
+    clock = _Clock(10.0)
+    ran: list[str] = []
+
+    def runner(q, piece):
+        ran.append(piece)
+        clock.now += clock.step
+        return CodingResult("day78", "core-offset", "passed", "cpu", "matches")
+
+    subs = tmp_path / "subs"
+    for name in ("a1", "a2", "a3", "a4", "a5"):
+        submit(subs, key, name, {"q1": "a", "code1": f"return {name[1]};"})
+    submit(subs, key, "a6", {"q1": "a", "code1": "return 1;"})  # a1's piece: it ran before the budget ran out
+    # Deadline 1025: a1 (at 1000), a2 (1010), a3 (1020) run; at 1030 the budget is spent.
+    report = grade_submissions(key, subs, run_code=runner, budget_s=25.0, clock=clock)
+    assert ran == ["return 1;", "return 2;", "return 3;", "return 1;"]
+    by = {r.learner: r for r in report.results}
+    assert {k: v.total for k, v in by.items()} == {
+        "a1": 5.0,
+        "a2": 5.0,
+        "a3": 5.0,
+        "a4": 1.0,
+        "a5": 1.0,
+        "a6": 5.0,
+    }
+    for late in ("a4", "a5"):
+        assert by[late].items[1].note == BUDGET_NOTE and by[late].items[1].outcome == "not-run"
+    flagged = {f.learner for f in report.flagged if BUDGET_NOTE in f.reason}
+    assert flagged == {"a4", "a5"}
+    written = write_reports(report, tmp_path / "out")
+    rows = list(csv.DictReader(io.StringIO(written["flagged"].read_text(encoding="utf-8"))))
+    assert {r["learner"] for r in rows if BUDGET_NOTE in r["reason"]} == {"a4", "a5"}
+    assert len(list(csv.DictReader(io.StringIO(written["long"].read_text(encoding="utf-8"))))) == 12
+
+
+def test_the_default_budget_grows_with_the_distinct_pieces_and_is_capped(key, tmp_path):
+    assert default_budget(3, 20.0) == 60.0 and default_budget(0, 20.0) == 20.0
+    assert default_budget(10**6, 20.0) == BUDGET_CAP_S
+    clock = _Clock(19.0)
+
+    def runner(q, piece):
+        clock.now += clock.step
+        return CodingResult("day78", "core-offset", "passed", "cpu", "matches")
+
+    runner.timeout_s = 20.0  # as CodeRunner says its limit for one child
+    subs = tmp_path / "subs"
+    for name in ("b1", "b2", "b3"):
+        submit(subs, key, name, {"code1": f"return {name[1]};"})
+    report = grade_submissions(key, subs, run_code=runner, clock=clock)  # 3 pieces x 20 s: all run
+    assert [r.items[1].outcome for r in report.results] == ["passed"] * 3
+    for bad in (0, -1.0):
+        with pytest.raises(CourseError, match="time budget must be a positive number"):
+            grade_submissions(key, subs, run_code=runner, budget_s=bad, clock=clock)
 
 
 def _child(tmp_path: Path, body: str) -> list[str]:
@@ -185,3 +253,45 @@ def test_a_piece_no_check_can_run_here_is_flagged_not_passed(key, tmp_path, monk
     (alice,) = report.results
     assert alice.items[1].outcome == "not-checked" and alice.items[1].score == 0
     assert any("could not be checked on this machine" in f.reason for f in report.flagged)
+
+
+class _StandInRunner:
+    """In place of CodeRunner for the command line: every piece passes at once."""
+
+    timeout_s = 20.0
+
+    def __init__(self, **_kw) -> None:
+        pass
+
+    def __call__(self, q, piece):
+        return CodingResult("day78", "core-offset", "passed", "cpu", "matches")
+
+
+@pytest.mark.parametrize("asked", [True, False])
+def test_quiz_grade_shows_a_bar_of_the_code_answers_when_asked_and_passes_the_budget(
+    key, tmp_path, monkeypatch, capsys, asked
+):
+    from course.cli import main
+    from course.cli import quiz as cli_quiz
+
+    monkeypatch.setattr("course.coding_grade.CodeRunner", _StandInRunner)
+    budgets: list[object] = []
+
+    def grade(*a, **kw):
+        budgets.append(kw["budget_s"])
+        return grade_submissions(*a, **kw)
+
+    monkeypatch.setattr(cli_quiz, "grade_submissions", grade)
+    subs = tmp_path / "subs"
+    for name in ("c1", "c2"):
+        submit(subs, key, name, {"code1": f"return {name[1]};"})
+    argv = ["quiz", "grade", str(key.path), str(subs), "-o", str(tmp_path / "out"), "--budget", "90"]
+    assert main(argv + (["--progress"] if asked else [])) == 0
+    err = capsys.readouterr().err
+    assert budgets == [90.0]
+    # stderr here is not a terminal: the bar shows only when asked
+    assert ("code answers" in err and "2/2" in err) == asked, err
+    assert (
+        main(["quiz", "grade", str(key.path), str(subs), "-o", str(tmp_path / "o2"), "--budget", "-1"]) == 2
+    )
+    assert "time budget must be a positive number of seconds" in capsys.readouterr().err

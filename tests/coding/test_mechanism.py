@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import sys
 import textwrap
@@ -19,6 +20,7 @@ from course.coding import (
     piece_of,
 )
 from course.coding_check import check_piece, cpu_check
+from course.errors import CourseError
 from course.lessons import get_lesson
 from course.sandbox import PROTOCOL_PREFIX
 
@@ -208,7 +210,7 @@ def test_without_a_gpu_the_cpu_check_decides_and_says_so():
     r = check_piece(LESSON, ex, "return 0;", use_gpu=False, compile_check=False)
     assert r.check == "cpu" and r.outcome == "failed-check"
     assert "on the CPU" in r.which_check and "CPU check: wrong for" in r.headline
-    assert "✗ failed-check" in r._repr_html_()
+    assert "✗ wrong result" in r._repr_html_()
 
 
 def test_with_neither_it_says_not_checked(monkeypatch):
@@ -217,3 +219,16 @@ def test_with_neither_it_says_not_checked(monkeypatch):
     ex = dataclasses.replace(get_exercise(LESSON, "core-offset"), cpu=None)
     r = check_piece(LESSON, ex, "return 0;", use_gpu=False, compile_check=False)
     assert r.outcome == "not-checked" and not r.passed and "no CPU model" in r.headline
+
+
+@pytest.mark.parametrize(("code", "words"), [(errno.EROFS, "read-only"), (errno.ENOSPC, "the disk is full")])
+def test_a_workspace_that_cannot_take_the_copy_to_check_is_a_message(unwritable, ws, code, words):
+    # No learner file holds this source, so the spliced copy goes to coding/.checked (failed before:
+    # the OSError of the atomic write reached the caller bare).
+    ex = get_exercise(LESSON, "core-offset")
+    unwritable(ws, code)
+    with pytest.raises(CourseError, match="cannot write the copy of your code to check") as caught:
+        check_piece(
+            LESSON, ex, ex.reference(LESSON.kernel_path.read_text()), use_gpu=False, compile_check=True
+        )
+    assert words in str(caught.value) and ".checked" in str(caught.value)

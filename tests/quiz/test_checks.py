@@ -96,3 +96,22 @@ def test_multiple_select_whose_right_options_are_all_the_longest_is_flagged():
 def test_the_shipped_quizzes_do_not_give_the_key_away_by_length(lesson_id, monkeypatch):
     monkeypatch.setenv("COURSE_ROOT", str(REPO))
     assert key_length_problems(load_quiz(REPO / "content" / "quizzes" / f"{lesson_id}.toml")) == []
+
+
+# ---- listings out of sight while answering (issue 22) ------------------------------
+
+
+def test_day78s_listings_come_after_the_questions_their_comments_answer(monkeypatch):
+    # A which-line question shows its region, comments included, above itself; the descriptor's
+    # comment says "bits 13..0", "128 bytes here", "1024 bytes here" (the seed's comment, kept).
+    # So the which-line questions come last (failed before: the listing sat above question 6,
+    # right under the descriptor questions, and the pipeline's above question 14).
+    from course.quiz.model import WhichLine
+
+    monkeypatch.setenv("COURSE_ROOT", str(REPO))
+    quiz = load_quiz(REPO / "content" / "quizzes" / "day78.toml")
+    descriptor = next(q for q in quiz.questions if isinstance(q, WhichLine) and q.snippet == "descriptor")
+    shown = "\n".join(line for _, line in descriptor.listing)
+    assert all(said in shown for said in ("bits 13..0", "128 bytes here", "1024 bytes here"))
+    kinds = [isinstance(q, WhichLine) for q in quiz.questions]
+    assert kinds == sorted(kinds), [q.id for q in quiz.questions]  # every which-line after every other
