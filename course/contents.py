@@ -165,8 +165,9 @@ def contents() -> _Table:
         else:
             here = f"reads, compile-checks and shows the H200 recording here ({v.reason.rstrip('.')})."
         rows.append((lesson, here))
-    # One reason for every page (no GPU at all): said once, above the table.
-    return _Table(rows, next(iter(reasons)) if len(reasons) == 1 else "")
+    # One reason for every page (no GPU at all, no CuPy): said once, above the table, with what to do.
+    said = next((v.message() for _, v in verdicts if not v.runs), "") if len(reasons) == 1 else ""
+    return _Table(rows, said)
 
 
 # ---------------------------------------------------------------------------

@@ -880,11 +880,13 @@ JS_CODING = """
   const cell = panel.querySelectorAll('.jp-Cell')[i];
   const box = cell && cell.querySelector('.course-coding');
   if (!box) return null;
-  const editor = box.querySelector('textarea');
+  // The editor is CodeMirror 6 (course.code_editor): its text is the lines of .cm-content.
+  const editor = box.querySelector('.cm-editor');
+  const lines = editor ? [...editor.querySelectorAll('.cm-content .cm-line')].map(l => l.textContent) : [];
   return {
     cell: cell.querySelector('.jp-OutputArea').getBoundingClientRect().width,
     editor: editor ? editor.getBoundingClientRect().width : 0,
-    text: editor ? editor.value : '',
+    text: lines.join('\n'),
     buttons: [...box.querySelectorAll('button')].map(b => b.innerText.trim()),
   };
 }
@@ -955,7 +957,7 @@ def _learner_session(page: Any, notebook: Any, course_copy: Path, artifacts: Pat
         ".widget-vbox", has=page.locator("text=how many threads of the 256-thread block")
     ).last
     first.scroll_into_view_if_needed()
-    first.get_by_text("Exactly one thread, thread 0", exact=False).click()
+    first.get_by_text("One thread, thread 0, for the whole", exact=False).click()
     first.get_by_role("button", name="Check").click()
     feedback = first.locator(".quiz-feedback")
     feedback.wait_for()
@@ -1078,7 +1080,9 @@ def test_a_hostile_quiz_runs_no_script_in_jupyterlab(pages, artifacts: Path):
                 button.click()
             notebook.locator(".quiz-feedback").first.wait_for()
         notebook.locator(".widget-checkbox input[type=checkbox]").first.check()
-        notebook.locator("input[placeholder='a number']").fill("<img src=z onerror=\"window.__xss='typed'\">")
+        notebook.locator("input[placeholder^='a number']").fill(
+            "<img src=z onerror=\"window.__xss='typed'\">"
+        )
         for button in notebook.get_by_role("button", name="Check").all():
             button.click()
         notebook.get_by_role("button", name="Submit").click()

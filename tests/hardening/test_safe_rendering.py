@@ -42,7 +42,7 @@ from ._util import HOSTILE_TEXT, ROOT, budget, fresh_dir, seen, toml_string
 
 # Tags the renderers write themselves (pygments adds div/pre/span).
 ALLOWED_TAGS = {
-    "b", "br", "code", "details", "div", "h3", "h4", "i", "p", "pre", "small", "span",
+    "b", "br", "code", "col", "colgroup", "details", "div", "h3", "h4", "i", "p", "pre", "small", "span",
     "summary", "table", "tbody", "td", "th", "thead", "tr",
 }  # fmt: skip
 ALLOWED_ATTRS = {"class", "style"}
