@@ -30,6 +30,10 @@ from .model import MultipleSelect, Question, Quiz, Response, WhichLine, readable
 # of the radio buttons' (issue 22).
 QUIZ_CLASS = "course-quiz"
 STYLE = """<style>
+/* An HTML widget sizes its content box by its content: a listing takes the output's width instead,
+   and its long lines scroll inside it (as a page's listing does, course.reveal). */
+.course-quiz .widget-html-content:has(.quiz-listing) { flex: 1 1 auto; min-width: 0; width: 100%; }
+.course-quiz .quiz-listing pre { max-width: 100%; box-sizing: border-box; }
 .course-quiz .widget-radio-box label {
   display: flex; flex-direction: row-reverse; justify-content: flex-end; align-items: flex-start;
   height: auto; min-height: var(--jp-widgets-radio-item-height, 24px); line-height: 1.4;
@@ -198,7 +202,10 @@ def listing_widget(q: WhichLine, heading: str, answers: tuple[Any, ...]) -> tupl
     import ipywidgets as widgets
 
     if not answers:
-        return widgets.HTML(value=listing_html(q.listing, heading)), None
+        listing = widgets.HTML(
+            value=listing_html(q.listing, heading), layout={"width": "auto", "align_self": "stretch"}
+        )
+        return listing, None
     from ..reveal import RevealBox
 
     box = RevealBox(partial(listing_html, q.listing, heading), answers)

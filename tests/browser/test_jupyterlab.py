@@ -886,7 +886,7 @@ JS_CODING = """
   return {
     cell: cell.querySelector('.jp-OutputArea').getBoundingClientRect().width,
     editor: editor ? editor.getBoundingClientRect().width : 0,
-    text: lines.join('\n'),
+    text: lines.join('\\n'),
     buttons: [...box.querySelectorAll('button')].map(b => b.innerText.trim()),
   };
 }
