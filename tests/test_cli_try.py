@@ -18,6 +18,7 @@ import pytest
 
 from course import gate
 from course.lessons import LESSONS, get_lesson
+from course.sandbox_result import outcome_words
 from course.suggested import load_suggestions
 from course.workspace import WORKSPACE_ENV
 
@@ -164,7 +165,7 @@ def test_on_the_gpu_a_fault_or_hang_exits_1_and_the_next_run_passes(gpu_for, tmp
     gpu_for(lesson_id)
     r = _try(lesson_id, "--experiment", name, "--timeout", "10", workspace=tmp_path / "work")
     assert r.returncode == 1, r.stdout + r.stderr
-    assert words in r.stdout and f"As the page says: {kind}." in r.stdout
+    assert words in r.stdout and f"As the page says: {outcome_words(kind)}." in r.stdout
     assert "Traceback" not in r.stdout + r.stderr
     run = subprocess.run(
         [sys.executable, "-m", "course", "run", lesson_id], capture_output=True, text=True, timeout=300
