@@ -158,12 +158,14 @@ def _bwrap_prefix(binds: str, folder: Path, readable: Sequence[Path], writable: 
     if binds == "all":  # the whole machine read-only (the learner's own compile: their files included)
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     else:
+        # Mounts stack in order: the fresh /tmp first, so that a checkout or a Python under /tmp (a CI
+        # clone) is bound on top of it rather than hidden by it.
+        args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
         for system in _SYSTEM:
             args += ["--ro-bind-try", system, system]
         for extra in {Path(os.path.realpath(sys.executable)).parent.parent, Path(sys.base_prefix), *readable}:
             args += ["--ro-bind-try", str(extra), str(extra)]
         args += ["--ro-bind", str(KEEPER), str(KEEPER)]
-        args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     for place in (folder, *writable):
         args += ["--bind", str(place), str(place)]
     return [*args, "--chdir", str(folder), "--"]

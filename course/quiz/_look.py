@@ -29,9 +29,9 @@ from .model import MultipleSelect, Question, Quiz, Response, WhichLine, readable
 # box with a 2px margin, which put checkboxes 2px and their text 5px right
 # of the radio buttons' (issue 22).
 QUIZ_CLASS = "course-quiz"
+# The first two rules: an HTML widget sizes its content box by its content, so a listing takes the
+# output's width instead and its long lines scroll inside it (as a page's listing does, course.reveal).
 STYLE = """<style>
-/* An HTML widget sizes its content box by its content: a listing takes the output's width instead,
-   and its long lines scroll inside it (as a page's listing does, course.reveal). */
 .course-quiz .widget-html-content:has(.quiz-listing) { flex: 1 1 auto; min-width: 0; width: 100%; }
 .course-quiz .quiz-listing pre { max-width: 100%; box-sizing: border-box; }
 .course-quiz .widget-radio-box label {
