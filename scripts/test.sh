@@ -4,8 +4,9 @@
 # GPU tests skip with a reason; COURSE_REQUIRE_GPU=1 turns that into failure.
 # pytest runs in one process more than the machine has cores (pytest-xdist):
 # the suite also waits (kernels starting, the browser, time-limit tests), and
-# the extra process fills those waits (2 cores: about 120 s with 3 processes,
-# 135 s with 2, 250 s with 1). --dist loadscope keeps a module (its
+# the extra process fills those waits (2 cores, 3 processes: 708 s for pytest
+# on a fresh clone on 2026-12-01, with the browser, wheel, no-CuPy and hostile
+# code suites; 2 and 1 processes not re-measured). --dist loadscope keeps a module (its
 # module-scoped fixtures: one JupyterLab for the browser tests) and a notebook
 # (nbval runs its cells in order in one kernel) in one process; the modules go
 # out longest first (conftest.py orders them: the browser's, then those marked

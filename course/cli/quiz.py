@@ -84,7 +84,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=float,
         metavar="SECONDS",
         help="time for running all code answers; once spent, the rest score 0 and are flagged "
-        "(default: the distinct answers times one run's limit, at most 4 hours)",
+        "(default: three run limits per distinct answer and a minute, at most 4 hours)",
     )
     grade.add_argument(
         "--progress",

@@ -29,8 +29,8 @@ spreadsheet formula; and the reports are written to a temp folder and moved
 into place together (``_io.write_files_atomic``): all new, or all as before.
 
 Running code answers has a time budget for the whole run (``budget_s``;
-default ``default_budget``: the distinct pieces times the runner's limit for
-one child, capped at ``BUDGET_CAP_S``). Once it is spent, every code answer
+default ``default_budget``: three child limits per distinct piece and a
+minute, capped at ``BUDGET_CAP_S``). Once it is spent, every code answer
 not run yet scores 0 with ``BUDGET_NOTE`` and is flagged; the reports are
 still written whole.
 """
@@ -74,6 +74,8 @@ RunCode = Callable[[Code, str], "CodingResult"]
 # The same, or None when the run's time budget is spent before this piece ran.
 _Budgeted = Callable[[Code, str], "CodingResult | None"]
 
+PER_PIECE_LIMITS = 3  # the child limits one piece may use: compile, CPU check, run
+BUDGET_MARGIN_S = 60.0  # the run's own start-up and reports
 BUDGET_CAP_S = 4 * 3600.0  # no grading run of code answers goes on longer than this unless asked
 _CHILD_LIMIT_S = 20.0  # a runner that does not say its limit for one child (course.sandbox.DEFAULT_TIMEOUT_S)
 BUDGET_NOTE = "not run: the grading run's time budget was spent"
@@ -81,7 +83,10 @@ BUDGET_NOTE = "not run: the grading run's time budget was spent"
 
 def default_budget(pieces: int, child_limit_s: float) -> float:
     """The whole run's budget for ``pieces`` distinct code answers, each a child of at most ``child_limit_s``."""
-    return min(BUDGET_CAP_S, max(1, pieces) * child_limit_s)
+    # A piece may use its limit more than once (the compile, the CPU check, the run), and the run has
+    # its own start-up: room for three limits a piece and a minute, so no piece that keeps to its limits
+    # is ever cut (a budget of one limit a piece cut the last of two hanging pieces on a busy machine).
+    return min(BUDGET_CAP_S, max(1, pieces) * PER_PIECE_LIMITS * child_limit_s + BUDGET_MARGIN_S)
 
 
 @dataclass(frozen=True)

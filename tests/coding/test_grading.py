@@ -203,7 +203,7 @@ def test_the_grading_run_stops_running_code_when_its_budget_is_spent(key, tmp_pa
 
 
 def test_the_default_budget_grows_with_the_distinct_pieces_and_is_capped(key, tmp_path):
-    assert default_budget(3, 20.0) == 60.0 and default_budget(0, 20.0) == 20.0
+    assert default_budget(3, 20.0) == 3 * 60.0 + 60.0 and default_budget(0, 20.0) == 60.0 + 60.0
     assert default_budget(10**6, 20.0) == BUDGET_CAP_S
     clock = _Clock(19.0)
 
