@@ -131,16 +131,20 @@ class Finished:
         return self.stderr.decode("utf-8", "replace")
 
     def how_it_ended(self) -> str:
-        code = self.returncode
-        if code is None:
-            return "it did not end"
-        if code < 0 or code > 128:
-            number = -code if code < 0 else code - 128
-            try:
-                return f"killed by {signal.Signals(number).name}"
-            except ValueError:
-                return f"killed by signal {number}"
-        return f"exit status {code}"
+        return how_it_ended(self.returncode)
+
+
+def how_it_ended(returncode: int | None) -> str:
+    """A child's end in words: its exit status, or the signal that killed it (directly or via a shell)."""
+    if returncode is None:
+        return "it did not end"
+    if returncode < 0 or returncode > 128:
+        number = -returncode if returncode < 0 else returncode - 128
+        try:
+            return f"killed by {signal.Signals(number).name}"
+        except ValueError:
+            return f"killed by signal {number}"
+    return f"exit status {returncode}"
 
 
 # ---------------------------------------------------------------------------

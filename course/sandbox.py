@@ -45,7 +45,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import site
 import sys
 from collections import deque
@@ -224,7 +223,7 @@ class _Run:
     def describe_end(self) -> str:
         if self.overflow:
             return f"it printed more than {MAX_OUTPUT_BYTES // (1 << 20)} MiB and was stopped"
-        return _how_it_ended(self.returncode)
+        return _confine.how_it_ended(self.returncode)
 
 
 MAX_OUTPUT_BYTES = 8 << 20
@@ -300,18 +299,6 @@ def compile_cache_dir_for_child() -> Path | None:
     except OSError:
         return None
     return folder.resolve()
-
-
-def _how_it_ended(returncode: int | None) -> str:
-    if returncode is None:
-        return "it did not end"
-    if returncode < 0 or returncode > 128:
-        number = -returncode if returncode < 0 else returncode - 128
-        try:
-            return f"killed by {signal.Signals(number).name}"
-        except ValueError:
-            return f"killed by signal {number}"
-    return f"exit status {returncode}"
 
 
 def run_variant(
