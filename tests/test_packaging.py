@@ -45,19 +45,168 @@ def _supported() -> list[tuple[int, ...]]:
     )
 
 
-def test_environment_yml_installs_the_pyproject_set():
-    project = _pyproject()["project"]
-    extras = project["optional-dependencies"]
-    # The conda environment gets the default CUDA extra, as scripts/install.sh
-    # does on a machine without a CUDA 13 driver.
-    wanted = project["dependencies"] + extras["cuda12"] + extras["test"]
-    env = yaml.safe_load((ROOT / "environment.yml").read_text())
-    pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict) and "pip" in d)
-    listed = [p for p in pip if not p.startswith("-e")]
-    assert sorted(map(_normalise, listed)) == sorted(map(_normalise, wanted))
-    assert "-e ." in pip
-    conda_python = next(d for d in env["dependencies"] if isinstance(d, str) and d.startswith("python="))
-    assert _version(conda_python.removeprefix("python=")) in _supported()
+def _which_cuda_extra(env: dict[str, str]) -> str:
+    """The CUDA extra scripts/install.sh picks with this environment (its --which)."""
+    out = subprocess.run(
+        ["sh", str(ROOT / "scripts" / "install.sh"), "--which"], env=env, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip()
+
+
+@pytest.fixture
+def no_gpu(tmp_path) -> dict[str, str]:
+    """The environment of a machine without a GPU (a laptop, CI, an image build), even on a GPU machine:
+    an nvidia-smi that finds no driver comes first on PATH."""
+    bin_dir = tmp_path / "no-gpu"
+    bin_dir.mkdir()
+    smi = bin_dir / "nvidia-smi"
+    smi.write_text(
+        "#!/bin/sh\necho 'NVIDIA-SMI has failed because it could not communicate with the driver' >&2\nexit 9\n"
+    )
+    smi.chmod(0o755)
+    return {"PATH": f"{bin_dir}:/usr/bin:/bin"}
+
+
+def _python_versions(spec: str) -> set[tuple[int, int]]:
+    """The Python minor versions a conda spec ("python=3.12", "python>=3.10,<3.14") admits."""
+    from packaging.specifiers import SpecifierSet
+
+    rest = spec.removeprefix("python").strip()
+    if re.fullmatch(r"=\d+\.\d+", rest):  # conda's "=3.12" is 3.12.*
+        rest = f"={rest}.*"
+    allowed = SpecifierSet(rest)
+    return {(3, minor) for minor in range(6, 20) if allowed.contains(f"3.{minor}.0")}
+
+
+def _check_environment(text: str, *, extras_wanted: set[str], conda_wanted: set[str]) -> list[str]:
+    """What is wrong with a conda environment file, given what pyproject.toml declares.
+
+    The file names pyproject.toml's extras and never a package of its own, so
+    the two cannot disagree on a version: its pip section is at most one line,
+    the course with ``extras_wanted`` (exactly one CUDA extra: the one
+    scripts/install.sh picks without a GPU); its conda packages are Python,
+    pinned within the supported range and stated in the file's comment, and
+    ``conda_wanted``.
+    """
+    problems = []
+    env = yaml.safe_load(text)
+    deps = env.get("dependencies") or []
+    declared = set(_pyproject()["project"]["optional-dependencies"])
+    pythons = [d for d in deps if isinstance(d, str) and d.startswith("python")]
+    others = {d for d in deps if isinstance(d, str)} - set(pythons)
+    if len(pythons) != 1:
+        return [f"one python pin wanted (got {pythons})"]
+    versions = _python_versions(pythons[0])
+    supported = {v[:2] for v in _supported()}
+    if not versions or not versions <= supported:
+        problems.append(f"{pythons[0]} admits {sorted(versions)}, not within {sorted(supported)}")
+    comment = " ".join(line.lstrip("# ") for line in text.splitlines() if line.startswith("#"))
+    said = (
+        "3.10 to 3.13"
+        if versions == supported
+        else f"Python {'.'.join(map(str, min(versions)))}"
+        if len(versions) == 1
+        else None
+    )
+    if said is None or said not in comment:
+        problems.append(f"the comment does not state what {pythons[0]} pins ({said!r} wanted)")
+    if others != conda_wanted:
+        problems.append(
+            f"conda packages {sorted(others)}: only python and {sorted(conda_wanted)} belong here"
+        )
+    pip = [line for d in deps if isinstance(d, dict) for line in d.get("pip", [])]
+    if not extras_wanted:
+        if pip:
+            problems.append(f"a pip section {pip}: the course is installed elsewhere")
+        return problems
+    match = re.fullmatch(r"-e \.\[([a-z0-9,]+)\]", pip[0]) if len(pip) == 1 else None
+    if match is None:
+        return [*problems, f"pip must install only the checkout with extras, as `-e .[...]` (got {pip})"]
+    extras = set(match.group(1).split(","))
+    if extras - declared:
+        problems.append(f"extras {sorted(extras - declared)} are not in pyproject.toml")
+    if extras != extras_wanted:
+        problems.append(f"extras {sorted(extras)}, wanted {sorted(extras_wanted)}")
+    return problems
+
+
+def test_environment_yml_installs_the_checkout_with_pyproject_extras(no_gpu):
+    # The developer's environment: the CUDA extra install.sh picks without a GPU, and the test tools.
+    text = (ROOT / "environment.yml").read_text()
+    wanted = {_which_cuda_extra(no_gpu), "test"}
+    assert wanted == {"cuda12", "test"}
+    assert _check_environment(text, extras_wanted=wanted, conda_wanted={"pip"}) == []
+    assert "change cuda12 to\n# cuda13 on the last line" in text
+
+
+@pytest.mark.parametrize(
+    "change, complaint",
+    [
+        (("-e .[cuda12,test]", "-e .[cuda12,test]\n      - numpy>=1.26"), "only the checkout"),
+        (("-e .[cuda12,test]", "-e .[cuda12,cuda13,test]"), "wanted"),
+        (("-e .[cuda12,test]", "-e .[cuda12,tests]"), "not in pyproject.toml"),
+        (("python>=3.10,<3.14", "python=3.9"), "not within"),
+        (("python>=3.10,<3.14", "python=3.11"), "the comment does not state"),
+        (("  - pip\n", "  - pip\n  - numpy\n"), "conda packages"),
+    ],
+)
+def test_an_environment_file_that_disagrees_with_pyproject_is_caught(change, complaint):
+    text = (ROOT / "environment.yml").read_text()
+    assert change[0] in text
+    problems = _check_environment(
+        text.replace(change[0], change[1], 1), extras_wanted={"cuda12", "test"}, conda_wanted={"pip"}
+    )
+    assert any(complaint in p for p in problems), problems
+
+
+def _post_build(tmp_path: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """Run binder/postBuild from the root as repo2docker does, with a stand-in python that logs its args."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    log = tmp_path / "python-args"
+    fake = bin_dir / "python"
+    fake.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > "{log}"\n')
+    fake.chmod(0o755)
+    out = subprocess.run(
+        ["sh", "binder/postBuild"],
+        cwd=ROOT,
+        env={**env, "PATH": f"{bin_dir}:{env['PATH']}"},
+        capture_output=True,
+        text=True,
+    )
+    out.stdout = log.read_text() if log.exists() else ""
+    return out
+
+
+def test_the_class_image_installs_the_course_without_the_test_tools(tmp_path, no_gpu):
+    # binder/ is the class image for repo2docker: Python and git from conda, then postBuild
+    # installs the course (not editable) with the CUDA extra install.sh picks and the hub extra.
+    text = (ROOT / "binder" / "environment.yml").read_text()
+    assert _check_environment(text, extras_wanted=set(), conda_wanted={"pip", "git"}) == []
+    declared = _pyproject()["project"]["optional-dependencies"]
+    assert [_name(r) for r in declared["hub"]] == ["nbgitpuller"]
+    ran = _post_build(tmp_path, no_gpu)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.split() == ["-m", "pip", "install", "--no-cache-dir", ".[cuda12,hub]"]
+    ran = _post_build(tmp_path, {**no_gpu, "COURSE_CUDA": "13"})
+    assert ran.stdout.split()[-1] == ".[cuda13,hub]"
+    ran = _post_build(tmp_path, {**no_gpu, "COURSE_CUDA": "11"})
+    assert ran.returncode == 2 and "COURSE_CUDA must be 12 or 13" in ran.stderr
+    assert "# export COURSE_CUDA=13\n" in (ROOT / "binder" / "postBuild").read_text()
+
+
+def test_the_dockerfile_builds_the_class_image_the_same_way():
+    docker = (ROOT / "deploy" / "Dockerfile").read_text()
+    (base,) = re.findall(r"^ARG BASE_IMAGE=(\S+)$", docker, flags=re.M)
+    assert base.startswith("quay.io/jupyter/minimal-notebook:python-")
+    (pin,) = [
+        d
+        for d in yaml.safe_load((ROOT / "binder" / "environment.yml").read_text())["dependencies"]
+        if isinstance(d, str) and d.startswith("python")
+    ]
+    assert _python_versions(pin) == {_version(base.rsplit("python-", 1)[1])}
+    assert 'COURSE_CUDA="${COURSE_CUDA}" sh binder/postBuild' in docker
 
 
 def test_python_3_10_to_3_13_everywhere_it_is_named():
