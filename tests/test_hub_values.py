@@ -1,0 +1,149 @@
+"""deploy/z2jh-values.yaml: valid for the chart it names, its GPU profiles, and the same pull as the README's link."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import shlex
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import jsonschema
+import pytest
+import yaml
+
+from course.contents import START
+
+ROOT = Path(__file__).resolve().parents[1]
+CHART = ROOT / "tests" / "data" / "z2jh"  # the chart's published schema and default values (README there)
+VALUES = ROOT / "deploy" / "z2jh-values.yaml"
+
+
+def _values() -> dict[str, Any]:
+    return yaml.safe_load(VALUES.read_text())
+
+
+def _helm_merge(defaults: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
+    """The values helm renders with: ``given`` over the chart's defaults, maps merged key by key,
+    anything else replaced, a null deleting the default (helm's coalescing of values)."""
+    out = copy.deepcopy(defaults)
+    for key, value in given.items():
+        if value is None:
+            out.pop(key, None)
+        elif isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _helm_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def _problems(values: dict[str, Any]) -> list[str]:
+    """What the chart's schema refuses in these values, as 'path: message' lines."""
+    schema = json.loads((CHART / "values.schema.json").read_text())
+    merged = _helm_merge(yaml.safe_load((CHART / "values.yaml").read_text()), values)
+    validator = jsonschema.Draft7Validator(schema)
+    return sorted(
+        f"{'.'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(merged)
+    )
+
+
+def test_the_chart_schema_is_a_schema_and_accepts_its_own_defaults():
+    schema = json.loads((CHART / "values.schema.json").read_text())
+    jsonschema.Draft7Validator.check_schema(schema)
+    assert _problems({}) == []
+    assert "--version 4.4.0" in VALUES.read_text()  # the chart version the vendored schema is from
+
+
+def test_the_values_file_is_valid_for_the_chart():
+    assert _problems(_values()) == []
+
+
+@pytest.mark.parametrize(
+    "where, wrong",
+    [
+        (("singleuser",), ("defaultUrl", "defaultURL")),
+        (("singleuser", "storage"), ("capacity", "capcity")),
+        (("cull",), ("timeout", "timout")),
+        ((), ("singleuser", "singleusers")),
+    ],
+)
+def test_a_misspelled_key_is_refused(where, wrong):
+    values = _values()
+    part = values
+    for key in where:
+        part = part[key]
+    right, misspelled = wrong
+    part[misspelled] = part.pop(right)
+    problems = _problems(values)
+    assert problems == [
+        f"{'.'.join(where)}: Additional properties are not allowed ('{misspelled}' was unexpected)"
+    ]
+
+
+def test_a_value_of_the_wrong_kind_is_refused():
+    values = _values()
+    values["cull"]["timeout"] = "30m"
+    assert _problems(values) == ["cull.timeout: '30m' is not of type 'integer', 'null'"]
+
+
+# The MIG 1g profile of each card (NVIDIA's MIG user guide, "Supported MIG Profiles"): 1/7 of
+# the SMs and 1/8 of the memory, seven to a card.
+MIG_1G = {"H200": "1g.18gb", "H100 80GB": "1g.10gb"}
+# The KubeSpawner options the profiles set; a misspelled one would be passed through unchecked
+# (the chart does not validate profileList), and the learner would get no GPU.
+KUBESPAWNER_OPTIONS = {"extra_resource_limits", "tolerations"}
+
+
+def test_the_gpu_profiles_a_mig_slice_by_default_a_whole_gpu_and_none():
+    profiles = _values()["singleuser"]["profileList"]
+    limits = [p.get("kubespawner_override", {}).get("extra_resource_limits", {}) for p in profiles]
+    for profile in profiles:
+        assert set(profile.get("kubespawner_override", {})) <= KUBESPAWNER_OPTIONS, profile["display_name"]
+        assert set(profile) <= {"display_name", "description", "default", "kubespawner_override"}
+    (default,) = [p for p in profiles if p.get("default")]
+    assert "MIG 1g.18gb" in default["display_name"]
+    for card, mig in MIG_1G.items():
+        (profile,) = [p for p in profiles if p["display_name"].startswith(f"{card}, a MIG {mig} slice")]
+        assert profile["kubespawner_override"]["extra_resource_limits"] == {f"nvidia.com/mig-{mig}": "1"}
+        assert "one of seven" in profile["display_name"]
+    assert {"nvidia.com/gpu": "1"} in limits  # a whole card, for measuring
+    assert {} in limits  # and no GPU: every page still works
+    for lim in limits:
+        assert all(re.fullmatch(r"nvidia\.com/(gpu|mig-\dg\.\d+gb)", name) for name in lim)
+        assert all(v == "1" for v in lim.values())
+
+
+def _hook_pull() -> tuple[str, str, str]:
+    """The repository, branch and folder the start hook's gitpuller pulls."""
+    command = _values()["singleuser"]["lifecycleHooks"]["postStart"]["exec"]["command"]
+    assert command[:2] == ["sh", "-c"]
+    words = shlex.split(command[2])
+    assert words[0] == "gitpuller"
+    repo, branch, folder = words[1:4]
+    assert folder.startswith("$HOME/")
+    return repo, branch, folder.removeprefix("$HOME/")
+
+
+def _readme_links() -> list[str]:
+    return re.findall(
+        r"https://[^\s`)]*/hub/user-redirect/git-pull\?[^\s`)]+", (ROOT / "README.md").read_text()
+    )
+
+
+def test_the_readme_link_and_the_start_hook_pull_the_same_into_the_home():
+    repo, branch, folder = _hook_pull()
+    links = _readme_links()
+    assert links, "the README gives no nbgitpuller link"
+    for link in links:
+        query = {k: v for k, (v,) in parse_qs(urlsplit(link).query, strict_parsing=True).items()}
+        assert query == {
+            "repo": repo,
+            "branch": branch,
+            "targetpath": folder,
+            "urlpath": f"lab/tree/{folder}/notebooks/{START}",
+        }
+    # The hub opens the same page, and it is one of this checkout's.
+    assert _values()["singleuser"]["defaultUrl"] == f"/lab/tree/{folder}/notebooks/{START}"
+    assert (ROOT / "notebooks" / START).is_file()
