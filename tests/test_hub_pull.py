@@ -2,16 +2,26 @@
 
 The pull is nbgitpuller's own (``nbgitpuller.pull.GitPuller``, what its link
 and its ``gitpuller`` command run) from a local repository that stands in for
-the course's; and the start hook of deploy/z2jh-values.yaml is run as written.
+the course's; the start hook of deploy/z2jh-values.yaml is run as written, and
+the README's link is followed through a Jupyter server with nbgitpuller's
+extension, as a learner's server on a hub has it.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import signal
+import socket
 import subprocess
 import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 import yaml
@@ -178,3 +188,102 @@ def test_the_home_serves_both_the_pages_and_the_workspace(home):
     # A workspace moved out of the home (COURSE_WORKSPACE) is out of the server's reach: the
     # pages then say to open the file in another editor.
     assert jupyterlab_link(home.parent / "elsewhere" / "x.cu", [server]) is None
+
+
+def _readme_link_query() -> dict[str, str]:
+    """The parameters of the README's nbgitpuller link (tests/test_hub_values.py checks it against the hook)."""
+    (link,) = set(
+        re.findall(r"https://[^\s`)]*/hub/user-redirect/git-pull\?[^\s`)]+", (ROOT / "README.md").read_text())
+    )
+    return {k: v for k, (v,) in parse_qs(urlsplit(link).query, strict_parsing=True).items()}
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+SERVER_START_S = 90  # a bound for a busy 2-core machine, not what is tested
+
+
+@pytest.fixture
+def learner_server(home, tmp_path) -> Iterator[tuple[str, str]]:
+    """A Jupyter server as a hub starts one: serving the learner's home, with nbgitpuller's extension."""
+    port, token = _free_port(), os.urandom(16).hex()
+    jupyter = tmp_path / "jupyter"
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(jupyter / "config"),
+        "JUPYTER_DATA_DIR": str(jupyter / "data"),
+        "JUPYTER_RUNTIME_DIR": str(jupyter / "runtime"),
+        "PYTHONWARNINGS": "ignore",
+    }
+    log_path = tmp_path / "server.log"
+    with log_path.open("wb") as log:
+        server = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "jupyter_server",
+                "--no-browser",
+                "--allow-root",
+                "--ServerApp.ip=127.0.0.1",
+                f"--ServerApp.port={port}",
+                "--ServerApp.port_retries=0",
+                f"--IdentityProvider.token={token}",
+                f"--ServerApp.root_dir={home}",
+            ],
+            cwd=home,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + SERVER_START_S
+        while True:
+            assert server.poll() is None, f"the server exited; log:\n{log_path.read_text()[-3000:]}"
+            try:
+                with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=5) as r:
+                    if r.status == 200:
+                        break
+            except (urllib.error.URLError, OSError):
+                pass
+            assert time.monotonic() < deadline, (
+                f"no answer in {SERVER_START_S} s; log:\n{log_path.read_text()[-3000:]}"
+            )
+            time.sleep(0.25)
+        yield base, token
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)  # its own session: the server and nothing else
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait(timeout=30)
+
+
+@pytest.mark.slow  # starts a Jupyter server
+def test_the_readme_link_pulls_into_the_server_root_and_opens_the_start_page(upstream, home, learner_server):
+    base, token = learner_server
+    query = {
+        **_readme_link_query(),
+        "repo": f"file://{upstream}",
+    }  # the course's repository, here a local one
+    auth = {"Authorization": f"token {token}"}
+    # The link's page: it pulls (through the api below) and then sends the learner to urlpath.
+    with urllib.request.urlopen(
+        urllib.request.Request(f"{base}/git-pull?{urlencode(query)}", headers=auth), timeout=60
+    ) as r:
+        page = r.read().decode()
+    assert query["urlpath"] in page
+    with urllib.request.urlopen(
+        urllib.request.Request(f"{base}/git-pull/api?{urlencode(query)}", headers=auth), timeout=120
+    ) as r:
+        events = r.read().decode()
+    assert '"phase": "finished"' in events, events[-2000:]
+    # Into the server's root (the home), under targetpath; urlpath names a page that is there.
+    assert (home / query["targetpath"] / "notebooks" / "day76_tma.ipynb").is_file()
+    assert (home / query["urlpath"].removeprefix("lab/tree/")).is_file()
