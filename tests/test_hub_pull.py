@@ -10,7 +10,6 @@ extension, as a learner's server on a hub has it.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import signal
 import socket
@@ -21,10 +20,10 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import parse_qs, urlencode, urlsplit
+from urllib.parse import urlencode
 
 import pytest
-import yaml
+from hub_files import hook_pull, readme_links, start_hook
 from nbgitpuller.pull import GitPuller
 
 from course.workspace import DEFAULT_WORKSPACE, WORKSPACE_ENV, jupyterlab_link, workspace_root
@@ -133,11 +132,8 @@ def test_a_second_pull_brings_the_new_course_and_keeps_the_learners_edits(upstre
 
 def _start_hook(upstream_url: str) -> str:
     """deploy/z2jh-values.yaml's postStart command, pulling from ``upstream_url`` instead."""
-    values = yaml.safe_load((ROOT / "deploy" / "z2jh-values.yaml").read_text())
-    command = values["singleuser"]["lifecycleHooks"]["postStart"]["exec"]["command"]
-    assert command[:2] == ["sh", "-c"]
-    (repo,) = [w for w in command[2].split() if w.startswith("https://")]
-    return command[2].replace(repo, upstream_url)
+    repo, _, _ = hook_pull()
+    return start_hook().replace(repo, upstream_url)
 
 
 def _run_hook(hook: str, home: Path) -> subprocess.CompletedProcess[str]:
@@ -188,14 +184,6 @@ def test_the_home_serves_both_the_pages_and_the_workspace(home):
     # A workspace moved out of the home (COURSE_WORKSPACE) is out of the server's reach: the
     # pages then say to open the file in another editor.
     assert jupyterlab_link(home.parent / "elsewhere" / "x.cu", [server]) is None
-
-
-def _readme_link_query() -> dict[str, str]:
-    """The parameters of the README's nbgitpuller link (tests/test_hub_values.py checks it against the hook)."""
-    (link,) = set(
-        re.findall(r"https://[^\s`)]*/hub/user-redirect/git-pull\?[^\s`)]+", (ROOT / "README.md").read_text())
-    )
-    return {k: v for k, (v,) in parse_qs(urlsplit(link).query, strict_parsing=True).items()}
 
 
 def _free_port() -> int:
@@ -268,10 +256,8 @@ def learner_server(home, tmp_path) -> Iterator[tuple[str, str]]:
 @pytest.mark.slow  # starts a Jupyter server
 def test_the_readme_link_pulls_into_the_server_root_and_opens_the_start_page(upstream, home, learner_server):
     base, token = learner_server
-    query = {
-        **_readme_link_query(),
-        "repo": f"file://{upstream}",
-    }  # the course's repository, here a local one
+    (link,) = readme_links()
+    query = {**link, "repo": f"file://{upstream}"}  # the course's repository, here a local one
     auth = {"Authorization": f"token {token}"}
     # The link's page: it pulls (through the api below) and then sends the learner to urlpath.
     with urllib.request.urlopen(

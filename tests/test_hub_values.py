@@ -5,24 +5,19 @@ from __future__ import annotations
 import copy
 import json
 import re
-import shlex
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import jsonschema
 import pytest
 import yaml
+from hub_files import VALUES, hook_pull, readme_links
+from hub_files import values as _values
 
 from course.contents import START
 
 ROOT = Path(__file__).resolve().parents[1]
 CHART = ROOT / "tests" / "data" / "z2jh"  # the chart's published schema and default values (README there)
-VALUES = ROOT / "deploy" / "z2jh-values.yaml"
-
-
-def _values() -> dict[str, Any]:
-    return yaml.safe_load(VALUES.read_text())
 
 
 def _helm_merge(defaults: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
@@ -115,29 +110,11 @@ def test_the_gpu_profiles_a_mig_slice_by_default_a_whole_gpu_and_none():
         assert all(v == "1" for v in lim.values())
 
 
-def _hook_pull() -> tuple[str, str, str]:
-    """The repository, branch and folder the start hook's gitpuller pulls."""
-    command = _values()["singleuser"]["lifecycleHooks"]["postStart"]["exec"]["command"]
-    assert command[:2] == ["sh", "-c"]
-    words = shlex.split(command[2])
-    assert words[0] == "gitpuller"
-    repo, branch, folder = words[1:4]
-    assert folder.startswith("$HOME/")
-    return repo, branch, folder.removeprefix("$HOME/")
-
-
-def _readme_links() -> list[str]:
-    return re.findall(
-        r"https://[^\s`)]*/hub/user-redirect/git-pull\?[^\s`)]+", (ROOT / "README.md").read_text()
-    )
-
-
 def test_the_readme_link_and_the_start_hook_pull_the_same_into_the_home():
-    repo, branch, folder = _hook_pull()
-    links = _readme_links()
+    repo, branch, folder = hook_pull()
+    links = readme_links()
     assert links, "the README gives no nbgitpuller link"
-    for link in links:
-        query = {k: v for k, (v,) in parse_qs(urlsplit(link).query, strict_parsing=True).items()}
+    for query in links:
         assert query == {
             "repo": repo,
             "branch": branch,
