@@ -23,7 +23,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
-from hub_files import hook_pull, readme_links, start_hook
+from hub_files import ROOT, hook_pull, readme_links, start_hook
 from nbgitpuller.pull import GitPuller
 
 from course.workspace import DEFAULT_WORKSPACE, WORKSPACE_ENV, jupyterlab_link, workspace_root
@@ -38,7 +38,6 @@ pytestmark = [
     ),
 ]
 
-ROOT = Path(__file__).resolve().parents[1]
 PAGES = ("00_start.ipynb", "day76_tma.ipynb")
 TITLE = "# Day 76: load a tile with the Tensor Memory Accelerator"  # the page's first line of prose
 

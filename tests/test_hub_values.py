@@ -5,18 +5,16 @@ from __future__ import annotations
 import copy
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
 import yaml
-from hub_files import VALUES, hook_pull, readme_links
+from hub_files import ROOT, VALUES, hook_pull, readme_links
 from hub_files import values as _values
 
 from course.contents import START
 
-ROOT = Path(__file__).resolve().parents[1]
 CHART = ROOT / "tests" / "data" / "z2jh"  # the chart's published schema and default values (README there)
 
 
