@@ -22,7 +22,7 @@ from .errors import CourseError
 
 if TYPE_CHECKING:
     from .bench.spec import BenchSpec
-    from .host import LessonHost
+    from .kernel.host import LessonHost
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ class Lesson:
     # ("producer", "consumer", or "producer+consumer" for one warpgroup doing both); the
     # timeline names its rows and trace tracks by it. Empty: the kernel records no timeline.
     warpgroup_roles: tuple[str, ...] = ()
-    # What the start page and the top of the page say (course.contents):
+    # What the start page and the top of the page say (course.page.contents):
     summary: str = ""  # what the day teaches, in a sentence
     goals: tuple[str, ...] = ()  # "After this page you can ...": one per item
     minutes: int = 0  # about how long the page takes a learner, running every cell and the exercises

@@ -89,7 +89,7 @@ sanitize-experiments)
     mkdir -p /tmp/build
     python3 - <<'PY' > /tmp/build/experiments.txt
 from course.lessons import LESSONS
-from course.suggested import load_suggestions
+from course.tryout.suggestions import load_suggestions
 for lesson in LESSONS.values():
     for s in load_suggestions(lesson):
         if s.record:

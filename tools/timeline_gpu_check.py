@@ -43,11 +43,11 @@ from pathlib import Path
 
 os.environ.setdefault("PYTHONUNBUFFERED", "1")
 
-from course import gate  # noqa: E402
 from course import timeline as tl  # noqa: E402
 from course.errors import CourseError  # noqa: E402
+from course.kernel import gate  # noqa: E402
+from course.kernel.provenance import Provenance  # noqa: E402
 from course.lessons import LESSONS, get_lesson  # noqa: E402
-from course.provenance import Provenance  # noqa: E402
 
 TOLERANCE = 0.10  # checks 1 and 2: relative; check 3: percentage points / 100
 REPEATS = 20
@@ -65,7 +65,7 @@ def variants_of(lesson):
 
 
 def variant_sources(lesson, variants):
-    from course.variants import variant_source
+    from course.kernel.variants import variant_source
 
     text = lesson.kernel_path.read_text(encoding="utf-8")
     return {name: variant_source(text, variants, name, lesson.kernel_path) for name in SPLIT_VARIANTS}
@@ -107,7 +107,7 @@ def prefetch(lessons, n):
     """Compile every build the checks need, in parallel threads (NVRTC drops the GIL); CuPy caches them."""
     import cupy
 
-    from course.compile import compile_lesson
+    from course.kernel.compile import compile_lesson
 
     jobs = []
     for lesson in {lesson.kernel_file: lesson for lesson in lessons}.values():
@@ -130,7 +130,7 @@ def prefetch(lessons, n):
 
 
 def check_lesson(lesson, n, out_dir, command):
-    from course.compile import compile_lesson
+    from course.kernel.compile import compile_lesson
 
     t0 = time.perf_counter()
     result = {"lesson": lesson.id, "kernel": lesson.kernel_file, "n": n}

@@ -25,17 +25,17 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from .. import gate
 from ..errors import CheckFailed, CourseError
-from ..provenance import Provenance
+from ..kernel import gate
+from ..kernel.provenance import Provenance
 from .arith import DEFAULT_REPEATS, ROTATION_FACTOR, rate, ratio, rotation_buffers, validate_repeats
 from .result import SCHEMA_VERSION, BenchResult, Measurement, SizeRow
 from .spec import KERNEL, BenchSpec, Extras, Peer
 from .timing import Timer
 
 if TYPE_CHECKING:
-    from ..compile import Compiled
-    from ..host import Check, Workload
+    from ..kernel.compile import Compiled
+    from ..kernel.host import Check, Workload
     from ..lesson import Lesson
 
 
@@ -98,7 +98,7 @@ class Context:
 
     def compile(self, n: int, source: str | None = None, defines: dict[str, int] | None = None) -> Compiled:
         """The kernel at size N (or ``source``, a variant of it; or with extra ``defines``)."""
-        from ..compile import compile_lesson
+        from ..kernel.compile import compile_lesson
 
         if source is None and not defines:
             return compile_lesson(self.lesson, defines=size_defines(self.lesson, n))

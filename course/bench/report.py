@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import gate
 from .._html import escape
 from ..errors import EnvironmentProblem
+from ..kernel import gate
 from ..lesson import Lesson
 from .arith import DEFAULT_REPEATS
 from .result import BenchResult, bench_dir, load

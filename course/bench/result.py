@@ -11,7 +11,7 @@ from typing import Any
 from .. import _data, _paths
 from .._atomic import atomic_write_bytes, atomic_write_text
 from ..errors import CourseError
-from ..provenance import Provenance, Provenanced
+from ..kernel.provenance import Provenance, Provenanced
 from .arith import median
 
 SCHEMA_VERSION = 1

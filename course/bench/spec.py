@@ -18,7 +18,7 @@ from ..errors import CourseError
 from .result import BenchResult, Reason
 
 if TYPE_CHECKING:
-    from ..host import Workload
+    from ..kernel.host import Workload
     from .engine import Context
 
 KERNEL = "kernel"

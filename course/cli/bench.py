@@ -17,9 +17,10 @@ import argparse
 import json
 from pathlib import Path
 
-from .. import bench, gate, nvtx
+from .. import bench
 from .._table import text_table
 from ..errors import CheckFailed, CourseError
+from ..kernel import gate, nvtx
 from ..lessons import LESSONS, get_lesson
 
 

@@ -4,7 +4,7 @@
     python -m course progress --reset LESSON [--learner ID]
 
 Reads the learner's progress file (``<workspace>/progress/<learner>.json``,
-written by the pages: ``course.progress``) and, for each lesson page in
+written by the pages: ``course.exercises.progress``) and, for each lesson page in
 order, says how many quiz questions are answered right, whether the
 annotation exercise was checked and how it scored, and how many coding
 exercises passed, naming what is left. A quiz answer is scored again against
@@ -21,10 +21,10 @@ import argparse
 import json
 from typing import Any
 
-from .. import progress
-from ..coding import exercise_ids
 from ..errors import CourseError
-from ..exercise import PROGRESS_ITEM
+from ..exercises import progress
+from ..exercises.annotation import PROGRESS_ITEM
+from ..exercises.coding import exercise_ids
 from ..lesson import Lesson
 from ..lessons import LESSONS, get_lesson
 from ..quiz.loader import load_quiz

@@ -25,9 +25,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .. import gate
 from .. import timeline as tl
 from ..errors import CheckFailed, CourseError
+from ..kernel import gate
 from ..lessons import get_lesson
 
 

@@ -34,12 +34,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ._data import header_lines, key_line
-from ._html import escape
-from ._toml import read_toml
-from .errors import AnchorError, CourseError
-from .lessons import get_lesson
-from .snippets import Snippet, load_snippets
+from .._data import header_lines, key_line
+from .._html import escape
+from .._toml import read_toml
+from ..errors import AnchorError, CourseError
+from ..lessons import get_lesson
+from ..snippets import Snippet, load_snippets
 
 __all__ = [
     "NONE",
@@ -466,14 +466,14 @@ def exercise_widget(
     Returns a ``VBox`` subclass with ``dropdowns`` (file line -> Dropdown),
     ``check_button``, ``result`` (an HTML widget) and ``marks()``, so a test
     can set values, click, and read ``result.value``. Each Check saves the
-    marks and the result to the learner's progress (``course.progress``;
+    marks and the result to the learner's progress (``course.exercises.progress``;
     the learner is ``learner_id``, else ``COURSE_LEARNER``, else
     ``default``); ``restore=True`` puts saved marks back when the widget is built.
     """
     import ipywidgets as widgets
 
+    from .._live import LiveBox
     from . import progress
-    from ._live import LiveBox
 
     exercise = load_exercise(path or exercise_path(lesson_id))
     if exercise.lesson_id != lesson_id:

@@ -22,7 +22,7 @@ import traitlets
 
 __all__ = ["BUNDLE", "CodeEditor"]
 
-BUNDLE = Path(__file__).with_name("static") / "code_editor.js"
+BUNDLE = Path(__file__).resolve().parents[1] / "static" / "code_editor.js"
 
 
 class CodeEditor(anywidget.AnyWidget):

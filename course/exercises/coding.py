@@ -34,7 +34,7 @@ must match exactly one line, so an edit of the kernel that moves or removes
 it is an error naming the exercise. The learner's file
 (``<workspace>/<lesson>/coding/<id>.cu``) is the lesson's kernel with the
 piece replaced by the starter between two marker lines; only what lies
-between the markers is checked (``course.coding_check``), spliced into the
+between the markers is checked (``course.exercises.coding_check``), spliced into the
 lesson's own kernel, so the rest of the kernel is always the lesson's.
 Anything wrong in the file is a ``CodingError`` naming the file, the line
 and the exercise.
@@ -49,15 +49,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import _paths
-from ._atomic import atomic_write_text
-from ._data import header_lines, read_text
-from ._toml import read_toml
-from .errors import CourseError
-from .workspace import MAX_KERNEL_BYTES, _backup, _create_exclusive, lesson_folder, writing
+from .. import _paths
+from .._atomic import atomic_write_text
+from .._data import header_lines, read_text
+from .._toml import read_toml
+from ..errors import CourseError
+from ..tryout.workspace import MAX_KERNEL_BYTES, _backup, _create_exclusive, lesson_folder, writing
 
 if TYPE_CHECKING:
-    from .lesson import Lesson
+    from ..lesson import Lesson
 
 __all__ = [
     "EXPECTABLE_WRONG",

@@ -6,8 +6,8 @@
     result.check     # which check decided: "gpu", "cpu", "compile" or "none"
     print(result)    # what happened, naming the first wrong element or the fault
 
-The GPU check splices the piece into the lesson's kernel (``course.coding.splice``)
-and runs it through the sandbox (``course.sandbox.run_variant``): compiled,
+The GPU check splices the piece into the lesson's kernel (``course.exercises.coding.splice``)
+and runs it through the sandbox (``course.tryout.sandbox.run_variant``): compiled,
 launched and checked by the lesson's own host code in a child process with a
 time limit, so a piece that faults or hangs cannot break the page or the
 grader. Its failed check names the first wrong element of the result.
@@ -23,7 +23,7 @@ verdict is shown beside it.
 
 Before either, a piece that could leave its function (a stray brace, a
 ``#`` directive, ``asm``, a declaration of the kernel's constants, ...) is
-refused with its line (``course.coding_piece``); the launch and the check
+refused with its line (``course.exercises.coding_piece``); the launch and the check
 take every constant from the lesson's own kernel. The compile and the run
 of the CPU check are children of ``course._confine`` (limits, a throwaway
 folder, bubblewrap where it works), and the harness includes no header: the
@@ -43,20 +43,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import gate
-from ._atomic import atomic_write_text
-from ._confine import Limits, child_env, child_folder, run_child
-from ._html import escape
+from .._atomic import atomic_write_text
+from .._confine import Limits, child_env, child_folder, run_child
+from .._html import escape
+from ..kernel import gate
+from ..tryout.outcome import outcome_words
+from ..tryout.sandbox import DEFAULT_TIMEOUT_S, TryResult, run_variant
+from ..tryout.workspace import lesson_folder, writing
 from .coding import CodingError, CodingExercise, check_piece_text, splice
 from .coding_piece import refuse_escape
-from .sandbox import DEFAULT_TIMEOUT_S, TryResult, run_variant
-from .sandbox_result import outcome_words
-from .workspace import lesson_folder, writing
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from .lesson import Lesson
+    from ..lesson import Lesson
 
 __all__ = ["CHECKS", "CodingResult", "CpuVerdict", "check_piece", "cpu_check", "find_compiler"]
 

@@ -1,13 +1,13 @@
 """A coding exercise on the page: the prompt, an editor holding your piece, Check, a hint, start again.
 
 ``CodingPanel(lesson, exercise)`` is an ``ipywidgets.VBox`` (``course._live.LiveBox``). The
-editor (``course.code_editor.CodeEditor``: CodeMirror, C++ highlighting, Tab
+editor (``course.exercises.code_editor.CodeEditor``: CodeMirror, C++ highlighting, Tab
 indents) shows the piece between the markers of your file
-(``course.coding.learner_file``: made from the starter on first use, never
+(``course.exercises.coding.learner_file``: made from the starter on first use, never
 overwritten), numbered as the lines of that file, so an edit made in
 JupyterLab's editor shows here and the other way round, and a compiler's line
 numbers are the editor's. Check saves the editor into your file, then checks
-it every way this machine can (``course.coding_check.check_piece``: on the GPU
+it every way this machine can (``course.exercises.coding_check.check_piece``: on the GPU
 in a child process with the lesson's own check, on the CPU against the
 lesson's model) and says in words which check ran and what it found
 (``result_html``). Everything works headless: set ``panel.editor.value`` and
@@ -21,23 +21,23 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 
+from .._files import shown
+from .._html import escape
+from .._live import LiveBox
+from ..errors import CourseError
+from ..quiz._markup import inline, reference_html
+from ..tryout.outcome import OUTCOME_WORDS
+from ..tryout.sandbox import DEFAULT_TIMEOUT_S
+from ..tryout.workspace import WORKSPACE_ENV, where_html
 from . import progress
-from ._files import shown
-from ._html import escape
-from ._live import LiveBox
 from .code_editor import CodeEditor
 from .coding import CodingExercise, LearnerFile, learner_file, learner_file_path
 from .coding_check import CodingResult, check_piece
-from .errors import CourseError
-from .quiz._markup import inline, reference_html
-from .sandbox import DEFAULT_TIMEOUT_S
-from .sandbox_result import OUTCOME_WORDS
-from .workspace import WORKSPACE_ENV, where_html
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from .lesson import Lesson
+    from ..lesson import Lesson
 
 __all__ = ["CHECK_WORDS", "CodingPanel", "result_html"]
 
@@ -49,7 +49,7 @@ STYLE = """<style>
 .course-coding .widget-html-content pre { margin: 0.3em 0; line-height: var(--jp-code-line-height, 1.3); }
 </style>"""
 
-# What each check means, in the learner's words (the outcomes': course.sandbox_result.OUTCOME_WORDS).
+# What each check means, in the learner's words (the outcomes': course.tryout.outcome.OUTCOME_WORDS).
 CHECK_WORDS = {
     "gpu": "checked on the GPU with the lesson's own check",
     "cpu": "checked on the CPU against the lesson's model",
@@ -58,7 +58,7 @@ CHECK_WORDS = {
 }
 _COLORS = {"passed": "#1a7f37", "not-checked": "#1f5fa8", "not-run": "#1f5fa8"}
 _MARKS = {"passed": "✓", "not-checked": "?", "not-run": "?"}
-# The CPU harness's compiler, after course.coding_check mapped its lines: "your code, line N: ...".
+# The CPU harness's compiler, after course.exercises.coding_check mapped its lines: "your code, line N: ...".
 _YOUR_LINE = re.compile(r"^your code, line (\d+): (.*)$")
 
 

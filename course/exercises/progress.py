@@ -5,7 +5,7 @@
     lesson_progress(lesson_id)               # {"quiz": {...}, "annotation": {...}, "coding": {...}}
     reset(lesson_id)                         # forget one page; the forgotten part goes to a backup first
 
-One JSON file per learner in the workspace (``course.workspace``):
+One JSON file per learner in the workspace (``course.tryout.workspace``):
 ``<workspace>/progress/<learner>.json``. The learner is the id a page was
 given, else ``COURSE_LEARNER``, else ``JUPYTERHUB_USER``, else the login
 name, else ``default`` (``login_learner``); it is checked like a
@@ -46,11 +46,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ._atomic import atomic_write_text
-from ._files import read_regular, shown
-from .errors import CourseError
-from .quiz.submission import validate_learner_id
-from .workspace import workspace_root
+from .._atomic import atomic_write_text
+from .._files import read_regular, shown
+from ..errors import CourseError
+from ..quiz.submission import validate_learner_id
+from ..tryout.workspace import workspace_root
 
 try:  # POSIX; elsewhere saves are still atomic, only not serialised between processes
     import fcntl

@@ -1,12 +1,12 @@
 """A coding exercise's answer stays out of the page until the learner passes it or asks to see it.
 
 The answer is the exercise's lines of the lesson's kernel (``first`` ..
-``last`` in ``content/coding/<lesson>.toml``, ``course.coding``). Where a
+``last`` in ``content/coding/<lesson>.toml``, ``course.exercises.coding``). Where a
 listing or a diff on the page holds them, it is shown with those lines
-folded into one placeholder row (``course.render.Hidden``), and beside it a
+folded into one placeholder row (``course.view.listing.Hidden``), and beside it a
 button that shows them. The full text is sent to the page only then: before,
 it is not in the page's HTML at all. Whether the learner has passed comes
-from their progress (``course.progress``, kind ``coding``): a page run after
+from their progress (``course.exercises.progress``, kind ``coding``): a page run after
 a pass shows everything, and a pass on this page shows the lines at once.
 """
 
@@ -16,14 +16,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .._html import escape
+from ..errors import CourseError
+from ..view.listing import Hidden
 from . import progress
-from ._html import escape
 from .coding import CodingExercise, load_coding
-from .errors import CourseError
-from .render import Hidden
 
 if TYPE_CHECKING:
-    from .lesson import Lesson
+    from ..lesson import Lesson
 
 __all__ = ["Answer", "RevealBox", "answers", "passed"]
 

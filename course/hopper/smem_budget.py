@@ -37,10 +37,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ._html import escape
-from .errors import CourseError
-from .gpus import CARDS, Card
-from .picture import Picture, picture
+from .._html import escape
+from ..errors import CourseError
+from ..kernel.gpus import CARDS, Card
+from ..picture import Picture, picture
 
 __all__ = [
     "STATIC_LIMIT_BYTES",
@@ -271,7 +271,7 @@ def budget_widget(config: PipelineConfig | None = None, feature: str | None = No
     """
     import ipywidgets as widgets
 
-    from ._live import LiveBox
+    from .._live import LiveBox
 
     start = config or PipelineConfig()
 

@@ -14,9 +14,9 @@ from typing import Literal
 
 import numpy as np
 
-from ._cuda import checked, driver
-from ._html import escape
-from .errors import TensorMapRuleError
+from .._html import escape
+from ..errors import TensorMapRuleError
+from ..kernel._cuda import checked, driver
 
 __all__ = [
     "DRIVER_DOC",

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import CourseError
+from ..errors import CourseError
 
 __all__ = [
     "DESCRIPTOR_FIELDS",

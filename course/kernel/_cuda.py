@@ -13,7 +13,7 @@ import importlib
 from types import ModuleType
 from typing import Any
 
-from .errors import CourseError
+from ..errors import CourseError
 
 
 def _bindings(name: str, label: str) -> ModuleType:

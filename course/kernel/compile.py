@@ -31,11 +31,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..errors import CourseError
 from ._cuda import checked, nvrtc
-from .errors import CourseError
 
 if TYPE_CHECKING:
-    from .lesson import Lesson
+    from ..lesson import Lesson
 
 
 STATIC_SMEM_LIMIT = 48 * 1024  # bytes a block gets without opting in (CUDA guide, compute capabilities)
@@ -163,8 +163,8 @@ def options_for(
 
 def _read_source(path: Path) -> str:
     """Through the one reader of named files: a FIFO, a device or a huge file is refused, never waited on."""
-    from ._data import read_text
-    from ._files import MAX_KERNEL_BYTES
+    from .._data import read_text
+    from .._files import MAX_KERNEL_BYTES
 
     return read_text(path, "the kernel source", limit=MAX_KERNEL_BYTES)
 
@@ -324,7 +324,7 @@ def compile_lesson(
     if arch and device_cc and arch.removeprefix("sm_").rstrip("a") != device_cc:
         raise CourseError(
             f"CuPy compiles for the GPU in this machine (sm_{device_cc}), so a build for {arch} cannot be "
-            f"loaded here; use course.compile.compile_offline(lesson, arch={arch!r}) to check that target "
+            f"loaded here; use course.kernel.compile.compile_offline(lesson, arch={arch!r}) to check that target "
             "without running it"
         )
     if source is None:
@@ -439,7 +439,7 @@ def _cache_read(path: Path, lesson: Lesson, options: CompileOptions) -> OfflineC
 
 def _cache_write(path: Path, result: OfflineCompile) -> None:
     """Keep a result; a cache that cannot be written is no reason to fail a compile."""
-    from ._atomic import atomic_write_text
+    from .._atomic import atomic_write_text
 
     data = {
         "cubin": base64.b64encode(result.cubin).decode("ascii"),
@@ -466,7 +466,7 @@ def compile_offline(
 
     ``source`` replaces the kernel file's text, as in ``compile_lesson``;
     ``ptxas_verbose`` puts ptxas's report (registers, spills, shared
-    memory, warnings) in the log (``course.ptxas`` reads it).
+    memory, warnings) in the log (``course.kernel.ptxas`` reads it).
     """
     options = options_for(lesson, defines, arch)
     flags = options.flags("--gpu-architecture") + (("--ptxas-options=-v",) if ptxas_verbose else ())

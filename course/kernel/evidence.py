@@ -3,7 +3,7 @@
 ``python -m course record`` runs each lesson on the GPU in hand and writes
 ``evidence/<lesson>.json``: the provenance (device, compute capability,
 driver, CUDA runtime, NVRTC, CuPy and cuda-python versions, the date and
-the command; ``course.provenance``) and the exact output lines. Only a real
+the command; ``course.kernel.provenance``) and the exact output lines. Only a real
 run writes evidence: ``record`` takes the probe of a machine that has a
 GPU. A page that cannot run shows the file instead, saying plainly that it
 is a recording.
@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import _data
-from ._atomic import atomic_write_text
-from ._html import escape
-from .errors import CourseError
+from .. import _data
+from .._atomic import atomic_write_text
+from .._html import escape
+from ..errors import CourseError
+from ..lesson import Lesson
 from .gate import Machine
-from .lesson import Lesson
 from .provenance import Provenance, Provenanced
 
 SCHEMA_VERSION = 1

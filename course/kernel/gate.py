@@ -31,8 +31,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .errors import EnvironmentProblem
-from .lesson import Lesson
+from ..errors import EnvironmentProblem
+from ..lesson import Lesson
 
 Tier = Literal["no-gpu", "wrong-gpu", "runs"]
 

@@ -36,9 +36,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ._html import escape
-from .errors import CourseError
-from .lessons import get_lesson
+from .._html import escape
+from ..errors import CourseError
+from ..lessons import get_lesson
 
 __all__ = [
     "CARDS",

@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from ..errors import CourseError
 from . import gate, nvtx
-from .errors import CourseError
 
 if TYPE_CHECKING:
+    from ..lesson import Lesson
     from .compile import Compiled
-    from .lesson import Lesson
 
 __all__ = [
     "Check",

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import CourseError
+from ..errors import CourseError
 
 _LCG_A = 1664525
 _LCG_C = 1013904223

@@ -14,8 +14,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from . import _data
-from .errors import CourseError
+from .. import _data
+from ..errors import CourseError
 from .gate import Machine
 
 

@@ -19,9 +19,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ._html import escape
+from .._html import escape
+from ..lesson import Lesson
 from .compile import compile_offline
-from .lesson import Lesson
 
 _ENTRY = re.compile(r"Compiling entry function '([^']+)'")
 _FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
@@ -110,7 +110,7 @@ def parse(log: str, kernel: str) -> PtxasReport:
     frame = _FRAME.search(text)
     used = _USED.search(text)
     if frame is None or used is None:
-        from .errors import CourseError
+        from ..errors import CourseError
 
         raise CourseError(f"no ptxas report for {kernel!r} in the compile log (was -v passed?)")
     warnings = tuple(

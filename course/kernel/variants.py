@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import CourseError
+from ..errors import CourseError
 
 
 @dataclass(frozen=True)

@@ -27,8 +27,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import CourseError
-from .host import (
+from ..errors import CourseError
+from ..hopper.tensormap import TileMap, encode
+from ..kernel.host import (
     Check,
     LaunchConfig,
     LessonHost,
@@ -38,12 +39,11 @@ from .host import (
     timing_floor,
     timing_floor_note,
 )
-from .lcg import lcg_halves, normal_inputs
-from .tensormap import TileMap, encode
+from ..kernel.lcg import lcg_halves, normal_inputs
 
 if TYPE_CHECKING:
-    from .compile import Compiled
-    from .lesson import Lesson
+    from ..kernel.compile import Compiled
+    from ..lesson import Lesson
 
 LCG_SEED = 20261201  # the ladder programs' main() draws A and B from this seed
 SAMPLE_ROWS = 128  # above N = 1024, checkD compares 128 whole rows (and every element for NaN)
@@ -185,8 +185,8 @@ VARIANT_SIZES = (4096, 8192)
 
 
 def _cublas_peer() -> tuple[Any, ...]:
-    from .bench.peers import Cublas
-    from .bench.spec import Peer
+    from ..bench.peers import Cublas
+    from ..bench.spec import Peer
 
     gemm = Cublas(out="float16", b_layout="nk")
 
@@ -210,10 +210,10 @@ def ladder_spec(lesson: Lesson, variants: dict[str, dict[str, int]] | None = Non
     ratios are reported with their spread over the repeats; ``why`` says
     what the variants show.
     """
-    from .bench import engine
-    from .bench.arith import gemm_bytes, gemm_flops, paired_ratios
-    from .bench.result import BenchResult, Reason
-    from .bench.spec import KERNEL, BenchSpec, Extras
+    from ..bench import engine
+    from ..bench.arith import gemm_bytes, gemm_flops, paired_ratios
+    from ..bench.result import BenchResult, Reason
+    from ..bench.spec import KERNEL, BenchSpec, Extras
 
     variants = dict(variants or {})
 
@@ -369,7 +369,7 @@ def _previous_rates(lesson: Lesson) -> dict[int, tuple[float, str, float | None]
     peer (empty when none is recorded)."""
     if not lesson.previous:
         return {}
-    from .bench.result import load
+    from ..bench.result import load
 
     recorded = load(lesson.previous)
     if recorded is None:

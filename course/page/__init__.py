@@ -19,14 +19,14 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import evidence, gate
-from ._html import escape
-from .annotations import load_notes
-from .errors import CheckFailed, CourseError, EnvironmentProblem
-from .host import run_lesson
-from .lessons import get_lesson
-from .render import SnippetView
-from .snippets import get_snippet
+from .._html import escape
+from ..errors import CheckFailed, CourseError, EnvironmentProblem
+from ..kernel import evidence, gate
+from ..kernel.host import run_lesson
+from ..lessons import get_lesson
+from ..snippets import get_snippet
+from ..view.listing import SnippetView
+from ..view.notes import load_notes
 
 
 def _display(obj: Any) -> None:
@@ -107,7 +107,7 @@ def _compile_in_background(lesson: Any) -> Any:
     # from the notebook's thread.
     import cupy
 
-    from .compile import compile_lesson
+    from ..kernel.compile import compile_lesson
 
     cupy.cuda.Device(0).use()
     return compile_lesson(lesson, defines=lesson.run_defines)
@@ -156,7 +156,7 @@ class Page:
     # -- the kernel source ------------------------------------------------
     def snippet(self, name: str) -> Any:
         """The region as a listing with its notes; a coding exercise's lines in it stay folded
-        (with a button that shows them) until the learner passes that exercise (``course.reveal``)."""
+        (with a button that shows them) until the learner passes that exercise (``course.exercises.reveal``)."""
         snip = get_snippet(self.lesson.kernel_path, name)
         notes = tuple(load_notes(self.lesson).get(name, []))
         folded = [a for a in self._unpassed() if a.first <= snip.end and snip.start <= a.last]
@@ -165,12 +165,12 @@ class Page:
         return self._reveal_box(lambda hidden: SnippetView(snip, notes, tuple(hidden))._repr_html_(), folded)
 
     def _unpassed(self) -> tuple[Any, ...]:
-        from .reveal import still_hidden
+        from ..exercises.reveal import still_hidden
 
         return still_hidden(self.lesson)
 
     def _reveal_box(self, render: Callable[[Any], str], folded: list[Any]) -> Any:
-        from .reveal import RevealBox
+        from ..exercises.reveal import RevealBox
 
         box = RevealBox(render, folded)
         self._reveals.append(box)
@@ -218,7 +218,7 @@ class Page:
         It compiles what a run and ``try_mine`` compile: the kernel at the run's size
         (``Lesson.run_defines``), so an unchanged copy reports the same cubin."""
         if self._compile_message is None:
-            from .compile import compile_offline
+            from ..kernel.compile import compile_offline
 
             try:
                 result = compile_offline(self.lesson, defines=self.lesson.run_defines)
@@ -284,7 +284,7 @@ class Page:
         cache), so it waits for the learner's click instead of slowing down
         Run All. ``kwargs`` go to ``course.bench.speed_section`` (sizes, repeats).
         """
-        from .bench import speed_section
+        from ..bench import speed_section
 
         recorded = speed_section(self.lesson, measure_here=False, **kwargs)
         if not self.verdict().runs:
@@ -307,7 +307,7 @@ class Page:
     # -- what changed, what ptxas says, where the climb stands -----------
     def changes(self, regions: tuple[str, ...] | None = None) -> Any:
         """The kernel's regions side by side with the previous step's (``Lesson.previous``)."""
-        from .diffview import kernel_diff
+        from ..view.diff import kernel_diff
 
         if not self.lesson.previous:
             return Message("info", f"{self.lesson.id} does not follow another step of the course.")
@@ -328,7 +328,7 @@ class Page:
 
     def ptxas(self, **defines: int) -> Any:
         """ptxas's report for the kernel (registers, spills, wgmma serialization), built without a GPU."""
-        from .ptxas import report
+        from ..kernel.ptxas import report
 
         try:
             return report(self.lesson, defines or None)
@@ -344,7 +344,7 @@ class Page:
         table alone: the plot covers every size, so a second table at another
         size need not draw it again.
         """
-        from .bench.climb import climb_figure, climb_table, measure_climb
+        from ..bench.climb import climb_figure, climb_table, measure_climb
 
         if not chart:
             return climb_table(self.lesson, size)
@@ -381,7 +381,7 @@ class Page:
     def quiz(self, **kwargs: Any) -> Any:
         """The lesson's quiz in practice mode. Submit saves under the learner's
         JupyterHub name, or the login name on a machine of one's own."""
-        from .quiz import show_quiz
+        from ..quiz import show_quiz
 
         kwargs.setdefault("learner_id", default_learner_id())
         panel = show_quiz(self.lesson.id, **kwargs)
@@ -389,14 +389,14 @@ class Page:
         self._reveals.extend(getattr(panel, "reveals", ()))
         return panel
 
-    # -- write a piece yourself (course.coding) ----------------------------
+    # -- write a piece yourself (course.exercises.coding) ----------------------------
     def coding(self, exercise: str | None = None) -> Any:
         """The page's coding exercise (``exercise``: its id; default: the first): write a piece
         of the kernel, press Check, and it runs with the lesson's own check on this GPU, or
         against the course's CPU model where no GPU runs the lesson. Your code is kept in your
         workspace between two marker lines, so an edit in JupyterLab's editor shows here too."""
-        from .coding import get_exercise, load_coding
-        from .coding_widget import CodingPanel
+        from ..exercises.coding import get_exercise, load_coding
+        from ..exercises.coding_widget import CodingPanel
 
         found = load_coding(self.lesson)
         if not found:
@@ -409,14 +409,14 @@ class Page:
             button.on_click(lambda _b: self.refresh_reveals())
         return panel
 
-    # -- try your own version (course.workspace, course.sandbox) -----------
+    # -- try your own version (course.tryout.workspace, course.tryout.sandbox) -----------
     def my_copy(self, reset: bool = False) -> Any:
         """Your copy of the lesson's kernel, to edit: where it is (a link that opens it in
         JupyterLab's editor) and what you changed. Made on first use, never overwritten;
         ``reset=True`` starts again from the lesson's kernel, keeping the old copy as a backup."""
         from dataclasses import replace
 
-        from .workspace import learner_copy
+        from ..tryout.workspace import learner_copy
 
         return replace(learner_copy(self.lesson, reset=reset), hidden=self._hidden_lines())
 
@@ -425,7 +425,7 @@ class Page:
 
     def suggested(self) -> Any:
         """The page's suggested experiments: the change, and the outcome the page expects."""
-        from .suggested import load_suggestions, suggestions_html
+        from ..tryout.suggestions import load_suggestions, suggestions_html
 
         found = load_suggestions(self.lesson)
 
@@ -452,8 +452,8 @@ class Page:
         never touched, and ``page.run()`` works right after. On a machine
         that cannot run the lesson, your version is compile-checked instead.
         """
-        from .sandbox import DEFAULT_TIMEOUT_S
-        from .tryout import try_kernel
+        from ..tryout.sandbox import DEFAULT_TIMEOUT_S
+        from ..tryout.trial import try_kernel
 
         tried = try_kernel(
             self.lesson,
@@ -481,7 +481,7 @@ class Page:
         """The producer/consumer timeline recorded on a real GPU, and on a GPU that
         runs the lesson a button that records one here (the kernel rebuilt with
         -DCOURSE_TIMELINE, one launch at size ``n``, default 4096, checked)."""
-        from . import timeline as tl
+        from .. import timeline as tl
 
         if not tl.instrumented(self.lesson):
             return Message("info", f"{self.lesson.kernel_file} records no timeline.")
@@ -525,7 +525,7 @@ def _gpu_action(
     again under COURSE_REQUIRE_GPU). ``box.<name>()`` does the same without a frontend (tests)."""
     import ipywidgets as w
 
-    from ._live import LiveBox
+    from .._live import LiveBox
 
     button = w.Button(description=label, icon="play", button_style="primary")
     status = w.HTML()
@@ -555,7 +555,7 @@ def _gpu_action(
 
 
 def default_learner_id() -> str | None:
-    """COURSE_LEARNER, else JUPYTERHUB_USER, else the login name (``course.progress.login_learner_id``)."""
-    from .progress import login_learner_id
+    """COURSE_LEARNER, else JUPYTERHUB_USER, else the login name (``course.exercises.progress.login_learner_id``)."""
+    from ..exercises.progress import login_learner_id
 
     return login_learner_id()

@@ -23,12 +23,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from . import _paths
-from ._atomic import atomic_write_text
-from ._html import escape
-from .errors import CourseError
-from .lesson import Lesson
-from .lessons import LESSONS
+from .. import _paths
+from .._atomic import atomic_write_text
+from .._html import escape
+from ..errors import CourseError
+from ..lesson import Lesson
+from ..lessons import LESSONS
 
 __all__ = ["START", "bottom_cell", "contents", "start_page", "sync", "top_cell"]
 
@@ -152,7 +152,7 @@ class _Table:
 
 def contents() -> _Table:
     """Which lessons run their kernel on this machine, and what each page does where it cannot."""
-    from . import gate
+    from ..kernel import gate
 
     verdicts = [(lesson, gate.verdict(lesson)) for lesson in _ordered()]
     reasons = {v.reason for _, v in verdicts if not v.runs}
@@ -193,7 +193,7 @@ def _start_notebook(kernelspec: dict[str, Any]) -> dict[str, Any]:
     return {
         "cells": [
             _markdown("course-start", start_page()),
-            _code("course-start-machine", "from course.contents import contents\n\ncontents()"),
+            _code("course-start-machine", "from course.page.contents import contents\n\ncontents()"),
         ],
         "metadata": {"kernelspec": kernelspec, "language_info": {"name": "python"}},
         "nbformat": 4,

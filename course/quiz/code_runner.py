@@ -2,13 +2,13 @@
 
 ``python -m course quiz grade`` scores a code question (``course.quiz.model.Code``)
 by handing its response, the piece, to ``CodeRunner``: the piece is checked by
-``course.coding_check.check_piece`` in a fresh temporary folder. On a machine
+``course.exercises.coding_check.check_piece`` in a fresh temporary folder. On a machine
 whose GPU runs the lesson, the sandbox's child process compiles, runs and
 checks it with the lesson's own check (a fault or a hang ends only that child);
 elsewhere the CPU check runs it as a compiled program in a child process. The
 grader's own process never compiles or runs a learner's code, and one
 submission's failure never stops the others: a piece that could leave its
-function is refused before anything compiles it (``course.coding_piece``),
+function is refused before anything compiles it (``course.exercises.coding_piece``),
 every child runs confined and limited (``course._confine``), and an
 unexpected error of the check itself scores that piece 0 ("crashed") with
 the reason. Identical pieces are run once.
@@ -21,16 +21,16 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .coding import get_exercise
-from .coding_check import CodingResult, check_piece
-from .errors import CourseError
-from .lessons import get_lesson
-from .sandbox import DEFAULT_TIMEOUT_S
+from ..errors import CourseError
+from ..exercises.coding import get_exercise
+from ..exercises.coding_check import CodingResult, check_piece
+from ..lessons import get_lesson
+from ..tryout.sandbox import DEFAULT_TIMEOUT_S
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from .quiz.model import Code
+    from .model import Code
 
 __all__ = ["CodeRunner"]
 

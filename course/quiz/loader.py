@@ -412,7 +412,7 @@ def _line(f: _Fields, ctx: _Context, explanation: str | None) -> Question:
 
 
 def _code(f: _Fields, ctx: _Context, explanation: str | None) -> Question:
-    from ..coding import get_exercise
+    from ..exercises.coding import get_exercise
 
     lesson_id = f.text("lesson", default=ctx.lesson)
     name = f.text("exercise")

@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .. import nvtx
 from ..errors import CheckFailed, CourseError
-from ..provenance import Provenance
+from ..kernel import nvtx
+from ..kernel.provenance import Provenance
 
 if TYPE_CHECKING:
-    from ..compile import Compiled
-    from ..host import Workload
+    from ..kernel.compile import Compiled
+    from ..kernel.host import Workload
     from ..lesson import Lesson
 from .decode import decode
 from .model import DEFAULT_N, DEFINE, SYMBOL, Layout, Timeline, TimelineError
@@ -27,7 +27,7 @@ from .model import DEFAULT_N, DEFINE, SYMBOL, Layout, Timeline, TimelineError
 # ---------------------------------------------------------------------------
 def compile_instrumented(lesson: Lesson, n: int, source: str | None = None) -> Compiled:
     """The lesson's kernel at size N, with the stamps compiled in."""
-    from ..compile import compile_lesson
+    from ..kernel.compile import compile_lesson
 
     return compile_lesson(lesson, defines={lesson.size_macro: n, DEFINE: 1}, source=source)
 
@@ -57,7 +57,7 @@ def _timed_launch(work: Workload, j: int = 0) -> float:
 
     from ..bench.arith import MIN_REPEATS
     from ..bench.timing import Timer
-    from ..compile import LaunchError
+    from ..kernel.compile import LaunchError
 
     timer = Timer(MIN_REPEATS)
     stream = cp.cuda.get_current_stream()
@@ -102,7 +102,7 @@ def record(
     """
     import cupy as cp
 
-    from .. import gate
+    from ..kernel import gate
 
     layout = Layout.of(lesson)
     check_size(lesson, n)
@@ -219,9 +219,9 @@ def measure_overhead(
     """
     import cupy as cp
 
-    from .. import gate
     from ..bench.engine import Context, release, spec_of
     from ..bench.timing import Timer
+    from ..kernel import gate
 
     spec = spec_of(lesson)
     machine = gate.probe()

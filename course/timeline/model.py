@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..errors import CourseError
-from ..provenance import Provenance
+from ..kernel.provenance import Provenance
 
 if TYPE_CHECKING:
     from ..lesson import Lesson

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from .. import _data, _paths
 from .._atomic import atomic_write_bytes, atomic_write_text
 from ..errors import CourseError
-from ..provenance import Provenance
+from ..kernel.provenance import Provenance
 
 if TYPE_CHECKING:
     pass

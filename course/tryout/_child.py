@@ -1,8 +1,8 @@
-"""The child process of ``course.sandbox``: compile, run and check one learner's source, then exit.
+"""The child process of ``course.tryout.sandbox``: compile, run and check one learner's source, then exit.
 
-    python -m course._sandbox_child --lesson <id> --source ~/hopper-course-work/<id>/<kernel file>
+    python -m course.tryout._child --lesson <id> --source ~/hopper-course-work/<id>/<kernel file>
 
-It reports on stdout in ``course.sandbox``'s protocol (lines starting with
+It reports on stdout in ``course.tryout.sandbox``'s protocol (lines starting with
 ``@@course-sandbox``, one JSON object each) and always ends with exactly one
 ``result`` event. It then leaves with ``os._exit``: after a sticky error
 (an illegal address, a trap) CuPy's module unload at interpreter exit would
@@ -22,7 +22,7 @@ every constant the launch and the check use comes from the lesson's own
 kernel, whatever the piece's text says.
 
 With ``--offline`` it only compile-checks the source without a GPU
-(``course.compile.compile_offline``) and reports ``not-run`` with what
+(``course.kernel.compile.compile_offline``) and reports ``not-run`` with what
 NVRTC said, so a compile that never ends is stopped with this process.
 """
 
@@ -63,7 +63,7 @@ _SHADOWS: list[Path] = []
 
 def shadow_root(kernel_file: str, source: str) -> Path:
     """A temporary checkout: links to the real one, with ``kernels/<kernel_file>`` holding ``source``."""
-    from ._paths import repo_root
+    from .._paths import repo_root
 
     real = repo_root()
     root = Path(tempfile.mkdtemp(prefix="course-try-root-"))
@@ -81,9 +81,9 @@ def shadow_root(kernel_file: str, source: str) -> Path:
 
 def offline(lesson_id: str, source_path: Path) -> dict[str, Any]:
     """The compile check without a GPU: ``not-run`` with what it found."""
-    from .compile import CompileError, compile_offline
-    from .errors import CourseError
-    from .lessons import get_lesson
+    from ..errors import CourseError
+    from ..kernel.compile import CompileError, compile_offline
+    from ..lessons import get_lesson
 
     lesson = get_lesson(lesson_id)
     source = source_path.read_text(encoding="utf-8")
@@ -97,12 +97,12 @@ def offline(lesson_id: str, source_path: Path) -> dict[str, Any]:
 
 
 def run(lesson_id: str, source_path: Path, emit: Emit, lesson_constants: bool = False) -> dict[str, Any]:
-    """The facts of one run, for ``course.sandbox._describe``."""
-    from . import gate
-    from .compile import CompileError, LaunchError, compile_lesson, error_kind
-    from .errors import CourseError
-    from .host import run_lesson
-    from .lessons import get_lesson
+    """The facts of one run, for ``course.tryout.sandbox._describe``."""
+    from ..errors import CourseError
+    from ..kernel import gate
+    from ..kernel.compile import CompileError, LaunchError, compile_lesson, error_kind
+    from ..kernel.host import run_lesson
+    from ..lessons import get_lesson
 
     lesson = get_lesson(lesson_id)
     source = source_path.read_text(encoding="utf-8")
@@ -140,7 +140,7 @@ def run(lesson_id: str, source_path: Path, emit: Emit, lesson_constants: bool = 
 
 
 def main(argv: list[str] | None = None) -> NoReturn:
-    parser = argparse.ArgumentParser(prog="python -m course._sandbox_child")
+    parser = argparse.ArgumentParser(prog="python -m course.tryout._child")
     parser.add_argument("--lesson", required=True)
     parser.add_argument("--source", required=True, type=Path)
     parser.add_argument("--offline", action="store_true", help="compile-check only, without a GPU")

@@ -1,5 +1,5 @@
 """What a learner's run came to, in words: CUDA error names, compile logs mapped to the
-learner's file, and the result of a try (``TryResult``). Used by ``course.sandbox``."""
+learner's file, and the result of a try (``TryResult``). Used by ``course.tryout.sandbox``."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._html import escape
+from .._html import escape
 
 if TYPE_CHECKING:
-    from .lesson import Lesson
+    from ..lesson import Lesson
 
 
 PROTOCOL_PREFIX = "@@course-sandbox "
@@ -75,7 +75,7 @@ def _normal(name: str) -> str:
     return name.removeprefix("CUDA_ERROR_").removeprefix("cudaError").replace("_", "").lower()
 
 
-# What a running kernel did, for the sticky errors (course.compile.STICKY_ERRORS).
+# What a running kernel did, for the sticky errors (course.kernel.compile.STICKY_ERRORS).
 _FAULT_WORDS = {
     "illegaladdress": "it read or wrote an address it does not own",
     "misalignedaddress": "it read or wrote an address that is not aligned for the access "
@@ -142,7 +142,7 @@ def map_compile_log(log: str, source: str, path: Path, program_names: Sequence[s
     through CuPy. Lines of those names are the learner's lines; errors in
     included headers (libcu++) keep their own file names.
     """
-    from .compile import numbered_excerpt
+    from ..kernel.compile import numbered_excerpt
 
     names = {Path(n).name for n in program_names} | {path.name}
     shown = str(path)

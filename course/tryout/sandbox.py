@@ -12,7 +12,7 @@ later GPU cell fails until the kernel is restarted (CUDA Runtime API,
 cudaError_t: "the process must be terminated and relaunched"). A kernel
 that hangs (a barrier that never completes) never returns at all. So the
 learner's source is compiled, run and checked in ``python -m
-course._sandbox_child``, with its own CUDA context, in its own process
+course.tryout._child``, with its own CUDA context, in its own process
 group, under a time limit: a fault ends the child, a hang is killed with
 its whole process group, and the page's own context is never touched.
 
@@ -53,13 +53,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import _confine, _paths, gate
-from ._data import read_text
-from ._files import MAX_KERNEL_BYTES
-from .errors import CourseError
+from .. import _confine, _paths
+from .._data import read_text
+from .._files import MAX_KERNEL_BYTES
+from ..errors import CourseError
+from ..kernel import gate
 
 if TYPE_CHECKING:
-    from .lesson import Lesson
+    from ..lesson import Lesson
 
 __all__ = [
     "COMPILE_TIMEOUT_S",
@@ -76,7 +77,7 @@ __all__ = [
     "run_variant",
 ]
 
-from .sandbox_result import (
+from .outcome import (
     _RESULT_GRACE_S,
     COMPILE_TIMEOUT_S,
     DEFAULT_TIMEOUT_S,
@@ -178,7 +179,7 @@ def child_command(
     command = [
         sys.executable,
         "-m",
-        "course._sandbox_child",
+        "course.tryout._child",
         "--lesson",
         lesson.id,
         "--source",
@@ -192,9 +193,9 @@ def child_env(folder: Path) -> dict[str, str]:
 
     The caches are named by their real place, since the child's ``HOME`` is a throwaway folder.
     """
-    from .compile import CACHE_ENV, _cache_dir, compile_cache_dir
+    from ..kernel.compile import CACHE_ENV, _cache_dir, compile_cache_dir
 
-    package_parent = str(Path(__file__).resolve().parent.parent)
+    package_parent = str(Path(__file__).resolve().parents[2])
     extra = {"PYTHONUNBUFFERED": "1", "CUPY_CACHE_DIR": str(_cache_dir())}
     try:
         extra["COURSE_ROOT"] = str(_paths.repo_root())
@@ -289,7 +290,7 @@ def _supervise(
 
 def compile_cache_dir_for_child() -> Path | None:
     """The NVRTC compile cache, made if missing, for the offline child to write (None: off or unusable)."""
-    from .compile import compile_cache_dir
+    from ..kernel.compile import compile_cache_dir
 
     folder = compile_cache_dir()
     if folder is None:

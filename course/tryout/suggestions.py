@@ -14,11 +14,11 @@ Declared as data beside the lesson, in ``content/experiments/<lesson>.toml``:
     old = "tile[r][c] + 1.0f;"            # must occur exactly once in the kernel
     new = "tile[r][c] + 1;"
 
-The changes are ``course.variants.Substitution``s (whitespace runs match
-any whitespace), applied to the lesson's kernel by ``course.variants.apply``,
+The changes are ``course.kernel.variants.Substitution``s (whitespace runs match
+any whitespace), applied to the lesson's kernel by ``course.kernel.variants.apply``,
 so an edit to the kernel that moves the text is an error naming the
 experiment, never a silent no-op. ``expect`` uses the sandbox's outcomes
-(``course.sandbox.OUTCOMES``); the page runs the variant in the sandbox and
+(``course.tryout.sandbox.OUTCOMES``); the page runs the variant in the sandbox and
 says whether this GPU confirmed what it promised.
 """
 
@@ -28,16 +28,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import _paths
-from ._html import escape
-from ._toml import read_toml
-from .errors import CourseError
-from .quiz._markup import inline
-from .sandbox_result import outcome_words
-from .variants import Substitution, apply
+from .. import _paths
+from .._html import escape
+from .._toml import read_toml
+from ..errors import CourseError
+from ..kernel.variants import Substitution, apply
+from ..quiz._markup import inline
+from .outcome import outcome_words
 
 if TYPE_CHECKING:
-    from .lesson import Lesson
+    from ..lesson import Lesson
 
 __all__ = ["EXPECTABLE", "Suggestion", "get_suggestion", "load_suggestions", "suggestions_path"]
 

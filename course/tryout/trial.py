@@ -1,10 +1,10 @@
 """Try a version of a lesson's kernel: the learner's copy, a file, or a suggested experiment.
 
 What ``page.try_mine()`` and ``python -m course try`` share: pick the file
-(``course.workspace``), run it in the sandbox (``course.sandbox``), and put
+(``course.tryout.workspace``), run it in the sandbox (``course.tryout.sandbox``), and put
 the result beside the lesson's own kernel's (its recorded run, or a fresh
 sandbox run of it), with the diff of what changed and, for a suggested
-experiment (``course.suggested``), whether this GPU did what the page said.
+experiment (``course.tryout.suggestions``), whether this GPU did what the page said.
 """
 
 from __future__ import annotations
@@ -13,19 +13,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from . import evidence
-from ._html import escape
-from .errors import CourseError
-from .quiz._markup import inline
+from .._html import escape
+from ..errors import CourseError
+from ..kernel import evidence
+from ..quiz._markup import inline
+from .outcome import outcome_words
 from .sandbox import DEFAULT_TIMEOUT_S, TryResult, run_variant
-from .sandbox_result import outcome_words
-from .suggested import Suggestion, get_suggestion
+from .suggestions import Suggestion, get_suggestion
 from .workspace import LearnerCopy, experiment_copy, learner_copy
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from .lesson import Lesson
+    from ..lesson import Lesson
 
 __all__ = ["Tried", "try_kernel"]
 

@@ -40,16 +40,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from . import _paths
-from ._atomic import atomic_write_text
-from ._data import read_text
-from ._files import MAX_KERNEL_BYTES
-from ._html import escape
-from .errors import CourseError
+from .. import _paths
+from .._atomic import atomic_write_text
+from .._data import read_text
+from .._files import MAX_KERNEL_BYTES
+from .._html import escape
+from ..errors import CourseError
 
 if TYPE_CHECKING:
-    from .lesson import Lesson
-    from .render import Hidden
+    from ..lesson import Lesson
+    from ..view.listing import Hidden
 
 __all__ = [
     "DEFAULT_WORKSPACE",
@@ -204,11 +204,11 @@ def diff_html(
     context: int = 3,
     hidden: Sequence[Hidden] = (),
 ) -> str:
-    """The two texts side by side (``course.diffview.side_by_side``, the one diff renderer).
+    """The two texts side by side (``course.view.diff.side_by_side``, the one diff renderer).
 
     ``hidden``: lines of ``original`` not to show (an exercise's answer), nor what pairs with them.
     """
-    from .diffview import side_by_side
+    from ..view.diff import side_by_side
 
     return side_by_side(
         original.splitlines(),

@@ -3,15 +3,15 @@
 ``side_by_side`` is the one renderer: a step's page shows its kernel's
 regions against the step before (``kernel_diff``), and the learner's copy
 shows what they changed against the lesson's kernel
-(``course.workspace.LearnerCopy.diff_html``); both are this.
+(``course.tryout.workspace.LearnerCopy.diff_html``); both are this.
 
 It is built on difflib's own matcher (``SequenceMatcher``, no junk
 heuristic): the changed lines with ``context`` lines around them are shown,
 and every longer run of unchanged code is folded into a ``<details>`` the
 learner can open. Long lines wrap inside their half with their indentation
 kept (a wrapped line continues indented under its own start), tokens are
-coloured as in the listings (``course.render.code_lines``) with the theme's
-colours, and lines can be hidden (``course.render.Hidden``: a coding
+coloured as in the listings (``course.view.listing.code_lines``) with the theme's
+colours, and lines can be hidden (``course.view.listing.Hidden``: a coding
 exercise's answer), on either side, with the lines the matcher pairs with
 them: the hidden text is not in the page. Every piece of text is escaped.
 """
@@ -22,10 +22,10 @@ import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ._html import escape
-from .lesson import Lesson
-from .render import BACKGROUND, MUTED, STYLE, TEXT, Hidden, code_lines
-from .snippets import Snippet, load_snippets
+from .._html import escape
+from ..lesson import Lesson
+from ..snippets import Snippet, load_snippets
+from .listing import BACKGROUND, MUTED, STYLE, TEXT, Hidden, code_lines
 
 __all__ = ["KernelDiff", "RegionDiff", "kernel_diff", "side_by_side"]
 

@@ -28,9 +28,9 @@ from typing import Any
 from pygments.lexers import CudaLexer
 from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation, String
 
-from ._html import escape
-from .annotations import Note
-from .snippets import Snippet
+from .._html import escape
+from ..snippets import Snippet
+from .notes import Note
 
 # Token type -> (class, CSS); the first of a token's ancestors that is listed applies.
 _TOKEN_STYLE: dict[Any, tuple[str, str]] = {

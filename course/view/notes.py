@@ -17,11 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ._data import header_lines, key_line
-from ._toml import read_toml
-from .errors import AnchorError, CourseError
-from .lesson import Lesson
-from .snippets import load_snippets
+from .._data import header_lines, key_line
+from .._toml import read_toml
+from ..errors import AnchorError, CourseError
+from ..lesson import Lesson
+from ..snippets import load_snippets
 
 _FIELDS = {"snippet", "anchor", "text", "cite"}
 

@@ -19,7 +19,7 @@ from course.bench.spec import KERNEL, Peer
 from course.bench.timing import Samples
 from course.errors import CourseError
 from course.lessons import get_lesson
-from course.tma_gemm import VARIANT_SIZES, variant_findings
+from course.lessons._ladder import VARIANT_SIZES, variant_findings
 
 from .conftest import synthetic
 

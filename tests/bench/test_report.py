@@ -11,11 +11,11 @@ from dataclasses import replace
 
 import pytest
 
-from course import gate
 from course._html import escape
 from course.bench import Measurement, SpeedSection, Timing, bench_dir, load, plot, png_bytes, speed_section
 from course.bench.report import rate_text, table, table_rows
 from course.errors import CourseError, EnvironmentProblem
+from course.kernel import gate
 from course.lessons import get_lesson
 
 from .conftest import BENCHED, SIM_GPU, synthetic

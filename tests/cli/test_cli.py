@@ -5,8 +5,8 @@ import sys
 
 import pytest
 
-from course import gate
 from course.cli import main
+from course.kernel import gate
 from course.lessons import LESSONS, get_lesson
 
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from course import progress
 from course.cli import main
-from course.coding import exercise_ids
-from course.exercise import NONE, exercise_widget
+from course.exercises import progress
+from course.exercises.annotation import NONE, exercise_widget
+from course.exercises.coding import exercise_ids
 from course.lessons import LESSONS, get_lesson
 from course.quiz.loader import load_quiz
 from course.quiz.model import SingleChoice

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from course import evidence
 from course.cli.record import record_suggested
-from course.gate import Gpu, Machine
+from course.kernel import evidence
+from course.kernel.gate import Gpu, Machine
 from course.lessons import LESSONS, get_lesson
-from course.sandbox import TryResult
-from course.suggested import load_suggestions
+from course.tryout.sandbox import TryResult
+from course.tryout.suggestions import load_suggestions
 
 H200 = Machine(Gpu(0, "NVIDIA H200", (9, 0), 132, 227 * 1024, 2**37), None, None, {"cupy": "14.2.0"})
 DAY81 = get_lesson("day81")
@@ -44,7 +44,7 @@ def test_day81_records_count_too_low_and_nothing_else():
 
 
 def test_record_writes_the_sandbox_outcome_and_the_page_words_it(tmp_path, monkeypatch):
-    monkeypatch.setattr("course.sandbox.run_variant", _fault)
+    monkeypatch.setattr("course.tryout.sandbox.run_variant", _fault)
     assert record_suggested(DAY81, H200, tmp_path, ["a note"]) == 0
     path = tmp_path / "day81.count-too-low.json"
     ev = evidence.load(DAY81, path)
@@ -58,7 +58,7 @@ def test_an_outcome_the_page_does_not_promise_is_exit_status_1(tmp_path, monkeyp
     def passed(lesson, path, timeout_s=0, **_):
         return TryResult(lesson.id, "passed", Path(path), "passed", output=("GPU: x",))
 
-    monkeypatch.setattr("course.sandbox.run_variant", passed)
+    monkeypatch.setattr("course.tryout.sandbox.run_variant", passed)
     assert record_suggested(DAY81, H200, tmp_path, []) == 1
     assert evidence.load(DAY81, tmp_path / "day81.count-too-low.json").outcome == "passed"
 

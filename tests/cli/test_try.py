@@ -16,11 +16,11 @@ import sys
 
 import pytest
 
-from course import gate
+from course.kernel import gate
 from course.lessons import LESSONS, get_lesson
-from course.sandbox_result import outcome_words
-from course.suggested import load_suggestions
-from course.workspace import WORKSPACE_ENV
+from course.tryout.outcome import outcome_words
+from course.tryout.suggestions import load_suggestions
+from course.tryout.workspace import WORKSPACE_ENV
 
 
 def _try(*args: str, workspace, timeout: int = 300) -> subprocess.CompletedProcess[str]:
@@ -220,7 +220,7 @@ def test_a_read_only_or_full_workspace_is_a_message(unwritable, tmp_path, monkey
 
 def test_a_read_only_workspace_still_tries_the_copy_already_there(unwritable, tmp_path, monkeypatch, capsys):
     _not_here("day76")
-    from course.workspace import learner_copy
+    from course.tryout.workspace import learner_copy
 
     work = tmp_path / "work"
     monkeypatch.setenv(WORKSPACE_ENV, str(work))

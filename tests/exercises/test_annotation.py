@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from course.errors import CourseError
-from course.exercise import (
+from course.exercises.annotation import (
     NONE,
     ExerciseError,
     check_marks,

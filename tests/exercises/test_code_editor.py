@@ -7,7 +7,7 @@ import json
 import re
 from pathlib import Path
 
-from course.code_editor import BUNDLE, CodeEditor
+from course.exercises.code_editor import BUNDLE, CodeEditor
 
 TOOL = Path(__file__).resolve().parents[1] / "tools" / "code_editor"
 

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from hardening._writer import payload
 
-from course import progress
 from course.errors import CourseError
-from course.exercise import NONE, exercise_widget
+from course.exercises import progress
+from course.exercises.annotation import NONE, exercise_widget
 from course.quiz import show_quiz
 from course.quiz.model import MultipleSelect, Numeric, ShortText, SingleChoice, WhichLine
 

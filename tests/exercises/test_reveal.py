@@ -7,10 +7,10 @@ import re
 
 import pytest
 
-from course import progress
+from course.exercises import progress
+from course.exercises.reveal import RevealBox, answers
 from course.lessons import LESSONS
 from course.page import Page
-from course.reveal import RevealBox, answers
 
 
 def _text(markup: str) -> str:

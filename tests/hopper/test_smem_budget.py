@@ -1,4 +1,4 @@
-"""The shared-memory budget calculator (course/smem_budget.py): per-card fits, the
+"""The shared-memory budget calculator (course/hopper/smem_budget.py): per-card fits, the
 48 KiB static limit and the opt-in, a kernel's feature, the table, the chart
 and the widget. (Day 78's own pipeline, models.kernel_config(), is tested
 with its models in tests/lessons/day78/test_models.py.)
@@ -12,9 +12,9 @@ import struct
 import matplotlib
 import pytest
 
-from course import gpus
-from course import smem_budget as sb
 from course.errors import CourseError
+from course.hopper import smem_budget as sb
+from course.kernel import gpus
 from course.picture import Picture
 
 GREEN, AMBER, RED = "#1a7f37", "#9a6700", "#b00020"  # the table's row colours

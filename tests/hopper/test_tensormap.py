@@ -1,4 +1,4 @@
-"""Tensor maps (course/tensormap.py): each cuTensorMapEncodeTiled rule is named when
+"""Tensor maps (course/hopper/tensormap.py): each cuTensorMapEncodeTiled rule is named when
 broken, the rules table lists them, and ``encode`` checks its arguments before
 the driver is ever called (so none of this needs a GPU)."""
 
@@ -8,9 +8,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from course import tensormap
 from course.errors import CourseError, TensorMapRuleError
-from course.tensormap import ENCODE_RULES, TileMap, encode, rules_table
+from course.hopper import tensormap
+from course.hopper.tensormap import ENCODE_RULES, TileMap, encode, rules_table
 
 BROKEN = [
     (TileMap(256, 256, 257, 64), 0, "box-dim-max", "box width 257"),

@@ -1,4 +1,4 @@
-"""The PTX facts of course/wgmma.py, held to the ISA's own formulas and to CUTLASS.
+"""The PTX facts of course/hopper/wgmma.py, held to the ISA's own formulas and to CUTLASS.
 
 Nothing here knows a lesson's kernel: the descriptor's fields and encoding,
 the canonical K-major layout, the 128-byte swizzle, the accumulator
@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course import wgmma as w
 from course.errors import CourseError
+from course.hopper import wgmma as w
 
 ALIGNED_18_BIT = st.integers(0, (1 << 18) // 16 - 1).map(lambda x: x * 16)
 

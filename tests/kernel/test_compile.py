@@ -2,7 +2,7 @@
 
 import pytest
 
-from course.compile import CompileError, compile_offline, numbered_excerpt
+from course.kernel.compile import CompileError, compile_offline, numbered_excerpt
 from course.lessons import get_lesson
 
 
@@ -66,8 +66,8 @@ def test_numbered_excerpt_shows_context_and_gaps():
 def test_missing_nvrtc_in_cupy_is_a_clear_message(monkeypatch):
     import cupy
 
-    from course.compile import compile_lesson
     from course.errors import CourseError
+    from course.kernel.compile import compile_lesson
 
     def no_nvrtc(*args, **kwargs):
         raise RuntimeError(
@@ -98,8 +98,8 @@ def test_missing_nvrtc_bindings_is_a_clear_message(monkeypatch):
 def test_cupy_build_for_another_arch_is_refused_before_compiling(monkeypatch):
     import cupy
 
-    from course.compile import compile_lesson
     from course.errors import CourseError
+    from course.kernel.compile import compile_lesson
 
     class H200:
         compute_capability = "90"
@@ -133,7 +133,7 @@ class _CountingNvrtc:
 
 @pytest.fixture
 def counting(monkeypatch, tmp_path):
-    from course import _cuda, compile
+    from course.kernel import _cuda, compile
 
     nv = _CountingNvrtc(_cuda.nvrtc())
     monkeypatch.setattr(compile, "nvrtc", lambda: nv)
@@ -190,7 +190,7 @@ def test_a_failed_compile_is_not_kept(counting, tmp_path):
 
 
 def test_the_cache_can_be_turned_off_and_follows_xdg(counting, monkeypatch, tmp_path):
-    from course import compile
+    from course.kernel import compile
 
     monkeypatch.setenv(compile.CACHE_ENV, "off")
     assert compile.compile_cache_dir() is None
@@ -208,8 +208,8 @@ def test_the_cache_can_be_turned_off_and_follows_xdg(counting, monkeypatch, tmp_
 def test_the_compile_check_without_cupy_names_the_extra_to_install(monkeypatch):
     import sys
 
-    from course import gate
     from course.errors import EnvironmentProblem
+    from course.kernel import gate
 
     monkeypatch.setitem(sys.modules, "cupy", None)  # `import cupy` fails as without the extra
     extra = gate.extra_for_driver(gate.probe().versions["driver (CUDA)"]) or "cuda12"

@@ -3,9 +3,9 @@ import re
 
 import pytest
 
-from course import evidence
 from course.errors import CourseError
-from course.gate import Gpu, Machine
+from course.kernel import evidence
+from course.kernel.gate import Gpu, Machine
 from course.lessons import LESSONS, get_lesson
 
 DAY76 = get_lesson("day76")

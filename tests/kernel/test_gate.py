@@ -2,9 +2,9 @@
 
 import pytest
 
-from course import gate
 from course.errors import EnvironmentProblem
-from course.gate import Gpu, Machine, verdict
+from course.kernel import gate
+from course.kernel.gate import Gpu, Machine, verdict
 from course.lessons import get_lesson
 
 DAY76, DAY78 = get_lesson("day76"), get_lesson("day78")

@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from course import gpus
 from course.errors import CourseError
+from course.kernel import gpus
 from course.lessons import LESSONS
 
 

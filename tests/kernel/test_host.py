@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from course.errors import CourseError
-from course.host import check_bits, check_relative, run_lesson
+from course.kernel.host import check_bits, check_relative, run_lesson
 from course.lessons import LESSONS
 
 

@@ -1,4 +1,4 @@
-"""NVTX ranges (course/nvtx.py): CuPy's binding when it is there, a no-op when it is not."""
+"""NVTX ranges (course/kernel/nvtx.py): CuPy's binding when it is there, a no-op when it is not."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import types
 
 import pytest
 
-from course import nvtx
+from course.kernel import nvtx
 
 
 @pytest.fixture

@@ -8,8 +8,8 @@ would cost the pipeline its overlap with no error.
 
 import pytest
 
+from course.kernel.ptxas import PtxasReport, parse, report
 from course.lessons import LESSONS
-from course.ptxas import PtxasReport, parse, report
 
 WGMMA = [lesson for lesson in LESSONS.values() if lesson.arch == "sm_90a"]
 

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from course.tma_gemm import SAMPLE_ROWS, TmaGemmWorkload
+from course.lessons._ladder import SAMPLE_ROWS, TmaGemmWorkload
 
 
 @pytest.fixture
@@ -66,7 +66,7 @@ def test_the_sampled_rows_are_the_c_programs():
 def test_an_unwritten_element_makes_a_fail_line_that_says_so(host_arrays):
     """The H200 caught this: a NaN-poison mismatch has no relative error, and fail_line crashed on it."""
     from course.lessons import LESSONS
-    from course.tma_gemm import TmaGemmHost
+    from course.lessons._ladder import TmaGemmHost
 
     work = _workload(2048)
     work.d[0, 9, 7] = np.float16("nan")
@@ -78,8 +78,9 @@ def test_an_unwritten_element_makes_a_fail_line_that_says_so(host_arrays):
 
 def test_the_sandbox_compiles_at_the_size_the_lesson_runs(monkeypatch, tmp_path):
     """The H200 caught this too: the sandbox built Days 82-85 at the file's default size, the run used 4096."""
-    from course import _sandbox_child, compile, gate
+    from course.kernel import compile, gate
     from course.lessons import LESSONS
+    from course.tryout import _child as _sandbox_child
 
     lesson = next(lesson for lesson in LESSONS.values() if lesson.run_defines)
     seen = {}

@@ -5,12 +5,12 @@ import pytest
 from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
 
-from course import evidence, gate
 from course.errors import CourseError, EnvironmentProblem
-from course.gate import Gpu, Machine
+from course.kernel import evidence, gate
+from course.kernel.gate import Gpu, Machine
+from course.kernel.provenance import Provenance
 from course.lessons import LESSONS
 from course.page import Message, Page, show_refusal
-from course.provenance import Provenance
 
 L4 = Machine(Gpu(0, "NVIDIA L4", (8, 9), 58, 99 * 1024, 2**34), None, None, {})
 NO_GPU = Machine(None, "There is no NVIDIA driver on this machine.", "Use a GPU machine.", {})
@@ -79,7 +79,7 @@ def test_an_experiment_without_a_gpu_shows_its_own_recording(monkeypatch, shown,
 
 
 def test_show_refusal_returns_a_message_not_an_exception_repr():
-    from course.tensormap import TileMap
+    from course.hopper.tensormap import TileMap
 
     refused = show_refusal(lambda: TileMap(256, 256, 300, 64).check())
     assert isinstance(refused, Message) and refused.kind == "warning"
@@ -201,9 +201,9 @@ def test_the_page_compile_check_and_try_mine_of_an_unchanged_copy_build_the_same
     """Day 85 runs at N = 4096, not at its kernel's default: both compile at the run's size (issue 22)."""
     import re
 
-    from course.compile import compile_offline
-    from course.sandbox import run_variant
-    from course.workspace import learner_copy
+    from course.kernel.compile import compile_offline
+    from course.tryout.sandbox import run_variant
+    from course.tryout.workspace import learner_copy
 
     page = Page("day85")
     if page.verdict().runs:

@@ -17,9 +17,9 @@ import re
 import pytest
 
 from course import timeline as tl
-from course.compile import compile_offline
+from course.kernel.compile import compile_offline
+from course.kernel.ptxas import parse
 from course.lessons import LESSONS, get_lesson
-from course.ptxas import parse
 
 INSTRUMENTED = [lesson for lesson in LESSONS.values() if tl.instrumented(lesson)]
 _STAMP = re.compile(r"^\s*COURSE_TL(?:_INIT)?\(.*\);\s*$")
@@ -135,7 +135,7 @@ def _blocks_per_sm_by_registers(registers: int, threads: int) -> int:
 @pytest.mark.parametrize("lesson", INSTRUMENTED, ids=ids)
 def test_with_the_macro_the_kernel_keeps_occupancy_spills_nothing_and_keeps_wgmma_async(lesson):
     defines = {lesson.size_macro: tl.DEFAULT_N}
-    # One verbose build each way: its log is what course.ptxas.report reads, its cubin the kernel.
+    # One verbose build each way: its log is what course.kernel.ptxas.report reads, its cubin the kernel.
     plain_build = compile_offline(lesson, defines=defines, ptxas_verbose=True)
     stamped_build = compile_offline(lesson, defines={**defines, tl.DEFINE: 1}, ptxas_verbose=True)
     plain, stamped = (parse(b.log, lesson.kernel_name) for b in (plain_build, stamped_build))
@@ -151,7 +151,7 @@ def test_with_the_macro_the_kernel_keeps_occupancy_spills_nothing_and_keeps_wgmm
 
 
 def test_day78_bench_variants_still_apply_to_the_instrumented_kernel():
-    from course.variants import variant_source
+    from course.kernel.variants import variant_source
 
     lesson = get_lesson("day78")
     bench = lesson.module("bench")

@@ -18,8 +18,8 @@ import pytest
 from course import timeline as tl
 from course.cli import main
 from course.errors import CourseError
+from course.kernel.provenance import Provenance
 from course.lessons import get_lesson
-from course.provenance import Provenance
 from course.timeline import Layout, TimelineError
 
 T0 = 1_764_000_000_000_000_000  # a %globaltimer value: ns since 1970, as the driver keeps it
@@ -516,7 +516,7 @@ def test_cli_n_with_recorded_is_refused(recorded, capsys):
 
 
 def test_cli_on_a_machine_that_cannot_run_says_why_and_shows_the_recording(recorded, monkeypatch, capsys):
-    from course import gate
+    from course.kernel import gate
 
     lesson = get_lesson("day80")
     monkeypatch.setattr(
@@ -536,7 +536,7 @@ def test_cli_broken_recording_is_one_message_exit_2(recorded, capsys):
 
 
 def test_page_shows_the_recorded_timeline_without_a_gpu(recorded, monkeypatch):
-    from course import gate
+    from course.kernel import gate
     from course.page import Page
 
     lesson = get_lesson("day80")
@@ -551,7 +551,7 @@ def test_page_shows_the_recorded_timeline_without_a_gpu(recorded, monkeypatch):
 
 
 def test_page_without_a_recording_says_so(tmp_path, monkeypatch):
-    from course import gate
+    from course.kernel import gate
     from course.page import Page
 
     lesson = get_lesson("day80")
@@ -569,7 +569,7 @@ def test_page_without_a_recording_says_so(tmp_path, monkeypatch):
 
 
 def test_the_recorded_timelines_line_names_no_tool_of_the_course(monkeypatch):
-    from course import gate
+    from course.kernel import gate
     from course.page import Page
 
     lesson = get_lesson("day81")
@@ -639,9 +639,9 @@ def test_record_points_the_kernel_at_a_zeroed_buffer_for_one_checked_launch_only
     import sys
     import types
 
-    from course import gate
     from course.bench import timing
-    from course.host import Check
+    from course.kernel import gate
+    from course.kernel.host import Check
 
     device = _FakeDevice()
     monkeypatch.setitem(sys.modules, "cupy", device)
@@ -691,7 +691,7 @@ def test_record_points_the_kernel_at_a_zeroed_buffer_for_one_checked_launch_only
     monkeypatch.setattr(gate, "ensure_runs", lambda *_a: None)
     monkeypatch.setattr(tl.gpu, "compile_instrumented", lambda les, n, source=None: compiled)
     monkeypatch.setattr(timing, "Timer", lambda _r: types.SimpleNamespace(hold=lambda *_a: None))
-    from course import nvtx
+    from course.kernel import nvtx
 
     ranges: list[tuple] = []
     recorder = types.SimpleNamespace(
@@ -721,10 +721,10 @@ def test_record_refuses_a_wrong_result_and_still_clears_the_pointer(monkeypatch)
     import sys
     import types
 
-    from course import gate
     from course.bench import timing
     from course.errors import CheckFailed
-    from course.host import Check, Mismatch
+    from course.kernel import gate
+    from course.kernel.host import Check, Mismatch
 
     device = _FakeDevice()
     monkeypatch.setitem(sys.modules, "cupy", device)
@@ -785,8 +785,8 @@ def test_globaltimer_resolution_is_measured(gpu_for):
 
 
 def test_a_wrong_size_is_refused_before_the_gpu_is_asked(capsys, monkeypatch):
-    from course import gate
     from course.cli import main
+    from course.kernel import gate
 
     def no_gpu_question(*args, **kwargs):  # type: ignore[no-untyped-def]
         raise AssertionError("the GPU check ran before --n was checked")

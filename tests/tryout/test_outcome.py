@@ -1,5 +1,5 @@
 """The try panel, the suggested experiments and the coding panel say what a run came to in the
-learner's words (course.sandbox_result.OUTCOME_WORDS), never the labels scripts read
+learner's words (course.tryout.outcome.OUTCOME_WORDS), never the labels scripts read
 ("failed-check", "compile-error", "not-run", a bare "fault" or "timeout")."""
 
 from __future__ import annotations
@@ -10,15 +10,15 @@ import sys
 
 import pytest
 
-from course import gate
-from course.coding_check import CodingResult
+from course.exercises.coding_check import CodingResult
+from course.kernel import gate
 from course.lessons import get_lesson
 from course.page import Page
-from course.sandbox import OUTCOMES, PROTOCOL_PREFIX
-from course.sandbox_result import OUTCOME_WORDS, outcome_words
-from course.suggested import load_suggestions, suggestions_html
-from course.tryout import try_kernel
-from course.workspace import WORKSPACE_ENV
+from course.tryout.outcome import OUTCOME_WORDS, outcome_words
+from course.tryout.sandbox import OUTCOMES, PROTOCOL_PREFIX
+from course.tryout.suggestions import load_suggestions, suggestions_html
+from course.tryout.trial import try_kernel
+from course.tryout.workspace import WORKSPACE_ENV
 
 LESSON = get_lesson("day76")
 # A label with a hyphen is never prose; a one-word label is raw where it fills a slot: a bold

@@ -17,12 +17,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from course import gate
 from course._paths import repo_root
-from course.compile import STICKY_ERRORS, CompileError, LaunchError, compile_offline, error_kind
 from course.errors import CourseError
+from course.kernel import gate
+from course.kernel.compile import STICKY_ERRORS, CompileError, LaunchError, compile_offline, error_kind
 from course.lessons import LESSONS, get_lesson
-from course.sandbox import (
+from course.tryout.sandbox import (
     DELIBERATE,
     EXIT_CODES,
     OUTCOMES,
@@ -403,7 +403,7 @@ def test_the_real_child_reports_a_bad_lesson_as_crashed(tmp_path):
     command = [
         sys.executable,
         "-m",
-        "course._sandbox_child",
+        "course.tryout._child",
         "--lesson",
         "day99",
         "--source",
@@ -416,7 +416,7 @@ def test_the_real_child_reports_a_bad_lesson_as_crashed(tmp_path):
 
 @pytest.mark.skipif(gate.verdict(LESSON).runs, reason="this machine runs day76")
 def test_without_the_gpu_the_source_is_compile_checked_in_a_child(tmp_path, monkeypatch):
-    from course import compile as course_compile
+    from course.kernel import compile as course_compile
 
     def not_here(*_a, **_k):
         raise AssertionError("NVRTC ran in the calling process")
@@ -475,7 +475,7 @@ def test_protocol_lines_are_json_objects():
 def test_the_childs_shadow_checkout_holds_the_learners_kernel(tmp_path, monkeypatch):
     import shutil
 
-    from course import _sandbox_child
+    from course.tryout import _child as _sandbox_child
 
     lesson = get_lesson("day76")
     real = repo_root()

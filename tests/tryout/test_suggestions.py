@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from course import suggested
-from course.compile import CompileError, compile_offline
 from course.errors import CourseError
+from course.kernel.compile import CompileError, compile_offline
+from course.kernel.variants import _pattern
 from course.lessons import LESSONS, get_lesson
-from course.sandbox import map_compile_log
-from course.suggested import EXPECTABLE, get_suggestion, load_suggestions, suggestions_html
-from course.variants import _pattern
+from course.tryout import suggestions as suggested
+from course.tryout.sandbox import map_compile_log
+from course.tryout.suggestions import EXPECTABLE, get_suggestion, load_suggestions, suggestions_html
 
 
 def _declared() -> list[tuple[str, str]]:
@@ -136,7 +136,7 @@ def test_an_unknown_experiment_lists_the_known_ones():
 
 
 def test_expectable_outcomes_are_sandbox_outcomes():
-    from course.sandbox import OUTCOMES
+    from course.tryout.sandbox import OUTCOMES
 
     assert set(EXPECTABLE) <= set(OUTCOMES)
     assert "crashed" not in EXPECTABLE and "not-run" not in EXPECTABLE

@@ -1,4 +1,4 @@
-"""page.try_mine() and course.tryout.try_kernel on this machine (stand-in children, or no GPU)."""
+"""page.try_mine() and course.tryout.trial.try_kernel on this machine (stand-in children, or no GPU)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ from html import unescape
 
 import pytest
 
-from course import gate
 from course.errors import CheckFailed, CourseError, EnvironmentProblem
+from course.kernel import gate
 from course.lessons import get_lesson
 from course.page import Page
-from course.sandbox import PROTOCOL_PREFIX
-from course.tryout import try_kernel
-from course.workspace import WORKSPACE_ENV
+from course.tryout.sandbox import PROTOCOL_PREFIX
+from course.tryout.trial import try_kernel
+from course.tryout.workspace import WORKSPACE_ENV
 
 LESSON = get_lesson("day76")
 RUNS_HERE = gate.verdict(LESSON).runs
@@ -129,11 +129,11 @@ def test_page_try_mine_under_require_gpu_fails_loudly(monkeypatch):
 
 
 def test_page_try_mine_under_require_gpu_raises_when_an_experiment_is_refuted(monkeypatch):
-    import course.tryout
+    import course.tryout.trial
 
-    real = course.tryout.try_kernel
+    real = course.tryout.trial.try_kernel
     monkeypatch.setattr(
-        course.tryout,
+        course.tryout.trial,
         "try_kernel",
         lambda lesson, **kw: real(lesson, command=_child("passed", line="ok"), **kw),
     )

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from course import workspace
 from course._paths import repo_root
 from course.errors import CourseError
 from course.lessons import LESSONS, get_lesson
-from course.workspace import (
+from course.tryout import workspace
+from course.tryout.workspace import (
     DEFAULT_WORKSPACE,
     WORKSPACE_ENV,
     diff_html,
@@ -164,7 +164,7 @@ def test_the_side_by_side_diff_shows_hunks_and_folds_unchanged_runs():
 
 
 def test_the_diff_hides_an_answer_on_both_sides():
-    from course.render import Hidden
+    from course.view.listing import Hidden
 
     original = "a\nsecret answer\nb\nc\n"
     changed = "a\nsecret answer\nb\nC\n"
@@ -251,7 +251,7 @@ def test_the_copy_says_where_it_is_in_html(ws, monkeypatch):
 
 def test_the_course_script_serves_a_folder_holding_the_course_and_the_workspace(tmp_path, monkeypatch):
     """scripts/course.sh serves served_root(); the learner's files are then under it, with links (issue 22)."""
-    from course.workspace import served_root, served_url, where_html
+    from course.tryout.workspace import served_root, served_url, where_html
 
     course = tmp_path / "home" / "hopper-course"
     (course / "kernels").mkdir(parents=True)

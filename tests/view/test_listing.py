@@ -1,6 +1,6 @@
 from course.page import Page
-from course.render import SnippetView
 from course.snippets import parse_snippets
+from course.view.listing import SnippetView
 
 
 def test_rendered_snippet_has_real_line_numbers_and_notes():
@@ -16,7 +16,7 @@ def test_rendered_snippet_has_real_line_numbers_and_notes():
 
 
 def test_hostile_note_text_is_escaped():
-    from course.annotations import Note
+    from course.view.notes import Note
 
     snip = parse_snippets("// snippet: a\nint x;\n// end snippet\n", "k.cu")["a"]
     evil = Note("a", "int x", "<script>alert(1)</script>", "<img src=x onerror=alert(1)>", 2)
@@ -59,8 +59,8 @@ def test_listing_colours_are_the_themes_variables():
 
 
 def test_hidden_lines_are_not_in_the_listing_and_a_note_on_them_goes_too():
-    from course.annotations import Note
-    from course.render import Hidden
+    from course.view.listing import Hidden
+    from course.view.notes import Note
 
     snip = parse_snippets("// snippet: a\nint x;\nint secret = 42;\nint y;\n// end snippet\n", "k.cu")["a"]
     note = Note("a", "secret", "the answer is 42", "cite", 3)

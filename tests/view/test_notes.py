@@ -1,8 +1,8 @@
 import pytest
 
-from course.annotations import load_notes
 from course.errors import AnchorError, CourseError
 from course.lessons import LESSONS, get_lesson
+from course.view.notes import load_notes
 
 
 @pytest.mark.parametrize("lesson", LESSONS.values(), ids=lambda lesson: lesson.id)

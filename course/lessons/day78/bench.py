@@ -21,8 +21,8 @@ from ...bench.engine import Context, occupancy, release
 from ...bench.peers import Cublas
 from ...bench.result import BenchResult, Reason
 from ...bench.spec import BenchSpec, Extras, Peer
-from ...host import timing_floor_note
-from ...variants import Substitution, variant_source
+from ...kernel.host import timing_floor_note
+from ...kernel.variants import Substitution, variant_source
 from . import LESSON
 
 TILE = 64  # the kernel's 64x64 CTA tile (kTileM = kTileN = kTileK)

@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ...host import Check, LaunchConfig, LessonHost, Workload, check_relative, timing_floor
-from ...lcg import lcg_halves, lcg_states, normal_inputs
+from ...kernel.host import Check, LaunchConfig, LessonHost, Workload, check_relative, timing_floor
+from ...kernel.lcg import lcg_halves, lcg_states, normal_inputs
 from . import LESSON
 
 __all__ = ["HOST", "LCG_SEED", "GemmWorkload", "lcg_inputs", "lcg_states", "normal_inputs", "pass_line"]
 
 if TYPE_CHECKING:
-    from ...compile import Compiled
+    from ...kernel.compile import Compiled
 
 LCG_SEED = 20260901  # main()'s seed
 

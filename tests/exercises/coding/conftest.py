@@ -10,8 +10,8 @@ import os
 
 import pytest
 
-from course.coding_check import find_compiler
-from course.workspace import WORKSPACE_ENV
+from course.exercises.coding_check import find_compiler
+from course.tryout.workspace import WORKSPACE_ENV
 
 REQUIRE_CXX_ENV = "COURSE_REQUIRE_CXX"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from course.cli import main
-from course.coding import get_exercise, learner_file
+from course.exercises.coding import get_exercise, learner_file
 from course.lessons import get_lesson
 
 needs_cxx = pytest.mark.usefixtures("cxx")

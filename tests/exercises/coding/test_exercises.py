@@ -13,8 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from course.coding import BEGIN, END, load_coding, piece_of, splice
-from course.coding_check import cpu_check
+from course.exercises.coding import BEGIN, END, load_coding, piece_of, splice
+from course.exercises.coding_check import cpu_check
 from course.lessons import LESSONS
 
 LESSON_IDS = list(LESSONS)

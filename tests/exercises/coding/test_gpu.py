@@ -14,10 +14,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from course.coding import load_coding
-from course.coding_check import check_piece
-from course.coding_grade import CodeRunner
+from course.exercises.coding import load_coding
+from course.exercises.coding_check import check_piece
 from course.lessons import LESSONS, get_lesson
+from course.quiz.code_runner import CodeRunner
 from course.quiz.grade import grade_submissions
 from course.quiz.loader import load_quiz
 from course.quiz.submission import Submission, write_submission
@@ -109,7 +109,7 @@ def test_the_grader_scores_right_wrong_faulting_and_hanging_code(gpu_for, tmp_pa
 def test_the_page_panel_checks_on_the_gpu_and_keeps_it(gpu_for, monkeypatch):
     """What a learner's Check button does on an H100/H200: the GPU check, saved to progress."""
     gpu_for("day78")
-    from course import progress
+    from course.exercises import progress
     from course.page import Page
 
     monkeypatch.setenv(progress.LEARNER_ENV, "gpu-learner")

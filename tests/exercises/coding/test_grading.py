@@ -1,4 +1,4 @@
-"""Code questions in a quiz: authored, submitted and graded by running (course.quiz + course.coding_grade)."""
+"""Code questions in a quiz: authored, submitted and graded by running (course.quiz + course.quiz.code_runner)."""
 
 from __future__ import annotations
 
@@ -11,18 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from course import compile as course_compile
-from course.coding_check import CodingResult
-from course.coding_grade import CodeRunner
 from course.errors import CourseError
+from course.exercises.coding_check import CodingResult
+from course.kernel import compile as course_compile
 from course.lessons import get_lesson
+from course.quiz.code_runner import CodeRunner
 from course.quiz.grade import BUDGET_CAP_S, BUDGET_NOTE, default_budget, grade_submissions, write_reports
 from course.quiz.loader import load_quiz, parse_quiz
 from course.quiz.model import MAX_CODE_BYTES, Code, CodeScoredByRunning, QuizError
 from course.quiz.release import release_quiz
 from course.quiz.submission import Submission, write_submission
 from course.quiz.widgets import show_quiz
-from course.sandbox import PROTOCOL_PREFIX
+from course.tryout.sandbox import PROTOCOL_PREFIX
 
 needs_cxx = pytest.mark.usefixtures("cxx")
 LESSON = get_lesson("day78")
@@ -94,7 +94,7 @@ def test_a_code_response_is_text_of_bounded_size(key):
 
 
 def test_the_quiz_panel_offers_the_learners_piece_and_submits_it(key, tmp_path):
-    from course.coding import get_exercise, learner_file
+    from course.exercises.coding import get_exercise, learner_file
 
     f = learner_file(LESSON, get_exercise(LESSON, "core-offset"))
     f.save("return mn;  // mine")
@@ -122,7 +122,7 @@ def test_grading_runs_each_code_response_and_reports_what_it_did(key, tmp_path, 
     submit(subs, key, "frank", {"q1": "b"})
     marker = "// <<< core-offset: your code ends above this line"
     submit(subs, key, "gina", {"code1": f"return 0;\n{marker}\nreturn 1;"})
-    monkeypatch.setattr("course.coding_check.CPU_RUN_TIMEOUT_S", 2.0)
+    monkeypatch.setattr("course.exercises.coding_check.CPU_RUN_TIMEOUT_S", 2.0)
     runner = CodeRunner(use_gpu=False)
     said: list[tuple[int, int]] = []
     report = grade_submissions(
@@ -243,7 +243,7 @@ def test_on_a_gpu_machine_each_piece_runs_in_the_sandbox_child_with_its_limit(ke
 def test_a_piece_no_check_can_run_here_is_flagged_not_passed(key, tmp_path, monkeypatch):
     import dataclasses
 
-    from course import coding_grade
+    from course.quiz import code_runner as coding_grade
 
     real = coding_grade.get_exercise
     monkeypatch.setattr(coding_grade, "get_exercise", lambda *a: dataclasses.replace(real(*a), cpu=None))
@@ -274,7 +274,7 @@ def test_quiz_grade_shows_a_bar_of_the_code_answers_when_asked_and_passes_the_bu
     from course.cli import main
     from course.cli import quiz as cli_quiz
 
-    monkeypatch.setattr("course.coding_grade.CodeRunner", _StandInRunner)
+    monkeypatch.setattr("course.quiz.code_runner.CodeRunner", _StandInRunner)
     budgets: list[object] = []
 
     def grade(*a, **kw):

@@ -2,7 +2,7 @@
 
 Three layers, each tested on its own and then through the grader:
 
-- the piece (``course.coding_piece``): what could leave the function is
+- the piece (``course.exercises.coding_piece``): what could leave the function is
   refused before anything compiles it, with the line of the piece;
 - the CPU check (g++ and the compiled harness, no GPU): what compiles is
   confined, limited and scored 0 with a reason; run both inside
@@ -30,17 +30,19 @@ from pathlib import Path
 
 import pytest
 
-from course import _confine, _sandbox_child, coding_check
+from course import _confine
 from course._confine import Limits, child_folder, run_child
-from course.coding import get_exercise
-from course.coding_check import check_piece
-from course.coding_grade import CodeRunner
-from course.coding_piece import PieceRefused, refuse_escape
+from course.exercises import coding_check
+from course.exercises.coding import get_exercise
+from course.exercises.coding_check import check_piece
+from course.exercises.coding_piece import PieceRefused, refuse_escape
 from course.lessons import get_lesson
+from course.quiz.code_runner import CodeRunner
 from course.quiz.grade import grade_submissions, write_reports
 from course.quiz.loader import load_quiz
 from course.quiz.submission import Submission, write_submission
-from course.sandbox import PROTOCOL_PREFIX, run_variant
+from course.tryout import _child as _sandbox_child
+from course.tryout.sandbox import PROTOCOL_PREFIX, run_variant
 
 LESSON = get_lesson("day78")
 EXERCISE = get_exercise(LESSON, "core-offset")
@@ -122,7 +124,7 @@ def test_a_piece_that_could_leave_its_function_is_refused_with_its_line(name):
 
 
 def test_a_lone_surrogate_is_not_a_piece():
-    from course.coding import CodingError
+    from course.exercises.coding import CodingError
 
     with pytest.raises(CodingError, match="lone surrogate"):
         check_piece(LESSON, EXERCISE, "return 0; // \ud800", use_gpu=False, compile_check=False)
@@ -146,7 +148,7 @@ def test_check_piece_refuses_before_any_compiler_runs(name, monkeypatch):
         raise AssertionError("a refused piece reached a child process")
 
     monkeypatch.setattr(coding_check, "run_child", no_child)
-    monkeypatch.setattr("course.coding_check.run_variant", no_child)
+    monkeypatch.setattr("course.exercises.coding_check.run_variant", no_child)
     with pytest.raises(PieceRefused):
         check_piece(LESSON, EXERCISE, REFUSED[name][0], use_gpu=True)
 
@@ -403,9 +405,9 @@ def test_the_sandbox_child_takes_its_constants_from_the_lessons_kernel(
 ):
     from types import SimpleNamespace
 
-    from course import compile as course_compile
-    from course import gate
     from course.errors import CourseError
+    from course.kernel import compile as course_compile
+    from course.kernel import gate
 
     forged = KERNEL.replace("constexpr float kRelTolerance", "constexpr float kRelTolerance = 1e30f; // ", 1)
     assert forged != KERNEL

@@ -1,4 +1,4 @@
-"""course.coding and course.coding_check on their own: file validation, learner files, the checks."""
+"""course.exercises.coding and course.exercises.coding_check on their own: file validation, learner files, the checks."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import textwrap
 
 import pytest
 
-from course import coding_check
-from course.coding import (
+from course.errors import CourseError
+from course.exercises import coding_check
+from course.exercises.coding import (
     MAX_PIECE_BYTES,
     CodingError,
     check_piece_text,
@@ -19,10 +20,9 @@ from course.coding import (
     load_coding,
     piece_of,
 )
-from course.coding_check import check_piece, cpu_check
-from course.errors import CourseError
+from course.exercises.coding_check import check_piece, cpu_check
 from course.lessons import get_lesson
-from course.sandbox import PROTOCOL_PREFIX
+from course.tryout.sandbox import PROTOCOL_PREFIX
 
 LESSON = get_lesson("day78")
 needs_cxx = pytest.mark.usefixtures("cxx")

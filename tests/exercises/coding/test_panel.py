@@ -57,7 +57,7 @@ def test_a_file_that_lost_its_markers_is_named_and_nothing_is_lost():
 
 
 def test_a_page_without_coding_exercises_says_so(monkeypatch):
-    from course import coding
+    from course.exercises import coding
 
     monkeypatch.setattr(coding, "load_coding", lambda lesson: ())
     shown = Page("day76").coding()
@@ -66,8 +66,8 @@ def test_a_page_without_coding_exercises_says_so(monkeypatch):
 
 @pytest.mark.usefixtures("cxx")
 def test_a_check_is_kept_in_progress_and_shown_again_after_a_restart(monkeypatch, capsys):
-    from course import progress
     from course.cli import main
+    from course.exercises import progress
 
     monkeypatch.setenv(progress.LEARNER_ENV, "ada")
     panel = Page("day78").coding()
@@ -87,7 +87,7 @@ def test_a_check_is_kept_in_progress_and_shown_again_after_a_restart(monkeypatch
 
 # ---- issue 22: the editor, compile errors once, Start again asks ----
 def test_the_editor_is_a_code_editor_numbered_as_the_learners_file():
-    from course.code_editor import CodeEditor
+    from course.exercises.code_editor import CodeEditor
 
     panel = Page("day78").coding()
     assert isinstance(panel.editor, CodeEditor)  # CodeMirror, not a Textarea
@@ -128,7 +128,7 @@ def test_start_again_over_a_passing_answer_asks_first_and_a_new_check_clears_the
     assert panel.editor.value == panel.exercise.starter and panel.file.backup is not None
 
     seen = []
-    from course import coding_widget
+    from course.exercises import coding_widget
 
     real = coding_widget.check_piece
 
@@ -146,7 +146,7 @@ def test_start_again_over_a_passing_answer_asks_first_and_a_new_check_clears_the
 
 
 def test_the_panel_speaks_of_the_lesson_not_the_machinery(monkeypatch):
-    from course import progress
+    from course.exercises import progress
 
     panel = Page("day78").coding()
     state = {"outcome": "failed-check", "check": "cpu", "passed": False, "message": "CPU check: wrong for 3"}

@@ -7,10 +7,10 @@ import pytest
 
 from course.bench.arith import copy_bytes, gb_per_s
 from course.bench.result import BenchResult, Measurement, SizeRow, Timing
+from course.kernel.provenance import Provenance
 from course.lessons import get_lesson
 from course.lessons.day76 import bench
 from course.lessons.day76.figures import tma_tile_plan
-from course.provenance import Provenance
 
 LESSON = get_lesson("day76")
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from course import tensormap
 from course.errors import CourseError
-from course.host import check_bits, run_lesson
+from course.hopper import tensormap
+from course.kernel.host import check_bits, run_lesson
 from course.lessons import get_lesson
 from course.lessons.day76 import host
 from course.lessons.day76.host import HOST, lesson_map, pass_line

@@ -11,13 +11,13 @@ import pytest
 
 from course.bench.arith import gemm_bytes, gemm_flops, tflop_per_s
 from course.bench.result import BenchResult, Measurement, Reason, SizeRow, Timing
-from course.compile import compile_offline
 from course.errors import CourseError
+from course.kernel.compile import compile_offline
+from course.kernel.provenance import Provenance
+from course.kernel.variants import variant_source
 from course.lessons import get_lesson
 from course.lessons.day78 import bench
 from course.lessons.day78 import models as m
-from course.provenance import Provenance
-from course.variants import variant_source
 
 LESSON = get_lesson("day78")
 
