@@ -219,7 +219,7 @@ class Compiled:
 # errors); a launch refused before the kernel ran leaves it usable. The set is
 # the errors whose entry in the CUDA Runtime and Driver API references
 # (cudaError_t, CUresult) says "the process must be terminated and relaunched"
-# or that the context "cannot be used anymore"; tests/test_sandbox.py checks
+# or that the context "cannot be used anymore"; tests/tryout/test_sandbox.py checks
 # it against those entries as cuda-python ships them.
 STICKY_ERRORS = frozenset(
     {

@@ -13,7 +13,7 @@ The cells it writes are Markdown, so they show before anything runs:
   previous and next page, the contents, the goals, the time, what to read
   first) and a last cell (``course-nav-bottom``: the next page).
 
-``tests/test_contents.py`` fails when a notebook's cells are not what the
+``tests/page/test_contents.py`` fails when a notebook's cells are not what the
 registry makes, naming the command that rewrites them.
 """
 

@@ -229,7 +229,7 @@ def _running_servers() -> list[dict[str, Any]]:
     jsonschema's format checkers, which build some 40 grammars, about 2.5 s of
     CPU in every kernel that shows a coding panel (cProfile of the Day 78 page).
     A file whose server is gone is passed over, not deleted: it is not ours.
-    tests/test_workspace.py checks this agrees with jupyter_server's reader.
+    tests/tryout/test_workspace.py checks this agrees with jupyter_server's reader.
     """
     try:
         from jupyter_core.paths import jupyter_runtime_dir

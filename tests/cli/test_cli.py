@@ -160,7 +160,7 @@ def test_prog_follows_how_the_command_was_started():
     from course._toml import read_toml
     from course.cli import prog_name
 
-    scripts = read_toml(Path(__file__).parents[1] / "pyproject.toml", "pyproject.toml")[1]["project"][
+    scripts = read_toml(Path(__file__).parents[2] / "pyproject.toml", "pyproject.toml")[1]["project"][
         "scripts"
     ]
     assert scripts == {"hopper-course": "course.cli:main"}
@@ -197,5 +197,5 @@ def test_progress_help_states_the_learner_ids_real_order():
     assert "$COURSE_LEARNER, else $JUPYTERHUB_USER, else your login name, else 'default'" in flat
     from pathlib import Path
 
-    readme = " ".join((Path(__file__).parents[1] / "README.md").read_text().split())
+    readme = " ".join((Path(__file__).parents[2] / "README.md").read_text().split())
     assert "`COURSE_LEARNER`, else `JUPYTERHUB_USER`, else the login name, else `default`" in readme

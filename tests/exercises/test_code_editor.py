@@ -9,7 +9,7 @@ from pathlib import Path
 
 from course.exercises.code_editor import BUNDLE, CodeEditor
 
-TOOL = Path(__file__).resolve().parents[1] / "tools" / "code_editor"
+TOOL = Path(__file__).resolve().parents[2] / "tools" / "code_editor"
 
 
 def test_the_bundle_was_built_from_the_committed_source_and_lock():

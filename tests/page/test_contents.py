@@ -13,7 +13,7 @@ from course.lessons import LESSONS
 from course.page import contents
 from course.page.contents import BOTTOM_ID, START, TOP_ID, bottom_cell, start_page, sync, top_cell
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ORDER = sorted(LESSONS.values(), key=lambda lesson: lesson.day)
 
 

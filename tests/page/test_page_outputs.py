@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 from page_checks import png_size, problems
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _png(width: int, height: int) -> str:

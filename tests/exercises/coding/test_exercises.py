@@ -4,7 +4,7 @@ On this machine (no GPU) the CPU check is what runs: the reference piece
 must match the model everywhere, and every declared wrong piece and the
 starter must not. The GPU side of the same promise (the reference passes
 the lesson's own check; each wrong piece gives its declared outcome) is
-tests/coding/test_gpu.py, run on the H200.
+tests/exercises/coding/test_gpu.py, run on the H200.
 """
 
 from __future__ import annotations

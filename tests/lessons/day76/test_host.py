@@ -1,6 +1,6 @@
 """Day 76's host side (course/lessons/day76/host.py): the map main() builds, the C++
 program's PASS and failure lines, the "short grid" experiment; and, on a Hopper
-GPU, the round trip itself. (The tensor-map rules are tests/test_tensormap.py.)"""
+GPU, the round trip itself. (The tensor-map rules are tests/hopper/test_tensormap.py.)"""
 
 from __future__ import annotations
 
