@@ -15,7 +15,7 @@ import json
 from collections import Counter, defaultdict
 
 import pytest
-from test_timeline import decoded, provenance
+from .test_timeline import decoded, provenance
 
 from course import timeline as tl
 from course.cli import main
