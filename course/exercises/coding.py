@@ -53,8 +53,8 @@ from .. import _paths
 from .._atomic import atomic_write_text
 from .._data import header_lines, read_text
 from .._toml import read_toml
-from ..errors import CourseError
 from ..tryout.workspace import MAX_KERNEL_BYTES, _backup, _create_exclusive, lesson_folder, writing
+from .coding_piece import CodingError, refuse_escape
 
 if TYPE_CHECKING:
     from ..lesson import Lesson
@@ -95,10 +95,6 @@ _WRONG_FIELDS = {"name", "code", "expect", "why"}
 
 BEGIN = "// >>> {id}: your code goes below this line; only the lines between the two markers are checked"
 END = "// <<< {id}: your code ends above this line"
-
-
-class CodingError(CourseError):
-    """A coding exercise file is malformed, or a learner's file lost its markers."""
 
 
 @dataclass(frozen=True)
@@ -389,8 +385,6 @@ def _parse(lesson: Lesson, path: Path, text: str, data: dict[str, Any]) -> tuple
     entries = data.get("exercise")
     if not isinstance(entries, list) or not entries:
         raise _err(path, None, "the file must declare at least one [[exercise]]")
-    from .coding_piece import refuse_escape
-
     lines = header_lines(text, "[[exercise]]")
     kernel = read_text(lesson.kernel_path, "the lesson's kernel", CodingError)
     out: list[CodingExercise] = []

@@ -39,14 +39,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Iterator
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from .coding import CodingError
+from ..errors import CourseError
 
-if TYPE_CHECKING:
-    from .coding import CodingExercise
-
-__all__ = ["PieceRefused", "kernel_constant_names", "refuse_escape", "tokens"]
+__all__ = ["CodingError", "PieceRefused", "kernel_constant_names", "refuse_escape", "tokens"]
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _TRIGRAPH = re.compile(r"\?\?[=/'()!<>\-]")
@@ -70,6 +67,20 @@ _EXPR_WORDS = {
     "else", "do", "goto", "decltype", "noexcept", "static_assert", "not", "and", "or", "xor", "bitand",
     "bitor", "compl", "not_eq", "and_eq", "or_eq", "xor_eq",
 }  # fmt: skip
+
+
+class CodingError(CourseError):
+    """A coding exercise file is malformed, or a learner's file lost its markers.
+
+    Defined here, below ``course.exercises.coding`` (which exports it), so the guard
+    needs nothing from the exercise it guards."""
+
+
+class _Exercise(Protocol):
+    """What the guard reads of a ``CodingExercise``: its id, for the message."""
+
+    @property
+    def id(self) -> str: ...
 
 
 class PieceRefused(CodingError):
@@ -192,7 +203,7 @@ def kernel_constant_names(kernel: str) -> frozenset[str]:
     return frozenset(re.findall(r"\bk[A-Z][A-Za-z0-9_]*\b", kernel))
 
 
-def refuse_escape(piece: str, exercise: CodingExercise, kernel: str) -> None:
+def refuse_escape(piece: str, exercise: _Exercise, kernel: str) -> None:
     """Raise PieceRefused, naming the line of ``piece``, when it could leave its function (module docstring)."""
     check_tokens(piece, kernel_constant_names(kernel), exercise.id)
 
