@@ -15,14 +15,10 @@ import importlib
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import _paths
 from .errors import CourseError
-
-if TYPE_CHECKING:
-    from .bench.spec import BenchSpec
-    from .kernel.host import LessonHost
 
 
 @dataclass(frozen=True)
@@ -82,7 +78,11 @@ class Lesson:
         return _paths.evidence_dir() / f"{self.id}.{experiment}.json"
 
     def module(self, name: str) -> ModuleType:
-        """A module of the lesson's own package (``host``, ``bench``, ``figures``)."""
+        """A module of the lesson's own package (``host``, ``bench``, ``figures``).
+
+        The rooms that own those contracts read them: ``course.kernel.host.host_of``,
+        ``course.bench.spec.bench_spec``; discovery (``course.lessons``) checks them.
+        """
         if not self.package:
             raise CourseError(f"lesson {self.id!r} was not loaded from a lesson package")
         return importlib.import_module(f"{self.package}.{name}")
@@ -91,18 +91,6 @@ class Lesson:
         import importlib.util
 
         return bool(self.package) and importlib.util.find_spec(f"{self.package}.{name}") is not None
-
-    def host(self) -> LessonHost:
-        """The lesson's host side: inputs, launch, check, its PASS line (``host.HOST``)."""
-        host: LessonHost = self.module("host").HOST
-        return host
-
-    def bench_spec(self) -> BenchSpec | None:
-        """What ``course bench`` measures for this lesson (``bench.SPEC``), or None."""
-        if not self.has_module("bench"):
-            return None
-        spec: BenchSpec = self.module("bench").SPEC
-        return spec
 
     def supports(self, cc: tuple[int, int]) -> bool:
         if cc < self.min_cc:

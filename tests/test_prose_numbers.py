@@ -19,6 +19,7 @@ import pytest
 
 from course.bench.report import findings
 from course.bench.result import BenchResult, Measurement, Reason, SizeRow, load
+from course.bench.spec import bench_spec
 from course.lessons import LESSONS, get_lesson
 from course.lessons._ladder import VARIANT_SIZES
 
@@ -191,7 +192,7 @@ def test_day85_what_each_step_bought_agrees_with_each_steps_recording():
     from course.lessons.day85 import LESSON
     from course.lessons.day85.story import SAME_WITHIN, what_each_step_bought
 
-    rows = recorded_climb(LESSON)
+    rows = recorded_climb(LESSON, LESSONS.values())
     for size in VARIANT_SIZES:
         story = what_each_step_bought(size, rows)
         assert story.steps
@@ -221,12 +222,12 @@ def test_day85_what_each_step_bought_agrees_with_each_steps_recording():
 
 
 @pytest.mark.parametrize(
-    "lesson_id", [lid for lid in LADDER if get_lesson(lid).bench_spec().unit == "TFLOP/s"]
+    "lesson_id", [lid for lid in LADDER if bench_spec(get_lesson(lid)).unit == "TFLOP/s"]
 )
 def test_the_timing_checks_floor_the_notes_state_is_the_one_the_recorded_checks_used(lesson_id):
     from course.kernel.host import timing_floor
 
-    spec = get_lesson(lesson_id).bench_spec()
+    spec = bench_spec(get_lesson(lesson_id))
     note = next(n for n in spec.notes if "before timing" in n)
     recorded = load(lesson_id)
     for row in recorded.rows:

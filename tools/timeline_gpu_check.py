@@ -44,6 +44,8 @@ from pathlib import Path
 os.environ.setdefault("PYTHONUNBUFFERED", "1")
 
 from course import timeline as tl  # noqa: E402
+from course.bench.spec import bench_spec
+from course.cli.timeline import instrumented_lessons
 from course.errors import CourseError  # noqa: E402
 from course.kernel import gate  # noqa: E402
 from course.kernel.provenance import Provenance  # noqa: E402
@@ -76,7 +78,7 @@ def plan(lessons):
     others sharing that kernel only get their own recorded timeline (their pages show it)."""
     timed, record_only, seen = [], [], set()
     for lesson in lessons:
-        if lesson.kernel_file not in seen and lesson.bench_spec() is not None:
+        if lesson.kernel_file not in seen and bench_spec(lesson) is not None:
             seen.add(lesson.kernel_file)
             timed.append(lesson)
     for lesson in lessons:
@@ -230,7 +232,7 @@ def main(argv=None) -> int:
     )
     args = parser.parse_args(argv)
     t_start = time.perf_counter()
-    ids = args.lessons or tl.instrumented_lessons()
+    ids = args.lessons or instrumented_lessons()
     unknown = [i for i in ids if i not in LESSONS]
     if unknown:
         print(f"no lesson(s) {unknown}; the lessons: {', '.join(LESSONS)}")

@@ -27,10 +27,19 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import CheckFailed, CourseError
 from ..kernel import gate
+from ..kernel.host import host_of
 from ..kernel.provenance import Provenance
-from .arith import DEFAULT_REPEATS, ROTATION_FACTOR, rate, ratio, rotation_buffers, validate_repeats
+from .arith import (
+    DEFAULT_REPEATS,
+    ROTATION_FACTOR,
+    rate,
+    rate_text,
+    ratio,
+    rotation_buffers,
+    validate_repeats,
+)
 from .result import SCHEMA_VERSION, BenchResult, Measurement, SizeRow
-from .spec import KERNEL, BenchSpec, Extras, Peer
+from .spec import KERNEL, BenchSpec, Extras, Peer, bench_spec
 from .timing import Timer
 
 if TYPE_CHECKING:
@@ -40,12 +49,15 @@ if TYPE_CHECKING:
 
 
 def spec_of(lesson: Lesson) -> BenchSpec:
-    spec = lesson.bench_spec()
+    """The lesson's ``BenchSpec``; a lesson without one is refused, saying where one would be declared
+    (``python -m course bench --help`` lists the lessons that have one)."""
+    spec = bench_spec(lesson)
     if spec is None:
-        from ..lessons import LESSONS
-
-        timed = [lesson_id for lesson_id, lesson in LESSONS.items() if lesson.bench_spec() is not None]
-        raise CourseError(f"no benchmark for lesson {lesson.id!r}; the benchmarks are: {', '.join(timed)}")
+        where = f"{lesson.package}.bench" if lesson.package else "its package's bench.py"
+        raise CourseError(
+            f"no benchmark for lesson {lesson.id!r}: {where} would declare SPEC = BenchSpec(...) "
+            "(python -m course bench --help lists the lessons that have one)"
+        )
     return spec
 
 
@@ -83,8 +95,9 @@ def mismatch_text(what: str, check: Check) -> str:
 
 
 @dataclass
-class Context:
-    """What a spec's ``finish`` gets: the lesson, the timer, the run's numbers so far."""
+class RunContext:
+    """What a spec's ``finish`` gets (``course.bench.spec.Context``, which this satisfies):
+    the lesson, the timer, the run's numbers so far."""
 
     lesson: Lesson
     spec: BenchSpec
@@ -116,7 +129,7 @@ class Context:
         _check_memory(sets * set_bytes + 3 * n * n * 8, f"{self.lesson.id} at N={n}")
         if kernel and compiled is None:
             compiled = self.compile(n)
-        return self.lesson.host().workload(compiled, n, sets, "bench")  # type: ignore[arg-type]
+        return host_of(self.lesson).workload(compiled, n, sets, "bench")  # type: ignore[arg-type]
 
     def time_calls(self, work: Workload, call: Callable[[int], None]) -> float:
         """Median milliseconds of ``call(j)`` over the workload's rotation."""
@@ -166,8 +179,6 @@ def occupancy(
 
 
 def _progress_line(lesson_id: str, row: SizeRow, unit: str) -> str:
-    from .report import rate_text
-
     t = row.kernel.timing
     cached = " cached" if row.compile_cached else ""
     peers = "; ".join(
@@ -208,7 +219,7 @@ def measure(
         f"median of {repeats} repeats, inputs rotated over >= {ROTATION_FACTOR}x the "
         f"{l2 / 2**20:.0f} MiB L2, kernel and peers interleaved"
     )
-    ctx = Context(lesson, spec, Timer(repeats), l2, provenance.sm_count, progress, sizes)
+    ctx = RunContext(lesson, spec, Timer(repeats), l2, provenance.sm_count, progress, sizes)
     ctx.peers = tuple(spec.peers())
     for n in sizes:
         compiled = ctx.compile(n)

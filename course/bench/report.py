@@ -11,22 +11,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._atomic import atomic_write_bytes, atomic_write_text
 from .._html import escape
 from ..errors import EnvironmentProblem
 from ..kernel import gate
 from ..lesson import Lesson
-from .arith import DEFAULT_REPEATS
+from .arith import DEFAULT_REPEATS, rate_text
 from .result import BenchResult, bench_dir, load
+from .spec import bench_spec
 
 if TYPE_CHECKING:  # matplotlib is imported when a plot is drawn, not by every `python -m course`
     from ..picture import Picture
 
 _NOWRAP = "white-space:nowrap;padding:2px 8px"
-
-
-def rate_text(rate: float, unit: str, with_unit: bool = True) -> str:
-    number = f"{rate:,.0f}" if unit == "GB/s" else f"{rate:,.1f}"
-    return f"{number} {unit}" if with_unit else number
 
 
 def _ms(value: float) -> str:
@@ -174,7 +171,7 @@ class SpeedSection:
 
 
 def findings(lesson: Lesson, result: BenchResult) -> tuple[str, ...]:
-    spec = lesson.bench_spec()
+    spec = bench_spec(lesson)
     if spec is None or spec.findings is None:
         return ()
     return tuple(spec.findings(result))
@@ -242,3 +239,13 @@ def speed_section(
         f"by: {recorded.command}."
     )
     return SpeedSection(lesson.id, recorded, png, False, message, findings(lesson, recorded))
+
+
+def write(result: BenchResult, directory: Path | None = None) -> tuple[Path, Path]:
+    """Write <lesson>.json and <lesson>.png (atomically); return both paths."""
+    directory = directory or bench_dir()
+    json_path = directory / f"{result.lesson}.json"
+    png_path = directory / f"{result.lesson}.png"
+    atomic_write_text(json_path, result.to_json())
+    atomic_write_bytes(png_path, png_bytes(result))
+    return json_path, png_path

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..kernel import evidence, gate
-from ..kernel.host import Experiment, run_lesson
+from ..kernel.host import Experiment, host_of, run_lesson
 from ..lessons import LESSONS, get_lesson
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         runs: list[tuple[Path, str, dict[str, Any], bool, Experiment | None]] = [
             (lesson.evidence_path, f"python -m course run {lesson.id}", {}, True, None)
         ]
-        for e in lesson.host().experiments:
+        for e in host_of(lesson).experiments:
             command = f"page.run(experiment={e.name!r}) ({lesson.id})"
             runs.append((lesson.experiment_evidence_path(e.name), command, e.options, e.expect_pass, e))
         for where, command, options, expect_pass, experiment in runs:

@@ -33,6 +33,7 @@ from typing import Literal
 
 from ..errors import EnvironmentProblem
 from ..lesson import Lesson
+from .gpus import cards_phrase
 
 Tier = Literal["no-gpu", "wrong-gpu", "runs"]
 
@@ -420,12 +421,6 @@ def _probe_cached() -> Machine:
     return Machine(gpu, None, None, versions, tuple(notes))
 
 
-def _cards_phrase(lesson: Lesson) -> str:
-    from .gpus import cards_phrase
-
-    return cards_phrase(lesson.id)
-
-
 def verdict(lesson: Lesson, machine: Machine | None = None) -> Verdict:
     machine = machine or probe()
     if machine.gpu is None:
@@ -437,7 +432,7 @@ def verdict(lesson: Lesson, machine: Machine | None = None) -> Verdict:
         lesson,
         "wrong-gpu",
         f"{gpu.name} is compute capability {gpu.cc_str}; Day {lesson.day} needs {lesson.feature}.",
-        f"Cards that run it: {_cards_phrase(lesson)}. The kernel is still compile-checked here.",
+        f"Cards that run it: {cards_phrase(lesson)}. The kernel is still compile-checked here.",
     )
 
 

@@ -1,9 +1,9 @@
 """The page's table: which cards have wgmma, which have TMA, and what the rest use.
 
 One row per card family the course talks about. Every fact in a row has a
-citation, and the lessons' hardware requirements come from the lesson
-registry (``course.lessons``), so ``runs_lesson`` and the gate cannot
-disagree with the registry. Facts checked against (2026-11):
+citation, and a lesson's hardware requirements come from the ``Lesson``
+handed in (its ``min_cc`` and ``max_cc``), so ``runs_lesson`` and the gate
+cannot disagree with the lesson. Facts checked against (2026-11):
 
 - CUDA C++ Programming Guide, 5.1 "Compute Capabilities": Table 29
   "Feature Support per Compute Capability" (row "Tensor Memory Accelerator
@@ -38,7 +38,7 @@ from typing import Literal
 
 from .._html import escape
 from ..errors import CourseError
-from ..lessons import get_lesson
+from ..lesson import Lesson
 
 __all__ = [
     "CARDS",
@@ -234,15 +234,14 @@ def card_for_cc(cc: tuple[int, int]) -> Card | None:
     return next((card for card in CARDS if card.cc == tuple(cc)), None)
 
 
-def runs_lesson(lesson_id: str) -> list[Card]:
-    """The cards whose compute capability the lesson's registry entry accepts."""
-    lesson = get_lesson(lesson_id)
+def runs_lesson(lesson: Lesson) -> list[Card]:
+    """The cards whose compute capability the lesson accepts (its ``min_cc`` and ``max_cc``)."""
     return [card for card in CARDS if lesson.supports(card.cc)]
 
 
-def cards_phrase(lesson_id: str) -> str:
+def cards_phrase(lesson: Lesson) -> str:
     """A short phrase for the page: "H100/H200, B200/GB200, RTX 50" or "H100/H200 only"."""
-    cards = runs_lesson(lesson_id)
+    cards = runs_lesson(lesson)
     if not cards:
         return "none of the cards in the table"
     names = ", ".join(card.name for card in cards)

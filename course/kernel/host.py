@@ -43,6 +43,7 @@ __all__ = [
     "check_relative",
     "timing_floor",
     "timing_floor_note",
+    "host_of",
     "run_lesson",
 ]
 
@@ -286,6 +287,13 @@ class RunResult:
         return "\n".join(self.lines)
 
 
+def host_of(lesson: Lesson) -> LessonHost:
+    """The lesson's host side: inputs, launch, check, its PASS line (its package's ``host.HOST``,
+    which discovery, ``course.lessons``, checked is a ``LessonHost`` of this lesson)."""
+    host: LessonHost = lesson.module("host").HOST
+    return host
+
+
 def run_lesson(
     lesson: Lesson,
     compiled: Compiled | None = None,
@@ -298,7 +306,7 @@ def run_lesson(
     Raises EnvironmentProblem when this machine cannot run the lesson,
     CompileError or LaunchError when the kernel does not build or launch.
     """
-    host = lesson.host()
+    host = host_of(lesson)
     unknown = set(options) - set(host.run_options)
     if unknown:
         allowed = ", ".join(host.run_options) or "none"

@@ -213,11 +213,11 @@ def ladder_spec(lesson: Lesson, variants: dict[str, dict[str, int]] | None = Non
     from ..bench import engine
     from ..bench.arith import gemm_bytes, gemm_flops, paired_ratios
     from ..bench.result import BenchResult, Reason
-    from ..bench.spec import KERNEL, BenchSpec, Extras
+    from ..bench.spec import KERNEL, BenchSpec, Context, Extras
 
     variants = dict(variants or {})
 
-    def finish(ctx: engine.Context) -> Extras:
+    def finish(ctx: Context) -> Extras:
         reasons: list[Reason] = []
         peer = ctx.peers[0]
         for row in ctx.rows:

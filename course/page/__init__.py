@@ -22,8 +22,8 @@ from typing import Any
 from .._html import escape
 from ..errors import CheckFailed, CourseError, EnvironmentProblem
 from ..kernel import evidence, gate
-from ..kernel.host import run_lesson
-from ..lessons import get_lesson
+from ..kernel.host import host_of, run_lesson
+from ..lessons import LESSONS, get_lesson
 from ..snippets import get_snippet
 from ..view.listing import SnippetView
 from ..view.notes import load_notes
@@ -237,7 +237,7 @@ class Page:
         fail, where a pass is what would be wrong.
         """
         if experiment is not None:
-            planned = self.lesson.host().experiment(experiment)
+            planned = host_of(self.lesson).experiment(experiment)
             kwargs = {**planned.options, **kwargs}
             expect_pass = planned.expect_pass
         v = self.verdict()
@@ -344,10 +344,11 @@ class Page:
         table alone: the plot covers every size, so a second table at another
         size need not draw it again.
         """
-        from ..bench.climb import climb_figure, climb_table, measure_climb
+        from ..bench.climb import climb_figure, climb_table, measure_climb, recorded_climb
 
+        recorded = recorded_climb(self.lesson, LESSONS.values())
         if not chart:
-            return climb_table(self.lesson, size)
+            return climb_table(recorded, size)
         v = self.verdict()
         if not (measure and v.runs):
             if measure:
@@ -360,16 +361,16 @@ class Page:
                         "The table and the plot show the runs recorded on a real H200.",
                     )
                 )
-            _display(climb_table(self.lesson, size))
-            return climb_figure(self.lesson)
+            _display(climb_table(recorded, size))
+            return climb_figure(self.lesson, recorded)
         import ipywidgets as w
 
-        table = w.HTML(climb_table(self.lesson, size)._repr_html_())
-        image = w.Image(value=climb_figure(self.lesson).png(), format="png")
+        table = w.HTML(climb_table(recorded, size)._repr_html_())
+        image = w.Image(value=climb_figure(self.lesson, recorded).png(), format="png")
 
         def measure_all(progress: Callable[[str], Any]) -> None:
-            rows = measure_climb(self.lesson, progress=progress)
-            table.value = climb_table(self.lesson, size, rows)._repr_html_()
+            rows = measure_climb(self.lesson, LESSONS.values(), progress=progress)
+            table.value = climb_table(rows, size)._repr_html_()
             image.value = climb_figure(self.lesson, rows).png()
 
         return _gpu_action(

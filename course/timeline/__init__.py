@@ -96,7 +96,6 @@ from .model import (
     Timeline,
     TimelineError,
     instrumented,
-    instrumented_lessons,
     kind_named,
 )
 from .section import TimelineSection, section_of, timeline_section
@@ -143,7 +142,6 @@ __all__ = [
     "from_dict",
     "globaltimer_resolution",
     "instrumented",
-    "instrumented_lessons",
     "intervals",
     "kind_named",
     "load",

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from ..kernel.compile import Compiled
     from ..kernel.host import Workload
     from ..lesson import Lesson
+from ..bench.spec import bench_spec
+from ..kernel.host import host_of
 from .decode import decode
 from .model import DEFAULT_N, DEFINE, SYMBOL, Layout, Timeline, TimelineError
 
@@ -79,7 +81,7 @@ def check_size(lesson: Lesson, n: object) -> int:
 
     Needs no GPU, so a wrong ``--n`` is refused before the machine is asked what it can run.
     """
-    spec = lesson.bench_spec()
+    spec = bench_spec(lesson)
     if spec is not None:
         spec.validate_sizes(lesson.id, [n])  # type: ignore[list-item]
     elif isinstance(n, bool) or not isinstance(n, int) or n < 1:
@@ -112,7 +114,7 @@ def record(
     progress(f"{lesson.id}: compiling {lesson.kernel_file} with -D{DEFINE} at N = {n} ...")
     compiled = compile_instrumented(lesson, n)
     progress(compiled.summary())
-    work = lesson.host().workload(compiled, n, 1, "bench")
+    work = host_of(lesson).workload(compiled, n, 1, "bench")
     c = work.config
     grid_ctas = math.prod(c.grid)
     buf = cp.zeros(layout.words(grid_ctas), dtype=cp.uint64)
@@ -219,7 +221,7 @@ def measure_overhead(
     """
     import cupy as cp
 
-    from ..bench.engine import Context, release, spec_of
+    from ..bench.engine import RunContext, release, spec_of
     from ..bench.timing import Timer
     from ..kernel import gate
 
@@ -228,7 +230,7 @@ def measure_overhead(
     gate.ensure_runs(lesson, machine)
     l2 = int(cp.cuda.Device().attributes["L2CacheSize"])
     sms = machine.gpu.sm_count if machine.gpu else 0
-    ctx = Context(lesson, spec, Timer(repeats), l2, sms, progress, (n,))
+    ctx = RunContext(lesson, spec, Timer(repeats), l2, sms, progress, (n,))
     plain = ctx.compile(n, defines={})
     stamped = compile_instrumented(lesson, n)
     work = ctx.workload(n, plain)

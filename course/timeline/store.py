@@ -211,15 +211,14 @@ def write(timeline: Timeline, directory: Path | None = None) -> tuple[Path, Path
     return json_path, png_path
 
 
-def load(lesson_id: str, directory: Path | None = None) -> Timeline | None:
-    """The recorded timeline of a lesson, None when there is none, TimelineError when it is broken."""
+def load(lesson_id: str, directory: Path | None = None, roles: Sequence[str] = ()) -> Timeline | None:
+    """The recorded timeline of a lesson, None when there is none, TimelineError when it is broken.
+
+    ``roles``: the lesson's declared warpgroup roles (``Lesson.warpgroup_roles``; ``from_dict``)."""
     path = (directory or timeline_dir()) / f"{lesson_id}.json"
     if not path.exists():
         return None
-    from ..lessons import LESSONS
-
-    declared = LESSONS[lesson_id].warpgroup_roles if lesson_id in LESSONS else ()
-    timeline = from_dict(_data.read_json(path, "the timeline", TimelineError), path, declared)
+    timeline = from_dict(_data.read_json(path, "the timeline", TimelineError), path, roles)
     if timeline.lesson != lesson_id:
         raise TimelineError(f"the timeline is for lesson {timeline.lesson!r}, not {lesson_id!r}", path=path)
     return timeline

@@ -32,12 +32,13 @@ import pytest
 
 from course.bench import BenchResult, Measurement, Reason, SizeRow, Timing, spec_of
 from course.bench.arith import copy_bytes, rate
+from course.bench.spec import bench_spec
 from course.kernel import gate
 from course.kernel.provenance import Provenance
 from course.lessons import LESSONS, get_lesson
 
 # Lessons with a BenchSpec: what every "for each lesson" test is parametrized over.
-BENCHED = [lesson_id for lesson_id, lesson in LESSONS.items() if lesson.bench_spec() is not None]
+BENCHED = [lesson_id for lesson_id, lesson in LESSONS.items() if bench_spec(lesson) is not None]
 
 UNIT_SCALE = {"GB/s": 1e9, "TFLOP/s": 1e12}
 

@@ -10,7 +10,7 @@ import pytest
 
 from course.errors import CourseError
 from course.kernel import gpus
-from course.lessons import LESSONS
+from course.lessons import LESSONS, get_lesson
 
 
 def names(cards):
@@ -18,26 +18,27 @@ def names(cards):
 
 
 def test_day76_runs_on_every_card_with_tma():
-    assert names(gpus.runs_lesson("day76")) == ["H100/H200", "B200/GB200", "RTX 50"]
-    assert gpus.runs_lesson("day76") == gpus.cards_for("tma")
-    assert gpus.cards_phrase("day76") == "H100/H200, B200/GB200, RTX 50"
+    assert names(gpus.runs_lesson(get_lesson("day76"))) == ["H100/H200", "B200/GB200", "RTX 50"]
+    assert gpus.runs_lesson(get_lesson("day76")) == gpus.cards_for("tma")
+    assert gpus.cards_phrase(get_lesson("day76")) == "H100/H200, B200/GB200, RTX 50"
 
 
 def test_day78_runs_on_hopper_only():
-    assert names(gpus.runs_lesson("day78")) == ["H100/H200"]
-    assert gpus.runs_lesson("day78") == gpus.cards_for("wgmma")
-    assert gpus.cards_phrase("day78") == "H100/H200 only"
+    assert names(gpus.runs_lesson(get_lesson("day78"))) == ["H100/H200"]
+    assert gpus.runs_lesson(get_lesson("day78")) == gpus.cards_for("wgmma")
+    assert gpus.cards_phrase(get_lesson("day78")) == "H100/H200 only"
 
 
 @pytest.mark.parametrize("lesson_id", sorted(LESSONS))
 def test_runs_lesson_follows_the_registry(lesson_id):
     lesson = LESSONS[lesson_id]
-    assert gpus.runs_lesson(lesson_id) == [card for card in gpus.CARDS if lesson.supports(card.cc)]
+    assert gpus.runs_lesson(lesson) == [card for card in gpus.CARDS if lesson.supports(card.cc)]
 
 
-def test_unknown_lesson_is_a_course_error():
-    with pytest.raises(CourseError, match="no lesson named"):
-        gpus.runs_lesson("day99")
+def test_a_lesson_no_card_runs_is_said_so():
+    beyond = dataclasses.replace(LESSONS["day78"], min_cc=(99, 0), max_cc=None)
+    assert gpus.runs_lesson(beyond) == []
+    assert gpus.cards_phrase(beyond) == "none of the cards in the table"
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from course.bench.spec import bench_spec
+from course.kernel.host import host_of
 from course.lessons._ladder import SAMPLE_ROWS, TmaGemmWorkload
 
 
@@ -56,7 +58,7 @@ def test_the_sampled_rows_are_the_c_programs():
     from course.lessons import LESSONS
 
     text = next(
-        lesson for lesson in LESSONS.values() if lesson.previous and lesson.bench_spec()
+        lesson for lesson in LESSONS.values() if lesson.previous and bench_spec(lesson)
     ).kernel_path.read_text()
     assert "const int sampleRows = kDim <= 1024 ? kDim : 128;" in text
     assert "const int m = i * rowStep + (rowStep > 1 ? (i * 37) % rowStep : 0);" in text
@@ -71,8 +73,8 @@ def test_an_unwritten_element_makes_a_fail_line_that_says_so(host_arrays):
     work = _workload(2048)
     work.d[0, 9, 7] = np.float16("nan")
     check = work.host_check()
-    lesson = next(lesson for lesson in LESSONS.values() if isinstance(lesson.host(), TmaGemmHost))
-    line = lesson.host().fail_line(check)
+    lesson = next(lesson for lesson in LESSONS.values() if isinstance(host_of(lesson), TmaGemmHost))
+    line = host_of(lesson).fail_line(check)
     assert line.startswith("FAIL at D[9][7]: never written") and "1 of 4194304 elements unwritten" in line
 
 

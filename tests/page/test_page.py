@@ -5,9 +5,11 @@ import pytest
 from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
 
+from course.bench.spec import bench_spec
 from course.errors import CourseError, EnvironmentProblem
 from course.kernel import evidence, gate
 from course.kernel.gate import Gpu, Machine
+from course.kernel.host import host_of
 from course.kernel.provenance import Provenance
 from course.lessons import LESSONS
 from course.page import Message, Page, show_refusal
@@ -46,7 +48,7 @@ def test_page_without_the_hardware_explains_compile_checks_and_shows_the_recordi
 
 
 def _experiments():
-    return [(lesson.id, e) for lesson in LESSONS.values() for e in lesson.host().experiments]
+    return [(lesson.id, e) for lesson in LESSONS.values() for e in host_of(lesson).experiments]
 
 
 @pytest.mark.parametrize("lesson_id, experiment", _experiments(), ids=lambda x: getattr(x, "name", x))
@@ -138,10 +140,10 @@ def test_speed_section_without_the_hardware_shows_recorded_figures_or_says_none(
 
 @pytest.mark.gpu
 @pytest.mark.hopper
-@pytest.mark.parametrize("lesson", [lesson for lesson in LESSONS.values() if lesson.bench_spec()], ids=str)
+@pytest.mark.parametrize("lesson", [lesson for lesson in LESSONS.values() if bench_spec(lesson)], ids=str)
 def test_speed_button_measures_on_the_gpu(lesson, gpu_for):
     gpu_for(lesson.id)
-    sizes = lesson.bench_spec().page_sizes[:2]
+    sizes = bench_spec(lesson).page_sizes[:2]
     box = Page(lesson.id).speed(sizes=sizes)
     button, status, shown = box.children
     box.measure()
@@ -187,7 +189,7 @@ def test_a_page_that_runs_compiles_in_the_background_and_uses_it_once(monkeypatc
 def test_the_climb_draws_its_chart_once_and_a_second_table_alone(shown):
     from course.picture import Picture
 
-    lesson_id = next(lid for lid in LESSONS if LESSONS[lid].bench_spec() is not None)
+    lesson_id = next(lid for lid in LESSONS if bench_spec(LESSONS[lid]) is not None)
     page = Page(lesson_id)
     first = page.climb()
     assert isinstance(first, Picture) and len(shown) == 1 and "4096" in shown[0]._repr_html_()
@@ -223,7 +225,7 @@ def test_the_page_compile_check_and_try_mine_of_an_unchanged_copy_build_the_same
 
 
 def test_the_finale_says_why_there_is_no_measuring_button_on_a_machine_that_cannot_run_it(shown, monkeypatch):
-    lesson_id = next(lid for lid in LESSONS if LESSONS[lid].bench_spec() is not None)
+    lesson_id = next(lid for lid in LESSONS if bench_spec(LESSONS[lid]) is not None)
     cannot = gate.Verdict(LESSONS[lesson_id], "no-gpu", "There is no NVIDIA driver on this machine.", "")
     monkeypatch.setattr(Page, "verdict", lambda self: cannot)
     Page(lesson_id).climb(measure=True)

@@ -17,6 +17,7 @@ import pytest
 
 from course import timeline as tl
 from course.cli import main
+from course.cli.timeline import instrumented_lessons
 from course.errors import CourseError
 from course.kernel.provenance import Provenance
 from course.lessons import get_lesson
@@ -507,7 +508,7 @@ def test_cli_offers_only_the_lessons_with_stamps(capsys):
     with pytest.raises(SystemExit):
         main(["timeline", "--help"])
     said = capsys.readouterr().out
-    assert "day76" not in said and all(lesson_id in said for lesson_id in tl.instrumented_lessons())
+    assert "day76" not in said and all(lesson_id in said for lesson_id in instrumented_lessons())
 
 
 def test_cli_n_with_recorded_is_refused(recorded, capsys):

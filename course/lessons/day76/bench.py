@@ -15,10 +15,9 @@ from typing import Any
 import numpy as np
 
 from ...bench.arith import copy_bytes, floor_ms
-from ...bench.engine import Context
 from ...bench.peers import device_copy
 from ...bench.result import BenchResult, Reason, SizeRow
-from ...bench.spec import BenchSpec, Extras, Peer
+from ...bench.spec import BenchSpec, Context, Extras, Peer
 
 PEER_ADD = "x + 1 (CuPy)"
 PEER_COPY = "D2D copy"

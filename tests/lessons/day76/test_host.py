@@ -9,7 +9,7 @@ import pytest
 
 from course.errors import CourseError
 from course.hopper import tensormap
-from course.kernel.host import check_bits, run_lesson
+from course.kernel.host import check_bits, host_of, run_lesson
 from course.lessons import get_lesson
 from course.lessons.day76 import host
 from course.lessons.day76.host import HOST, lesson_map, pass_line
@@ -37,7 +37,7 @@ def test_the_host_encodes_with_the_shared_tensor_map_module():
     assert host.TileMap is tensormap.TileMap
     assert host.encode is tensormap.encode
     assert host.rules_table is tensormap.rules_table
-    assert LESSON.host() is HOST
+    assert host_of(LESSON) is HOST
 
 
 def test_pass_line_is_the_cpp_programs():
