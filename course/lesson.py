@@ -18,6 +18,7 @@ from types import ModuleType
 from typing import Any
 
 from . import _paths
+from .content import content_kind
 from .errors import CourseError
 
 
@@ -57,9 +58,13 @@ class Lesson:
     def notebook_path(self) -> Path:
         return _paths.notebooks_dir() / self.notebook
 
+    def content_path(self, kind: str) -> Path:
+        """The lesson's file of one kind of content (``course.content.CONTENT_KINDS``)."""
+        return _paths.content_dir() / content_kind(kind).folder / f"{self.id}.toml"
+
     @property
     def quiz_path(self) -> Path:
-        return _paths.content_dir() / "quizzes" / f"{self.id}.toml"
+        return self.content_path("quiz")
 
     @property
     def annotations_path(self) -> Path:
@@ -67,7 +72,8 @@ class Lesson:
 
     @property
     def exercise_path(self) -> Path:
-        return _paths.content_dir() / "exercises" / f"{self.id}.toml"
+        """The annotation exercise's file."""
+        return self.content_path("annotation")
 
     @property
     def evidence_path(self) -> Path:

@@ -59,7 +59,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 REGISTRY = "course.lessons"
 BELOW_REGISTRY = ("ground", "kernel", "hopper", "bench", "timeline")
 # The top level: the vocabulary a lesson is written in, and private helpers.
-VOCABULARY = {"__init__", "__main__", "errors", "lesson", "constants", "snippets", "picture"}
+VOCABULARY = {"__init__", "__main__", "errors", "lesson", "content", "constants", "snippets", "picture"}
 
 
 def modules(root: Path) -> dict[str, Path]:

@@ -49,7 +49,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import _paths
 from .._atomic import atomic_write_text
 from .._data import header_lines, read_text
 from .._toml import read_toml
@@ -259,7 +258,7 @@ def check_piece_text(piece: object, exercise: CodingExercise) -> str:
 # The exercise file.
 # ---------------------------------------------------------------------------
 def coding_path(lesson: Lesson) -> Path:
-    return _paths.content_dir() / "coding" / f"{lesson.id}.toml"
+    return lesson.content_path("coding")
 
 
 def _err(path: Path, line: int | None, message: str) -> CodingError:

@@ -10,7 +10,7 @@ One JSON file per learner in the workspace (``course.tryout.workspace``):
 given, else ``COURSE_LEARNER``, else ``JUPYTERHUB_USER``, else the login
 name, else ``default`` (``login_learner``); it is checked like a
 submission's learner id, so it can only name a file in that folder. The file
-holds, per lesson id, per kind (``quiz``, ``annotation``, ``coding``), per
+holds, per lesson id, per kind (``course.content.CONTENT_KINDS``: quiz, annotation, coding), per
 item id, the state the page saved and when (UTC).
 
 The rules, because the file holds the learner's work:
@@ -48,6 +48,7 @@ from typing import Any
 
 from .._atomic import atomic_write_text
 from .._files import read_regular, shown
+from ..content import progress_kinds
 from ..errors import CourseError
 from ..quiz.submission import validate_learner_id
 from ..tryout.workspace import workspace_root
@@ -60,7 +61,6 @@ except ImportError:  # pragma: no cover - Windows
 __all__ = [
     "DEFAULT_LEARNER",
     "FORMAT",
-    "KINDS",
     "LEARNER_ENV",
     "ProgressError",
     "learner_id",
@@ -77,7 +77,6 @@ __all__ = [
 ]
 
 FORMAT = "hopper-course/progress/1"
-KINDS = ("quiz", "annotation", "coding")
 LEARNER_ENV = "COURSE_LEARNER"
 DEFAULT_LEARNER = "default"
 FOLDER = "progress"
@@ -173,8 +172,8 @@ def _check_key(value: object, what: str) -> str:
 
 
 def _check_kind(kind: object) -> str:
-    if kind not in KINDS:
-        raise ProgressError(f"kind must be one of {', '.join(KINDS)} (got {kind!r:.40})")
+    if kind not in progress_kinds():
+        raise ProgressError(f"kind must be one of {', '.join(progress_kinds())} (got {kind!r:.40})")
     return str(kind)
 
 
@@ -233,8 +232,8 @@ def _problem(data: object) -> str | None:
         if not isinstance(kinds, dict):
             return f"lesson {lesson!r:.40} is not an object"
         for kind, items in kinds.items():
-            if kind not in KINDS or not isinstance(items, dict):
-                return f"lesson {lesson!r:.40}: {kind!r:.40} is not one of {', '.join(KINDS)} with an object"
+            if kind not in progress_kinds() or not isinstance(items, dict):
+                return f"lesson {lesson!r:.40}: {kind!r:.40} is not one of {', '.join(progress_kinds())} with an object"
             for item, state in items.items():
                 if not isinstance(state, dict):
                     return f"lesson {lesson!r:.40}, {kind} {item!r:.40}: not an object"
@@ -439,7 +438,7 @@ def lesson_progress(lesson_id: str, *, learner: str | None = None) -> dict[str, 
     """Everything saved for one lesson: ``{kind: {item: state}}``, every kind present (maybe empty)."""
     _check_key(lesson_id, "a lesson id")
     saved = _snapshot(learner)["lessons"].get(lesson_id, {})
-    return {kind: dict(saved.get(kind, {})) for kind in KINDS}
+    return {kind: dict(saved.get(kind, {})) for kind in progress_kinds()}
 
 
 def saved_lessons(*, learner: str | None = None) -> tuple[str, ...]:

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from course import timeline as tl
+from course.bench.spec import bench_spec
 from course.cli import main
 from course.cli.timeline import instrumented_lessons
 from course.errors import CourseError
@@ -683,10 +684,11 @@ def test_record_points_the_kernel_at_a_zeroed_buffer_for_one_checked_launch_only
         kernel_path=real.kernel_path,
         size_macro="GEMM_DIM",
         constants=real.constants,
-        bench_spec=real.bench_spec,
         warpgroup_roles=real.warpgroup_roles,
-        host=lambda: types.SimpleNamespace(workload=lambda c, n, sets, purpose: Work()),
     )
+    monkeypatch.setattr(tl.gpu, "bench_spec", lambda _lesson: bench_spec(real))
+    host = types.SimpleNamespace(workload=lambda c, n, sets, purpose: Work())
+    monkeypatch.setattr(tl.gpu, "host_of", lambda _lesson: host)
     gpu = gate.Gpu(0, "NVIDIA H200", (9, 0), 132, 232448, 150 * 2**30)
     monkeypatch.setattr(gate, "probe", lambda: gate.Machine(gpu, None, None, {"cupy": "14.2"}))
     monkeypatch.setattr(gate, "ensure_runs", lambda *_a: None)
@@ -748,8 +750,10 @@ def test_record_refuses_a_wrong_result_and_still_clears_the_pointer(monkeypatch)
         kernel_path=real.kernel_path,
         size_macro="GEMM_DIM",
         constants=real.constants,
-        bench_spec=real.bench_spec,
-        host=lambda: types.SimpleNamespace(workload=lambda c, n, sets, purpose: work),
+    )
+    monkeypatch.setattr(tl.gpu, "bench_spec", lambda _lesson: bench_spec(real))
+    monkeypatch.setattr(
+        tl.gpu, "host_of", lambda _lesson: types.SimpleNamespace(workload=lambda c, n, sets, purpose: work)
     )
     gpu = gate.Gpu(0, "NVIDIA H200", (9, 0), 132, 232448, 150 * 2**30)
     monkeypatch.setattr(gate, "probe", lambda: gate.Machine(gpu, None, None, {}))
