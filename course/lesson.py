@@ -12,12 +12,14 @@ quiz) reads these declarations and knows no lesson by name.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from . import _paths
+from .constants import kernel_constants
 from .content import content_kind
 from .errors import CourseError
 
@@ -94,7 +96,6 @@ class Lesson:
         return importlib.import_module(f"{self.package}.{name}")
 
     def has_module(self, name: str) -> bool:
-        import importlib.util
 
         return bool(self.package) and importlib.util.find_spec(f"{self.package}.{name}") is not None
 
@@ -105,7 +106,6 @@ class Lesson:
 
     def constants(self, defines: Any = None) -> dict[str, int | float]:
         """The kernel's ``constexpr`` constants (``course.constants.kernel_constants``)."""
-        from .constants import kernel_constants
 
         return kernel_constants(self.kernel_path, defines)
 

@@ -14,6 +14,7 @@ from typing import Any
 from .._html import escape
 from ..lesson import Lesson
 from ..picture import Picture, picture
+from .engine import measure
 from .result import BenchResult, load
 from .spec import bench_spec
 
@@ -53,7 +54,6 @@ def measure_climb(
     ``sizes`` default to each step's page sizes. Each step is checked before
     it is timed, with cuBLAS beside it, as ``python -m course bench`` does.
     """
-    from .engine import measure
 
     rows = []
     for lesson in climb_lessons(upto, lessons):

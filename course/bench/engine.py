@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import CheckFailed, CourseError
 from ..kernel import gate
+from ..kernel.compile import compile_lesson
 from ..kernel.host import host_of
 from ..kernel.provenance import Provenance
 from .arith import (
@@ -69,6 +70,7 @@ def size_defines(lesson: Lesson, n: int) -> dict[str, int] | None:
 
 
 def _check_memory(need: int, what: str) -> None:
+    # heavy: cupy, when a GPU path runs
     import cupy as cp
 
     cp.get_default_memory_pool().free_all_blocks()
@@ -82,6 +84,7 @@ def _check_memory(need: int, what: str) -> None:
 
 def release() -> None:
     """Give the GPU memory of the last size back before the next one."""
+    # heavy: cupy, when a GPU path runs
     import cupy as cp
 
     cp.cuda.get_current_stream().synchronize()
@@ -111,7 +114,6 @@ class RunContext:
 
     def compile(self, n: int, source: str | None = None, defines: dict[str, int] | None = None) -> Compiled:
         """The kernel at size N (or ``source``, a variant of it; or with extra ``defines``)."""
-        from ..kernel.compile import compile_lesson
 
         if source is None and not defines:
             return compile_lesson(self.lesson, defines=size_defines(self.lesson, n))
@@ -155,6 +157,7 @@ def occupancy(
     compiled: Compiled, threads: int, shared_mem: int = 0
 ) -> tuple[int, str, int | None, int | None]:
     """CTAs resident per SM (the driver's occupancy query, else an estimate), registers, local bytes."""
+    # heavy: cupy, when a GPU path runs
     import cupy as cp
 
     function = compiled.function
@@ -205,6 +208,7 @@ def measure(
     Raises EnvironmentProblem when this machine cannot run the lesson, and
     CheckFailed when the kernel or a peer computes a wrong result.
     """
+    # heavy: cupy, when a GPU path runs
     import cupy as cp
 
     spec = spec_of(lesson)

@@ -17,6 +17,7 @@ from ..errors import EnvironmentProblem
 from ..kernel import gate
 from ..lesson import Lesson
 from .arith import DEFAULT_REPEATS, rate_text
+from .engine import measure, spec_of
 from .result import BenchResult, bench_dir, load
 from .spec import bench_spec
 
@@ -77,7 +78,7 @@ def plot(result: BenchResult) -> Picture:
     10x the kernel's best rate, so a slow kernel's curve does not lie flat on
     zero.
     """
-    from ..picture import picture
+    from ..picture import picture  # heavy: matplotlib (course.picture), when a plot is drawn
 
     fig = picture(figsize=(7.0, 4.2))
     ax = fig.add_subplot()
@@ -193,7 +194,6 @@ def speed_section(
     even on a GPU that could measure (the page's default, until the
     learner asks to measure).
     """
-    from .engine import measure, spec_of
 
     spec = spec_of(lesson)
     if sizes is not None:

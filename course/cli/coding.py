@@ -58,6 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _list(args: argparse.Namespace) -> int:
+    # when this subcommand runs: python -m course starts without it
     from ..exercises.coding import load_coding
 
     for lesson_id in [args.lesson] if args.lesson else list(LESSONS):
@@ -68,6 +69,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
+    # when this subcommand runs: python -m course starts without it
     from ..exercises.coding import get_exercise, learner_file, piece_of
     from ..exercises.coding_check import check_piece
     from ..exercises.coding_piece import PieceRefused
@@ -99,6 +101,7 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
+    # when this subcommand runs: python -m course starts without it
     from ..exercises.coding import coding_path, load_coding
 
     files = list(args.files)

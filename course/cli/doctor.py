@@ -24,6 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _learner_code() -> None:
     """How learners' code is run here: the C++ compiler of the CPU check, and the sandbox."""
+    # when this subcommand runs: python -m course starts without it
     from .._confine import sandbox_status
     from ..errors import CourseError
     from ..exercises.coding_check import find_compiler
@@ -69,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"    {v.message()}")
     _learner_code()
     if args.compile:
+        # when this subcommand runs: python -m course starts without it
         from ..errors import CourseError, EnvironmentProblem
         from ..kernel.compile import compile_offline
 

@@ -95,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
 def record_suggested(lesson: Lesson, machine: Machine, out: Path | None, extra_notes: list[str]) -> int:
     """Run the lesson's suggested experiments marked ``record = true`` in the sandbox; write their
     evidence. 1 when one did not do what its page promises, else 0."""
+    # when this subcommand runs: python -m course starts without it
     from ..tryout.sandbox import DEFAULT_TIMEOUT_S, run_variant
     from ..tryout.suggestions import load_suggestions
 

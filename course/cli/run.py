@@ -25,6 +25,7 @@ def run(args: argparse.Namespace) -> int:
     if not v.runs:
         print(f"Cannot run {lesson.id} here. {v.message()}")
         if v.tier == "wrong-gpu":
+            # when this subcommand runs: python -m course starts without it
             from ..kernel.compile import compile_offline
 
             print(f"Compile check: {compile_offline(lesson).summary()}.")

@@ -60,6 +60,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # when this subcommand runs: python -m course starts without it
     from ..tryout.trial import try_kernel
 
     lesson = get_lesson(args.lesson)

@@ -40,6 +40,7 @@ from .._toml import read_toml
 from ..errors import AnchorError, CourseError
 from ..lessons import get_lesson
 from ..snippets import Snippet, load_snippets
+from . import progress
 
 __all__ = [
     "NONE",
@@ -470,10 +471,10 @@ def exercise_widget(
     the learner is ``learner_id``, else ``COURSE_LEARNER``, else
     ``default``); ``restore=True`` puts saved marks back when the widget is built.
     """
+    # heavy: ipywidgets, only on a page
     import ipywidgets as widgets
 
-    from .._live import LiveBox
-    from . import progress
+    from .._live import LiveBox  # heavy: ipywidgets (course._live), only on a page
 
     exercise = load_exercise(path or exercise_path(lesson_id))
     if exercise.lesson_id != lesson_id:

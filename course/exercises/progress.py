@@ -36,6 +36,7 @@ This module knows no lesson by name: callers pass ids.
 from __future__ import annotations
 
 import contextlib
+import getpass
 import json
 import os
 import re
@@ -110,7 +111,6 @@ def login_learner() -> tuple[str, str] | None:
 
     None when none is a valid id. ``origin`` is one of ``_ORIGINS``' keys.
     """
-    import getpass
 
     chosen = os.environ.get(LEARNER_ENV)
     if chosen:  # set on purpose: a bad one is an error, never silently someone else

@@ -72,6 +72,7 @@ class RevealBox:
     """
 
     def __init__(self, render: Callable[[Sequence[Hidden]], str], folded: Sequence[Answer]):
+        # heavy: ipywidgets, only on a page
         import ipywidgets as w
 
         self._render = render

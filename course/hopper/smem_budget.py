@@ -269,9 +269,10 @@ def budget_widget(config: PipelineConfig | None = None, feature: str | None = No
     ``output.value`` (HTML) and whose chart is ``chart.value`` (PNG bytes),
     so it can be driven headless.
     """
+    # heavy: ipywidgets, only on a page
     import ipywidgets as widgets
 
-    from .._live import LiveBox
+    from .._live import LiveBox  # heavy: ipywidgets (course._live), only on a page
 
     start = config or PipelineConfig()
 

@@ -14,14 +14,13 @@ from types import ModuleType
 from typing import Any
 
 from ..errors import CourseError
+from .gate import missing
 
 
 def _bindings(name: str, label: str) -> ModuleType:
     try:
         return importlib.import_module(f"cuda.bindings.{name}")
     except ImportError as e:
-        from .gate import missing
-
         raise missing(e, f"cuda-python's {label} bindings are needed here") from None
 
 

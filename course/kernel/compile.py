@@ -31,12 +31,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._atomic import atomic_write_text
+from .._data import read_text
+from .._files import MAX_KERNEL_BYTES
 from ..errors import CourseError
 from ._cuda import checked, nvrtc
+from .gate import missing, probe
 
 if TYPE_CHECKING:
     from ..lesson import Lesson
-
 
 STATIC_SMEM_LIMIT = 48 * 1024  # bytes a block gets without opting in (CUDA guide, compute capabilities)
 
@@ -86,10 +89,9 @@ def cccl_include() -> Path:
     EnvironmentProblem says which extra to install.
     """
     try:
+        # heavy: cupy, when a GPU path runs
         import cupy
     except ImportError as e:
-        from .gate import missing
-
         raise missing(
             e, "The compile check needs the libcu++ headers that come with CuPy (the NVRTC wheel has none)"
         ) from None
@@ -106,6 +108,7 @@ def cccl_include() -> Path:
 def cuda_include() -> Path:
     """The CUDA headers (cuda_fp16.h) for NVRTC, wherever this install has them."""
     try:
+        # heavy: cuda-python, when a GPU path runs
         from cuda.pathfinder import find_nvidia_header_directory
 
         found = find_nvidia_header_directory("cudart")
@@ -163,8 +166,6 @@ def options_for(
 
 def _read_source(path: Path) -> str:
     """Through the one reader of named files: a FIFO, a device or a huge file is refused, never waited on."""
-    from .._data import read_text
-    from .._files import MAX_KERNEL_BYTES
 
     return read_text(path, "the kernel source", limit=MAX_KERNEL_BYTES)
 
@@ -189,6 +190,7 @@ class Compiled:
         next launch works; a fault inside the kernel (an illegal address) is
         sticky and needs a kernel restart, and the message says so.
         """
+        # heavy: cupy, when a GPU path runs
         import cupy
 
         try:
@@ -270,8 +272,6 @@ class LaunchError(CourseError):
         )
         limit = ""
         try:
-            from .gate import probe
-
             gpu = probe().gpu
             if gpu is not None:
                 limit = f" (this card allows {gpu.smem_per_block_optin} bytes of shared memory per block)"
@@ -311,6 +311,7 @@ def compile_lesson(
     ``source`` replaces the kernel file's text (a benchmark variant built
     from it); errors still name the lesson's kernel file.
     """
+    # heavy: cupy, when a GPU path runs
     import cupy
 
     options = options_for(lesson, defines, arch)
@@ -439,7 +440,6 @@ def _cache_read(path: Path, lesson: Lesson, options: CompileOptions) -> OfflineC
 
 def _cache_write(path: Path, result: OfflineCompile) -> None:
     """Keep a result; a cache that cannot be written is no reason to fail a compile."""
-    from .._atomic import atomic_write_text
 
     data = {
         "cubin": base64.b64encode(result.cubin).decode("ascii"),

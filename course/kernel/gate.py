@@ -356,10 +356,12 @@ def _probe_cached() -> Machine:
     if len(packages) > 1:
         return Machine(None, *_two_cupys(packages, versions["driver (CUDA)"]), versions)
     try:
+        # heavy: cupy, when a GPU path runs
         import cupy
     except ImportError as e:
         return Machine(None, *_no_cupy(e, versions["driver (CUDA)"], sys.executable), versions)
     versions["cupy"] = cupy.__version__
+    # heavy: cupy, when a GPU path runs
     from cupy.cuda import runtime
 
     try:
@@ -367,6 +369,7 @@ def _probe_cached() -> Machine:
     except Exception:  # the runtime library itself may be missing
         versions["cuda runtime"] = None
     try:
+        # heavy: cupy, when a GPU path runs
         from cupy.cuda import nvrtc
 
         major, minor = nvrtc.getVersion()

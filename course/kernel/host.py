@@ -26,6 +26,7 @@ import numpy as np
 
 from ..errors import CourseError
 from . import gate, nvtx
+from .compile import compile_lesson
 
 if TYPE_CHECKING:
     from ..lesson import Lesson
@@ -93,6 +94,7 @@ def _xp(array: Any) -> Any:
     """The array module an array belongs to (numpy, or CuPy for device arrays)."""
     module = type(array).__module__.split(".")[0]
     if module == "cupy":
+        # heavy: cupy, when a GPU path runs
         import cupy
 
         return cupy
@@ -212,6 +214,7 @@ class Workload(ABC):
 
     def host_want(self) -> Any:
         """What set 0's output must be, as a host array (a lesson overrides it to avoid GPU kernels)."""
+        # heavy: cupy, when a GPU path runs
         import cupy
 
         return cupy.asnumpy(self.want())
@@ -223,6 +226,7 @@ class Workload(ABC):
         elementwise kernels (seconds with an empty kernel cache); the benchmarks
         check on the GPU (``check``), where the sizes are large.
         """
+        # heavy: cupy, when a GPU path runs
         import cupy
 
         return self.check(cupy.asnumpy(self.out(0)), self.host_want())
@@ -313,7 +317,6 @@ def run_lesson(
         raise CourseError(f"{lesson.id} has no run option(s) {sorted(unknown)} (its options: {allowed})")
     machine = gate.probe()
     gate.ensure_runs(lesson, machine)
-    from .compile import compile_lesson
 
     if machine.gpu is None:  # ensure_runs guarantees a GPU; this keeps the type checker honest
         raise CourseError("no GPU")

@@ -52,6 +52,7 @@ def normal_inputs(n: int, sets: int, seed: int) -> tuple[Any, Any]:
     (METHOD.md; on the H200 cuBLAS ran 681-699 TFLOP/s on {-8..8}/8 inputs
     against 635-640 on normal ones at N = 4096).
     """
+    # heavy: cupy, when a GPU path runs
     import cupy as cp
 
     rng = cp.random.default_rng(seed)

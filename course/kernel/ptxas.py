@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .._html import escape
+from ..errors import CourseError
 from ..lesson import Lesson
 from .compile import compile_offline
 
@@ -110,8 +111,6 @@ def parse(log: str, kernel: str) -> PtxasReport:
     frame = _FRAME.search(text)
     used = _USED.search(text)
     if frame is None or used is None:
-        from ..errors import CourseError
-
         raise CourseError(f"no ptxas report for {kernel!r} in the compile log (was -v passed?)")
     warnings = tuple(
         line.strip()

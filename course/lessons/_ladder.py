@@ -27,6 +27,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..bench import engine
+from ..bench.arith import gemm_bytes, gemm_flops, paired_ratios
+from ..bench.peers import Cublas
+from ..bench.result import BenchResult, Reason, load
+from ..bench.spec import KERNEL, BenchSpec, Context, Extras, Peer
 from ..errors import CourseError
 from ..hopper.tensormap import TileMap, encode
 from ..kernel.host import (
@@ -62,6 +67,7 @@ def label_of(lesson: Lesson) -> str:
 
 
 def sm_count() -> int:
+    # heavy: cupy, when a GPU path runs
     import cupy as cp
 
     return int(cp.cuda.Device().attributes["MultiProcessorCount"])
@@ -71,6 +77,7 @@ class TmaGemmWorkload(Workload):
     """``sets`` copies of A (M x K), B (N x K) and D (M x N), FP16, with their tensor maps."""
 
     def __init__(self, lesson: Lesson, compiled: Compiled, n: int, sets: int, purpose: str):
+        # heavy: cupy, when a GPU path runs
         import cupy as cp
 
         c = lesson.constants({lesson.size_macro: n})
@@ -124,6 +131,7 @@ class TmaGemmWorkload(Workload):
     def host_check(self) -> Check:
         """As the C++ program checks: every row up to N = 1024; above, every element for NaN
         (the poison) and 128 whole rows spread over every tile and warp position against float64."""
+        # heavy: cupy, when a GPU path runs
         import cupy as cp
 
         got = cp.asnumpy(self.d[0])
@@ -185,8 +193,6 @@ VARIANT_SIZES = (4096, 8192)
 
 
 def _cublas_peer() -> tuple[Any, ...]:
-    from ..bench.peers import Cublas
-    from ..bench.spec import Peer
 
     gemm = Cublas(out="float16", b_layout="nk")
 
@@ -210,10 +216,6 @@ def ladder_spec(lesson: Lesson, variants: dict[str, dict[str, int]] | None = Non
     ratios are reported with their spread over the repeats; ``why`` says
     what the variants show.
     """
-    from ..bench import engine
-    from ..bench.arith import gemm_bytes, gemm_flops, paired_ratios
-    from ..bench.result import BenchResult, Reason
-    from ..bench.spec import KERNEL, BenchSpec, Context, Extras
 
     variants = dict(variants or {})
 
@@ -369,7 +371,6 @@ def _previous_rates(lesson: Lesson) -> dict[int, tuple[float, str, float | None]
     peer (empty when none is recorded)."""
     if not lesson.previous:
         return {}
-    from ..bench.result import load
 
     recorded = load(lesson.previous)
     if recorded is None:

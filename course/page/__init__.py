@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .._html import escape
@@ -31,6 +31,7 @@ from ..view.notes import load_notes
 
 def _display(obj: Any) -> None:
     try:
+        # IPython: only in a Jupyter kernel
         from IPython.display import display
 
         display(obj)
@@ -92,6 +93,7 @@ def _course_error_handler(
 
 def _install_error_handler() -> None:
     try:
+        # IPython: only in a Jupyter kernel
         from IPython import get_ipython
     except ImportError:
         return
@@ -107,6 +109,7 @@ def _compile_in_background(lesson: Any) -> Any:
     # from the notebook's thread.
     import cupy
 
+    # when the page asks: a page loads only what its cells use
     from ..kernel.compile import compile_lesson
 
     cupy.cuda.Device(0).use()
@@ -165,11 +168,13 @@ class Page:
         return self._reveal_box(lambda hidden: SnippetView(snip, notes, tuple(hidden))._repr_html_(), folded)
 
     def _unpassed(self) -> tuple[Any, ...]:
+        # when the page asks: a page loads only what its cells use
         from ..exercises.reveal import still_hidden
 
         return still_hidden(self.lesson)
 
     def _reveal_box(self, render: Callable[[Any], str], folded: list[Any]) -> Any:
+        # when the page asks: a page loads only what its cells use
         from ..exercises.reveal import RevealBox
 
         box = RevealBox(render, folded)
@@ -218,6 +223,7 @@ class Page:
         It compiles what a run and ``try_mine`` compile: the kernel at the run's size
         (``Lesson.run_defines``), so an unchanged copy reports the same cubin."""
         if self._compile_message is None:
+            # when the page asks: a page loads only what its cells use
             from ..kernel.compile import compile_offline
 
             try:
@@ -284,11 +290,13 @@ class Page:
         cache), so it waits for the learner's click instead of slowing down
         Run All. ``kwargs`` go to ``course.bench.speed_section`` (sizes, repeats).
         """
+        # when the page asks: a page loads only what its cells use
         from ..bench import speed_section
 
         recorded = speed_section(self.lesson, measure_here=False, **kwargs)
         if not self.verdict().runs:
             return recorded
+        # heavy: ipywidgets, only on a page
         import ipywidgets as w
 
         shown = w.HTML(recorded._repr_html_())
@@ -307,6 +315,7 @@ class Page:
     # -- what changed, what ptxas says, where the climb stands -----------
     def changes(self, regions: tuple[str, ...] | None = None) -> Any:
         """The kernel's regions side by side with the previous step's (``Lesson.previous``)."""
+        # when the page asks: a page loads only what its cells use
         from ..view.diff import kernel_diff
 
         if not self.lesson.previous:
@@ -328,6 +337,7 @@ class Page:
 
     def ptxas(self, **defines: int) -> Any:
         """ptxas's report for the kernel (registers, spills, wgmma serialization), built without a GPU."""
+        # when the page asks: a page loads only what its cells use
         from ..kernel.ptxas import report
 
         try:
@@ -344,6 +354,7 @@ class Page:
         table alone: the plot covers every size, so a second table at another
         size need not draw it again.
         """
+        # when the page asks: a page loads only what its cells use
         from ..bench.climb import climb_figure, climb_table, measure_climb, recorded_climb
 
         recorded = recorded_climb(self.lesson, LESSONS.values())
@@ -363,6 +374,7 @@ class Page:
                 )
             _display(climb_table(recorded, size))
             return climb_figure(self.lesson, recorded)
+        # heavy: ipywidgets, only on a page
         import ipywidgets as w
 
         table = w.HTML(climb_table(recorded, size)._repr_html_())
@@ -382,6 +394,7 @@ class Page:
     def quiz(self, **kwargs: Any) -> Any:
         """The lesson's quiz in practice mode. Submit saves under the learner's
         JupyterHub name, or the login name on a machine of one's own."""
+        # when the page asks: a page loads only what its cells use
         from ..quiz import show_quiz
 
         kwargs.setdefault("learner_id", default_learner_id())
@@ -396,6 +409,7 @@ class Page:
         of the kernel, press Check, and it runs with the lesson's own check on this GPU, or
         against the course's CPU model where no GPU runs the lesson. Your code is kept in your
         workspace between two marker lines, so an edit in JupyterLab's editor shows here too."""
+        # when the page asks: a page loads only what its cells use
         from ..exercises.coding import get_exercise, load_coding
         from ..exercises.coding_widget import CodingPanel
 
@@ -415,8 +429,8 @@ class Page:
         """Your copy of the lesson's kernel, to edit: where it is (a link that opens it in
         JupyterLab's editor) and what you changed. Made on first use, never overwritten;
         ``reset=True`` starts again from the lesson's kernel, keeping the old copy as a backup."""
-        from dataclasses import replace
 
+        # when the page asks: a page loads only what its cells use
         from ..tryout.workspace import learner_copy
 
         return replace(learner_copy(self.lesson, reset=reset), hidden=self._hidden_lines())
@@ -426,6 +440,7 @@ class Page:
 
     def suggested(self) -> Any:
         """The page's suggested experiments: the change, and the outcome the page expects."""
+        # when the page asks: a page loads only what its cells use
         from ..tryout.suggestions import load_suggestions, suggestions_html
 
         found = load_suggestions(self.lesson)
@@ -453,6 +468,7 @@ class Page:
         never touched, and ``page.run()`` works right after. On a machine
         that cannot run the lesson, your version is compile-checked instead.
         """
+        # when the page asks: a page loads only what its cells use
         from ..tryout.sandbox import DEFAULT_TIMEOUT_S
         from ..tryout.trial import try_kernel
 
@@ -464,8 +480,6 @@ class Page:
             original=original,  # type: ignore[arg-type]  # checked by try_kernel
         )
         if tried.copy.hidden != self._hidden_lines():
-            from dataclasses import replace
-
             tried = replace(tried, copy=replace(tried.copy, hidden=self._hidden_lines()))
         if gate.gpu_required():
             if tried.result.outcome == "not-run":
@@ -482,6 +496,7 @@ class Page:
         """The producer/consumer timeline recorded on a real GPU, and on a GPU that
         runs the lesson a button that records one here (the kernel rebuilt with
         -DCOURSE_TIMELINE, one launch at size ``n``, default 4096, checked)."""
+        # when the page asks: a page loads only what its cells use
         from .. import timeline as tl
 
         if not tl.instrumented(self.lesson):
@@ -497,6 +512,7 @@ class Page:
             recorded = tl.TimelineSection(self.lesson.id, None, None, False, f"{type(e).__name__}: {e}")
         if not v.runs:
             return recorded
+        # heavy: ipywidgets, only on a page
         import ipywidgets as w
 
         size = tl.DEFAULT_N if n is None else n
@@ -524,8 +540,10 @@ def _gpu_action(
     """A button that runs ``work(progress)`` on this GPU when clicked (seconds of compiles stay out
     of Run All), its progress lines shown as they come, a CourseError shown as a message (and raised
     again under COURSE_REQUIRE_GPU). ``box.<name>()`` does the same without a frontend (tests)."""
+    # heavy: ipywidgets, only on a page
     import ipywidgets as w
 
+    # when the page asks: a page loads only what its cells use
     from .._live import LiveBox
 
     button = w.Button(description=label, icon="play", button_style="primary")
@@ -557,6 +575,7 @@ def _gpu_action(
 
 def default_learner_id() -> str | None:
     """COURSE_LEARNER, else JUPYTERHUB_USER, else the login name (``course.exercises.progress.login_learner_id``)."""
+    # when the page asks: a page loads only what its cells use
     from ..exercises.progress import login_learner_id
 
     return login_learner_id()

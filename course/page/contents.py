@@ -27,6 +27,7 @@ from .. import _paths
 from .._atomic import atomic_write_text
 from .._html import escape
 from ..errors import CourseError
+from ..kernel import gate
 from ..lesson import Lesson
 from ..lessons import LESSONS
 
@@ -152,7 +153,6 @@ class _Table:
 
 def contents() -> _Table:
     """Which lessons run their kernel on this machine, and what each page does where it cannot."""
-    from ..kernel import gate
 
     verdicts = [(lesson, gate.verdict(lesson)) for lesson in _ordered()]
     reasons = {v.reason for _, v in verdicts if not v.runs}

@@ -199,6 +199,7 @@ def which_line_askers(quiz: Quiz) -> dict[tuple[str, str], list[int]]:
 def listing_widget(q: WhichLine, heading: str, answers: tuple[Any, ...]) -> tuple[Any, Any]:
     """The listing shown above the first question asking about it, and its RevealBox when it holds
     a coding exercise's answer (folded until the learner passes it or asks), else None."""
+    # heavy: ipywidgets, only on a page
     import ipywidgets as widgets
 
     if not answers:
@@ -206,6 +207,7 @@ def listing_widget(q: WhichLine, heading: str, answers: tuple[Any, ...]) -> tupl
             value=listing_html(q.listing, heading), layout={"width": "auto", "align_self": "stretch"}
         )
         return listing, None
+    # the coding exercises' files: only for a quiz with a listing
     from ..exercises.reveal import RevealBox
 
     box = RevealBox(partial(listing_html, q.listing, heading), answers)

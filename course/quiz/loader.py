@@ -412,6 +412,7 @@ def _line(f: _Fields, ctx: _Context, explanation: str | None) -> Question:
 
 
 def _code(f: _Fields, ctx: _Context, explanation: str | None) -> Question:
+    # only for a code question
     from ..exercises.coding import get_exercise
 
     lesson_id = f.text("lesson", default=ctx.lesson)

@@ -18,7 +18,12 @@ if TYPE_CHECKING:
     from ..kernel.compile import Compiled
     from ..kernel.host import Workload
     from ..lesson import Lesson
+from ..bench.arith import MIN_REPEATS
+from ..bench.engine import RunContext, mismatch_text, release, spec_of
 from ..bench.spec import bench_spec
+from ..bench.timing import Timer
+from ..kernel import gate
+from ..kernel.compile import LaunchError, compile_lesson
 from ..kernel.host import host_of
 from .decode import decode
 from .model import DEFAULT_N, DEFINE, SYMBOL, Layout, Timeline, TimelineError
@@ -29,13 +34,13 @@ from .model import DEFAULT_N, DEFINE, SYMBOL, Layout, Timeline, TimelineError
 # ---------------------------------------------------------------------------
 def compile_instrumented(lesson: Lesson, n: int, source: str | None = None) -> Compiled:
     """The lesson's kernel at size N, with the stamps compiled in."""
-    from ..kernel.compile import compile_lesson
 
     return compile_lesson(lesson, defines={lesson.size_macro: n, DEFINE: 1}, source=source)
 
 
 def set_buffer(compiled: Compiled, address: int) -> None:
     """Point the module's courseTimeline at ``address`` (0: record nothing)."""
+    # heavy: cupy, when a GPU path runs
     import cupy as cp
 
     try:
@@ -55,11 +60,8 @@ _HOLD_NS = 200_000  # GPU-side hold before a timed launch, so the events time th
 
 def _timed_launch(work: Workload, j: int = 0) -> float:
     """One launch between CUDA events, behind a GPU-side hold; milliseconds."""
+    # heavy: cupy, when a GPU path runs
     import cupy as cp
-
-    from ..bench.arith import MIN_REPEATS
-    from ..bench.timing import Timer
-    from ..kernel.compile import LaunchError
 
     timer = Timer(MIN_REPEATS)
     stream = cp.cuda.get_current_stream()
@@ -102,9 +104,8 @@ def record(
     CheckFailed when the instrumented kernel computes a wrong result, and
     TimelineError when the kernel has no stamps or the buffer is not valid.
     """
+    # heavy: cupy, when a GPU path runs
     import cupy as cp
-
-    from ..kernel import gate
 
     layout = Layout.of(lesson)
     check_size(lesson, n)
@@ -130,8 +131,6 @@ def record(
             launch_ms = _timed_launch(work)
         check = work.check(work.out(0))
         if not check.passed:
-            from ..bench.engine import mismatch_text
-
             raise CheckFailed(mismatch_text(f"{lesson.id} N={n}, built with -D{DEFINE}", check))
         words = cp.asnumpy(buf)
     finally:
@@ -183,6 +182,7 @@ extern "C" __global__ void courseTimerProbe(unsigned long long* out, int reads) 
 
 def globaltimer_resolution(reads: int = 1 << 20) -> TimerResolution:
     """Measure %globaltimer's step on this GPU: the smallest nonzero difference between consecutive reads."""
+    # heavy: cupy, when a GPU path runs
     import cupy as cp
 
     kernel = cp.RawKernel(_PROBE_SOURCE, "courseTimerProbe")
@@ -219,11 +219,8 @@ def measure_overhead(
     ``extra`` are other builds of the same kernel (variants) timed in the
     same interleaved batches, unchecked; their medians come back by name.
     """
+    # heavy: cupy, when a GPU path runs
     import cupy as cp
-
-    from ..bench.engine import RunContext, release, spec_of
-    from ..bench.timing import Timer
-    from ..kernel import gate
 
     spec = spec_of(lesson)
     machine = gate.probe()

@@ -14,6 +14,8 @@ from ..kernel.provenance import Provenance
 
 if TYPE_CHECKING:
     pass
+import json
+
 from .decode import build, validate_row
 from .draw import png_bytes
 from .model import _BY_NAME, KINDS, ROLES, SCHEMA_VERSION, KernelSpan, Layout, RawRow, Timeline, TimelineError
@@ -78,7 +80,6 @@ def to_dict(timeline: Timeline) -> dict[str, Any]:
 
 
 def to_json(timeline: Timeline) -> str:
-    import json
 
     data = to_dict(timeline)
     rows = data.pop("rows")

@@ -52,6 +52,7 @@ def _emit(event: dict[str, Any]) -> None:
 
 def _cuda_errors() -> tuple[type[BaseException], ...]:
     try:
+        # heavy: cupy, when a GPU path runs
         import cupy
     except ImportError:
         return ()
@@ -63,6 +64,7 @@ _SHADOWS: list[Path] = []
 
 def shadow_root(kernel_file: str, source: str) -> Path:
     """A temporary checkout: links to the real one, with ``kernels/<kernel_file>`` holding ``source``."""
+    # in main's try: a failed import is this run's result, sent to the parent
     from .._paths import repo_root
 
     real = repo_root()
@@ -81,6 +83,7 @@ def shadow_root(kernel_file: str, source: str) -> Path:
 
 def offline(lesson_id: str, source_path: Path) -> dict[str, Any]:
     """The compile check without a GPU: ``not-run`` with what it found."""
+    # in main's try: a failed import is this run's result, sent to the parent
     from ..errors import CourseError
     from ..kernel.compile import CompileError, compile_offline
     from ..lessons import get_lesson
@@ -98,6 +101,7 @@ def offline(lesson_id: str, source_path: Path) -> dict[str, Any]:
 
 def run(lesson_id: str, source_path: Path, emit: Emit, lesson_constants: bool = False) -> dict[str, Any]:
     """The facts of one run, for ``course.tryout.sandbox._describe``."""
+    # in main's try: a failed import is this run's result, sent to the parent
     from ..errors import CourseError
     from ..kernel import gate
     from ..kernel.compile import CompileError, LaunchError, compile_lesson, error_kind

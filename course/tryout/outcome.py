@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._html import escape
+from ..kernel.compile import numbered_excerpt
 
 if TYPE_CHECKING:
     from ..lesson import Lesson
-
 
 PROTOCOL_PREFIX = "@@course-sandbox "
 DEFAULT_TIMEOUT_S = 20.0  # the run, after the compile: the Day 76 and 78 kernels finish in milliseconds
@@ -57,7 +57,6 @@ EXIT_CODES = {
     "not-run": 2,
     "compile-error": 3,
 }
-
 
 # ---------------------------------------------------------------------------
 # CUDA error names, in words.
@@ -142,7 +141,6 @@ def map_compile_log(log: str, source: str, path: Path, program_names: Sequence[s
     through CuPy. Lines of those names are the learner's lines; errors in
     included headers (libcu++) keep their own file names.
     """
-    from ..kernel.compile import numbered_excerpt
 
     names = {Path(n).name for n in program_names} | {path.name}
     shown = str(path)

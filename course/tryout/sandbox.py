@@ -77,6 +77,7 @@ __all__ = [
     "run_variant",
 ]
 
+from ..kernel.compile import CACHE_ENV, _cache_dir, compile_cache_dir
 from .outcome import (
     _RESULT_GRACE_S,
     COMPILE_TIMEOUT_S,
@@ -193,7 +194,6 @@ def child_env(folder: Path) -> dict[str, str]:
 
     The caches are named by their real place, since the child's ``HOME`` is a throwaway folder.
     """
-    from ..kernel.compile import CACHE_ENV, _cache_dir, compile_cache_dir
 
     package_parent = str(Path(__file__).resolve().parents[2])
     extra = {"PYTHONUNBUFFERED": "1", "CUPY_CACHE_DIR": str(_cache_dir())}
@@ -290,7 +290,6 @@ def _supervise(
 
 def compile_cache_dir_for_child() -> Path | None:
     """The NVRTC compile cache, made if missing, for the offline child to write (None: off or unusable)."""
-    from ..kernel.compile import compile_cache_dir
 
     folder = compile_cache_dir()
     if folder is None:

@@ -208,7 +208,7 @@ def diff_html(
 
     ``hidden``: lines of ``original`` not to show (an exercise's answer), nor what pairs with them.
     """
-    from ..view.diff import side_by_side
+    from ..view.diff import side_by_side  # heavy: pygments (course.view), when a diff is shown
 
     return side_by_side(
         original.splitlines(),
@@ -232,6 +232,7 @@ def _running_servers() -> list[dict[str, Any]]:
     tests/tryout/test_workspace.py checks this agrees with jupyter_server's reader.
     """
     try:
+        # jupyter's own readers, when the served URL is asked for
         from jupyter_core.paths import jupyter_runtime_dir
         from jupyter_server.utils import check_pid  # light: not the server app
     except ImportError:

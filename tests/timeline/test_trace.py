@@ -157,13 +157,14 @@ def test_a_file_whose_rows_name_another_role_than_the_lesson_is_refused(tmp_path
     tl.write(t, tmp_path)
     data = json.loads((tmp_path / "day80.json").read_text())
     assert [r["role"] for r in data["rows"]] == [r.role for r in t.rows]
-    assert tl.load("day80", tmp_path).rows == t.rows
+    roles = get_lesson("day80").warpgroup_roles
+    assert tl.load("day80", tmp_path, roles).rows == t.rows
     data["rows"][1]["role"] = "producer"
     (tmp_path / "day80.json").write_text(json.dumps(data))
     with pytest.raises(
         TimelineError, match=r"rows\[1\]: role 'producer', but warpgroup 1 is the lesson's consumer"
     ):
-        tl.load("day80", tmp_path)
+        tl.load("day80", tmp_path, roles)
 
 
 @pytest.mark.parametrize("lesson_id", instrumented_lessons())

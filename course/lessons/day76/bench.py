@@ -27,6 +27,7 @@ LEAD_COPY_BYTES_PER_S = 4.3e12
 
 
 def _add(work: Any, j: int) -> None:  # work: this lesson's TileWorkload
+    # heavy: cupy, when a GPU path runs
     import cupy as cp
 
     cp.add(work.x[j], np.float32(1.0), out=work.y[j])
@@ -54,7 +55,7 @@ def reasons(rows: Sequence[SizeRow], sms: int) -> tuple[Reason, ...]:
         (max(copies) * 1e9, "the best copy rate of this run") if copies else (LEAD_COPY_BYTES_PER_S, "lead")
     )
     us = small.kernel.timing.median_ms * 1e3
-    from .figures import tma_tile_plan
+    from .figures import tma_tile_plan  # heavy: matplotlib (the figures), when the plan is asked for
 
     ctas = len(tma_tile_plan(small.size))
     out = [

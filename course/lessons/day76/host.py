@@ -65,6 +65,7 @@ class TileWorkload(Workload):
         shared_mem: int,
         valid: tuple[int, int] | None = None,
     ):
+        # heavy: cupy, when a GPU path runs
         import cupy as cp
 
         tile_map = lesson_map({LESSON.size_macro: n})
@@ -91,11 +92,13 @@ class TileWorkload(Workload):
         return self.y[j]
 
     def want(self) -> Any:
+        # heavy: numpy, when the arrays are made
         import numpy as np
 
         return self.x[0] + np.float32(1.0)
 
     def host_want(self) -> Any:
+        # heavy: cupy, when a GPU path runs
         import cupy as cp
 
         return cp.asnumpy(self.x[0]) + np.float32(1.0)
