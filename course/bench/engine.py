@@ -26,8 +26,8 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CheckFailed, CourseError
+from ..kernel import compile as compiler
 from ..kernel import gate
-from ..kernel.compile import compile_lesson
 from ..kernel.host import host_of
 from ..kernel.provenance import Provenance
 from .arith import (
@@ -116,8 +116,8 @@ class RunContext:
         """The kernel at size N (or ``source``, a variant of it; or with extra ``defines``)."""
 
         if source is None and not defines:
-            return compile_lesson(self.lesson, defines=size_defines(self.lesson, n))
-        return compile_lesson(
+            return compiler.compile_lesson(self.lesson, defines=size_defines(self.lesson, n))
+        return compiler.compile_lesson(
             self.lesson, defines={self.lesson.size_macro: n, **(defines or {})}, source=source
         )
 

@@ -35,8 +35,8 @@ from .._atomic import atomic_write_text
 from .._data import read_text
 from .._files import MAX_KERNEL_BYTES
 from ..errors import CourseError
+from . import gate
 from ._cuda import checked, nvrtc
-from .gate import missing, probe
 
 if TYPE_CHECKING:
     from ..lesson import Lesson
@@ -92,7 +92,7 @@ def cccl_include() -> Path:
         # heavy: cupy, when a GPU path runs
         import cupy
     except ImportError as e:
-        raise missing(
+        raise gate.missing(
             e, "The compile check needs the libcu++ headers that come with CuPy (the NVRTC wheel has none)"
         ) from None
 
@@ -272,7 +272,7 @@ class LaunchError(CourseError):
         )
         limit = ""
         try:
-            gpu = probe().gpu
+            gpu = gate.probe().gpu
             if gpu is not None:
                 limit = f" (this card allows {gpu.smem_per_block_optin} bytes of shared memory per block)"
         except CourseError:

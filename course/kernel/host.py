@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from ..errors import CourseError
+from . import compile as compiler
 from . import gate, nvtx
-from .compile import compile_lesson
 
 if TYPE_CHECKING:
     from ..lesson import Lesson
@@ -323,7 +323,7 @@ def run_lesson(
     progress(machine.gpu.banner)
     if compiled is None:
         progress(f"compiling {lesson.kernel_file} for {lesson.arch} with NVRTC ...")
-        compiled = compile_lesson(lesson, defines=lesson.run_defines)
+        compiled = compiler.compile_lesson(lesson, defines=lesson.run_defines)
     progress(compiled.summary())
     timings = {"compile": compiled.seconds}
 

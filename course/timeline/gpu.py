@@ -10,23 +10,23 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..bench import timing
+from ..bench.arith import MIN_REPEATS
+from ..bench.engine import RunContext, mismatch_text, release, spec_of
+from ..bench.spec import bench_spec
 from ..errors import CheckFailed, CourseError
-from ..kernel import nvtx
+from ..kernel import compile as compiler
+from ..kernel import gate, nvtx
+from ..kernel.compile import LaunchError
+from ..kernel.host import host_of
 from ..kernel.provenance import Provenance
+from .decode import decode
+from .model import DEFAULT_N, DEFINE, SYMBOL, Layout, Timeline, TimelineError
 
 if TYPE_CHECKING:
     from ..kernel.compile import Compiled
     from ..kernel.host import Workload
     from ..lesson import Lesson
-from ..bench.arith import MIN_REPEATS
-from ..bench.engine import RunContext, mismatch_text, release, spec_of
-from ..bench.spec import bench_spec
-from ..bench.timing import Timer
-from ..kernel import gate
-from ..kernel.compile import LaunchError, compile_lesson
-from ..kernel.host import host_of
-from .decode import decode
-from .model import DEFAULT_N, DEFINE, SYMBOL, Layout, Timeline, TimelineError
 
 
 # ---------------------------------------------------------------------------
@@ -35,7 +35,7 @@ from .model import DEFAULT_N, DEFINE, SYMBOL, Layout, Timeline, TimelineError
 def compile_instrumented(lesson: Lesson, n: int, source: str | None = None) -> Compiled:
     """The lesson's kernel at size N, with the stamps compiled in."""
 
-    return compile_lesson(lesson, defines={lesson.size_macro: n, DEFINE: 1}, source=source)
+    return compiler.compile_lesson(lesson, defines={lesson.size_macro: n, DEFINE: 1}, source=source)
 
 
 def set_buffer(compiled: Compiled, address: int) -> None:
@@ -63,7 +63,7 @@ def _timed_launch(work: Workload, j: int = 0) -> float:
     # heavy: cupy, when a GPU path runs
     import cupy as cp
 
-    timer = Timer(MIN_REPEATS)
+    timer = timing.Timer(MIN_REPEATS)
     stream = cp.cuda.get_current_stream()
     start, end = cp.cuda.Event(), cp.cuda.Event()
     c = work.config
@@ -227,7 +227,7 @@ def measure_overhead(
     gate.ensure_runs(lesson, machine)
     l2 = int(cp.cuda.Device().attributes["L2CacheSize"])
     sms = machine.gpu.sm_count if machine.gpu else 0
-    ctx = RunContext(lesson, spec, Timer(repeats), l2, sms, progress, (n,))
+    ctx = RunContext(lesson, spec, timing.Timer(repeats), l2, sms, progress, (n,))
     plain = ctx.compile(n, defines={})
     stamped = compile_instrumented(lesson, n)
     work = ctx.workload(n, plain)

@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .. import _data, _paths
 from .._atomic import atomic_write_bytes, atomic_write_text
 from ..errors import CourseError
 from ..kernel.provenance import Provenance
-
-if TYPE_CHECKING:
-    pass
-import json
-
 from .decode import build, validate_row
 from .draw import png_bytes
 from .model import _BY_NAME, KINDS, ROLES, SCHEMA_VERSION, KernelSpan, Layout, RawRow, Timeline, TimelineError

@@ -58,6 +58,7 @@ from .._data import read_text
 from .._files import MAX_KERNEL_BYTES
 from ..errors import CourseError
 from ..kernel import gate
+from ..kernel.compile import CACHE_ENV, _cache_dir, compile_cache_dir
 
 if TYPE_CHECKING:
     from ..lesson import Lesson
@@ -77,7 +78,6 @@ __all__ = [
     "run_variant",
 ]
 
-from ..kernel.compile import CACHE_ENV, _cache_dir, compile_cache_dir
 from .outcome import (
     _RESULT_GRACE_S,
     COMPILE_TIMEOUT_S,

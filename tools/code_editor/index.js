@@ -1,5 +1,5 @@
 // The coding exercise's editor: CodeMirror 6 in an anywidget module.
-// course/exercises/code_editor.py is its Python side; build.sh bundles this file and
+// course/code_editor.py is its Python side; build.sh bundles this file and
 // its npm dependencies (pinned in package-lock.json) into
 // course/static/code_editor.js, so that no CDN is needed at run time.
 //
