@@ -28,6 +28,7 @@ from __future__ import annotations
 import ast
 import graphlib
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -241,10 +242,8 @@ def test_the_top_level_holds_the_vocabulary_and_private_helpers() -> None:
     assert top_level(ROOT) == []
 
 
-def _throwaway(tmp_path: Path, host_text: str | None) -> Path:
-    from course import lessons
-
-    here = Path(lessons.__file__).parent
+def _throwaway(tmp_path: Path, files: dict[str, str]) -> Path:
+    """A lesson package ``day99`` in ``tmp_path``: its ``LESSON`` and ``files`` (name -> text)."""
     package = tmp_path / "day99"
     package.mkdir()
     (package / "__init__.py").write_text(
@@ -253,36 +252,72 @@ def _throwaway(tmp_path: Path, host_text: str | None) -> Path:
         "    arch='sm_90a', min_cc=(9, 0), max_cc=(9, 0), feature='f', notebook='n.ipynb',\n"
         "    snippets=(), size_macro='N', size_constant='kN')\n"
     )
-    if host_text is not None:
-        (package / "host.py").write_text(host_text)
-    assert here.is_dir()
+    for name, text in files.items():
+        (package / name).write_text(text)
     return package
 
 
+@pytest.fixture(autouse=True)
+def _no_throwaway_left() -> Iterator[None]:
+    """The throwaway's modules leave with the test (the next one imports its own)."""
+    yield
+    for name in [n for n in sys.modules if n.startswith("course.lessons.day99")]:
+        del sys.modules[name]
+    registry = sys.modules.get("course.lessons")
+    if registry is not None and hasattr(registry, "day99"):
+        delattr(registry, "day99")
+
+
+GOOD_HOST = "from .._ladder import TmaGemmHost\nfrom . import LESSON\nHOST = TmaGemmHost(LESSON)\n"
+
+
 @pytest.mark.parametrize(
-    "host_text, says",
+    "files, broken, says",
     [
-        (None, "host.py"),
-        ("HOST = None\n", "HOST"),
-        ("from ..day76.host import HOST\n", "day76"),
+        ({}, "host.py", "the package must have host.py defining HOST, a LessonHost of day99"),
+        (
+            {"host.py": "HOST = None\n"},
+            "host.py",
+            "host.py must define HOST, a LessonHost of day99 (found nothing)",
+        ),
+        (
+            {"host.py": "from ..day76.host import HOST\n"},
+            "host.py",
+            "defines HOST for lesson day76, not for day99",
+        ),
+        (
+            {"host.py": GOOD_HOST, "bench.py": "SPEC = 'fast'\n"},
+            "bench.py",
+            "must define SPEC, a BenchSpec (found str)",
+        ),
     ],
-    ids=["no host.py", "no HOST", "another lesson's HOST"],
+    ids=["no host.py", "no HOST", "another lesson's HOST", "a SPEC that is no BenchSpec"],
 )
-def test_discovery_refuses_a_broken_host_naming_its_file(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, host_text: str | None, says: str
+def test_discovery_refuses_a_broken_plug_in_naming_its_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: dict[str, str], broken: str, says: str
 ) -> None:
     from course import lessons
     from course.errors import CourseError
 
-    package = _throwaway(tmp_path, host_text)
+    package = _throwaway(tmp_path, files)
     monkeypatch.setattr(lessons, "__path__", [*lessons.__path__, str(tmp_path)])
-    for name in [n for n in sys.modules if n.startswith("course.lessons.day99")]:
-        monkeypatch.delitem(sys.modules, name)
     with pytest.raises(CourseError) as refused:
-        lessons._discover()
+        lessons._discover([str(tmp_path)])  # the throwaway alone: the real lessons stay as they are
     message = str(refused.value)
-    assert "day99" in message and says in message
-    assert str(package / "host.py") in message or "day99/host.py" in message
+    assert message.startswith(f"{package / broken}: lesson day99: ") and says in message
+
+
+def test_discovery_takes_a_lesson_whose_plug_ins_hold(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The refusals above are of the broken file, not of every throwaway."""
+    from course import lessons
+    from course.kernel.host import host_of
+
+    _throwaway(tmp_path, {"host.py": GOOD_HOST})
+    monkeypatch.setattr(lessons, "__path__", [*lessons.__path__, str(tmp_path)])
+    found = lessons._discover([str(tmp_path)])
+    assert list(found) == ["day99"] and host_of(found["day99"]).lesson == found["day99"]
 
 
 def report(root: Path) -> int:
