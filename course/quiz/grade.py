@@ -77,9 +77,7 @@ _Budgeted = Callable[[Code, str], "CodingResult | None"]
 PER_PIECE_LIMITS = 3  # the child limits one piece may use: compile, CPU check, run
 BUDGET_MARGIN_S = 60.0  # the run's own start-up and reports
 BUDGET_CAP_S = 4 * 3600.0  # no grading run of code answers goes on longer than this unless asked
-_CHILD_LIMIT_S = (
-    20.0  # a runner that does not say its limit for one child (course.tryout.sandbox.DEFAULT_TIMEOUT_S)
-)
+_CHILD_LIMIT_S = 20.0  # a runner that does not say its limit for one child (tryout.sandbox.DEFAULT_TIMEOUT_S)
 BUDGET_NOTE = "not run: the grading run's time budget was spent"
 
 
