@@ -32,7 +32,7 @@ if "COURSE_WORKSPACE" not in os.environ or (
         prefix=f"course-workspace-{_WORKER or 'main'}-"
     )
 
-# NVRTC results (course.compile.compile_offline) are kept in one throwaway folder for the
+# NVRTC results (course.kernel.compile.compile_offline) are kept in one throwaway folder for the
 # whole run, made here by the controller before any worker starts (the workers, the
 # notebooks' kernels and the commands the tests start all inherit it): the suite compiles
 # the same kernel text in many places, and never reads or fills the runner's own cache.

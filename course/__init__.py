@@ -1,7 +1,7 @@
 """Hopper at the metal: the course package the lesson pages import.
 
 The public surface is small; everything else lives in modules a page or a
-test imports directly (``course.lessons.<id>.host``, ``course.wgmma``, ...).
+test imports directly (``course.lessons.<id>.host``, ``course.hopper.wgmma``, ...).
 """
 
 from .errors import CheckFailed, CourseError, EnvironmentProblem

@@ -8,7 +8,7 @@ would block ``open`` until someone writes to it, and ``/dev/zero`` would be
 read until memory runs out; both are refused with a message that says what
 the file is.
 
-``shown`` writes a name for a terminal line or a report cell: printable
+``shown`` (defined in ``course.errors``, which names files with it) writes a name for a terminal line or a report cell: printable
 characters as they are, everything else (control characters, escape
 sequences, newlines, bidi controls, bytes that are not UTF-8) escaped as
 Python's ``repr`` writes them, so a file name can never print a fake line or
@@ -22,7 +22,7 @@ import os
 import stat
 from pathlib import Path
 
-from .errors import CourseError
+from .errors import CourseError, shown  # shown lives with the errors, which name files with it
 
 __all__ = ["DEFAULT_LIMIT", "MAX_KERNEL_BYTES", "file_kind", "read_regular", "shown", "size_text"]
 
@@ -105,26 +105,3 @@ def read_regular(
     if len(raw) > limit:  # it grew while being read
         raise error(f"{what} is larger than {size_text(limit)}", path=path)
     return raw
-
-
-def shown(value: object) -> str:
-    """``value`` (a path or text) for a terminal line or a report cell, non-printable characters escaped.
-
-    A path's bytes that are not UTF-8 (which Python holds as lone surrogates,
-    PEP 383) are shown as ``\\xNN``; any other lone surrogate as ``\\udNNN``;
-    a newline as ``\\n``, an escape as ``\\x1b``, a bidi control as ``\\u202e``.
-    """
-    is_path = isinstance(value, os.PathLike)
-    text = os.fsdecode(value) if isinstance(value, os.PathLike | bytes) else str(value)
-    if text.isprintable():
-        return text
-    out = []
-    for ch in text:
-        code = ord(ch)
-        if ch.isprintable():
-            out.append(ch)
-        elif is_path and 0xDC80 <= code <= 0xDCFF:  # a byte the file system name holds, not UTF-8
-            out.append(f"\\x{code - 0xDC00:02x}")
-        else:
-            out.append(repr(ch)[1:-1])
-    return "".join(out)

@@ -38,6 +38,7 @@ class LiveBox(widgets.VBox):
         self.add_class(LIVE_CLASS)
 
     def _ipython_display_(self, **kwargs: Any) -> None:
+        # IPython: only in a Jupyter kernel
         from IPython.display import HTML, display
 
         display(HTML(RUN_NOTE))

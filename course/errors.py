@@ -9,6 +9,7 @@ traceback for one of these.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 
@@ -25,11 +26,9 @@ class CourseError(Exception):
 
     @property
     def where(self) -> str:
-        """The file (and line), its name escaped where it holds anything not printable (``_files.shown``)."""
+        """The file (and line), its name escaped where it holds anything not printable (``shown``)."""
         if self.path is None:
             return ""
-        from ._files import shown  # _files raises CourseError: imported here, not at the top
-
         name = shown(self.path)
         return f"{name}:{self.line}" if self.line is not None else name
 
@@ -68,3 +67,26 @@ class CheckFailed(CourseError):
     """A kernel ran but its result is wrong. Exit code 1 in ``course run``."""
 
     exit_code = 1
+
+
+def shown(value: object) -> str:
+    """``value`` (a path or text) for a terminal line or a report cell, non-printable characters escaped.
+
+    A path's bytes that are not UTF-8 (which Python holds as lone surrogates,
+    PEP 383) are shown as ``\\xNN``; any other lone surrogate as ``\\udNNN``;
+    a newline as ``\\n``, an escape as ``\\x1b``, a bidi control as ``\\u202e``.
+    """
+    is_path = isinstance(value, os.PathLike)
+    text = os.fsdecode(value) if isinstance(value, os.PathLike | bytes) else str(value)
+    if text.isprintable():
+        return text
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if ch.isprintable():
+            out.append(ch)
+        elif is_path and 0xDC80 <= code <= 0xDCFF:  # a byte the file system name holds, not UTF-8
+            out.append(f"\\x{code - 0xDC00:02x}")
+        else:
+            out.append(repr(ch)[1:-1])
+    return "".join(out)

@@ -12,17 +12,16 @@ quiz) reads these declarations and knows no lesson by name.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import _paths
+from .constants import kernel_constants
+from .content import content_kind
 from .errors import CourseError
-
-if TYPE_CHECKING:
-    from .bench.spec import BenchSpec
-    from .host import LessonHost
 
 
 @dataclass(frozen=True)
@@ -47,7 +46,7 @@ class Lesson:
     # ("producer", "consumer", or "producer+consumer" for one warpgroup doing both); the
     # timeline names its rows and trace tracks by it. Empty: the kernel records no timeline.
     warpgroup_roles: tuple[str, ...] = ()
-    # What the start page and the top of the page say (course.contents):
+    # What the start page and the top of the page say (course.page.contents):
     summary: str = ""  # what the day teaches, in a sentence
     goals: tuple[str, ...] = ()  # "After this page you can ...": one per item
     minutes: int = 0  # about how long the page takes a learner, running every cell and the exercises
@@ -61,9 +60,13 @@ class Lesson:
     def notebook_path(self) -> Path:
         return _paths.notebooks_dir() / self.notebook
 
+    def content_path(self, kind: str) -> Path:
+        """The lesson's file of one kind of content (``course.content.CONTENT_KINDS``)."""
+        return _paths.content_dir() / content_kind(kind).folder / f"{self.id}.toml"
+
     @property
     def quiz_path(self) -> Path:
-        return _paths.content_dir() / "quizzes" / f"{self.id}.toml"
+        return self.content_path("quiz")
 
     @property
     def annotations_path(self) -> Path:
@@ -71,7 +74,8 @@ class Lesson:
 
     @property
     def exercise_path(self) -> Path:
-        return _paths.content_dir() / "exercises" / f"{self.id}.toml"
+        """The annotation exercise's file."""
+        return self.content_path("annotation")
 
     @property
     def evidence_path(self) -> Path:
@@ -82,27 +86,18 @@ class Lesson:
         return _paths.evidence_dir() / f"{self.id}.{experiment}.json"
 
     def module(self, name: str) -> ModuleType:
-        """A module of the lesson's own package (``host``, ``bench``, ``figures``)."""
+        """A module of the lesson's own package (``host``, ``bench``, ``figures``).
+
+        The rooms that own those contracts read them: ``course.kernel.host.host_of``,
+        ``course.bench.spec.bench_spec``; discovery (``course.lessons``) checks them.
+        """
         if not self.package:
             raise CourseError(f"lesson {self.id!r} was not loaded from a lesson package")
         return importlib.import_module(f"{self.package}.{name}")
 
     def has_module(self, name: str) -> bool:
-        import importlib.util
 
         return bool(self.package) and importlib.util.find_spec(f"{self.package}.{name}") is not None
-
-    def host(self) -> LessonHost:
-        """The lesson's host side: inputs, launch, check, its PASS line (``host.HOST``)."""
-        host: LessonHost = self.module("host").HOST
-        return host
-
-    def bench_spec(self) -> BenchSpec | None:
-        """What ``course bench`` measures for this lesson (``bench.SPEC``), or None."""
-        if not self.has_module("bench"):
-            return None
-        spec: BenchSpec = self.module("bench").SPEC
-        return spec
 
     def supports(self, cc: tuple[int, int]) -> bool:
         if cc < self.min_cc:
@@ -111,7 +106,6 @@ class Lesson:
 
     def constants(self, defines: Any = None) -> dict[str, int | float]:
         """The kernel's ``constexpr`` constants (``course.constants.kernel_constants``)."""
-        from .constants import kernel_constants
 
         return kernel_constants(self.kernel_path, defines)
 

@@ -34,6 +34,7 @@ class Picture(Figure):
 
     def readable(self) -> None:
         """Raise every text (titles, labels, notes, tick labels, legends) to ``min_fontsize``."""
+        # heavy: matplotlib, when a figure is drawn
         from matplotlib.text import Text
 
         least = self.min_fontsize()

@@ -15,8 +15,8 @@ sh scripts/install.sh
 if [ "$(id -u)" = 0 ]; then
     set -- --allow-root "$@"
 fi
-root=$(.venv/bin/python -c 'from course.workspace import served_root; print(served_root())')
-notebooks=$(.venv/bin/python -c 'from course.workspace import served_url; print(served_url("notebooks"))')
+root=$(.venv/bin/python -c 'from course.tryout.workspace import served_root; print(served_root())')
+notebooks=$(.venv/bin/python -c 'from course.tryout.workspace import served_url; print(served_url("notebooks"))')
 echo "JupyterLab serves $root; the course's pages are in $(pwd -P)/notebooks"
 if [ "$root" = / ]; then
     echo "(the checkout and the workspace share no folder but /: COURSE_WORKSPACE=$(dirname "$(pwd -P)")/hopper-course-work would serve $(dirname "$(pwd -P)")"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from course import gate
+from course.kernel import gate
 from course.lessons import get_lesson
 
 

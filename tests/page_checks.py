@@ -4,7 +4,7 @@ nbval runs every page in ``notebooks/`` (``--nbval-lax``), one test item a
 cell; the root ``conftest.py`` puts each cell's outputs from that run through
 ``problems`` and fails the cell's item when it finds one. So every page is
 executed once per test run, not once for nbval and again for these checks.
-``tests/test_page_outputs.py`` shows that the checks, and the hook, fail
+``tests/page/test_page_outputs.py`` shows that the checks, and the hook, fail
 what they must.
 
 Every output must be something a person can read: no error output, no

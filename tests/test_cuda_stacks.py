@@ -19,8 +19,8 @@ import types
 
 import pytest
 
-from course import gate
 from course.cli import doctor
+from course.kernel import gate
 from course.lessons import get_lesson
 
 DAY76, DAY78 = get_lesson("day76"), get_lesson("day78")

@@ -36,9 +36,9 @@ def test_a_live_box_is_shown_after_a_note_that_hides_while_it_is_live():
 @pytest.mark.parametrize("make", ["coding", "quiz", "annotate", "budget", "measure"])
 def test_every_course_widget_is_a_live_box(make, tmp_path, monkeypatch):
     monkeypatch.setenv("COURSE_WORKSPACE", str(tmp_path / "work"))
-    from course.exercise import exercise_widget
+    from course.exercises.annotation import exercise_widget
+    from course.hopper.smem_budget import budget_widget
     from course.page import Page, _gpu_action
-    from course.smem_budget import budget_widget
 
     page = Page("day78")
     widget = {

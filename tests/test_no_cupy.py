@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from course import gate
+from course.kernel import gate
 from course.lessons import LESSONS
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from course.contents import START
+from course.page.contents import START
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from course.contents import START
 from course.lessons import LESSONS
+from course.page.contents import START
 
 if sys.version_info >= (3, 11):
     import tomllib

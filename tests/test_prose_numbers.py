@@ -2,7 +2,7 @@
 
 The pages quote numbers only through sentences the lesson packages render
 from the recordings: the speed section's findings (``BenchSpec.findings``:
-the ladder's in ``course.tma_gemm``, Day 76's and Day 78's own) and Day 85's
+the ladder's in ``course.lessons._ladder``, Day 76's and Day 78's own) and Day 85's
 "what each step bought". These tests read every such sentence, take its
 numbers apart, and compare each with the evidence, computed here on their
 own: a sentence written by hand, or one that kept an old number, fails. Each
@@ -19,8 +19,9 @@ import pytest
 
 from course.bench.report import findings
 from course.bench.result import BenchResult, Measurement, Reason, SizeRow, load
+from course.bench.spec import bench_spec
 from course.lessons import LESSONS, get_lesson
-from course.tma_gemm import VARIANT_SIZES
+from course.lessons._ladder import VARIANT_SIZES
 
 NUM = r"[\d,]+(?:\.\d+)?"
 LADDER = [lid for lid, lesson in LESSONS.items() if lesson.has_module("bench") and load(lid) is not None]
@@ -191,7 +192,7 @@ def test_day85_what_each_step_bought_agrees_with_each_steps_recording():
     from course.lessons.day85 import LESSON
     from course.lessons.day85.story import SAME_WITHIN, what_each_step_bought
 
-    rows = recorded_climb(LESSON)
+    rows = recorded_climb(LESSON, LESSONS.values())
     for size in VARIANT_SIZES:
         story = what_each_step_bought(size, rows)
         assert story.steps
@@ -221,12 +222,12 @@ def test_day85_what_each_step_bought_agrees_with_each_steps_recording():
 
 
 @pytest.mark.parametrize(
-    "lesson_id", [lid for lid in LADDER if get_lesson(lid).bench_spec().unit == "TFLOP/s"]
+    "lesson_id", [lid for lid in LADDER if bench_spec(get_lesson(lid)).unit == "TFLOP/s"]
 )
 def test_the_timing_checks_floor_the_notes_state_is_the_one_the_recorded_checks_used(lesson_id):
-    from course.host import timing_floor
+    from course.kernel.host import timing_floor
 
-    spec = get_lesson(lesson_id).bench_spec()
+    spec = bench_spec(get_lesson(lesson_id))
     note = next(n for n in spec.notes if "before timing" in n)
     recorded = load(lesson_id)
     for row in recorded.rows:

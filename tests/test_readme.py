@@ -4,6 +4,7 @@ import re
 from pathlib import Path
 
 from course.bench import load
+from course.bench.spec import bench_spec
 from course.lessons import LESSONS
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
@@ -12,7 +13,7 @@ README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding=
 def _ladder_ratios(size: int) -> list[str]:
     out = []
     for lesson in LESSONS.values():
-        if not lesson.previous or lesson.bench_spec() is None or lesson.bench_spec().unit != "TFLOP/s":
+        if not lesson.previous or bench_spec(lesson) is None or bench_spec(lesson).unit != "TFLOP/s":
             continue
         result = load(lesson.id)
         if result is None or lesson.day <= 78:

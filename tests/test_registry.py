@@ -20,7 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from course import gate
+from course.bench.spec import bench_spec
+from course.kernel import gate
+from course.kernel.host import host_of
 from course.lessons import LESSONS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,7 +47,7 @@ def test_every_lesson_has_its_files():
         assert lesson.notebook_path.is_file()
         assert lesson.quiz_path.is_file()
         assert lesson.annotations_path.is_file()
-        assert lesson.host().lesson.id == lesson.id
+        assert host_of(lesson).lesson.id == lesson.id
         assert lesson.package == f"course.lessons.{lesson.id}"
 
 
@@ -119,7 +121,7 @@ def test_a_new_lesson_is_picked_up_everywhere_without_editing_shared_files(tmp_p
     ]
     if not runs_here:
         commands.append(["record", new_id, "--out", str(tmp_path / "ev")])
-        if LESSONS[source_id].bench_spec() is not None:
+        if bench_spec(LESSONS[source_id]) is not None:
             commands += [["bench", new_id, "--out", str(tmp_path / "bench")], ["bench", "--recorded"]]
     # One fresh interpreter on the copy runs every command through `python -m course`'s main,
     # one after another (not one interpreter each: the same code, a fraction of the start-up).
@@ -147,7 +149,7 @@ def test_a_new_lesson_is_picked_up_everywhere_without_editing_shared_files(tmp_p
         assert f"Cannot run {new_id} here." in run["stdout"]
         record = ran[f"record {new_id}"]
         assert record["code"] == 2 and f"{new_id}: not recorded" in record["stdout"], record
-        if LESSONS[source_id].bench_spec() is not None:
+        if bench_spec(LESSONS[source_id]) is not None:
             timed = ran[f"bench {new_id}"]
             assert timed["code"] == 2 and f"{new_id}: not timed" in timed["stdout"], timed
             listed = ran["bench --recorded"]

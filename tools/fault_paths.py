@@ -13,9 +13,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from course.compile import compile_lesson
 from course.errors import CourseError
-from course.host import run_lesson
+from course.kernel.compile import compile_lesson
+from course.kernel.host import run_lesson
 from course.lessons import get_lesson
 from course.page import Page
 

@@ -64,7 +64,7 @@ gputests)
     ;;
 coding)
     step "coding exercises on the GPU: every reference and wrong piece, and the grader (GPU required)"
-    python3 -m pytest -q -p no:cacheprovider -m gpu -s tests/coding -W ignore::DeprecationWarning 2>&1 \
+    python3 -m pytest -q -p no:cacheprovider -m gpu -s tests/exercises/coding -W ignore::DeprecationWarning 2>&1 \
         | tee "$RES/coding-gpu.log" | tail -80
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
     ;;
@@ -89,7 +89,7 @@ sanitize-experiments)
     mkdir -p /tmp/build
     python3 - <<'PY' > /tmp/build/experiments.txt
 from course.lessons import LESSONS
-from course.suggested import load_suggestions
+from course.tryout.suggestions import load_suggestions
 for lesson in LESSONS.values():
     for s in load_suggestions(lesson):
         if s.record:

@@ -43,11 +43,13 @@ from pathlib import Path
 
 os.environ.setdefault("PYTHONUNBUFFERED", "1")
 
-from course import gate  # noqa: E402
 from course import timeline as tl  # noqa: E402
+from course.bench.spec import bench_spec
+from course.cli.timeline import instrumented_lessons
 from course.errors import CourseError  # noqa: E402
+from course.kernel import gate  # noqa: E402
+from course.kernel.provenance import Provenance  # noqa: E402
 from course.lessons import LESSONS, get_lesson  # noqa: E402
-from course.provenance import Provenance  # noqa: E402
 
 TOLERANCE = 0.10  # checks 1 and 2: relative; check 3: percentage points / 100
 REPEATS = 20
@@ -65,7 +67,7 @@ def variants_of(lesson):
 
 
 def variant_sources(lesson, variants):
-    from course.variants import variant_source
+    from course.kernel.variants import variant_source
 
     text = lesson.kernel_path.read_text(encoding="utf-8")
     return {name: variant_source(text, variants, name, lesson.kernel_path) for name in SPLIT_VARIANTS}
@@ -76,7 +78,7 @@ def plan(lessons):
     others sharing that kernel only get their own recorded timeline (their pages show it)."""
     timed, record_only, seen = [], [], set()
     for lesson in lessons:
-        if lesson.kernel_file not in seen and lesson.bench_spec() is not None:
+        if lesson.kernel_file not in seen and bench_spec(lesson) is not None:
             seen.add(lesson.kernel_file)
             timed.append(lesson)
     for lesson in lessons:
@@ -107,7 +109,7 @@ def prefetch(lessons, n):
     """Compile every build the checks need, in parallel threads (NVRTC drops the GIL); CuPy caches them."""
     import cupy
 
-    from course.compile import compile_lesson
+    from course.kernel.compile import compile_lesson
 
     jobs = []
     for lesson in {lesson.kernel_file: lesson for lesson in lessons}.values():
@@ -130,7 +132,7 @@ def prefetch(lessons, n):
 
 
 def check_lesson(lesson, n, out_dir, command):
-    from course.compile import compile_lesson
+    from course.kernel.compile import compile_lesson
 
     t0 = time.perf_counter()
     result = {"lesson": lesson.id, "kernel": lesson.kernel_file, "n": n}
@@ -230,7 +232,7 @@ def main(argv=None) -> int:
     )
     args = parser.parse_args(argv)
     t_start = time.perf_counter()
-    ids = args.lessons or tl.instrumented_lessons()
+    ids = args.lessons or instrumented_lessons()
     unknown = [i for i in ids if i not in LESSONS]
     if unknown:
         print(f"no lesson(s) {unknown}; the lessons: {', '.join(LESSONS)}")

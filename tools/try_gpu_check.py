@@ -8,7 +8,7 @@ Run from the repo root on the GPU machine (the GPU is required):
 For every lesson (default: all of course.lessons.LESSONS):
   1. run_lesson(lesson) in this process: the page's own run passes;
   2. each suggested experiment (content/experiments/<lesson>.toml) through
-     course.sandbox.run_variant: the outcome must be what the page says;
+     course.tryout.sandbox.run_variant: the outcome must be what the page says;
      after any that faulted or hung, run_lesson(lesson) again, in this same
      process, and it must pass;
   3. a deliberately faulting variant (PTX trap) and a deliberately hanging
@@ -39,11 +39,11 @@ os.environ.setdefault("PYTHONUNBUFFERED", "1")
 WORKSPACE = Path(tempfile.mkdtemp(prefix="course-try-"))
 os.environ["COURSE_WORKSPACE"] = str(WORKSPACE)
 
-from course import gate  # noqa: E402
-from course.host import run_lesson  # noqa: E402
+from course.kernel import gate  # noqa: E402
+from course.kernel.host import run_lesson  # noqa: E402
 from course.lessons import LESSONS, get_lesson  # noqa: E402
-from course.sandbox import DELIBERATE, deliberate_variant, run_variant  # noqa: E402
-from course.suggested import load_suggestions  # noqa: E402
+from course.tryout.sandbox import DELIBERATE, deliberate_variant, run_variant  # noqa: E402
+from course.tryout.suggestions import load_suggestions  # noqa: E402
 
 rows: list[tuple[str, str, str, str, bool, float]] = []  # lesson, what, expected, got, ok, seconds
 

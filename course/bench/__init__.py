@@ -15,8 +15,8 @@ What each lesson measures against what, and why, is in its own package.
 
 from .arith import DEFAULT_REPEATS, MIN_REPEATS, validate_repeats
 from .engine import measure, spec_of
-from .report import SpeedSection, plot, png_bytes, speed_section, table
-from .result import BenchResult, Measurement, Reason, SizeRow, Timing, bench_dir, load, write
+from .report import SpeedSection, plot, png_bytes, speed_section, table, write
+from .result import BenchResult, Measurement, Reason, SizeRow, Timing, bench_dir, load
 from .spec import KERNEL, BenchSpec, Extras, Peer
 
 __all__ = [

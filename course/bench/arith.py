@@ -133,3 +133,9 @@ def paired_ratios(mine_ms: Sequence[float], theirs_ms: Sequence[float]) -> tuple
         )
     ratios = [t / m for m, t in zip(mine_ms, theirs_ms, strict=True)]
     return median(ratios), min(ratios), max(ratios)
+
+
+def rate_text(rate: float, unit: str, with_unit: bool = True) -> str:
+    """A rate as the tables and progress lines print it: GB/s whole, TFLOP/s to one decimal."""
+    number = f"{rate:,.0f}" if unit == "GB/s" else f"{rate:,.1f}"
+    return f"{number} {unit}" if with_unit else number

@@ -7,14 +7,16 @@ where it stands on the whole ladder, and re-recording redraws it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .._html import escape
 from ..lesson import Lesson
 from ..picture import Picture, picture
+from .engine import measure
 from .result import BenchResult, load
+from .spec import bench_spec
 
 # The tensor cores' dense FP16/BF16 peak of an H100 or H200 SXM with FP32
 # accumulation, from NVIDIA's datasheets (H100 Tensor Core GPU datasheet,
@@ -30,31 +32,32 @@ class ClimbRow:
     result: BenchResult
 
 
-def climb_lessons(upto: Lesson) -> list[Lesson]:
-    """Every lesson measured in TFLOP/s (the GEMMs), up to and including ``upto``'s day."""
-    from ..lessons import LESSONS
-
+def climb_lessons(upto: Lesson, lessons: Iterable[Lesson]) -> list[Lesson]:
+    """Every lesson of ``lessons`` (the registry's, in order) measured in TFLOP/s (the GEMMs),
+    up to and including ``upto``'s day."""
     out = []
-    for lesson in LESSONS.values():
-        spec = lesson.bench_spec()
+    for lesson in lessons:
+        spec = bench_spec(lesson)
         if lesson.day <= upto.day and spec is not None and spec.unit == "TFLOP/s":
             out.append(lesson)
     return out
 
 
 def measure_climb(
-    upto: Lesson, sizes: Sequence[int] | None = None, progress: Callable[[str], Any] = print
+    upto: Lesson,
+    lessons: Iterable[Lesson],
+    sizes: Sequence[int] | None = None,
+    progress: Callable[[str], Any] = print,
 ) -> list[ClimbRow]:
     """Measure every step up to ``upto`` on this GPU, one after the other in this process.
 
     ``sizes`` default to each step's page sizes. Each step is checked before
     it is timed, with cuBLAS beside it, as ``python -m course bench`` does.
     """
-    from .engine import measure
 
     rows = []
-    for lesson in climb_lessons(upto):
-        spec = lesson.bench_spec()
+    for lesson in climb_lessons(upto, lessons):
+        spec = bench_spec(lesson)
         assert spec is not None  # climb_lessons keeps only lessons with a spec
         wanted = [n for n in (sizes or spec.page_sizes) if n in spec.sizes or n <= spec.max_size]
         result = measure(
@@ -64,19 +67,18 @@ def measure_climb(
     return rows
 
 
-def recorded_climb(upto: Lesson) -> list[ClimbRow]:
-    """Every TFLOP/s lesson with a recorded benchmark, up to and including ``upto``'s day."""
+def recorded_climb(upto: Lesson, lessons: Iterable[Lesson]) -> list[ClimbRow]:
+    """Every TFLOP/s lesson of ``lessons`` with a recorded benchmark, up to and including ``upto``'s day."""
     out = []
-    for lesson in climb_lessons(upto):
+    for lesson in climb_lessons(upto, lessons):
         result = load(lesson.id)
         if result is not None:
             out.append(ClimbRow(lesson, result))
     return out
 
 
-def climb_figure(upto: Lesson, rows: Sequence[ClimbRow] | None = None) -> Picture:
+def climb_figure(upto: Lesson, rows: Sequence[ClimbRow]) -> Picture:
     """TFLOP/s against N (log2) for each step so far, solid; each distinct cuBLAS peer, dashed."""
-    rows = recorded_climb(upto) if rows is None else rows
     fig = picture(figsize=(8.0, 4.6))
     ax = fig.add_subplot()
     peers: dict[str, tuple[list[int], list[float]]] = {}
@@ -184,5 +186,5 @@ class ClimbTable:
         return "\n".join(lines)
 
 
-def climb_table(upto: Lesson, size: int = 4096, rows: Sequence[ClimbRow] | None = None) -> ClimbTable:
-    return ClimbTable(tuple(recorded_climb(upto) if rows is None else rows), size)
+def climb_table(rows: Sequence[ClimbRow], size: int = 4096) -> ClimbTable:
+    return ClimbTable(tuple(rows), size)

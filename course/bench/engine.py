@@ -25,27 +25,40 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from .. import gate
 from ..errors import CheckFailed, CourseError
-from ..provenance import Provenance
-from .arith import DEFAULT_REPEATS, ROTATION_FACTOR, rate, ratio, rotation_buffers, validate_repeats
+from ..kernel import compile as compiler
+from ..kernel import gate
+from ..kernel.host import host_of
+from ..kernel.provenance import Provenance
+from .arith import (
+    DEFAULT_REPEATS,
+    ROTATION_FACTOR,
+    rate,
+    rate_text,
+    ratio,
+    rotation_buffers,
+    validate_repeats,
+)
 from .result import SCHEMA_VERSION, BenchResult, Measurement, SizeRow
-from .spec import KERNEL, BenchSpec, Extras, Peer
+from .spec import KERNEL, BenchSpec, Extras, Peer, bench_spec
 from .timing import Timer
 
 if TYPE_CHECKING:
-    from ..compile import Compiled
-    from ..host import Check, Workload
+    from ..kernel.compile import Compiled
+    from ..kernel.host import Check, Workload
     from ..lesson import Lesson
 
 
 def spec_of(lesson: Lesson) -> BenchSpec:
-    spec = lesson.bench_spec()
+    """The lesson's ``BenchSpec``; a lesson without one is refused, saying where one would be declared
+    (``python -m course bench --help`` lists the lessons that have one)."""
+    spec = bench_spec(lesson)
     if spec is None:
-        from ..lessons import LESSONS
-
-        timed = [lesson_id for lesson_id, lesson in LESSONS.items() if lesson.bench_spec() is not None]
-        raise CourseError(f"no benchmark for lesson {lesson.id!r}; the benchmarks are: {', '.join(timed)}")
+        where = f"{lesson.package}.bench" if lesson.package else "its package's bench.py"
+        raise CourseError(
+            f"no benchmark for lesson {lesson.id!r}: {where} would declare SPEC = BenchSpec(...) "
+            "(python -m course bench --help lists the lessons that have one)"
+        )
     return spec
 
 
@@ -57,6 +70,7 @@ def size_defines(lesson: Lesson, n: int) -> dict[str, int] | None:
 
 
 def _check_memory(need: int, what: str) -> None:
+    # heavy: cupy, when a GPU path runs
     import cupy as cp
 
     cp.get_default_memory_pool().free_all_blocks()
@@ -70,6 +84,7 @@ def _check_memory(need: int, what: str) -> None:
 
 def release() -> None:
     """Give the GPU memory of the last size back before the next one."""
+    # heavy: cupy, when a GPU path runs
     import cupy as cp
 
     cp.cuda.get_current_stream().synchronize()
@@ -83,8 +98,9 @@ def mismatch_text(what: str, check: Check) -> str:
 
 
 @dataclass
-class Context:
-    """What a spec's ``finish`` gets: the lesson, the timer, the run's numbers so far."""
+class RunContext:
+    """What a spec's ``finish`` gets (``course.bench.spec.Context``, which this satisfies):
+    the lesson, the timer, the run's numbers so far."""
 
     lesson: Lesson
     spec: BenchSpec
@@ -98,11 +114,10 @@ class Context:
 
     def compile(self, n: int, source: str | None = None, defines: dict[str, int] | None = None) -> Compiled:
         """The kernel at size N (or ``source``, a variant of it; or with extra ``defines``)."""
-        from ..compile import compile_lesson
 
         if source is None and not defines:
-            return compile_lesson(self.lesson, defines=size_defines(self.lesson, n))
-        return compile_lesson(
+            return compiler.compile_lesson(self.lesson, defines=size_defines(self.lesson, n))
+        return compiler.compile_lesson(
             self.lesson, defines={self.lesson.size_macro: n, **(defines or {})}, source=source
         )
 
@@ -116,7 +131,7 @@ class Context:
         _check_memory(sets * set_bytes + 3 * n * n * 8, f"{self.lesson.id} at N={n}")
         if kernel and compiled is None:
             compiled = self.compile(n)
-        return self.lesson.host().workload(compiled, n, sets, "bench")  # type: ignore[arg-type]
+        return host_of(self.lesson).workload(compiled, n, sets, "bench")  # type: ignore[arg-type]
 
     def time_calls(self, work: Workload, call: Callable[[int], None]) -> float:
         """Median milliseconds of ``call(j)`` over the workload's rotation."""
@@ -142,6 +157,7 @@ def occupancy(
     compiled: Compiled, threads: int, shared_mem: int = 0
 ) -> tuple[int, str, int | None, int | None]:
     """CTAs resident per SM (the driver's occupancy query, else an estimate), registers, local bytes."""
+    # heavy: cupy, when a GPU path runs
     import cupy as cp
 
     function = compiled.function
@@ -166,8 +182,6 @@ def occupancy(
 
 
 def _progress_line(lesson_id: str, row: SizeRow, unit: str) -> str:
-    from .report import rate_text
-
     t = row.kernel.timing
     cached = " cached" if row.compile_cached else ""
     peers = "; ".join(
@@ -194,6 +208,7 @@ def measure(
     Raises EnvironmentProblem when this machine cannot run the lesson, and
     CheckFailed when the kernel or a peer computes a wrong result.
     """
+    # heavy: cupy, when a GPU path runs
     import cupy as cp
 
     spec = spec_of(lesson)
@@ -208,7 +223,7 @@ def measure(
         f"median of {repeats} repeats, inputs rotated over >= {ROTATION_FACTOR}x the "
         f"{l2 / 2**20:.0f} MiB L2, kernel and peers interleaved"
     )
-    ctx = Context(lesson, spec, Timer(repeats), l2, provenance.sm_count, progress, sizes)
+    ctx = RunContext(lesson, spec, Timer(repeats), l2, provenance.sm_count, progress, sizes)
     ctx.peers = tuple(spec.peers())
     for n in sizes:
         compiled = ctx.compile(n)

@@ -28,6 +28,7 @@ class Cublas:
     """
 
     def __init__(self, out: Literal["float32", "float16"] = "float32", b_layout: Literal["kn", "nk"] = "kn"):
+        # heavy: cupy, when a GPU path runs; heavy: numpy, when the arrays are made
         import cupy as cp
         import numpy as np
 
@@ -79,6 +80,7 @@ class Cublas:
 
 def device_copy(dst: Any, src: Any) -> None:
     """``cudaMemcpyAsync`` device to device of ``src``'s bytes, on the current stream."""
+    # heavy: cupy, when a GPU path runs
     import cupy as cp
 
     rt = cp.cuda.runtime

@@ -11,22 +11,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import gate
+from .._atomic import atomic_write_bytes, atomic_write_text
 from .._html import escape
 from ..errors import EnvironmentProblem
+from ..kernel import gate
 from ..lesson import Lesson
-from .arith import DEFAULT_REPEATS
+from .arith import DEFAULT_REPEATS, rate_text
+from .engine import measure, spec_of
 from .result import BenchResult, bench_dir, load
+from .spec import bench_spec
 
 if TYPE_CHECKING:  # matplotlib is imported when a plot is drawn, not by every `python -m course`
     from ..picture import Picture
 
 _NOWRAP = "white-space:nowrap;padding:2px 8px"
-
-
-def rate_text(rate: float, unit: str, with_unit: bool = True) -> str:
-    number = f"{rate:,.0f}" if unit == "GB/s" else f"{rate:,.1f}"
-    return f"{number} {unit}" if with_unit else number
 
 
 def _ms(value: float) -> str:
@@ -80,7 +78,7 @@ def plot(result: BenchResult) -> Picture:
     10x the kernel's best rate, so a slow kernel's curve does not lie flat on
     zero.
     """
-    from ..picture import picture
+    from ..picture import picture  # heavy: matplotlib (course.picture), when a plot is drawn
 
     fig = picture(figsize=(7.0, 4.2))
     ax = fig.add_subplot()
@@ -174,7 +172,7 @@ class SpeedSection:
 
 
 def findings(lesson: Lesson, result: BenchResult) -> tuple[str, ...]:
-    spec = lesson.bench_spec()
+    spec = bench_spec(lesson)
     if spec is None or spec.findings is None:
         return ()
     return tuple(spec.findings(result))
@@ -196,7 +194,6 @@ def speed_section(
     even on a GPU that could measure (the page's default, until the
     learner asks to measure).
     """
-    from .engine import measure, spec_of
 
     spec = spec_of(lesson)
     if sizes is not None:
@@ -242,3 +239,13 @@ def speed_section(
         f"by: {recorded.command}."
     )
     return SpeedSection(lesson.id, recorded, png, False, message, findings(lesson, recorded))
+
+
+def write(result: BenchResult, directory: Path | None = None) -> tuple[Path, Path]:
+    """Write <lesson>.json and <lesson>.png (atomically); return both paths."""
+    directory = directory or bench_dir()
+    json_path = directory / f"{result.lesson}.json"
+    png_path = directory / f"{result.lesson}.png"
+    atomic_write_text(json_path, result.to_json())
+    atomic_write_bytes(png_path, png_bytes(result))
+    return json_path, png_path

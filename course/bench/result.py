@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import _data, _paths
-from .._atomic import atomic_write_bytes, atomic_write_text
 from ..errors import CourseError
-from ..provenance import Provenance, Provenanced
+from ..kernel.provenance import Provenance, Provenanced
 from .arith import median
 
 SCHEMA_VERSION = 1
@@ -256,18 +255,6 @@ def result_from_dict(data: Any, path: Path | None = None) -> BenchResult:
 def bench_dir() -> Path:
     """Where recorded benchmarks live: evidence/bench/."""
     return _paths.evidence_dir() / "bench"
-
-
-def write(result: BenchResult, directory: Path | None = None) -> tuple[Path, Path]:
-    """Write <lesson>.json and <lesson>.png (atomically); return both paths."""
-    from .report import png_bytes
-
-    directory = directory or bench_dir()
-    json_path = directory / f"{result.lesson}.json"
-    png_path = directory / f"{result.lesson}.png"
-    atomic_write_text(json_path, result.to_json())
-    atomic_write_bytes(png_path, png_bytes(result))
-    return json_path, png_path
 
 
 def load(lesson_id: str, directory: Path | None = None) -> BenchResult | None:

@@ -12,16 +12,63 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import CourseError
-from .result import BenchResult, Reason
+from .result import BenchResult, Reason, SizeRow
 
-if TYPE_CHECKING:
-    from ..host import Workload
-    from .engine import Context
+if TYPE_CHECKING:  # types only: a spec is declared without the toolchain loaded
+    from ..kernel.compile import Compiled
+    from ..kernel.host import Workload
+    from ..lesson import Lesson
+    from .timing import Timer
 
 KERNEL = "kernel"
+
+
+class Context(Protocol):
+    """What a spec's ``finish`` gets: the lesson, the timer, the run's numbers so far.
+
+    The engine hands its ``RunContext`` (``course.bench.engine``); a spec names only this."""
+
+    @property
+    def lesson(self) -> Lesson: ...
+    @property
+    def spec(self) -> BenchSpec: ...
+    @property
+    def timer(self) -> Timer: ...
+    @property
+    def l2_bytes(self) -> int: ...
+    @property
+    def sms(self) -> int: ...
+    @property
+    def progress(self) -> Callable[[str], Any]: ...
+    @property
+    def sizes(self) -> tuple[int, ...]: ...
+    @property
+    def rows(self) -> list[SizeRow]: ...
+    @property
+    def peers(self) -> Sequence[Peer]: ...
+
+    def compile(self, n: int, source: str | None = None, defines: dict[str, int] | None = None) -> Compiled:
+        """The kernel at size N (or ``source``, a variant of it; or with extra ``defines``)."""
+        ...
+
+    def workload(self, n: int, compiled: Compiled | None = None, kernel: bool = True) -> Workload:
+        """The lesson's workload at size N with random inputs, in enough sets to rotate past L2."""
+        ...
+
+    def time_calls(self, work: Workload, call: Callable[[int], None]) -> float:
+        """Median milliseconds of ``call(j)`` over the workload's rotation."""
+        ...
+
+    def verify(self, n: int, work: Workload, calls: dict[str, tuple[Callable[[int], None], Any]]) -> str:
+        """Run each call on set 0 and check it; CheckFailed names the first wrong one."""
+        ...
+
+    def rate(self, n: int, ms: float) -> float:
+        """The spec's unit (TFLOP/s, GB/s) for size N done in ``ms``."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -76,3 +123,12 @@ class BenchSpec:
                 )
             out.append(n)
         return tuple(sorted(set(out)))
+
+
+def bench_spec(lesson: Lesson) -> BenchSpec | None:
+    """What ``course bench`` measures for this lesson (its package's ``bench.SPEC``), or None
+    when the package has no ``bench.py``. Discovery (``course.lessons``) checked it is a ``BenchSpec``."""
+    if not lesson.has_module("bench"):
+        return None
+    spec: BenchSpec = lesson.module("bench").SPEC
+    return spec

@@ -40,6 +40,7 @@ extern "C" __global__ void courseBenchHold(unsigned long long ns) {
 
 
 def _u64(value: int) -> Any:
+    # heavy: numpy, when the arrays are made
     import numpy as np
 
     return np.uint64(value)
@@ -74,6 +75,7 @@ class Timer:
     """Times rotations of calls with events, each batch behind a GPU-side hold."""
 
     def __init__(self, repeats: int):
+        # heavy: cupy, when a GPU path runs
         import cupy as cp
 
         self.cp = cp

@@ -15,6 +15,8 @@ import re
 import sys
 import textwrap
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as installed
 from types import ModuleType
 
 from .._files import shown
@@ -35,7 +37,6 @@ SUBCOMMANDS = (
     "contents",
 )
 
-
 SCRIPT = "hopper-course"  # pyproject.toml's [project.scripts] name
 MODULE = "python -m course"
 
@@ -47,8 +48,6 @@ def prog_name(argv0: str | None = None) -> str:
 
 
 def version() -> str:
-    from importlib.metadata import PackageNotFoundError
-    from importlib.metadata import version as installed
 
     try:
         return installed(SCRIPT)

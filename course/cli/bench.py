@@ -17,14 +17,16 @@ import argparse
 import json
 from pathlib import Path
 
-from .. import bench, gate, nvtx
+from .. import bench
 from .._table import text_table
+from ..bench.spec import bench_spec
 from ..errors import CheckFailed, CourseError
+from ..kernel import gate, nvtx
 from ..lessons import LESSONS, get_lesson
 
 
 def _timed() -> list[str]:
-    return [lesson_id for lesson_id, lesson in LESSONS.items() if lesson.bench_spec() is not None]
+    return [lesson_id for lesson_id, lesson in LESSONS.items() if bench_spec(lesson) is not None]
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -27,8 +27,8 @@ from pathlib import Path
 from .._data import read_text
 from ..errors import CourseError
 from ..lessons import LESSONS, get_lesson
-from ..sandbox import DEFAULT_TIMEOUT_S
-from ..workspace import MAX_KERNEL_BYTES
+from ..tryout.sandbox import DEFAULT_TIMEOUT_S
+from ..tryout.workspace import MAX_KERNEL_BYTES
 from .try_ import _seconds
 
 EXIT = {"passed": 0, "compile-error": 3, "not-checked": 2}
@@ -58,7 +58,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from ..coding import load_coding
+    # when this subcommand runs: python -m course starts without it
+    from ..exercises.coding import load_coding
 
     for lesson_id in [args.lesson] if args.lesson else list(LESSONS):
         for ex in load_coding(get_lesson(lesson_id)):
@@ -68,9 +69,10 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from ..coding import get_exercise, learner_file, piece_of
-    from ..coding_check import check_piece
-    from ..coding_piece import PieceRefused
+    # when this subcommand runs: python -m course starts without it
+    from ..exercises.coding import get_exercise, learner_file, piece_of
+    from ..exercises.coding_check import check_piece
+    from ..exercises.coding_piece import PieceRefused
 
     lesson = get_lesson(args.lesson)
     ex = get_exercise(lesson, args.exercise)
@@ -99,7 +101,8 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from ..coding import coding_path, load_coding
+    # when this subcommand runs: python -m course starts without it
+    from ..exercises.coding import coding_path, load_coding
 
     files = list(args.files)
     if not files:

@@ -6,7 +6,7 @@
 Writes ``notebooks/00_start.ipynb`` and, in every lesson page, the cell
 after the title (previous and next page, goals, time) and the last cell
 (the next page), all made from the lessons' declarations
-(``course.contents``). Run it after adding a lesson or changing a title,
+(``course.page.contents``). Run it after adding a lesson or changing a title,
 summary, goals or time. No other cell is touched.
 
 Exit status: 0 when every page is up to date (or, with --write, was
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..contents import sync
+from ..page.contents import sync
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .. import gate
+from ..kernel import gate
 from ..lessons import LESSONS
 
 
@@ -24,9 +24,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _learner_code() -> None:
     """How learners' code is run here: the C++ compiler of the CPU check, and the sandbox."""
+    # when this subcommand runs: python -m course starts without it
     from .._confine import sandbox_status
-    from ..coding_check import find_compiler
     from ..errors import CourseError
+    from ..exercises.coding_check import find_compiler
 
     print("Learners' code (coding exercises and their grading):")
     print(f"  {'C++ compiler:':<20}{find_compiler() or 'none on PATH: the CPU check cannot run'}")
@@ -69,8 +70,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"    {v.message()}")
     _learner_code()
     if args.compile:
-        from ..compile import compile_offline
+        # when this subcommand runs: python -m course starts without it
         from ..errors import CourseError, EnvironmentProblem
+        from ..kernel.compile import compile_offline
 
         print("Compile check (no GPU needed):")
         for lesson in LESSONS.values():

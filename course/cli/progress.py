@@ -4,7 +4,7 @@
     python -m course progress --reset LESSON [--learner ID]
 
 Reads the learner's progress file (``<workspace>/progress/<learner>.json``,
-written by the pages: ``course.progress``) and, for each lesson page in
+written by the pages: ``course.exercises.progress``) and, for each lesson page in
 order, says how many quiz questions are answered right, whether the
 annotation exercise was checked and how it scored, and how many coding
 exercises passed, naming what is left. A quiz answer is scored again against
@@ -18,17 +18,14 @@ Exit status: 0; 2 for a bad learner id or lesson (one message, no traceback).
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 from typing import Any
 
-from .. import progress
-from ..coding import exercise_ids
-from ..errors import CourseError
-from ..exercise import PROGRESS_ITEM
+from .. import content
+from ..exercises import progress
 from ..lesson import Lesson
 from ..lessons import LESSONS, get_lesson
-from ..quiz.loader import load_quiz
-from ..quiz.model import Code, Question
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -49,104 +46,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_run)
 
 
-def _right(question: Question, state: dict[str, Any]) -> bool:
-    """Whether a saved answer earns full marks now (a code answer: its last run passed)."""
-    if state.get("type") != question.type:
-        return False
-    if isinstance(question, Code):
-        return state.get("checked") is True and state.get("fraction") == 1.0
-    try:
-        return question.fraction(state.get("response")) >= 1.0
-    except CourseError:  # a response that no longer fits the question
-        return False
-
-
-def _quiz(lesson: Lesson, saved: dict[str, Any]) -> dict[str, Any]:
-    try:
-        quiz = load_quiz(lesson.quiz_path)
-    except CourseError as e:
-        return {"error": str(e)}
-    states = {q.id: s for q in quiz.questions if isinstance(s := saved.get(q.id), dict)}
-    right = [q.id for q in quiz.questions if q.id in states and _right(q, states[q.id])]
-    return {
-        "total": len(quiz.questions),
-        "answered": len(states),
-        "right": len(right),
-        "left": [q.id for q in quiz.questions if q.id not in right],
-    }
-
-
-def _annotation(lesson: Lesson, saved: dict[str, Any]) -> dict[str, Any] | None:
-    if not lesson.exercise_path.is_file():
-        return None
-    state = saved.get(PROGRESS_ITEM)
-    if not isinstance(state, dict):
-        return {"checked": False}
-    return {
-        "checked": True,
-        "score": state.get("score"),
-        "total": state.get("total"),
-        "full_marks": state.get("full_marks") is True,
-        "attempts": state.get("attempts"),
-        "saved_at": state.get("saved_at"),
-    }
-
-
-def _coding(lesson: Lesson, saved: dict[str, Any]) -> dict[str, Any]:
-    try:
-        ids = exercise_ids(lesson)
-    except CourseError as e:
-        return {"error": str(e)}
-    passed = [i for i in ids if isinstance(saved.get(i), dict) and saved[i].get("passed") is True]
-    return {"total": len(ids), "passed": len(passed), "left": [i for i in ids if i not in passed]}
-
-
 def page_progress(lesson: Lesson, learner: str | None) -> dict[str, Any]:
+    """The lesson's line of the report: for each kind of content, what its report module says."""
     saved = progress.lesson_progress(lesson.id, learner=learner)
-    return {
-        "lesson": lesson.id,
-        "title": lesson.title,
-        "quiz": _quiz(lesson, saved["quiz"]),
-        "annotation": _annotation(lesson, saved["annotation"]),
-        "coding": _coding(lesson, saved["coding"]),
-    }
-
-
-def _left(ids: list[str], shown: int = 6) -> str:
-    if not ids:
-        return ""
-    more = f" and {len(ids) - shown} more" if len(ids) > shown else ""
-    return f"; left: {', '.join(ids[:shown])}{more}"
+    page: dict[str, Any] = {"lesson": lesson.id, "title": lesson.title}
+    for kind in content.CONTENT_KINDS:
+        page[kind.name] = importlib.import_module(kind.report).summary(lesson, saved[kind.name])
+    return page
 
 
 def _text(page: dict[str, Any]) -> list[str]:
     lines = [f"{page['lesson']}  {page['title']}"]
-    quiz = page["quiz"]
-    if "error" in quiz:
-        lines.append(f"  quiz        cannot be read: {quiz['error']}")
-    else:
-        done = " (done)" if quiz["right"] == quiz["total"] else _left(quiz["left"])
-        lines.append(
-            f"  quiz        {quiz['right']} of {quiz['total']} answered right "
-            f"({quiz['answered']} answered){done}"
-        )
-    note = page["annotation"]
-    if note is None:
-        lines.append("  annotation  none on this page")
-    elif not note["checked"]:
-        lines.append("  annotation  not checked yet; left: mark the lines and Check")
-    else:
-        how = f"{note['score']} of {note['total']} roles right"
-        rest = " (done: full marks)" if note["full_marks"] else "; left: full marks"
-        lines.append(f"  annotation  checked, {how}{rest}")
-    coding = page["coding"]
-    if "error" in coding:
-        lines.append(f"  coding      cannot be read: {coding['error']}")
-    elif coding["total"] == 0:
-        lines.append("  coding      none on this page")
-    else:
-        done = " (done)" if coding["passed"] == coding["total"] else _left(coding["left"])
-        lines.append(f"  coding      {coding['passed']} of {coding['total']} passed{done}")
+    for kind in content.CONTENT_KINDS:
+        lines += importlib.import_module(kind.report).lines(page[kind.name])
     return lines
 
 

@@ -4,7 +4,7 @@ For each lesson: its own run, its host's "what breaks" runs (in this
 process: they fail a check, nothing worse), and the suggested experiments
 its ``content/experiments/<lesson>.toml`` marks ``record = true``. Those are
 edits of the kernel that may fault or hang, so they run as a learner's copy
-does, in a separate process with a time limit (``course.sandbox``); the
+does, in a separate process with a time limit (``course.tryout.sandbox``); the
 evidence keeps the outcome and what the run printed, and the page shows it
 (``page.evidence(name)``) where it cannot run the experiment itself.
 
@@ -24,12 +24,12 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import evidence, gate
-from ..host import Experiment, run_lesson
+from ..kernel import evidence, gate
+from ..kernel.host import Experiment, host_of, run_lesson
 from ..lessons import LESSONS, get_lesson
 
 if TYPE_CHECKING:
-    from ..gate import Machine
+    from ..kernel.gate import Machine
     from ..lesson import Lesson
 
 
@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         runs: list[tuple[Path, str, dict[str, Any], bool, Experiment | None]] = [
             (lesson.evidence_path, f"python -m course run {lesson.id}", {}, True, None)
         ]
-        for e in lesson.host().experiments:
+        for e in host_of(lesson).experiments:
             command = f"page.run(experiment={e.name!r}) ({lesson.id})"
             runs.append((lesson.experiment_evidence_path(e.name), command, e.options, e.expect_pass, e))
         for where, command, options, expect_pass, experiment in runs:
@@ -95,8 +95,9 @@ def run(args: argparse.Namespace) -> int:
 def record_suggested(lesson: Lesson, machine: Machine, out: Path | None, extra_notes: list[str]) -> int:
     """Run the lesson's suggested experiments marked ``record = true`` in the sandbox; write their
     evidence. 1 when one did not do what its page promises, else 0."""
-    from ..sandbox import DEFAULT_TIMEOUT_S, run_variant
-    from ..suggested import load_suggestions
+    # when this subcommand runs: python -m course starts without it
+    from ..tryout.sandbox import DEFAULT_TIMEOUT_S, run_variant
+    from ..tryout.suggestions import load_suggestions
 
     status = 0
     original = lesson.kernel_path.read_text(encoding="utf-8")

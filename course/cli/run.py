@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import argparse
 
-from .. import evidence, gate
-from ..host import run_lesson
+from ..kernel import evidence, gate
+from ..kernel.host import run_lesson
 from ..lessons import LESSONS, get_lesson
 
 
@@ -25,7 +25,8 @@ def run(args: argparse.Namespace) -> int:
     if not v.runs:
         print(f"Cannot run {lesson.id} here. {v.message()}")
         if v.tier == "wrong-gpu":
-            from ..compile import compile_offline
+            # when this subcommand runs: python -m course starts without it
+            from ..kernel.compile import compile_offline
 
             print(f"Compile check: {compile_offline(lesson).summary()}.")
         ev = evidence.load(lesson)

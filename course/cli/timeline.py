@@ -25,10 +25,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .. import gate
 from .. import timeline as tl
 from ..errors import CheckFailed, CourseError
-from ..lessons import get_lesson
+from ..kernel import gate
+from ..lessons import LESSONS, get_lesson
+
+
+def instrumented_lessons() -> list[str]:
+    """The lessons whose kernel carries the timeline block (``course.timeline.instrumented``)."""
+    return [lesson_id for lesson_id, lesson in LESSONS.items() if tl.instrumented(lesson)]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -36,7 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "timeline",
         help="record what each warpgroup of a lesson's kernel does over time; write <lesson>.json and .png",
     )
-    stamped = tl.instrumented_lessons()
+    stamped = instrumented_lessons()
     p.add_argument(
         "lesson",
         choices=stamped,
@@ -71,7 +76,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _show_recorded(lesson_id: str) -> tl.Timeline | None:
-    recorded = tl.load(lesson_id)
+    recorded = tl.load(lesson_id, roles=get_lesson(lesson_id).warpgroup_roles)
     if recorded is not None:
         p = recorded.provenance
         origin = f" on {p.device}, {p.recorded_at[:10]}, by: {p.command}" if p else ""
@@ -85,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     if not tl.instrumented(lesson):
         print(
             f"{lesson.id}: {lesson.kernel_file} carries no timeline stamps (no COURSE_TIMELINE block). "
-            f"The lessons that record one: {', '.join(tl.instrumented_lessons()) or 'none'}."
+            f"The lessons that record one: {', '.join(instrumented_lessons()) or 'none'}."
         )
         return 2
     if args.recorded:

@@ -2,7 +2,7 @@
 
 The file (default: your copy in the workspace, made on first use; or a
 suggested experiment with ``--experiment``) is compiled, run and checked in
-a separate process with a time limit (``course.sandbox``): a fault or a
+a separate process with a time limit (``course.tryout.sandbox``): a fault or a
 hang ends that process only.
 
 Exit status: 0 it ran and passed the lesson's check; 1 it compiled but
@@ -17,8 +17,8 @@ import argparse
 from pathlib import Path
 
 from ..lessons import LESSONS, get_lesson
-from ..sandbox import DEFAULT_TIMEOUT_S
-from ..suggested import load_suggestions
+from ..tryout.sandbox import DEFAULT_TIMEOUT_S
+from ..tryout.suggestions import load_suggestions
 
 
 def _seconds(text: str) -> float:
@@ -60,7 +60,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..tryout import try_kernel
+    # when this subcommand runs: python -m course starts without it
+    from ..tryout.trial import try_kernel
 
     lesson = get_lesson(args.lesson)
     if args.list:

@@ -23,6 +23,7 @@ __all__ = ["Quiz", "QuizError", "grade_submissions", "load_quiz", "release_quiz"
 
 def __getattr__(name: str) -> Any:
     if name == "show_quiz":
+        # heavy: ipywidgets, only when a page shows a quiz (the grader and the CLI never do)
         from .widgets import show_quiz
 
         return show_quiz

@@ -15,7 +15,7 @@ from typing import Any
 from .._html import escape
 from ..errors import CourseError
 from ..lessons import get_lesson
-from ..render import Hidden
+from ..view.listing import Hidden
 from .model import MultipleSelect, Question, Quiz, Response, WhichLine, readable_points
 
 # One style sheet per quiz, scoped to the quiz's own class. ipywidgets 8
@@ -30,7 +30,7 @@ from .model import MultipleSelect, Question, Quiz, Response, WhichLine, readable
 # of the radio buttons' (issue 22).
 QUIZ_CLASS = "course-quiz"
 # The first two rules: an HTML widget sizes its content box by its content, so a listing takes the
-# output's width instead and its long lines scroll inside it (as a page's listing does, course.reveal).
+# output's width instead and its long lines scroll inside it (as a page's listing does, course.exercises.reveal).
 STYLE = """<style>
 .course-quiz .widget-html-content:has(.quiz-listing) { flex: 1 1 auto; min-width: 0; width: 100%; }
 .course-quiz .quiz-listing pre { max-width: 100%; box-sizing: border-box; }
@@ -80,7 +80,7 @@ def listing_html(listing: tuple[tuple[int, str], ...], heading: str, hidden: Seq
 
     The numbers are part of the text of one ``<pre>``, not a second column, so
     they cannot drift from their lines or wrap apart from them. Lines in
-    ``hidden`` (a coding exercise's answer, ``course.reveal``) are one
+    ``hidden`` (a coding exercise's answer, ``course.exercises.reveal``) are one
     placeholder row: their text is not in the page until revealed.
     """
     rows: list[str] = []
@@ -177,7 +177,7 @@ def folded_answers(
     lesson_id: str, listing: tuple[tuple[int, str], ...], learner_id: str | None
 ) -> tuple[Any, ...]:
     """The coding exercises' answers (not passed yet) that fall in ``listing``: they stay folded."""
-    from ..reveal import still_hidden  # the coding exercises' files: only for a quiz with a listing
+    from ..exercises.reveal import still_hidden  # the coding exercises' files: only for a quiz with a listing
 
     lines = {n for n, _ in listing}
     try:
@@ -199,6 +199,7 @@ def which_line_askers(quiz: Quiz) -> dict[tuple[str, str], list[int]]:
 def listing_widget(q: WhichLine, heading: str, answers: tuple[Any, ...]) -> tuple[Any, Any]:
     """The listing shown above the first question asking about it, and its RevealBox when it holds
     a coding exercise's answer (folded until the learner passes it or asks), else None."""
+    # heavy: ipywidgets, only on a page
     import ipywidgets as widgets
 
     if not answers:
@@ -206,7 +207,8 @@ def listing_widget(q: WhichLine, heading: str, answers: tuple[Any, ...]) -> tupl
             value=listing_html(q.listing, heading), layout={"width": "auto", "align_self": "stretch"}
         )
         return listing, None
-    from ..reveal import RevealBox
+    # the coding exercises' files: only for a quiz with a listing
+    from ..exercises.reveal import RevealBox
 
     box = RevealBox(partial(listing_html, q.listing, heading), answers)
     return box.widget, box

@@ -67,9 +67,9 @@ from .overrides import Override, load_overrides
 from .submission import Submission, SubmissionError, check_place, parse_time, read_submission
 
 if TYPE_CHECKING:
-    from ..coding_check import CodingResult
+    from ..exercises.coding_check import CodingResult
 
-# Runs a code question's response (the piece) and says what happened: ``course.coding_grade.CodeRunner``.
+# Runs a code question's response (the piece) and says what happened: ``course.quiz.code_runner.CodeRunner``.
 RunCode = Callable[[Code, str], "CodingResult"]
 # The same, or None when the run's time budget is spent before this piece ran.
 _Budgeted = Callable[[Code, str], "CodingResult | None"]
@@ -77,7 +77,7 @@ _Budgeted = Callable[[Code, str], "CodingResult | None"]
 PER_PIECE_LIMITS = 3  # the child limits one piece may use: compile, CPU check, run
 BUDGET_MARGIN_S = 60.0  # the run's own start-up and reports
 BUDGET_CAP_S = 4 * 3600.0  # no grading run of code answers goes on longer than this unless asked
-_CHILD_LIMIT_S = 20.0  # a runner that does not say its limit for one child (course.sandbox.DEFAULT_TIMEOUT_S)
+_CHILD_LIMIT_S = 20.0  # a runner that does not say its limit for one child (tryout.sandbox.DEFAULT_TIMEOUT_S)
 BUDGET_NOTE = "not run: the grading run's time budget was spent"
 
 
@@ -314,7 +314,7 @@ def grade_submissions(
     ``now`` is the time of the grading run (default: the clock); a
     ``submitted_at`` after it is flagged and never preferred. A quiz with
     code questions runs each code response through ``run_code`` (default:
-    ``course.coding_grade.CodeRunner()``: child processes with time limits,
+    ``course.quiz.code_runner.CodeRunner()``: child processes with time limits,
     never this process) within ``budget_s`` seconds of ``clock`` for the
     whole run (see the module's docstring); ``progress(done, total)`` is told
     after each code answer, since running code takes seconds each.
@@ -328,7 +328,7 @@ def grade_submissions(
     if not folder.is_dir():
         raise CourseError("the submissions folder does not exist or is not a folder", path=folder)
     if run_code is None and any(isinstance(q, Code) for q in key.questions):
-        from ..coding_grade import CodeRunner
+        from .code_runner import CodeRunner
 
         run_code = CodeRunner()
     # Per learner: the preferred submission so far, its rank (not in the future, time) and

@@ -412,7 +412,8 @@ def _line(f: _Fields, ctx: _Context, explanation: str | None) -> Question:
 
 
 def _code(f: _Fields, ctx: _Context, explanation: str | None) -> Question:
-    from ..coding import get_exercise
+    # only for a code question
+    from ..exercises.coding import get_exercise
 
     lesson_id = f.text("lesson", default=ctx.lesson)
     name = f.text("exercise")

@@ -452,7 +452,7 @@ MAX_CODE_BYTES = 8192
 
 
 class CodeScoredByRunning(CourseError):
-    """A code question's score comes from running the code (``course.coding_check``), not from its text."""
+    """A code question's score comes from running the code (``course.exercises.coding_check``), not from its text."""
 
 
 @dataclass(frozen=True)
@@ -461,7 +461,7 @@ class Code(Question):
 
     The response is the piece's text. It is scored by running it, with the
     exercise's checks, in a child process (``course.quiz.grade`` with a code
-    runner; ``course.coding_check.check_piece``): never by comparing text, so
+    runner; ``course.exercises.coding_check.check_piece``): never by comparing text, so
     ``fraction`` refuses, naming the way it is scored.
     """
 

@@ -36,10 +36,10 @@ from typing import Any
 import ipywidgets as widgets
 
 from .. import _paths
-from .. import progress as _progress
 from .._html import escape
 from .._live import LiveBox
 from ..errors import CourseError
+from ..exercises import progress as _progress
 from ..lessons import LESSONS, get_lesson
 from ._look import (
     QUIZ_CLASS,
@@ -234,12 +234,12 @@ class QuestionPanel:
             self.on_check()
 
     def _check_code(self, q: Code, piece: str) -> float | None:
-        """Practice: run the piece the way the grader will (``course.coding_check``) and show what it did.
+        """Practice: run the piece the way the grader will (``course.exercises.coding_check``) and show what it did.
 
         Returns 1.0 or 0.0 (passed or not), None when it could not be run.
         """
-        from ..coding import get_exercise
-        from ..coding_check import check_piece
+        from ..exercises.coding import get_exercise
+        from ..exercises.coding_check import check_piece
 
         self.feedback.value = (
             '<div class="quiz-feedback">Checking (a GPU run compiles first: seconds) ...</div>'
@@ -370,7 +370,7 @@ class QuestionPanel:
 
 def _code_piece(q: Code) -> str:
     """The learner's current piece for a code question ("" when the exercise cannot be read)."""
-    from ..coding import get_exercise, learner_file
+    from ..exercises.coding import get_exercise, learner_file
 
     try:
         lesson = get_lesson(q.lesson)
@@ -394,7 +394,7 @@ class QuizPanel(LiveBox):
         asking = which_line_askers(quiz)
         self.panels: dict[str, QuestionPanel] = {}
         # Listings holding a coding exercise's answer show it folded until the learner passes it
-        # or asks (course.reveal); the page reveals them with its own listings (Page.refresh_reveals).
+        # or asks (course.exercises.reveal); the page reveals them with its own listings (Page.refresh_reveals).
         self.reveals: list[Any] = []
         reveal_of: dict[tuple[str, str], Any] = {}
         boxes: list[widgets.Widget] = []
@@ -590,7 +590,7 @@ def show_quiz(
     ``mode="graded"`` shows the learner copy only (pass a released file).
     ``learner_id`` names the submission file; ``submissions_dir`` defaults to
     ``submissions/`` in the course checkout. Checked and submitted answers
-    are saved to the learner's progress (``course.progress``; the learner is
+    are saved to the learner's progress (``course.exercises.progress``; the learner is
     ``learner_id``, else ``COURSE_LEARNER``, else ``JUPYTERHUB_USER``, else
     the login name, else ``default``), and
     ``restore=True`` puts them back, so a restarted kernel or a reopened

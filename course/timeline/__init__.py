@@ -8,7 +8,7 @@ each ``COURSE_TL(kind, stage)`` line (a producer waiting for a free stage,
 issuing its loads; a consumer waiting for data, issuing wgmma, waiting for
 it, releasing a stage; a barrier; the epilogue). Built without the macro,
 those lines are ``((void)0)`` and the cubin is the same, byte for byte
-(``tests/test_timeline_kernels.py``). The recipe is the one Triton's Proton,
+(``tests/timeline/test_kernels.py``). The recipe is the one Triton's Proton,
 TVM's and FlashInfer's in-kernel profilers share: a buffer, fixed slots,
 one writer per slot, no atomics, a compile-time switch.
 
@@ -96,7 +96,6 @@ from .model import (
     Timeline,
     TimelineError,
     instrumented,
-    instrumented_lessons,
     kind_named,
 )
 from .section import TimelineSection, section_of, timeline_section
@@ -143,7 +142,6 @@ __all__ = [
     "from_dict",
     "globaltimer_resolution",
     "instrumented",
-    "instrumented_lessons",
     "intervals",
     "kind_named",
     "load",

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..provenance import Provenance
+from ..kernel.provenance import Provenance
 
 if TYPE_CHECKING:
     pass

@@ -35,7 +35,7 @@ def figure(timeline: Timeline, window_us: tuple[float, float] | None = None, zoo
         if z is not None:
             windows.append((z[0] / 1e3, z[1] / 1e3))
     height = 0.9 + 0.32 * len(rows)
-    from ..picture import picture
+    from ..picture import picture  # heavy: matplotlib (course.picture), when a timeline is drawn
 
     fig = picture(figsize=(12, 0.9 + height * len(windows)))
     axes = fig.subplots(len(windows), 1, squeeze=False)[:, 0]
@@ -86,6 +86,7 @@ def figure(timeline: Timeline, window_us: tuple[float, float] | None = None, zoo
             ax.set_title(
                 f"zoom: {hi - lo:,.2f} µs in the middle of the run (numbers: pipeline stages)", fontsize=8
             )
+    # heavy: matplotlib, when a figure is drawn
     from matplotlib.patches import Patch
 
     handles = [Patch(facecolor=ACTIVITIES[a], edgecolor="#555555", label=a) for a in ACTIVITIES if a in used]

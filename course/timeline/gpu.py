@@ -10,16 +10,23 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .. import nvtx
+from ..bench import timing
+from ..bench.arith import MIN_REPEATS
+from ..bench.engine import RunContext, mismatch_text, release, spec_of
+from ..bench.spec import bench_spec
 from ..errors import CheckFailed, CourseError
-from ..provenance import Provenance
-
-if TYPE_CHECKING:
-    from ..compile import Compiled
-    from ..host import Workload
-    from ..lesson import Lesson
+from ..kernel import compile as compiler
+from ..kernel import gate, nvtx
+from ..kernel.compile import LaunchError
+from ..kernel.host import host_of
+from ..kernel.provenance import Provenance
 from .decode import decode
 from .model import DEFAULT_N, DEFINE, SYMBOL, Layout, Timeline, TimelineError
+
+if TYPE_CHECKING:
+    from ..kernel.compile import Compiled
+    from ..kernel.host import Workload
+    from ..lesson import Lesson
 
 
 # ---------------------------------------------------------------------------
@@ -27,13 +34,13 @@ from .model import DEFAULT_N, DEFINE, SYMBOL, Layout, Timeline, TimelineError
 # ---------------------------------------------------------------------------
 def compile_instrumented(lesson: Lesson, n: int, source: str | None = None) -> Compiled:
     """The lesson's kernel at size N, with the stamps compiled in."""
-    from ..compile import compile_lesson
 
-    return compile_lesson(lesson, defines={lesson.size_macro: n, DEFINE: 1}, source=source)
+    return compiler.compile_lesson(lesson, defines={lesson.size_macro: n, DEFINE: 1}, source=source)
 
 
 def set_buffer(compiled: Compiled, address: int) -> None:
     """Point the module's courseTimeline at ``address`` (0: record nothing)."""
+    # heavy: cupy, when a GPU path runs
     import cupy as cp
 
     try:
@@ -53,13 +60,10 @@ _HOLD_NS = 200_000  # GPU-side hold before a timed launch, so the events time th
 
 def _timed_launch(work: Workload, j: int = 0) -> float:
     """One launch between CUDA events, behind a GPU-side hold; milliseconds."""
+    # heavy: cupy, when a GPU path runs
     import cupy as cp
 
-    from ..bench.arith import MIN_REPEATS
-    from ..bench.timing import Timer
-    from ..compile import LaunchError
-
-    timer = Timer(MIN_REPEATS)
+    timer = timing.Timer(MIN_REPEATS)
     stream = cp.cuda.get_current_stream()
     start, end = cp.cuda.Event(), cp.cuda.Event()
     c = work.config
@@ -79,7 +83,7 @@ def check_size(lesson: Lesson, n: object) -> int:
 
     Needs no GPU, so a wrong ``--n`` is refused before the machine is asked what it can run.
     """
-    spec = lesson.bench_spec()
+    spec = bench_spec(lesson)
     if spec is not None:
         spec.validate_sizes(lesson.id, [n])  # type: ignore[list-item]
     elif isinstance(n, bool) or not isinstance(n, int) or n < 1:
@@ -100,9 +104,8 @@ def record(
     CheckFailed when the instrumented kernel computes a wrong result, and
     TimelineError when the kernel has no stamps or the buffer is not valid.
     """
+    # heavy: cupy, when a GPU path runs
     import cupy as cp
-
-    from .. import gate
 
     layout = Layout.of(lesson)
     check_size(lesson, n)
@@ -112,7 +115,7 @@ def record(
     progress(f"{lesson.id}: compiling {lesson.kernel_file} with -D{DEFINE} at N = {n} ...")
     compiled = compile_instrumented(lesson, n)
     progress(compiled.summary())
-    work = lesson.host().workload(compiled, n, 1, "bench")
+    work = host_of(lesson).workload(compiled, n, 1, "bench")
     c = work.config
     grid_ctas = math.prod(c.grid)
     buf = cp.zeros(layout.words(grid_ctas), dtype=cp.uint64)
@@ -128,8 +131,6 @@ def record(
             launch_ms = _timed_launch(work)
         check = work.check(work.out(0))
         if not check.passed:
-            from ..bench.engine import mismatch_text
-
             raise CheckFailed(mismatch_text(f"{lesson.id} N={n}, built with -D{DEFINE}", check))
         words = cp.asnumpy(buf)
     finally:
@@ -181,6 +182,7 @@ extern "C" __global__ void courseTimerProbe(unsigned long long* out, int reads) 
 
 def globaltimer_resolution(reads: int = 1 << 20) -> TimerResolution:
     """Measure %globaltimer's step on this GPU: the smallest nonzero difference between consecutive reads."""
+    # heavy: cupy, when a GPU path runs
     import cupy as cp
 
     kernel = cp.RawKernel(_PROBE_SOURCE, "courseTimerProbe")
@@ -217,18 +219,15 @@ def measure_overhead(
     ``extra`` are other builds of the same kernel (variants) timed in the
     same interleaved batches, unchecked; their medians come back by name.
     """
+    # heavy: cupy, when a GPU path runs
     import cupy as cp
-
-    from .. import gate
-    from ..bench.engine import Context, release, spec_of
-    from ..bench.timing import Timer
 
     spec = spec_of(lesson)
     machine = gate.probe()
     gate.ensure_runs(lesson, machine)
     l2 = int(cp.cuda.Device().attributes["L2CacheSize"])
     sms = machine.gpu.sm_count if machine.gpu else 0
-    ctx = Context(lesson, spec, Timer(repeats), l2, sms, progress, (n,))
+    ctx = RunContext(lesson, spec, timing.Timer(repeats), l2, sms, progress, (n,))
     plain = ctx.compile(n, defines={})
     stamped = compile_instrumented(lesson, n)
     work = ctx.workload(n, plain)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..errors import CourseError
-from ..provenance import Provenance
+from ..kernel.provenance import Provenance
 
 if TYPE_CHECKING:
     from ..lesson import Lesson
@@ -126,8 +126,8 @@ class Layout:
         if not instrumented(lesson):
             raise TimelineError(
                 f"{lesson.kernel_file} carries no timeline stamps (no COURSE_TIMELINE block), so "
-                f"{lesson.id} cannot record a timeline; the instrumented lessons are: "
-                f"{', '.join(instrumented_lessons()) or 'none'}",
+                f"{lesson.id} cannot record a timeline (python -m course timeline --help lists the "
+                "lessons that can)",
                 path=lesson.kernel_path,
             )
         c = lesson.constants()
@@ -146,12 +146,6 @@ def instrumented(lesson: Lesson) -> bool:
         return BLOCK_BEGIN in lesson.kernel_path.read_text(encoding="utf-8")
     except (OSError, CourseError):  # no kernel file, or no course material at all
         return False
-
-
-def instrumented_lessons() -> list[str]:
-    from ..lessons import LESSONS
-
-    return [lesson_id for lesson_id, lesson in LESSONS.items() if instrumented(lesson)]
 
 
 # ---------------------------------------------------------------------------

@@ -49,7 +49,7 @@ class TimelineSection:
 
 def timeline_section(lesson: Lesson, directory: Path | None = None) -> TimelineSection:
     """The recorded timeline of a lesson, as a page shows it (no GPU needed)."""
-    recorded = load(lesson.id, directory)
+    recorded = load(lesson.id, directory, lesson.warpgroup_roles)
     if recorded is None:
         return TimelineSection(
             lesson.id,

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .. import _data, _paths
 from .._atomic import atomic_write_bytes, atomic_write_text
 from ..errors import CourseError
-from ..provenance import Provenance
-
-if TYPE_CHECKING:
-    pass
+from ..kernel.provenance import Provenance
 from .decode import build, validate_row
 from .draw import png_bytes
 from .model import _BY_NAME, KINDS, ROLES, SCHEMA_VERSION, KernelSpan, Layout, RawRow, Timeline, TimelineError
@@ -78,7 +76,6 @@ def to_dict(timeline: Timeline) -> dict[str, Any]:
 
 
 def to_json(timeline: Timeline) -> str:
-    import json
 
     data = to_dict(timeline)
     rows = data.pop("rows")
@@ -211,15 +208,14 @@ def write(timeline: Timeline, directory: Path | None = None) -> tuple[Path, Path
     return json_path, png_path
 
 
-def load(lesson_id: str, directory: Path | None = None) -> Timeline | None:
-    """The recorded timeline of a lesson, None when there is none, TimelineError when it is broken."""
+def load(lesson_id: str, directory: Path | None = None, roles: Sequence[str] = ()) -> Timeline | None:
+    """The recorded timeline of a lesson, None when there is none, TimelineError when it is broken.
+
+    ``roles``: the lesson's declared warpgroup roles (``Lesson.warpgroup_roles``; ``from_dict``)."""
     path = (directory or timeline_dir()) / f"{lesson_id}.json"
     if not path.exists():
         return None
-    from ..lessons import LESSONS
-
-    declared = LESSONS[lesson_id].warpgroup_roles if lesson_id in LESSONS else ()
-    timeline = from_dict(_data.read_json(path, "the timeline", TimelineError), path, declared)
+    timeline = from_dict(_data.read_json(path, "the timeline", TimelineError), path, roles)
     if timeline.lesson != lesson_id:
         raise TimelineError(f"the timeline is for lesson {timeline.lesson!r}, not {lesson_id!r}", path=path)
     return timeline

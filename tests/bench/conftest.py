@@ -30,14 +30,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from course import gate
 from course.bench import BenchResult, Measurement, Reason, SizeRow, Timing, spec_of
 from course.bench.arith import copy_bytes, rate
+from course.bench.spec import bench_spec
+from course.kernel import gate
+from course.kernel.provenance import Provenance
 from course.lessons import LESSONS, get_lesson
-from course.provenance import Provenance
 
 # Lessons with a BenchSpec: what every "for each lesson" test is parametrized over.
-BENCHED = [lesson_id for lesson_id, lesson in LESSONS.items() if lesson.bench_spec() is not None]
+BENCHED = [lesson_id for lesson_id, lesson in LESSONS.items() if bench_spec(lesson) is not None]
 
 UNIT_SCALE = {"GB/s": 1e9, "TFLOP/s": 1e12}
 
@@ -177,7 +178,7 @@ VARIANT_SHARE = {"loads only": 0.8, "wgmma only": 0.3, "neither": 0.1}  # of the
 class DeviceArray(np.ndarray):
     """A NumPy array standing in for a CuPy one; ``.data.ptr`` is its address, registered."""
 
-    __module__ = "cupy"  # course.host reads an array's module to pick numpy or CuPy
+    __module__ = "cupy"  # course.kernel.host reads an array's module to pick numpy or CuPy
 
     @property
     def data(self) -> Any:  # CuPy: a MemoryPointer; only .ptr is used
@@ -228,7 +229,7 @@ class Kernel:
 
 @dataclass
 class SimCompiled:
-    """What ``course.compile.compile_lesson`` returns, for the engine's purposes."""
+    """What ``course.kernel.compile.compile_lesson`` returns, for the engine's purposes."""
 
     function: Kernel
     seconds: float = 0.01
@@ -469,7 +470,7 @@ def fake_cupy(sim: Sim) -> types.ModuleType:
 @pytest.fixture
 def simulated_gpu(monkeypatch) -> Sim:
     """CuPy, the gate's probe, the compiler and Day 76's tensor-map encoder, simulated."""
-    from course import compile as compile_module
+    from course.kernel import compile as compile_module
     from course.lessons.day76 import host as day76_host
     from course.lessons.day78 import bench as day78_bench
 
@@ -478,9 +479,9 @@ def simulated_gpu(monkeypatch) -> Sim:
     machine = gate.Machine(SIM_GPU, None, None, {"cupy": "simulated", "driver": "0.0.sim"})
     monkeypatch.setattr(gate, "probe", lambda: machine)
     monkeypatch.delenv(gate.REQUIRE_GPU_ENV, raising=False)
-    # The engine imports compile_lesson from course.compile when it compiles.
+    # The engine imports compile_lesson from course.kernel.compile when it compiles.
     monkeypatch.setattr(compile_module, "compile_lesson", sim.compile_lesson)
-    # Day 76's host imported encode from course.tensormap: the name it calls is its own.
+    # Day 76's host imported encode from course.hopper.tensormap: the name it calls is its own.
     monkeypatch.setattr(day76_host, "encode", sim.encode)
     # cuBLAS's peak at 8192 would take minutes of NumPy: the same path at 256.
     monkeypatch.setattr(day78_bench, "PEAK_SIZE", 256)

@@ -14,9 +14,9 @@ import re
 import numpy as np
 import pytest
 
-from course import gate
 from course.bench import DEFAULT_REPEATS, bench_dir, load
 from course.cli import main
+from course.kernel import gate
 
 from .conftest import BENCHED, SIM_GPU, synthetic
 

@@ -13,14 +13,15 @@ import re
 import numpy as np
 import pytest
 
-from course import gate
 from course.bench import KERNEL, MIN_REPEATS, load, measure, spec_of, write
 from course.bench.arith import ROTATION_FACTOR, copy_bytes, gemm_flops, rotation_buffers
 from course.bench.engine import occupancy, size_defines
 from course.bench.peers import Cublas, device_copy
+from course.bench.spec import bench_spec
 from course.bench.timing import MAX_CALLS_PER_REPEAT
 from course.errors import CheckFailed, CourseError, EnvironmentProblem
-from course.host import check_bits, check_relative
+from course.kernel import gate
+from course.kernel.host import check_bits, check_relative
 from course.lessons import LESSONS, get_lesson
 from course.lessons.day76 import bench as day76_bench
 from course.lessons.day78 import bench as day78_bench
@@ -43,19 +44,17 @@ from .conftest import (
 # -- what a lesson declares ---------------------------------------------------------
 
 
-def test_spec_of_a_lesson_without_a_benchmark_names_those_with_one():
+def test_spec_of_a_lesson_without_a_benchmark_says_where_one_is_declared():
     bare = dataclasses.replace(get_lesson(BENCHED[0]), id="day99", package="")
-    assert bare.bench_spec() is None
-    with pytest.raises(
-        CourseError, match=f"no benchmark for lesson 'day99'; the benchmarks are: {', '.join(BENCHED)}$"
-    ):
+    assert bench_spec(bare) is None
+    with pytest.raises(CourseError, match=r"no benchmark for lesson 'day99': its package's bench.py would "):
         spec_of(bare)
 
 
 def test_every_lesson_with_a_bench_module_has_a_spec():
     assert BENCHED, "no lesson declares a BenchSpec"
     for lesson_id in BENCHED:
-        assert spec_of(get_lesson(lesson_id)) is get_lesson(lesson_id).bench_spec()
+        assert spec_of(get_lesson(lesson_id)) is bench_spec(get_lesson(lesson_id))
 
 
 @pytest.mark.parametrize("lesson_id", list(LESSONS))
@@ -149,7 +148,7 @@ def test_occupancy_is_queried_else_estimated_and_labelled(simulated_gpu):
 
 
 def test_the_engines_checks_run_on_device_arrays(simulated_gpu):
-    # The engine checks with the lesson's own check (course.host), on the arrays where they live:
+    # The engine checks with the lesson's own check (course.kernel.host), on the arrays where they live:
     # the CuPy path of check_bits and check_relative (DeviceArray says it is CuPy's).
     want = device(np.arange(12, dtype=np.float32).reshape(3, 4))
     got = device(want.copy())
@@ -316,7 +315,7 @@ def test_a_tile_the_kernel_never_writes_fails_the_check(simulated_gpu, monkeypat
             Kernel(lambda grid, block, *args: sim.gemm_kernel((grid[0], grid[1] - 1), block, *args))
         )
 
-    from course import compile as compile_module
+    from course.kernel import compile as compile_module
 
     monkeypatch.setattr(compile_module, "compile_lesson", short_grid)
     with pytest.raises(

@@ -15,11 +15,11 @@ import pytest
 from course.bench.arith import paired_ratios
 from course.bench.report import findings
 from course.bench.result import BenchResult, Reason
-from course.bench.spec import KERNEL, Peer
+from course.bench.spec import KERNEL, Peer, bench_spec
 from course.bench.timing import Samples
 from course.errors import CourseError
 from course.lessons import get_lesson
-from course.tma_gemm import VARIANT_SIZES, variant_findings
+from course.lessons._ladder import VARIANT_SIZES, variant_findings
 
 from .conftest import synthetic
 
@@ -81,7 +81,7 @@ class FakeContext:
 
 def _run(monkeypatch, variant_ms: list[float]) -> tuple[FakeContext, list[Reason]]:
     monkeypatch.setattr("course.bench.engine.release", lambda: None)
-    spec = DAY81.bench_spec()
+    spec = bench_spec(DAY81)
     rows = list(synthetic("day81", sizes=(4096, 8192), peers=("cuBLAS",)).rows)
     base = [1.0] * 20
     timer = FakeTimer({KERNEL: base, VARIANT: variant_ms, "cuBLAS": [0.9] * 20})

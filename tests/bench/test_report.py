@@ -11,11 +11,13 @@ from dataclasses import replace
 
 import pytest
 
-from course import gate
 from course._html import escape
 from course.bench import Measurement, SpeedSection, Timing, bench_dir, load, plot, png_bytes, speed_section
-from course.bench.report import rate_text, table, table_rows
+from course.bench.arith import rate_text
+from course.bench.report import table, table_rows
+from course.bench.spec import bench_spec
 from course.errors import CourseError, EnvironmentProblem
+from course.kernel import gate
 from course.lessons import get_lesson
 
 from .conftest import BENCHED, SIM_GPU, synthetic
@@ -149,7 +151,7 @@ def test_speed_section_shows_the_recorded_figures(no_gpu, tmp_path, lesson_id):
 @pytest.mark.parametrize("lesson_id", BENCHED)
 def test_speed_section_quotes_the_lessons_findings(no_gpu, tmp_path, lesson_id):
     lesson = get_lesson(lesson_id)
-    spec = lesson.bench_spec()
+    spec = bench_spec(lesson)
     result = synthetic(lesson_id)
     (tmp_path / f"{lesson_id}.json").write_text(result.to_json(), encoding="utf-8")
     section = speed_section(lesson, directory=tmp_path)
@@ -223,7 +225,7 @@ def test_speed_section_measures_here_when_the_gpu_runs_the_lesson(simulated_gpu,
     assert section.message == f"Measured here, just now, on {SIM_GPU.name} (compute capability 9.0)."
     assert section.result.command == f"the page's Measure button ({lesson_id})"
     assert section.png is not None and section.png[:4] == b"\x89PNG"
-    spec = get_lesson(lesson_id).bench_spec()
+    spec = bench_spec(get_lesson(lesson_id))
     assert section.findings == tuple(spec.findings(section.result))
     assert sum(f"{lesson_id} N=" in line for line in lines) >= 2
     assert not list(tmp_path.iterdir())  # the page's measurement is shown, not written

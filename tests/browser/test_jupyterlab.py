@@ -18,7 +18,7 @@ Then, for every page, what a learner sees:
 - the quiz shows an input for every option of its single- and
   multiple-choice questions; no two of them overlap and each sits inside
   its own label;
-- where the page has an annotation exercise (``course.exercise``), every
+- where the page has an annotation exercise (``course.exercises.annotation``), every
   listing row is the source line exactly (line number, two spaces, the line
   with its indentation), one line high (no wrapping), the rows aligned;
 - a screenshot of the whole notebook, one of its quiz and one of its
@@ -66,7 +66,7 @@ from typing import Any
 
 import pytest
 
-from course.exercise import load_exercise
+from course.exercises.annotation import load_exercise
 from course.lessons import LESSONS
 from course.quiz.loader import load_quiz
 from course.quiz.model import MultipleSelect, SingleChoice
@@ -880,7 +880,7 @@ JS_CODING = """
   const cell = panel.querySelectorAll('.jp-Cell')[i];
   const box = cell && cell.querySelector('.course-coding');
   if (!box) return null;
-  // The editor is CodeMirror 6 (course.code_editor): its text is the lines of .cm-content.
+  // The editor is CodeMirror 6 (course.exercises.code_editor): its text is the lines of .cm-content.
   const editor = box.querySelector('.cm-editor');
   const lines = editor ? [...editor.querySelectorAll('.cm-content .cm-line')].map(l => l.textContent) : [];
   return {
@@ -1218,7 +1218,7 @@ def test_issue22_quiz_inputs_line_up_buttons_match_and_listings_show_once(
 
 # ---- issue 22: the coding editor ----
 # A JupyterLab of its own, served as scripts/course.sh serves it: the nearest folder that holds both the
-# course (here the module's copy) and the learner's workspace (course.workspace.served_root), so the
+# course (here the module's copy) and the learner's workspace (course.tryout.workspace.served_root), so the
 # coding panel's link to the learner's file opens it in JupyterLab. Day 78 alone runs there.
 DAY78 = LESSONS["day78"].notebook
 PANEL_WIDTHS = (1024, 1280, 1920)
@@ -1242,7 +1242,7 @@ def course_lab(course_copy: Path, browser: Any, tmp_path_factory: pytest.TempPat
         "PYTHONWARNINGS": "ignore",
     }
     env.pop("COURSE_REQUIRE_GPU", None)
-    ask = "from course.workspace import served_root, served_url; print(served_root()); print(served_url('notebooks'))"
+    ask = "from course.tryout.workspace import served_root, served_url; print(served_root()); print(served_url('notebooks'))"
     root, notebooks = subprocess.run(
         [sys.executable, "-c", ask], env=env, capture_output=True, text=True, check=True, timeout=60
     ).stdout.split()
@@ -1530,7 +1530,7 @@ def test_issue22_listing_numbers_are_as_tall_as_their_code_and_no_table_is_too_w
 
 def _unique_answer_lines(lesson_id: str) -> list[tuple[Any, list[str]]]:
     """Per coding exercise of the lesson: its lines that appear once in the kernel (`}` proves nothing)."""
-    from course.reveal import answers
+    from course.exercises.reveal import answers
 
     lesson = LESSONS[lesson_id]
     kernel = (ROOT / "kernels" / lesson.kernel_file).read_text("utf-8").splitlines()
@@ -1553,7 +1553,7 @@ nb => Array.from(nb.querySelectorAll('.jp-OutputArea-output')).map(out => {
 
 @pytest.mark.parametrize("lesson_id", [lid for lid in LESSONS if LESSONS[lid].snippets])
 def test_issue22_the_exercise_lines_are_not_in_the_page_before_a_pass(lesson_id: str, pages):
-    from course.reveal import passed
+    from course.exercises.reveal import passed
 
     tab = _page(pages, LESSONS[lesson_id].notebook)
     text = re.sub(r"\s+", " ", tab.panel.evaluate(JS_PAGE_TEXT))
@@ -1696,7 +1696,7 @@ def test_issue22_the_start_page_runs_and_links_to_every_day(
     pages, jupyterlab: Lab, course_copy: Path, artifacts: Path
 ):
     """The start page (not a lesson, so the module's copy lacks it): copied in, opened, Run All."""
-    from course.contents import START
+    from course.page.contents import START
 
     shutil.copy(ROOT / "notebooks" / START, course_copy / "notebooks" / START)
     page = next(iter(pages.values())).page

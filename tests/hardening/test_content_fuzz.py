@@ -1,6 +1,6 @@
 """Annotations and the annotation exercise under hostile input.
 
-``course.annotations.load_notes`` and ``course.exercise.load_exercise`` read
+``course.view.notes.load_notes`` and ``course.exercises.annotation.load_exercise`` read
 TOML written by hand. Mutated copies of the shipped files either load into
 notes and items that point at real lines of the kernel, or are refused with
 a CourseError (ExerciseError for the exercise) that names the file.
@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from course.errors import CourseError
-from course.exercise import ExerciseError, load_exercise
+from course.exercises.annotation import ExerciseError, load_exercise
 from course.lessons import get_lesson
 from course.snippets import load_snippets
 
@@ -35,7 +35,7 @@ def test_mutated_annotations_load_or_are_refused_with_the_file(scratch, data):
     path.write_bytes(raw)
     lesson = get_lesson(name)
     try:
-        from course.annotations import load_notes
+        from course.view.notes import load_notes
 
         notes = load_notes(lesson, path)
     except CourseError as e:
@@ -73,7 +73,7 @@ def test_mutated_exercise_loads_or_is_refused_with_the_file(scratch, raw: bytes)
 
 def test_wrong_shaped_tables_are_refused_at_their_line(tmp_path):
     lesson = get_lesson("day76")
-    from course.annotations import load_notes
+    from course.view.notes import load_notes
 
     for text, line in (("note = 5\n", 1), ("# c\n[note]\nsnippet = 'x'\n", 2)):
         path = tmp_path / "notes.toml"
@@ -100,7 +100,7 @@ def test_wrong_shaped_tables_are_refused_at_their_line(tmp_path):
 def test_a_file_that_is_not_utf8_is_a_located_refusal(tmp_path):
     # Found by the mutation tests (a UnicodeDecodeError escaped); pinned here so
     # a lower example count cannot let it come back unseen.
-    from course.annotations import load_notes
+    from course.view.notes import load_notes
 
     path = tmp_path / "notes.toml"
     path.write_bytes(b'[[note]]\nsnippet = "issue-tma"\ntext = "\xff\xfe"\n')

@@ -29,14 +29,14 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from course.evidence import Evidence
-from course.exercise import check_marks, exercise_widget
+from course.exercises.annotation import check_marks, exercise_widget
+from course.kernel.evidence import Evidence
+from course.kernel.provenance import Provenance
 from course.page import Message, Page
-from course.provenance import Provenance
 from course.quiz import show_quiz
 from course.quiz._markup import DOCS
 from course.quiz.widgets import STYLE, QuizPanel
-from course.render import STYLE as LISTING_STYLE
+from course.view.listing import STYLE as LISTING_STYLE
 
 from ._util import HOSTILE_TEXT, ROOT, budget, fresh_dir, seen, toml_string
 

@@ -4,7 +4,7 @@
 # pinned in package-lock.json. Needs node and npm; the learner's machine
 # needs neither: the bundle is committed and shipped in the package.
 # Usage: sh tools/code_editor/build.sh
-# tests/test_code_editor.py checks that the committed bundle was built from
+# tests/exercises/test_code_editor.py checks that the committed bundle was built from
 # this index.js and this lock (the banner holds their SHA-256).
 set -eu
 cd "$(dirname "$0")"

@@ -15,10 +15,9 @@ from typing import Any
 import numpy as np
 
 from ...bench.arith import copy_bytes, floor_ms
-from ...bench.engine import Context
 from ...bench.peers import device_copy
 from ...bench.result import BenchResult, Reason, SizeRow
-from ...bench.spec import BenchSpec, Extras, Peer
+from ...bench.spec import BenchSpec, Context, Extras, Peer
 
 PEER_ADD = "x + 1 (CuPy)"
 PEER_COPY = "D2D copy"
@@ -28,6 +27,7 @@ LEAD_COPY_BYTES_PER_S = 4.3e12
 
 
 def _add(work: Any, j: int) -> None:  # work: this lesson's TileWorkload
+    # heavy: cupy, when a GPU path runs
     import cupy as cp
 
     cp.add(work.x[j], np.float32(1.0), out=work.y[j])
@@ -55,7 +55,7 @@ def reasons(rows: Sequence[SizeRow], sms: int) -> tuple[Reason, ...]:
         (max(copies) * 1e9, "the best copy rate of this run") if copies else (LEAD_COPY_BYTES_PER_S, "lead")
     )
     us = small.kernel.timing.median_ms * 1e3
-    from .figures import tma_tile_plan
+    from .figures import tma_tile_plan  # heavy: matplotlib (the figures), when the plan is asked for
 
     ctas = len(tma_tile_plan(small.size))
     out = [

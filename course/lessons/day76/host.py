@@ -7,7 +7,7 @@ cuda-python), one block per 64x64 tile, and a bit-exact check that names
 the first wrong element and prints the C++ program's PASS line. The
 benchmark uses the same workload with random inputs (``purpose="bench"``).
 
-The tensor map and its encode rules are shared (``course.tensormap``): a bad
+The tensor map and its encode rules are shared (``course.hopper.tensormap``): a bad
 box is refused with the rule's name instead of CUDA_ERROR_INVALID_VALUE.
 """
 
@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ...host import Check, Experiment, LaunchConfig, LessonHost, Workload, check_bits
-from ...tensormap import ENCODE_RULES, RulesTable, TileMap, encode, rules_table
+from ...hopper.tensormap import ENCODE_RULES, RulesTable, TileMap, encode, rules_table
+from ...kernel.host import Check, Experiment, LaunchConfig, LessonHost, Workload, check_bits
 from . import LESSON
 
 __all__ = [
@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from ...compile import Compiled
+    from ...kernel.compile import Compiled
 
 
 def lesson_map(defines: dict[str, int] | None = None) -> TileMap:
@@ -65,6 +65,7 @@ class TileWorkload(Workload):
         shared_mem: int,
         valid: tuple[int, int] | None = None,
     ):
+        # heavy: cupy, when a GPU path runs
         import cupy as cp
 
         tile_map = lesson_map({LESSON.size_macro: n})
@@ -91,11 +92,13 @@ class TileWorkload(Workload):
         return self.y[j]
 
     def want(self) -> Any:
+        # heavy: numpy, when the arrays are made
         import numpy as np
 
         return self.x[0] + np.float32(1.0)
 
     def host_want(self) -> Any:
+        # heavy: cupy, when a GPU path runs
         import cupy as cp
 
         return cp.asnumpy(self.x[0]) + np.float32(1.0)

@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...bench.arith import gb_per_s, gemm_bytes, gemm_flops, tflop_per_s, tile_intensity, waves
-from ...bench.engine import Context, occupancy, release
+from ...bench.engine import occupancy, release
 from ...bench.peers import Cublas
 from ...bench.result import BenchResult, Reason
-from ...bench.spec import BenchSpec, Extras, Peer
-from ...host import timing_floor_note
-from ...variants import Substitution, variant_source
+from ...bench.spec import BenchSpec, Context, Extras, Peer
+from ...kernel.host import timing_floor_note
+from ...kernel.variants import Substitution, variant_source
 from . import LESSON
 
 TILE = 64  # the kernel's 64x64 CTA tile (kTileM = kTileN = kTileK)

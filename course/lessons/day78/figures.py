@@ -2,7 +2,7 @@
 
 The core-matrix layout, the descriptor's bits and the accumulator fragment
 are drawn from ``models`` (which mirrors wgmma_gemm.cu line by line) and
-``course.wgmma`` (the PTX ISA's tables); the tests compare each figure's
+``course.hopper.wgmma`` (the PTX ISA's tables); the tests compare each figure's
 image data or labels with the model.
 """
 
@@ -12,8 +12,8 @@ import numpy as np
 from matplotlib.colors import ListedColormap
 from matplotlib.patches import Rectangle
 
+from ...hopper.wgmma import DESCRIPTOR_FIELDS, ModelError, decode_descriptor
 from ...picture import Picture, picture
-from ...wgmma import DESCRIPTOR_FIELDS, ModelError, decode_descriptor
 from . import models
 
 __all__ = [

@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ...host import Check, LaunchConfig, LessonHost, Workload, check_relative, timing_floor
-from ...lcg import lcg_halves, lcg_states, normal_inputs
+from ...kernel.host import Check, LaunchConfig, LessonHost, Workload, check_relative, timing_floor
+from ...kernel.lcg import lcg_halves, lcg_states, normal_inputs
 from . import LESSON
 
 __all__ = ["HOST", "LCG_SEED", "GemmWorkload", "lcg_inputs", "lcg_states", "normal_inputs", "pass_line"]
 
 if TYPE_CHECKING:
-    from ...compile import Compiled
+    from ...kernel.compile import Compiled
 
 LCG_SEED = 20260901  # main()'s seed
 
@@ -41,6 +41,7 @@ class GemmWorkload(Workload):
     """A (M x K), B (K x N) row-major FP16, D (M x N) FP32; ``sets`` copies of each."""
 
     def __init__(self, compiled: Compiled, n: int, sets: int, purpose: str, tolerance: float):
+        # heavy: cupy, when a GPU path runs
         import cupy as cp
 
         c = LESSON.constants({LESSON.size_macro: n})
@@ -70,6 +71,7 @@ class GemmWorkload(Workload):
         return self._want
 
     def host_want(self) -> Any:
+        # heavy: cupy, when a GPU path runs
         import cupy as cp
 
         return cp.asnumpy(self.a[0]).astype(np.float64) @ cp.asnumpy(self.b[0]).astype(np.float64)

@@ -9,10 +9,10 @@ module restates each of them in Python, quoting the kernel line it mirrors,
 and then ties them together: :func:`simulate_gemm` runs the kernel's
 producer, its k-loop of wgmma issues and its store loop on the CPU, with
 the wgmma itself reading shared memory *only* through the decoded
-descriptor and the PTX ISA's canonical layout (``course.wgmma``). If any of
+descriptor and the PTX ISA's canonical layout (``course.hopper.wgmma``). If any of
 the three pieces disagreed with the others, the simulated product would
 not equal ``A @ B``. The tests hold the store loop to the PTX ISA's
-accumulator figure and to CUTLASS's encoding of it (``course.wgmma``).
+accumulator figure and to CUTLASS's encoding of it (``course.hopper.wgmma``).
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...smem_budget import PipelineConfig
-from ...wgmma import (
+from ...hopper.smem_budget import PipelineConfig
+from ...hopper.wgmma import (
     WARPGROUP,
     ModelError,
     check_range,
@@ -285,7 +285,7 @@ def simulate_gemm(
     return d
 
 
-# The kernel's shared-memory pipeline, for the budget calculator (course.smem_budget):
+# The kernel's shared-memory pipeline, for the budget calculator (course.hopper.smem_budget):
 # __shared__ __half smA[2][kTileM * kTileK]; __shared__ __half smB[2][kTileN * kTileK];
 def kernel_config() -> PipelineConfig:
     return PipelineConfig(stages=2, tile_m=TILE_M, tile_n=TILE_N, tile_k=TILE_K, elem_bytes=ELEM_BYTES)

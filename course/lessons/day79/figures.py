@@ -8,7 +8,7 @@ condition that makes the two agree: every tile starts on a 1024-byte
 boundary (``kSmemAlign``), so the row index the pattern uses (shared-memory
 address bits 9..7) is the tile's row modulo 8.
 
-The picture is ``course.wgmma.swizzle_128b_chunk`` evaluated for one
+The picture is ``course.hopper.wgmma.swizzle_128b_chunk`` evaluated for one
 swizzle atom, 8 rows x 8 chunks: chunk c of row r lands in slot
 c XOR (r mod 8). ``swizzled_address`` is the same permutation written on
 shared-memory byte addresses, the form the hardware applies (PTX ISA,
@@ -23,8 +23,8 @@ import numpy as np
 from matplotlib.colors import ListedColormap
 from matplotlib.patches import Rectangle
 
+from ...hopper.wgmma import check_range, swizzle_128b_chunk
 from ...picture import Picture, picture
-from ...wgmma import check_range, swizzle_128b_chunk
 
 __all__ = [
     "ATOM_BYTES",

@@ -14,7 +14,7 @@ three lines with :func:`producer_copies` for every k-tile and CTA.
 
 from __future__ import annotations
 
-from ...wgmma import check_range
+from ...hopper.wgmma import check_range
 from . import LESSON
 
 __all__ = ["HARNESS_B_OFFSET", "producer_copies"]

@@ -15,7 +15,7 @@ completed).
 
 from __future__ import annotations
 
-from ...wgmma import check_range
+from ...hopper.wgmma import check_range
 from . import LESSON
 
 __all__ = ["producer_step"]

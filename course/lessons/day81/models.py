@@ -4,7 +4,7 @@
 consumer warpgroups: consumer ``cons`` computes the 64-row slice ``cons``
 with one m64n256k16 wgmma per k16 step, so its accumulators hold rows
 [64 cons, 64 cons + 64) of the tile. Inside that slice, the accumulator
-fragment is the PTX ISA's (``course.wgmma.ptx_d_fragment_row_col``): warp w
+fragment is the PTX ISA's (``course.hopper.wgmma.ptx_d_fragment_row_col``): warp w
 holds rows 16w..16w+15, register 0 of a lane sits in row lane / 4.
 :func:`epilogue_row0` combines the two into the row of D where a thread's
 first register is stored.
@@ -12,7 +12,7 @@ first register is stored.
 
 from __future__ import annotations
 
-from ...wgmma import WARPGROUP, check_range, ptx_d_fragment_row_col
+from ...hopper.wgmma import WARPGROUP, check_range, ptx_d_fragment_row_col
 from . import LESSON
 
 __all__ = ["epilogue_row0"]

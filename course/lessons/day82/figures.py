@@ -26,8 +26,8 @@ import numpy as np
 from matplotlib import colormaps as plt_colormaps
 from matplotlib.patches import Rectangle
 
+from ...hopper.wgmma import ModelError
 from ...picture import Picture, picture
-from ...wgmma import ModelError
 from . import LESSON
 
 __all__ = [

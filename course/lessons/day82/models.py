@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ...wgmma import ModelError
+from ...hopper.wgmma import ModelError
 from . import LESSON
 
 __all__ = ["GROUP_M", "grouped_order", "grouped_tile_coords"]

@@ -11,7 +11,7 @@ half's barrier (same offset in each CTA) counts its bytes.
 
 from __future__ import annotations
 
-from ...wgmma import check_range
+from ...hopper.wgmma import check_range
 from . import LESSON
 
 __all__ = ["multicast_copy"]

@@ -22,8 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..._html import escape
-from ...lessons import get_lesson
-from ...wgmma import ModelError
+from ...hopper.wgmma import ModelError
+from .. import get_lesson
 from . import LESSON
 
 __all__ = [

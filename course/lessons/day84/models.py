@@ -8,13 +8,13 @@ address, in box 0 of its consumer, of the row its register 0 belongs to,
 plus the byte of that register pair inside a 16-byte chunk; the swizzled
 chunk and the box are added per register. :func:`staging_row_addr` states
 that address from the definitions: the accumulator's row and column from
-the PTX ISA's fragment figure (``course.wgmma.ptx_d_fragment_row_col``),
+the PTX ISA's fragment figure (``course.hopper.wgmma.ptx_d_fragment_row_col``),
 128 bytes per box row, 2 bytes per FP16 element.
 """
 
 from __future__ import annotations
 
-from ...wgmma import WARPGROUP, check_range, ptx_d_fragment_row_col
+from ...hopper.wgmma import WARPGROUP, check_range, ptx_d_fragment_row_col
 from . import LESSON
 
 __all__ = ["staging_row_addr"]

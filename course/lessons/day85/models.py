@@ -3,14 +3,14 @@
 The D tensor map is encoded with the 128-byte swizzle, so the TMA store
 reads each 128-byte row of a staging box with its 16-byte chunks permuted:
 chunk c of row r sits at chunk position c XOR (r mod 8)
-(``course.wgmma.swizzle_128b_chunk``, the same pattern the loads of A and B
+(``course.hopper.wgmma.swizzle_128b_chunk``, the same pattern the loads of A and B
 use). A thread's registers for chunk j land in row 16 * warp + lane / 4 of
 the box (Day 78's fragment layout), so the model needs only that row.
 """
 
 from __future__ import annotations
 
-from ...wgmma import swizzle_128b_chunk
+from ...hopper.wgmma import swizzle_128b_chunk
 
 __all__ = ["swizzled_chunk_offset"]
 

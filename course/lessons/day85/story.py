@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ... import lessons as registry  # the module; its LESSONS are read when a story is told
 from ..._html import escape
 from ...bench.climb import DATASHEET, DATASHEET_PEAK_TFLOPS, ClimbRow, recorded_climb
 from ...bench.result import Measurement, SizeRow
@@ -201,7 +202,7 @@ def what_each_step_bought(size: int = 4096, rows: Sequence[ClimbRow] | None = No
     ``page.climb()`` shows); a step not measured at ``size`` is left out,
     and the step before a step is the previous one that was.
     """
-    rows = recorded_climb(LESSON) if rows is None else rows
+    rows = recorded_climb(LESSON, registry.LESSONS.values()) if rows is None else rows
     steps: list[StepSentence] = []
     before: tuple[ClimbRow, SizeRow] | None = None
     for row in rows:

@@ -7,16 +7,17 @@ import pytest
 
 from course.bench.arith import copy_bytes, gb_per_s
 from course.bench.result import BenchResult, Measurement, SizeRow, Timing
+from course.bench.spec import bench_spec
+from course.kernel.provenance import Provenance
 from course.lessons import get_lesson
 from course.lessons.day76 import bench
 from course.lessons.day76.figures import tma_tile_plan
-from course.provenance import Provenance
 
 LESSON = get_lesson("day76")
 
 
 def test_the_spec_counts_the_floats_read_and_written():
-    spec = LESSON.bench_spec()
+    spec = bench_spec(LESSON)
     assert spec is bench.SPEC
     assert spec.unit == "GB/s"
     assert spec.work(256) == 256 * 256 * 4 * 2 == copy_bytes(256)  # float32 read once, written once

@@ -1,15 +1,15 @@
 """Day 76's host side (course/lessons/day76/host.py): the map main() builds, the C++
 program's PASS and failure lines, the "short grid" experiment; and, on a Hopper
-GPU, the round trip itself. (The tensor-map rules are tests/test_tensormap.py.)"""
+GPU, the round trip itself. (The tensor-map rules are tests/hopper/test_tensormap.py.)"""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from course import tensormap
 from course.errors import CourseError
-from course.host import check_bits, run_lesson
+from course.hopper import tensormap
+from course.kernel.host import check_bits, host_of, run_lesson
 from course.lessons import get_lesson
 from course.lessons.day76 import host
 from course.lessons.day76.host import HOST, lesson_map, pass_line
@@ -37,7 +37,7 @@ def test_the_host_encodes_with_the_shared_tensor_map_module():
     assert host.TileMap is tensormap.TileMap
     assert host.encode is tensormap.encode
     assert host.rules_table is tensormap.rules_table
-    assert LESSON.host() is HOST
+    assert host_of(LESSON) is HOST
 
 
 def test_pass_line_is_the_cpp_programs():

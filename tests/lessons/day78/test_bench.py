@@ -11,13 +11,14 @@ import pytest
 
 from course.bench.arith import gemm_bytes, gemm_flops, tflop_per_s
 from course.bench.result import BenchResult, Measurement, Reason, SizeRow, Timing
-from course.compile import compile_offline
+from course.bench.spec import bench_spec
 from course.errors import CourseError
+from course.kernel.compile import compile_offline
+from course.kernel.provenance import Provenance
+from course.kernel.variants import variant_source
 from course.lessons import get_lesson
 from course.lessons.day78 import bench
 from course.lessons.day78 import models as m
-from course.provenance import Provenance
-from course.variants import variant_source
 
 LESSON = get_lesson("day78")
 
@@ -39,7 +40,7 @@ def test_producer_bytes_count_the_64x64_tiles_re_reads():
 
 
 def test_the_spec_counts_flops_and_the_bytes_of_one_set():
-    spec = LESSON.bench_spec()
+    spec = bench_spec(LESSON)
     assert spec is bench.SPEC
     assert spec.unit == "TFLOP/s"
     assert spec.work(4096) == gemm_flops(4096) == 2 * 4096**3

@@ -11,7 +11,7 @@ import pytest
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 
-from course import wgmma as w
+from course.hopper import wgmma as w
 from course.lessons.day78 import figures
 from course.lessons.day78 import models as m
 from course.picture import Picture

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from course.errors import CourseError
-from course.host import check_relative, run_lesson
+from course.kernel.host import check_relative, run_lesson
 from course.lessons import get_lesson
 from course.lessons.day78.host import HOST, LCG_SEED, lcg_inputs, lcg_states, pass_line
 

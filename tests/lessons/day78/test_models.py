@@ -2,7 +2,7 @@
 
 Each map is a bijection, the descriptor decodes to the kernel's constants,
 the accumulator map agrees with the PTX ISA's figure and with CUTLASS
-(course.wgmma), and a simulated k-loop built from all three reproduces
+(course.hopper.wgmma), and a simulated k-loop built from all three reproduces
 A @ B. The models are the kernel's, not a paraphrase: every mirrored line
 occurs once in the kernel, and the constants are read from it.
 """
@@ -14,13 +14,13 @@ import re
 import numpy as np
 import pytest
 
-from course import gpus
-from course import wgmma as w
 from course.constants import kernel_constants
+from course.hopper import wgmma as w
+from course.hopper.smem_budget import fit_report, fits_cards
+from course.kernel import gpus
 from course.lessons import get_lesson
 from course.lessons.day78 import figures
 from course.lessons.day78 import models as m
-from course.smem_budget import fit_report, fits_cards
 
 LESSON = get_lesson("day78")
 KERNEL = LESSON.kernel_path

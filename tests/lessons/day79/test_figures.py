@@ -21,13 +21,13 @@ import pytest
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 
-from course import wgmma as w
 from course.errors import CourseError
+from course.hopper import wgmma as w
+from course.hopper.tensormap import TensorMapRuleError, TileMap
 from course.lessons import get_lesson
 from course.lessons.day79 import figures as f
 from course.picture import Picture
 from course.snippets import load_snippets
-from course.tensormap import TensorMapRuleError, TileMap
 
 LESSON = get_lesson("day79")
 SOURCE = LESSON.kernel_path.read_text(encoding="utf-8")

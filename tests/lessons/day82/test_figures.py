@@ -18,11 +18,11 @@ import pytest
 from matplotlib.image import AxesImage
 from matplotlib.patches import Rectangle
 
+from course.hopper.wgmma import ModelError
 from course.lessons import get_lesson
 from course.lessons.day82 import figures as f
 from course.picture import Picture
 from course.snippets import load_snippets
-from course.wgmma import ModelError
 
 LESSON = get_lesson("day82")
 SOURCE = LESSON.kernel_path.read_text(encoding="utf-8")

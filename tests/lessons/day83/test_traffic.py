@@ -12,10 +12,10 @@ import re
 
 import pytest
 
+from course.hopper.wgmma import ModelError
 from course.lessons import get_lesson
 from course.lessons.day83 import traffic as t
 from course.snippets import load_snippets
-from course.wgmma import ModelError
 
 STEP5 = get_lesson("day83")
 STEP4 = get_lesson("day82")

@@ -9,9 +9,9 @@ thread, register and pass, and checks them against independent statements:
 
 1. every element of the 64 x 256 slice lands in exactly one staging slot;
 2. it lands where the TMA store reads it: in the box of its column, at the
-   128B-swizzled position of (row, column) (``course.wgmma.swizzle_128b_chunk``),
+   128B-swizzled position of (row, column) (``course.hopper.wgmma.swizzle_128b_chunk``),
    with the accumulator's (row, column) taken from the PTX ISA's fragment
-   figure (``course.wgmma.ptx_d_fragment_row_col``), not from the kernel;
+   figure (``course.hopper.wgmma.ptx_d_fragment_row_col``), not from the kernel;
 3. each warp-wide store touches all 32 banks once: no bank conflicts.
 """
 
@@ -21,8 +21,8 @@ from collections import Counter
 
 import pytest
 
+from course.hopper.wgmma import ptx_d_fragment_row_col, swizzle_128b_chunk
 from course.lessons import get_lesson
-from course.wgmma import ptx_d_fragment_row_col, swizzle_128b_chunk
 
 LESSON = get_lesson("day84")
 SOURCE = LESSON.kernel_path.read_text(encoding="utf-8")

@@ -9,10 +9,10 @@ import pytest
 
 from course.bench.climb import DATASHEET_PEAK_TFLOPS, ClimbRow, recorded_climb
 from course.bench.result import BenchResult, Measurement, SizeRow, Timing
-from course.lessons import get_lesson
+from course.kernel.provenance import Provenance
+from course.lessons import LESSONS, get_lesson
 from course.lessons.day85 import story
 from course.lessons.day85.story import SAME_WITHIN, format_rate, format_ratio, what_each_step_bought
-from course.provenance import Provenance
 
 OLD_PEER = "cuBLAS old call"  # a different cuBLAS call, as Day 78's FP32-out gemmEx is for the ladder
 PEER = "cuBLAS same call"
@@ -146,7 +146,7 @@ def test_the_judgement_threshold():
 
 
 # --- the shipped recordings ----------------------------------------------------------------
-SHIPPED = recorded_climb(get_lesson("day85"))
+SHIPPED = recorded_climb(get_lesson("day85"), LESSONS.values())
 
 
 def _expected_verdict(prev: SizeRow, at: SizeRow) -> str:

@@ -1,0 +1,215 @@
+"""Tensor maps: the 128-byte descriptor a TMA copy reads, built on the host.
+
+``cuTensorMapEncodeTiled`` (CUDA Driver API, "Tensor Map Object
+Management") refuses a map that breaks its rules with a bare
+CUDA_ERROR_INVALID_VALUE. The rules a rank-2 tile load can break are
+checked here first, so a bad box is refused with the rule's name and what
+was found. Every lesson that copies tiles with TMA encodes its maps here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from .._html import escape
+from ..errors import TensorMapRuleError
+from ..kernel._cuda import checked, driver
+
+__all__ = [
+    "DRIVER_DOC",
+    "ENCODE_RULES",
+    "TENSOR_MAP_DTYPE",
+    "EncodeRule",
+    "RulesTable",
+    "TileMap",
+    "encode",
+    "rules_table",
+]
+
+# The CUDA Driver API's cuTensorMapEncodeTiled documentation ("Tensor Map
+# Object Management") lists the requirements, and the CUDA C++ Programming
+# Guide's TMA section tabulates the 16-byte alignment rules; these are the
+# ones a tile load can break.
+DRIVER_DOC = (
+    "CUDA Driver API, Tensor Map Object Management (cuTensorMapEncodeTiled); "
+    "CUDA C++ Programming Guide, TMA alignment requirements"
+)
+
+
+@dataclass(frozen=True)
+class EncodeRule:
+    id: str
+    rule: str
+    why: str
+    source: str = DRIVER_DOC
+
+
+ENCODE_RULES: tuple[EncodeRule, ...] = (
+    EncodeRule(
+        "box-dim-max",
+        "every box dimension is between 1 and 256 elements",
+        "one TMA request moves at most 256 elements along any dimension; a bigger tile takes several requests",
+    ),
+    EncodeRule(
+        "box-inner-16B",
+        "the innermost box row spans a multiple of 16 bytes (boxDim[0] x element size)",
+        "the copy engine moves memory in 16-byte units, so each box row must be whole units",
+    ),
+    EncodeRule(
+        "stride-16B",
+        "each global stride is a multiple of 16 bytes (and below 2^40)",
+        "every row of the box must start on a 16-byte boundary in global memory",
+    ),
+    EncodeRule(
+        "address-16B",
+        "the global base address is 16-byte aligned",
+        "the same 16-byte unit: the first row must start on one too",
+    ),
+    EncodeRule(
+        "global-dim",
+        "every global dimension is between 1 and 2^32 elements",
+        "the driver refuses empty or larger dimensions",
+    ),
+    EncodeRule(
+        "swizzle-span",
+        "with a swizzle, the innermost box row is at most the swizzle span (128 B for SWIZZLE_128B)",
+        "the swizzle permutes 16-byte chunks within one span-sized row; a longer row has no pattern",
+    ),
+)
+_RULES = {r.id: r for r in ENCODE_RULES}
+
+Swizzle = Literal["none", "32B", "64B", "128B"]
+_SWIZZLE_BYTES = {"none": 0, "32B": 32, "64B": 64, "128B": 128}
+_DTYPES = {4: "CU_TENSOR_MAP_DATA_TYPE_FLOAT32", 2: "CU_TENSOR_MAP_DATA_TYPE_FLOAT16"}
+
+
+def _broken(rule_id: str, found: str) -> TensorMapRuleError:
+    rule = _RULES[rule_id]
+    return TensorMapRuleError(rule_id, f"{rule.rule} (found {found}); {rule.why}")
+
+
+@dataclass(frozen=True)
+class TileMap:
+    """A rank-2 tiled tensor map over a row-major matrix (float32 or float16)."""
+
+    width: int  # elements per row (the contiguous dimension, x)
+    height: int  # rows (y)
+    box_width: int  # tile width in elements
+    box_height: int  # tile height in rows
+    elem_bytes: int = 4  # 4: float32, 2: float16
+    swizzle: Swizzle = "none"
+    stride: int = 0  # bytes from one row to the next; 0: width x element size (rows packed)
+
+    @property
+    def row_stride_bytes(self) -> int:
+        return self.stride or self.width * self.elem_bytes
+
+    @property
+    def box_bytes(self) -> int:
+        return self.box_width * self.box_height * self.elem_bytes
+
+    def check(self, address: int = 0) -> None:
+        """Raise TensorMapRuleError naming the first rule this map breaks."""
+        if self.swizzle not in _SWIZZLE_BYTES:
+            raise TensorMapRuleError(
+                "swizzle", f"swizzle must be one of {', '.join(_SWIZZLE_BYTES)} (got {self.swizzle!r})"
+            )
+        for name in ("width", "height", "box_width", "box_height", "elem_bytes", "stride"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise TensorMapRuleError(
+                    "integer", f"{name} must be an int (got {type(value).__name__} {value!r})"
+                )
+        for name, value in (("box width", self.box_width), ("box height", self.box_height)):
+            if not 1 <= value <= 256:
+                raise _broken("box-dim-max", f"{name} {value}")
+        inner = self.box_width * self.elem_bytes
+        if inner % 16:
+            raise _broken("box-inner-16B", f"{self.box_width} x {self.elem_bytes} B = {inner} B")
+        for name, value in (("width", self.width), ("height", self.height)):
+            if not 1 <= value <= 2**32:
+                raise _broken("global-dim", f"{name} {value}")
+        if self.row_stride_bytes % 16 or self.row_stride_bytes >= 2**40:
+            raise _broken("stride-16B", f"{self.width} x {self.elem_bytes} B = {self.row_stride_bytes} B")
+        if self.row_stride_bytes < self.width * self.elem_bytes:
+            raise TensorMapRuleError(
+                "stride-16B",
+                f"the row stride ({self.row_stride_bytes} B) must cover a row ({self.width} x {self.elem_bytes} B)",
+            )
+        if address % 16:
+            raise _broken("address-16B", f"address {address:#x}")
+        span = _SWIZZLE_BYTES[self.swizzle]
+        if span and inner > span:
+            raise _broken("swizzle-span", f"{inner} B rows with SWIZZLE_{self.swizzle}")
+
+
+# A kernel takes ``const __grid_constant__ CUtensorMap`` by value: 128
+# opaque bytes, 64-byte aligned. CuPy passes a numpy structured scalar as
+# those bytes (seen working on an H200).
+TENSOR_MAP_DTYPE = np.dtype([("opaque", "<u8", (16,))], align=True)
+
+
+def encode(tile_map: TileMap, address: int) -> np.void:
+    """cuTensorMapEncodeTiled for ``tile_map`` at device ``address``, after the rule check.
+
+    OOB fill NONE: elements of a box outside the tensor land in shared
+    memory as zeros (the other choice, NAN_REQUEST_ZERO_FMA, fills a NaN).
+    """
+    tile_map.check(address)
+    if tile_map.elem_bytes not in _DTYPES:
+        raise TensorMapRuleError("dtype", f"element size must be 4 or 2 bytes (got {tile_map.elem_bytes})")
+    d = driver()
+    u64, u32 = d.cuuint64_t, d.cuuint32_t
+    swizzle = {
+        "none": d.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_NONE,
+        "32B": d.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_32B,
+        "64B": d.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_64B,
+        "128B": d.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B,
+    }[tile_map.swizzle]
+    tensor_map = checked(
+        d.cuTensorMapEncodeTiled(
+            getattr(d.CUtensorMapDataType, _DTYPES[tile_map.elem_bytes]),
+            2,
+            address,
+            [u64(tile_map.width), u64(tile_map.height)],
+            [u64(tile_map.row_stride_bytes)],
+            [u32(tile_map.box_width), u32(tile_map.box_height)],
+            [u32(1), u32(1)],
+            d.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
+            swizzle,
+            d.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_NONE,
+            d.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+        ),
+        f"cuTensorMapEncodeTiled for {tile_map}",
+    )
+    words = np.array([int(w) for w in tensor_map.opaque], dtype="<u8")
+    return np.array([(words,)], dtype=TENSOR_MAP_DTYPE)[0]
+
+
+@dataclass(frozen=True)
+class RulesTable:
+    """The encode rules as a table for the page (HTML) or a terminal (text)."""
+
+    rules: tuple[EncodeRule, ...] = ENCODE_RULES
+
+    def _repr_html_(self) -> str:
+        cell = "style='text-align:left;vertical-align:top;padding:2px 8px'"
+        rows = "".join(
+            f"<tr><td {cell}><code style='white-space:nowrap'>{escape(r.id)}</code></td>"
+            f"<td {cell}>{escape(r.rule)}</td><td {cell}>{escape(r.why)}</td></tr>"
+            for r in self.rules
+        )
+        return (
+            f"<table><tr><th {cell}>rule</th><th {cell}>what must hold</th><th {cell}>why</th></tr>"
+            f"{rows}</table><p><small>Source: {escape(DRIVER_DOC)}.</small></p>"
+        )
+
+    def __str__(self) -> str:
+        return "\n".join(f"{r.id}: {r.rule} ({r.why})" for r in self.rules)
+
+
+def rules_table() -> RulesTable:
+    return RulesTable()

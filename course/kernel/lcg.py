@@ -1,0 +1,61 @@
+"""The inputs the lesson programs draw, reproduced exactly, and random ones for timing.
+
+The C++ programs fill A and B from one LCG (``state = state * 1664525 +
+1013904223``, A first, then B) mapped to {-8..8}/8, values FP16 holds
+exactly; the Python host sides draw the same numbers, so a device result
+can be compared with the standalone program's. The benchmarks time on
+normally distributed inputs instead (``normal_inputs``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import CourseError
+
+_LCG_A = 1664525
+_LCG_C = 1013904223
+
+
+def lcg_states(count: int, seed: int) -> np.ndarray:
+    """The first ``count`` states of ``state = state * 1664525 + 1013904223``.
+
+    Vectorised: after n steps, state = a^n * s0 + c * (a^(n-1) + ... + 1),
+    all modulo 2^32. numpy's uint64 products wrap modulo 2^64, and 2^32
+    divides 2^64, so masking the wrapped values gives the exact uint32
+    sequence the C++ loop produces.
+    """
+    if count < 0:
+        raise CourseError(f"count must be >= 0 (got {count})")
+    with np.errstate(over="ignore"):
+        powers = np.cumprod(np.full(count, _LCG_A, dtype=np.uint64))  # a^1 .. a^n
+        geometric = np.cumsum(np.concatenate(([np.uint64(1)], powers[:-1]))) if count else powers
+        states = powers * np.uint64(seed) + np.uint64(_LCG_C) * geometric
+    return (states & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+
+
+def lcg_halves(dim: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """A and B (dim x dim, float16, row-major) as the programs' main() draws them from ``seed``."""
+    elems = dim * dim
+    states = lcg_states(2 * elems, seed)
+    values = ((states >> np.uint32(24)).astype(np.int32) % 17 - 8).astype(np.float32) / np.float32(8.0)
+    halves = values.astype(np.float16)
+    return halves[:elems].reshape(dim, dim), halves[elems:].reshape(dim, dim)
+
+
+def normal_inputs(n: int, sets: int, seed: int) -> tuple[Any, Any]:
+    """``sets`` pairs of N x N FP16 matrices drawn from N(0, 1), on the GPU.
+
+    For timing: tensor-core power, and so the clock, depend on the bits
+    (METHOD.md; on the H200 cuBLAS ran 681-699 TFLOP/s on {-8..8}/8 inputs
+    against 635-640 on normal ones at N = 4096).
+    """
+    # heavy: cupy, when a GPU path runs
+    import cupy as cp
+
+    rng = cp.random.default_rng(seed)
+    a = rng.standard_normal((sets, n, n), dtype=cp.float32).astype(cp.float16)
+    b = rng.standard_normal((sets, n, n), dtype=cp.float32).astype(cp.float16)
+    return a, b

@@ -1,0 +1,381 @@
+"""The host side every step of the GEMM ladder shares: TMA-fed FP16 GEMMs.
+
+Each ladder kernel computes D = A B^T for square FP16 matrices, FP32
+accumulation, FP16 D: A is M x K row-major, B is stored N x K (K
+contiguous, the layout wgmma reads without a transpose; cuBLAS's "TN"
+case), D is M x N row-major. The kernel takes two (or three) CUtensorMaps
+by value and declares its launch contract as ``constexpr int`` constants,
+which this module reads from the source (never copies):
+
+- ``kBM``, ``kBN``: the CTA tile; ``kBK``: the K depth of one stage;
+- ``kBoxARows``, ``kBoxBRows``: the TMA boxes (``kBK`` x rows, 128-byte swizzle);
+- ``kBoxDCols``, ``kBoxDRows``: present when D is written through a tensor map too;
+- ``kThreadsPerBlock``, ``kSmemBytes`` (dynamic shared memory, opted in);
+- ``kPersistent`` (1: one CTA per SM, rounded down to whole clusters),
+  ``kClusterM`` x ``kClusterN`` (CTAs per cluster, from ``__cluster_dims__``).
+
+A lesson package of the ladder declares its ``LESSON`` and
+``HOST = TmaGemmHost(LESSON)``; its check, PASS line, inputs and peer are
+all here, once.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..bench import engine
+from ..bench.arith import gemm_bytes, gemm_flops, paired_ratios
+from ..bench.peers import Cublas
+from ..bench.result import BenchResult, Reason, load
+from ..bench.spec import KERNEL, BenchSpec, Context, Extras, Peer
+from ..errors import CourseError
+from ..hopper.tensormap import TileMap, encode
+from ..kernel.host import (
+    Check,
+    LaunchConfig,
+    LessonHost,
+    Mismatch,
+    Workload,
+    check_relative,
+    timing_floor,
+    timing_floor_note,
+)
+from ..kernel.lcg import lcg_halves, normal_inputs
+
+if TYPE_CHECKING:
+    from ..kernel.compile import Compiled
+    from ..lesson import Lesson
+
+LCG_SEED = 20261201  # the ladder programs' main() draws A and B from this seed
+SAMPLE_ROWS = 128  # above N = 1024, checkD compares 128 whole rows (and every element for NaN)
+_LABEL = re.compile(r'checkD\(\s*hA\s*,\s*hB\s*,\s*hD\s*,\s*"([^"]+)"\s*\)')
+
+
+def label_of(lesson: Lesson) -> str:
+    """The name the C++ program prints in its PASS line (the string it passes to checkD)."""
+    found = _LABEL.findall(lesson.kernel_path.read_text(encoding="utf-8"))
+    if len(found) != 1:
+        raise CourseError(
+            f'the kernel must call checkD(hA, hB, hD, "<label>") exactly once (found {len(found)})',
+            path=lesson.kernel_path,
+        )
+    return found[0]
+
+
+def sm_count() -> int:
+    # heavy: cupy, when a GPU path runs
+    import cupy as cp
+
+    return int(cp.cuda.Device().attributes["MultiProcessorCount"])
+
+
+class TmaGemmWorkload(Workload):
+    """``sets`` copies of A (M x K), B (N x K) and D (M x N), FP16, with their tensor maps."""
+
+    def __init__(self, lesson: Lesson, compiled: Compiled, n: int, sets: int, purpose: str):
+        # heavy: cupy, when a GPU path runs
+        import cupy as cp
+
+        c = lesson.constants({lesson.size_macro: n})
+        self.constants = c
+        tile_m, tile_n = int(c["kBM"]), int(c["kBN"])
+        if n % tile_m or n % tile_n:
+            raise CourseError(f"N must be a multiple of the {tile_m} x {tile_n} tile (got {n})")
+        cluster = int(c.get("kClusterM", 1)) * int(c.get("kClusterN", 1))
+        if c.get("kPersistent", 0):
+            grid: tuple[int, ...] = (sm_count() // cluster * cluster, 1, 1)
+        else:
+            grid = (n // tile_n, n // tile_m)
+        config = LaunchConfig(grid, (int(c["kThreadsPerBlock"]),), int(c["kSmemBytes"]))
+        super().__init__(compiled, n, sets, config)
+        if purpose == "lesson":
+            a, b = lcg_halves(n, LCG_SEED)
+            self.a, self.b = cp.asarray(a)[None], cp.asarray(b)[None]
+        else:
+            self.a, self.b = normal_inputs(n, sets, 9000 + n)
+        self.d = cp.empty((sets, n, n), dtype=cp.float16)
+        self.tolerance = float(c["kRelTolerance"])
+        # Timing inputs are N(0, 1): results have size sqrt(K), so small ones are held to that scale.
+        self.floor = 1.0 if purpose == "lesson" else timing_floor(n)
+        k_box = int(c["kBK"])
+        a_map = TileMap(n, n, k_box, int(c["kBoxARows"]), elem_bytes=2, swizzle="128B")
+        b_map = TileMap(n, n, k_box, int(c["kBoxBRows"]), elem_bytes=2, swizzle="128B")
+        self.maps_a = [encode(a_map, int(self.a[j].data.ptr)) for j in range(self.a.shape[0])]
+        self.maps_b = [encode(b_map, int(self.b[j].data.ptr)) for j in range(self.b.shape[0])]
+        self.maps_d: list[Any] | None = None
+        if "kBoxDCols" in c:
+            d_map = TileMap(n, n, int(c["kBoxDCols"]), int(c["kBoxDRows"]), elem_bytes=2, swizzle="128B")
+            self.maps_d = [encode(d_map, int(self.d[j].data.ptr)) for j in range(sets)]
+        self._want: Any = None
+
+    def args(self, j: int) -> tuple[Any, ...]:
+        out = self.maps_d[j] if self.maps_d is not None else self.d[j]
+        return (self.maps_a[j % len(self.maps_a)], self.maps_b[j % len(self.maps_b)], out)
+
+    def out(self, j: int) -> Any:
+        return self.d[j]
+
+    def want(self) -> Any:
+        # float64 on the GPU: D = A B^T with B stored N x K.
+        if self._want is None:
+            self._want = self.a[0].astype("float64") @ self.b[0].astype("float64").T
+        return self._want
+
+    def check(self, got: Any, want: Any | None = None) -> Check:
+        return check_relative(got, self.want() if want is None else want, self.tolerance, self.floor)
+
+    def host_check(self) -> Check:
+        """As the C++ program checks: every row up to N = 1024; above, every element for NaN
+        (the poison) and 128 whole rows spread over every tile and warp position against float64."""
+        # heavy: cupy, when a GPU path runs
+        import cupy as cp
+
+        got = cp.asnumpy(self.d[0])
+        a = cp.asnumpy(self.a[0]).astype(np.float64)
+        b = cp.asnumpy(self.b[0]).astype(np.float64)
+        n = self.n
+        if n <= 1024:
+            return check_relative(got, a @ b.T, self.tolerance, self.floor)
+        unwritten = np.flatnonzero(np.isnan(got))
+        if unwritten.size:
+            i = int(unwritten[0])
+            never = Mismatch(i, i // n, i % n, float("nan"), float("nan"))
+            return Check("relative", int(unwritten.size), got.size, None, self.tolerance, never, self.floor)
+        step = n // SAMPLE_ROWS
+        rows = np.array([i * step + (i * 37) % step for i in range(SAMPLE_ROWS)])  # checkD's rows
+        sub = check_relative(got[rows], a[rows] @ b.T, self.tolerance, self.floor)
+        first = sub.mismatch
+        if first is not None:
+            row = int(rows[first.row])
+            first = Mismatch(row * n + first.col, row, first.col, first.got, first.want, first.error)
+        return Check("relative", sub.failures, got.size, sub.max_error, self.tolerance, first, self.floor)
+
+
+class TmaGemmHost(LessonHost):
+    """The host side of one ladder step; everything it needs comes from the kernel."""
+
+    def __init__(self, lesson: Lesson):
+        self.lesson = lesson
+
+    def workload(
+        self, compiled: Compiled, n: int, sets: int = 1, purpose: str = "lesson", **options: Any
+    ) -> TmaGemmWorkload:
+        return TmaGemmWorkload(self.lesson, compiled, n, sets, purpose)
+
+    def pass_line(self, n: int, check: Check) -> str:
+        return (
+            f"{label_of(self.lesson)} {n}x{n}x{n}: PASS, max rel error {check.max_error:g} "
+            f"(tolerance {check.tolerance:g})"
+        )
+
+    def fail_line(self, check: Check) -> str:
+        m = check.mismatch
+        if m is None:
+            return "no mismatch"
+        if m.error is None:  # the NaN poison is still there: no thread wrote the element
+            return (
+                f"FAIL at D[{m.row}][{m.col}]: never written (still the NaN the run filled D with); "
+                f"{check.failures} of {check.total} elements unwritten"
+            )
+        return f"FAIL at D[{m.row}][{m.col}]: gpu {m.got:f}, ref {m.want:f}, rel {m.error:g} > {check.tolerance:g}"
+
+
+# ---------------------------------------------------------------------------
+# The ladder's benchmark: every step against cuBLAS on the same types.
+# ---------------------------------------------------------------------------
+LADDER_SIZES = (1024, 2048, 4096, 8192)
+PAGE_SIZES = (1024, 2048, 4096)
+VARIANT_SIZES = (4096, 8192)
+
+
+def _cublas_peer() -> tuple[Any, ...]:
+
+    gemm = Cublas(out="float16", b_layout="nk")
+
+    def call(work: Any, j: int) -> None:
+        gemm(work.a[j % work.a.shape[0]], work.b[j % work.b.shape[0]], work.d[j])
+
+    return (Peer(gemm.name, call),)
+
+
+def _variant_title(name: str, n: int) -> str:
+    return f"{name} at N={n}"
+
+
+def ladder_spec(lesson: Lesson, variants: dict[str, dict[str, int]] | None = None, why: str = "") -> Any:
+    """The BenchSpec of one ladder step.
+
+    ``variants`` are builds of the same file with other ``-D`` values (the
+    step without its idea, where the kernel has a switch for it). At 4096
+    and 8192 each is checked, then timed in the same interleaved batches as
+    the step as written and cuBLAS (``Timer.samples_together``), and its
+    ratios are reported with their spread over the repeats; ``why`` says
+    what the variants show.
+    """
+
+    variants = dict(variants or {})
+
+    def finish(ctx: Context) -> Extras:
+        reasons: list[Reason] = []
+        peer = ctx.peers[0]
+        for row in ctx.rows:
+            p = row.peer(peer.name)
+            reasons.append(
+                Reason(
+                    f"Against cuBLAS at N={row.size}",
+                    p.ratio,
+                    "x",
+                    "measured",
+                    f"kernel {row.kernel.rate:,.0f} TFLOP/s, cuBLAS {p.rate:,.0f} TFLOP/s on the same FP16 inputs "
+                    "(N(0, 1)), FP32 accumulation, FP16 D, timed in interleaved batches",
+                )
+            )
+        for name, defines in variants.items():
+            for n in (s for s in VARIANT_SIZES if s in ctx.sizes):
+                base = ctx.compile(n)
+                variant = ctx.compile(n, defines=defines)
+                work = ctx.workload(n, base)
+                calls: dict[str, tuple[Any, Any]] = {
+                    KERNEL: (work.launch, None),
+                    name: (partial(work.launch, compiled=variant), None),
+                    peer.name: (partial(peer.call, work), peer.want(work) if peer.want else None),
+                }
+                ctx.verify(n, work, calls)
+                samples = ctx.timer.samples_together(
+                    {key: [partial(call, j) for j in range(work.sets)] for key, (call, _) in calls.items()}
+                )
+                mine = samples[name].per_call_ms
+                r, lo, hi = paired_ratios(mine, samples[KERNEL].per_call_ms)
+                rc, lc, hc = paired_ratios(mine, samples[peer.name].per_call_ms)
+                rate = ctx.rate(n, samples[name].timing().median_ms)
+                flags = " ".join(f"-D{k}={v}" for k, v in defines.items())
+                spread = f"{len(mine)} interleaved repeats"
+                reasons.append(
+                    Reason(
+                        _variant_title(name, n),
+                        r,
+                        "x",
+                        "measured",
+                        f"the same file built with {flags}, checked, then timed in the same interleaved batches as "
+                        f"the step as written and cuBLAS: {rate:,.0f} TFLOP/s, {r:.2f}x the step as written "
+                        f"({lo:.2f}x to {hi:.2f}x over {spread}). {why}".strip(),
+                        lo,
+                        hi,
+                    )
+                )
+                reasons.append(
+                    Reason(
+                        f"{_variant_title(name, n)} against cuBLAS",
+                        rc,
+                        "x",
+                        "measured",
+                        f"the {flags} build against cuBLAS in the same batches: {rc:.2f}x ({lc:.2f}x to {hc:.2f}x "
+                        f"over {spread})",
+                        lc,
+                        hc,
+                    )
+                )
+                ctx.progress(
+                    f"{ctx.lesson.id} N={n} {name}: {rate:,.0f} TFLOP/s, {r:.2f}x ({lo:.2f}-{hi:.2f})"
+                )
+                del work, calls
+                engine.release()
+        return Extras(reasons=tuple(reasons))
+
+    def findings(result: BenchResult) -> list[str]:
+        out = []
+        for row in result.rows:
+            p = row.peers[0]
+            out.append(
+                f"N = {row.size}: {row.kernel.rate:,.0f} TFLOP/s, {p.ratio:.2f}x cuBLAS ({p.rate:,.0f} TFLOP/s)."
+            )
+        previous = _previous_rates(lesson)
+        for row in result.rows:
+            before = previous.get(row.size)
+            if before:
+                rate, when, ratio = before
+                mine = row.peers[0].ratio if row.peers else None
+                against = (
+                    f"; ratio to the cuBLAS timed beside each: {ratio:.2f}x -> {mine:.2f}x"
+                    if ratio is not None and mine is not None
+                    else ""
+                )
+                out.append(
+                    f"Against the previous step's recording at N = {row.size} ({when[:10]}): {rate:,.0f} -> "
+                    f"{row.kernel.rate:,.0f} TFLOP/s ({row.kernel.rate / rate:.2f}x){against}."
+                )
+        out.extend(variant_findings(result, tuple(variants)))
+        return out
+
+    return BenchSpec(
+        sizes=LADDER_SIZES,
+        page_sizes=PAGE_SIZES,
+        max_size=16384,
+        unit="TFLOP/s",
+        work=gemm_flops,
+        set_bytes=lambda n: gemm_bytes(n, 2, 2),
+        kernel_label=f"{lesson.kernel_name} (FP16 in, FP32 accumulate, FP16 out)",
+        peers=_cublas_peer,
+        finish=finish,
+        findings=findings,
+        notes=(
+            "rates count 2*N^3 FLOPs; inputs drawn from N(0, 1) and rounded to FP16; B stored N x K",
+            timing_floor_note(LADDER_SIZES) + " (kRelTolerance)",
+            "cuBLAS: cublasGemmEx, FP16 A and B, FP16 D, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP, "
+            "B as the transposed operand (TN)",
+        ),
+        size_step=256,
+    )
+
+
+def variant_findings(result: Any, names: tuple[str, ...]) -> list[str]:
+    """One sentence per variant and size, from what the recording holds: with interleaved timing,
+    the ratio, its spread and whether that spread covers 1.0; from an older recording (the variant
+    timed alone after the main rows), its rate and a plain statement that it has no spread."""
+    reasons = {r.title: r for r in result.reasons}
+    out = []
+    for name in names:
+        for n in VARIANT_SIZES:
+            r = reasons.get(_variant_title(name, n))
+            if r is None or r.value is None:
+                continue
+            if r.unit == "x" and r.low is not None and r.high is not None:
+                c = reasons.get(f"{_variant_title(name, n)} against cuBLAS")
+                verdict = (
+                    "within noise: the spread covers 1.00x"
+                    if r.within_noise
+                    else ("faster" if r.low > 1.0 else "slower") + " in every repeat"
+                )
+                against = f"; {c.value:.2f}x cuBLAS" if c is not None and c.value is not None else ""
+                out.append(
+                    f"{name[0].upper()}{name[1:]} at N = {n}: {r.value:.2f}x the step as written "
+                    f"({r.low:.2f}x to {r.high:.2f}x over the interleaved repeats), {verdict}{against}."
+                )
+            elif r.unit == "TFLOP/s":
+                base = next((row.kernel.rate for row in result.rows if row.size == n), None)
+                ratio_text = f" ({r.value / base:.2f}x its {base:,.0f})" if base else ""
+                out.append(
+                    f"{name[0].upper()}{name[1:]} at N = {n}: {r.value:,.0f} TFLOP/s against the step as "
+                    f"written{ratio_text}, timed alone after the step in this recording, so no spread was "
+                    "recorded and the ratio cannot be told apart from run-to-run drift."
+                )
+    return out
+
+
+def _previous_rates(lesson: Lesson) -> dict[int, tuple[float, str, float | None]]:
+    """The previous step's recorded kernel rates by size, with the date and the ratio to its first
+    peer (empty when none is recorded)."""
+    if not lesson.previous:
+        return {}
+
+    recorded = load(lesson.previous)
+    if recorded is None:
+        return {}
+    return {
+        row.size: (row.kernel.rate, recorded.recorded_at, row.peers[0].ratio if row.peers else None)
+        for row in recorded.rows
+    }

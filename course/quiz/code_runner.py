@@ -1,0 +1,85 @@
+"""Run learners' code responses for the grader: each in child processes, each with a time limit.
+
+``python -m course quiz grade`` scores a code question (``course.quiz.model.Code``)
+by handing its response, the piece, to ``CodeRunner``: the piece is checked by
+``course.exercises.coding_check.check_piece`` in a fresh temporary folder. On a machine
+whose GPU runs the lesson, the sandbox's child process compiles, runs and
+checks it with the lesson's own check (a fault or a hang ends only that child);
+elsewhere the CPU check runs it as a compiled program in a child process. The
+grader's own process never compiles or runs a learner's code, and one
+submission's failure never stops the others: a piece that could leave its
+function is refused before anything compiles it (``course.exercises.coding_piece``),
+every child runs confined and limited (``course._confine``), and an
+unexpected error of the check itself scores that piece 0 ("crashed") with
+the reason. Identical pieces are run once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import CourseError
+from ..exercises.coding import get_exercise
+from ..exercises.coding_check import CodingResult, check_piece
+from ..lessons import get_lesson
+from ..tryout.sandbox import DEFAULT_TIMEOUT_S
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from .model import Code
+
+__all__ = ["CodeRunner"]
+
+
+class CodeRunner:
+    """Callable ``(question, piece) -> CodingResult``, as ``grade_submissions(run_code=...)`` wants."""
+
+    def __init__(
+        self,
+        *,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        use_gpu: bool | None = None,
+        command: Sequence[str] | None = None,
+    ) -> None:
+        self.timeout_s = timeout_s
+        self.use_gpu = use_gpu
+        self.command = command  # tests: a stand-in for the sandbox's child
+        self.runs = 0
+        self._seen: dict[tuple[str, str, str], CodingResult] = {}
+
+    def __call__(self, question: Code, piece: str) -> CodingResult:
+        lesson = get_lesson(question.lesson)
+        exercise = get_exercise(lesson, question.exercise)
+        key = (lesson.id, exercise.id, hashlib.sha256(piece.encode("utf-8", "surrogatepass")).hexdigest())
+        if key in self._seen:
+            return self._seen[key]
+        with tempfile.TemporaryDirectory(prefix="course-grade-") as tmp:
+            try:
+                result = check_piece(
+                    lesson,
+                    exercise,
+                    piece,
+                    timeout_s=self.timeout_s,
+                    use_gpu=self.use_gpu,
+                    compile_check=False,  # without the GPU the CPU check decides; NVRTC would add seconds each
+                    source_path=Path(tmp) / lesson.kernel_file,
+                    command=self.command,
+                )
+            except CourseError:
+                raise  # refused before anything ran (the grader scores it 0 with the reason)
+            except Exception as e:  # noqa: BLE001 - one submission never stops the grading of the others
+                result = CodingResult(
+                    lesson.id,
+                    exercise.id,
+                    "crashed",
+                    "none",
+                    f"The grader could not check this code ({type(e).__name__}: {e}); it scored 0. "
+                    "Grade it again, and tell the course's authors if this repeats.",
+                )
+        self.runs += 1
+        self._seen[key] = result
+        return result

@@ -1,0 +1,170 @@
+"""Suggested experiments: edits to a lesson's kernel, each with the outcome its page promises.
+
+Declared as data beside the lesson, in ``content/experiments/<lesson>.toml``:
+
+    [[experiment]]
+    name = "integer-one"                  # lowercase, digits, - and _
+    title = "Add the integer 1 instead of 1.0f"
+    expect = "passed"                     # or a list of outcomes the page accepts
+    explain = "Why it behaves so, in words."
+    record = true                         # optional: `course record` runs it on the GPU and keeps
+                                          # the run as evidence/<lesson>.<name>.json for the page
+
+    [[experiment.change]]                 # one or more text substitutions
+    old = "tile[r][c] + 1.0f;"            # must occur exactly once in the kernel
+    new = "tile[r][c] + 1;"
+
+The changes are ``course.kernel.variants.Substitution``s (whitespace runs match
+any whitespace), applied to the lesson's kernel by ``course.kernel.variants.apply``,
+so an edit to the kernel that moves the text is an error naming the
+experiment, never a silent no-op. ``expect`` uses the sandbox's outcomes
+(``course.tryout.sandbox.OUTCOMES``); the page runs the variant in the sandbox and
+says whether this GPU confirmed what it promised.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import _paths
+from .._html import escape
+from .._toml import read_toml
+from ..errors import CourseError
+from ..kernel.variants import Substitution, apply
+from ..quiz._markup import inline
+from .outcome import outcome_words
+
+if TYPE_CHECKING:
+    from ..lesson import Lesson
+
+__all__ = ["EXPECTABLE", "Suggestion", "get_suggestion", "load_suggestions", "suggestions_path"]
+
+# What an experiment may promise: every outcome of a run on a GPU that runs
+# the lesson ("crashed" and "not-run" are never a lesson's point).
+EXPECTABLE = ("passed", "failed-check", "compile-error", "fault", "refused", "timeout")
+_NAME_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789-_")
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    lesson_id: str
+    name: str
+    title: str  # one line: what to change
+    changes: tuple[Substitution, ...]
+    expect: tuple[str, ...]  # the outcomes the page promises (usually one)
+    explain: str  # why it behaves so
+    path: Path  # the TOML file that declares it
+    record: bool = False  # `python -m course record` runs it and writes its evidence
+
+    def source(self, original: str) -> str:
+        """``original`` (the lesson's kernel) with this experiment's changes."""
+        return apply(original, self.changes, self.name, self.path)
+
+    @property
+    def expect_text(self) -> str:
+        """The promised outcomes as labels ("failed-check"): for scripts and the command line."""
+        return " or ".join(self.expect)
+
+    @property
+    def expect_words(self) -> str:
+        """The promised outcomes in the learner's words ("wrong result"): for the page."""
+        return " or ".join(outcome_words(e) for e in self.expect)
+
+    def confirms(self, outcome: str) -> bool:
+        return outcome in self.expect
+
+
+def suggestions_path(lesson: Lesson) -> Path:
+    return _paths.content_dir() / "experiments" / f"{lesson.id}.toml"
+
+
+def _text(table: dict[str, Any], key: str, path: Path, where: str) -> str:
+    value = table.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise CourseError(f"{where}: {key} must be a non-empty string (got {value!r})", path=path)
+    return value
+
+
+def _parse(lesson: Lesson, path: Path, data: dict[str, Any]) -> tuple[Suggestion, ...]:
+    entries = data.get("experiment")
+    if not isinstance(entries, list) or not entries:
+        raise CourseError("the file must declare at least one [[experiment]]", path=path)
+    out: list[Suggestion] = []
+    for i, entry in enumerate(entries, start=1):
+        where = f"experiment {i}"
+        if not isinstance(entry, dict):
+            raise CourseError(f"{where} must be a table (got {type(entry).__name__})", path=path)
+        name = _text(entry, "name", path, where)
+        if not set(name) <= _NAME_CHARS:
+            raise CourseError(
+                f"{where}: name must be lowercase letters, digits, - and _ (got {name!r})", path=path
+            )
+        where = f"experiment {name!r}"
+        if any(s.name == name for s in out):
+            raise CourseError(f"{where} is declared twice; names must be unique", path=path)
+        raw_expect = entry.get("expect")
+        expect = (raw_expect,) if isinstance(raw_expect, str) else tuple(raw_expect or ())
+        if not expect or any(e not in EXPECTABLE for e in expect):
+            raise CourseError(
+                f"{where}: expect must be one of {', '.join(EXPECTABLE)}, or a list of them (got {raw_expect!r})",
+                path=path,
+            )
+        record = entry.get("record", False)
+        if not isinstance(record, bool):
+            raise CourseError(f"{where}: record must be true or false (got {record!r})", path=path)
+        raw_changes = entry.get("change")
+        if not isinstance(raw_changes, list) or not raw_changes:
+            raise CourseError(f"{where} must have at least one [[experiment.change]]", path=path)
+        changes = []
+        for change in raw_changes:
+            if not isinstance(change, dict):
+                raise CourseError(f"{where}: each change must be a table with old and new", path=path)
+            new = change.get("new")
+            if not isinstance(new, str):
+                raise CourseError(f"{where}: a change's new must be a string (got {new!r})", path=path)
+            changes.append(Substitution(_text(change, "old", path, where), new, str(change.get("why", ""))))
+        out.append(
+            Suggestion(
+                lesson.id,
+                name,
+                _text(entry, "title", path, where),
+                tuple(changes),
+                expect,
+                _text(entry, "explain", path, where).strip(),
+                path,
+                record,
+            )
+        )
+    return tuple(out)
+
+
+def load_suggestions(lesson: Lesson) -> tuple[Suggestion, ...]:
+    """The lesson's suggested experiments; () when it declares none."""
+    path = suggestions_path(lesson)
+    if not path.exists():
+        return ()
+    _, data = read_toml(path, "the suggested experiments")
+    return _parse(lesson, path, data)
+
+
+def get_suggestion(lesson: Lesson, name: str) -> Suggestion:
+    found = load_suggestions(lesson)
+    for s in found:
+        if s.name == name:
+            return s
+    names = ", ".join(s.name for s in found) or "none"
+    raise CourseError(f"{lesson.id} has no suggested experiment {name!r} (its experiments: {names})")
+
+
+def suggestions_html(suggestions: tuple[Suggestion, ...]) -> str:
+    """A table of experiments for the page: name, the change, what the page expects."""
+    cell = "text-align:left;vertical-align:top;padding:2px 8px"  # JupyterLab right-aligns cells by default
+    rows = "".join(
+        f"<tr><td style='{cell};white-space:nowrap'><code>{escape(s.name)}</code></td>"
+        f"<td style='{cell}'>{inline(s.title)}</td><td style='{cell}'>{inline(s.expect_words)}</td></tr>"
+        for s in suggestions
+    )
+    head = "".join(f"<th style='{cell}'>{h}</th>" for h in ("name", "the change", "expected"))
+    return f"<table class='course-suggestions'><tr>{head}</tr>{rows}</table>"

@@ -1,0 +1,79 @@
+"""``course record`` and the suggested experiments it records (``record = true``), without a GPU.
+
+The sandbox run is replaced by a stand-in that returns what the H200 does for
+Day 81's count-too-low (a fault), so what is tested is the recording and the
+page's view of it, not the GPU. On the H200, ``python -m course record day81``
+records the real run (the GPU session's record step).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from course.cli.record import record_suggested
+from course.kernel import evidence
+from course.kernel.gate import Gpu, Machine
+from course.lessons import LESSONS, get_lesson
+from course.tryout.sandbox import TryResult
+from course.tryout.suggestions import load_suggestions
+
+H200 = Machine(Gpu(0, "NVIDIA H200", (9, 0), 132, 227 * 1024, 2**37), None, None, {"cupy": "14.2.0"})
+DAY81 = get_lesson("day81")
+
+
+def _fault(lesson, path, timeout_s=0, **_):
+    assert Path(path).read_text().count("mbarInit(&s.empty[i], 1);") == 1  # the experiment's source ran
+    return TryResult(
+        lesson.id,
+        "fault",
+        Path(path),
+        "The kernel faulted while running (cudaErrorLaunchFailure).",
+        output=("GPU: NVIDIA H200 (compute capability 9.0)",),
+        error_name="cudaErrorLaunchFailure",
+        seconds=1.5,
+    )
+
+
+def test_day81_records_count_too_low_and_nothing_else():
+    recorded = [s.name for s in load_suggestions(DAY81) if s.record]
+    assert recorded == ["count-too-low"]
+    s = load_suggestions(DAY81)[0]
+    assert s.expect == ("fault",)
+
+
+def test_record_writes_the_sandbox_outcome_and_the_page_words_it(tmp_path, monkeypatch):
+    monkeypatch.setattr("course.tryout.sandbox.run_variant", _fault)
+    assert record_suggested(DAY81, H200, tmp_path, ["a note"]) == 0
+    path = tmp_path / "day81.count-too-low.json"
+    ev = evidence.load(DAY81, path)
+    assert ev is not None and ev.outcome == "fault" and not ev.passed
+    assert ev.output[-1] == "CUDA error: cudaErrorLaunchFailure"
+    assert "a note" in ev.notes and ev.command == "page.try_mine(experiment='count-too-low') (day81)"
+    assert "faulted" in ev._repr_html_() and "check <b>failed</b>" not in ev._repr_html_()
+
+
+def test_an_outcome_the_page_does_not_promise_is_exit_status_1(tmp_path, monkeypatch):
+    def passed(lesson, path, timeout_s=0, **_):
+        return TryResult(lesson.id, "passed", Path(path), "passed", output=("GPU: x",))
+
+    monkeypatch.setattr("course.tryout.sandbox.run_variant", passed)
+    assert record_suggested(DAY81, H200, tmp_path, []) == 1
+    assert evidence.load(DAY81, tmp_path / "day81.count-too-low.json").outcome == "passed"
+
+
+@pytest.mark.parametrize("lesson_id", LESSONS)
+def test_a_recorded_experiment_shows_its_recording_or_says_it_is_not_recorded_yet(lesson_id):
+    from course.page import Page
+
+    lesson = get_lesson(lesson_id)
+    for s in (s for s in load_suggestions(lesson) if s.record):
+        shown = Page(lesson_id).evidence(s.name)
+        if lesson.experiment_evidence_path(s.name).exists():
+            assert isinstance(shown, evidence.Evidence) and shown.outcome is not None
+            assert s.confirms(shown.outcome), (
+                f"the recording of {s.name} is {shown.outcome}, the page says {s.expect}"
+            )
+        else:
+            assert "Not recorded yet" in shown.text

@@ -1,0 +1,269 @@
+"""The learner's copies: made once, never overwritten, reset keeps a backup, diffs that escape."""
+
+from __future__ import annotations
+
+import os
+import re
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from course._paths import repo_root
+from course.errors import CourseError
+from course.lessons import LESSONS, get_lesson
+from course.tryout import workspace
+from course.tryout.workspace import (
+    DEFAULT_WORKSPACE,
+    WORKSPACE_ENV,
+    diff_html,
+    experiment_copy,
+    jupyterlab_link,
+    learner_copy,
+    unified_diff,
+    workspace_root,
+)
+
+LESSON = get_lesson("day76")
+
+
+@pytest.fixture
+def ws(tmp_path, monkeypatch) -> Path:
+    root = tmp_path / "work"
+    monkeypatch.setenv(WORKSPACE_ENV, str(root))
+    return root
+
+
+def test_the_default_workspace_is_in_the_home_folder(tmp_path, monkeypatch):
+    monkeypatch.delenv(WORKSPACE_ENV, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert workspace_root() == (tmp_path / Path(DEFAULT_WORKSPACE).name).resolve()
+
+
+def test_the_environment_overrides_the_workspace(ws):
+    assert workspace_root() == ws.resolve()
+
+
+@pytest.mark.parametrize("inside", [".", "kernels", "notebooks/work"])
+def test_a_workspace_inside_the_course_is_refused(monkeypatch, inside):
+    monkeypatch.setenv(WORKSPACE_ENV, str(repo_root() / inside))
+    with pytest.raises(CourseError, match="outside the course's own files"):
+        workspace_root()
+
+
+@pytest.mark.parametrize("lesson_id", LESSONS)
+def test_the_copy_is_made_from_the_lessons_kernel_on_first_use(ws, lesson_id):
+    lesson = get_lesson(lesson_id)
+    copy = learner_copy(lesson)
+    assert copy.created and copy.backup is None
+    assert copy.path == ws.resolve() / lesson.id / lesson.kernel_file
+    assert copy.path.read_text() == lesson.kernel_path.read_text()
+    assert not copy.changed and copy.diff() == ""
+    assert "unchanged so far" in learner_copy(lesson).describe()
+
+
+def test_an_edited_copy_is_never_overwritten(ws):
+    path = learner_copy(LESSON).path
+    path.write_text(path.read_text().replace("+ 1.0f;", "+ 2.0f;"))
+    again = learner_copy(LESSON)
+    assert not again.created
+    assert "+ 2.0f;" in again.source() and again.changed
+    assert "with your changes" in again.describe()
+
+
+def test_an_existing_file_is_kept_even_when_it_appeared_first(ws):
+    # Another page made it a moment ago: the exclusive create must not replace it.
+    path = ws.resolve() / LESSON.id / LESSON.kernel_file
+    path.parent.mkdir(parents=True)
+    path.write_text("mine\n")
+    copy = learner_copy(LESSON)
+    assert not copy.created and path.read_text() == "mine\n"
+    assert [p.name for p in path.parent.iterdir()] == [LESSON.kernel_file]  # no temporary file left
+
+
+def test_reset_moves_the_old_copy_to_a_timestamped_backup_first(ws):
+    path = learner_copy(LESSON).path
+    path.write_text("my edit\n")
+    fresh = learner_copy(LESSON, reset=True)
+    assert fresh.created and fresh.path.read_text() == LESSON.kernel_path.read_text()
+    assert fresh.backup is not None and fresh.backup.read_text() == "my edit\n"
+    assert fresh.backup.parent == path.parent / "backups"
+    assert re.fullmatch(r"tma_tile\.\d{8}-\d{6}\.cu", fresh.backup.name)
+    assert "previous one is kept" in fresh.describe()
+
+
+def test_two_resets_in_the_same_second_keep_both_backups(ws, monkeypatch):
+    class Frozen(datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return datetime(2026, 11, 30, 12, 0, 0)
+
+    monkeypatch.setattr(workspace, "datetime", Frozen)
+    path = learner_copy(LESSON).path
+    path.write_text("first\n")
+    b1 = learner_copy(LESSON, reset=True).backup
+    path.write_text("second\n")
+    b2 = learner_copy(LESSON, reset=True).backup
+    assert b1 is not None and b2 is not None and b1 != b2
+    assert b1.name == "tma_tile.20261130-120000.cu" and b2.name == "tma_tile.20261130-120000-2.cu"
+    assert (b1.read_text(), b2.read_text()) == ("first\n", "second\n")
+
+
+def test_reset_without_a_copy_just_makes_one(ws):
+    copy = learner_copy(LESSON, reset=True)
+    assert copy.created and copy.backup is None
+
+
+def test_the_diff_shows_what_the_learner_changed(ws):
+    copy = learner_copy(LESSON)
+    copy.path.write_text(copy.path.read_text().replace("tile[r][c] + 1.0f;", "tile[r][c] + 1;"))
+    diff = copy.diff()
+    assert diff.startswith(f"--- kernels/{LESSON.kernel_file} (the lesson's)\n+++ {copy.path}\n")
+    assert "-        out[(rowBase + r) * kGmemWidth + colBase + c] = tile[r][c] + 1.0f;" in diff
+    assert "+        out[(rowBase + r) * kGmemWidth + colBase + c] = tile[r][c] + 1;" in diff
+
+
+def test_unified_diff_of_equal_texts_is_empty():
+    assert unified_diff("a\nb\n", "a\nb\n", "x", "y") == ""
+    assert unified_diff("a", "b", "x", "y").endswith("+b\n")  # no newline at the end still ends a line
+
+
+def _text(markup: str) -> str:
+    import html
+    import re
+
+    return html.unescape(re.sub(r"<style>.*?</style>|<[^>]+>", "", markup, flags=re.S))
+
+
+def test_the_side_by_side_diff_escapes_markup_and_bidi_controls():
+    original = "int a;\nint b;\n"
+    changed = "int a;\n<script>alert(1)</script> \u202e int b;\n"
+    html = diff_html(original, changed, "kernels/k.cu", "/home/me/<k>.cu")
+    assert "<script>" not in html and "<script>alert(1)</script>" in _text(html)
+    assert "\u202e" not in html and "&lt;U+202E&gt;" in html
+    assert "/home/me/&lt;k&gt;.cu" in html
+    assert "class='n d-replace'" in html  # the changed line is coloured
+
+
+def test_the_side_by_side_diff_shows_hunks_and_folds_unchanged_runs():
+    import re
+
+    lines = [f"line {i}" for i in range(100)]
+    changed = list(lines)
+    changed[10], changed[80] = "changed 10", "changed 80"
+    html = diff_html("\n".join(lines), "\n".join(changed), "a", "b", context=2)
+    folds = re.findall(r"<details class='course-diff-fold'[^>]*>(.*?)</details>", html, re.S)
+    # Before the first hunk, between the two, after the last: each a closed <details>.
+    assert [re.search(r"(\d+) unchanged lines", f).group(1) for f in folds] == ["8", "65", "17"]
+    assert "line 50" in _text(folds[1]) and "line 50" not in _text(
+        re.sub(r"<details.*?</details>", "", html, flags=re.S)
+    )
+    shown = _text(re.sub(r"<details.*?</details>", "", html, flags=re.S))
+    assert "line 8" in shown and "line 82" in shown and "changed 10" in shown
+    assert "<details open" not in html
+
+
+def test_the_diff_hides_an_answer_on_both_sides():
+    from course.view.listing import Hidden
+
+    original = "a\nsecret answer\nb\nc\n"
+    changed = "a\nsecret answer\nb\nC\n"
+    html = diff_html(original, changed, "x", "y", hidden=(Hidden(2, 2, "the lines you write"),))
+    assert "secret" not in html and "… the lines you write (1 line) …" in _text(html)
+    assert "secret" in diff_html(original, changed, "x", "y")  # a control
+
+
+def test_a_wrapped_diff_line_keeps_its_indentation():
+    html = diff_html("x\n", "x\n        y = 1;\n", "a", "b")
+    assert "padding-left:calc(12ch + 6px);text-indent:-12ch" in html  # 8 spaces + the hang of 4
+
+
+def test_an_unchanged_copy_says_so(ws):
+    assert "No changes" in learner_copy(LESSON).diff_html()
+
+
+def test_experiment_copies_are_regenerated_and_a_hand_edit_is_kept(ws):
+    first = experiment_copy(LESSON, "integer-one", "v1\n")
+    assert first.created and first.path == ws.resolve() / LESSON.id / "experiments" / "integer-one.cu"
+    same = experiment_copy(LESSON, "integer-one", "v1\n")
+    assert not same.created and same.backup is None
+    first.path.write_text("edited by hand\n")
+    again = experiment_copy(LESSON, "integer-one", "v1\n")
+    assert again.path.read_text() == "v1\n"
+    assert again.backup is not None and again.backup.read_text() == "edited by hand\n"
+
+
+@pytest.mark.parametrize("name", ["", "../escape", "Upper", "a b", "a/b"])
+def test_experiment_names_cannot_leave_the_folder(ws, name):
+    with pytest.raises(CourseError, match="experiment name"):
+        experiment_copy(LESSON, name, "x")
+
+
+def test_the_jupyterlab_link_is_relative_to_the_servers_root(tmp_path):
+    path = tmp_path / "work" / "day76" / "my kernel.cu"
+    servers = [
+        {"root_dir": str(tmp_path / "elsewhere"), "base_url": "/"},
+        {"root_dir": str(tmp_path), "base_url": "/user/ada"},
+    ]
+    assert jupyterlab_link(path, servers) == "/user/ada/lab/tree/work/day76/my%20kernel.cu"
+    assert jupyterlab_link(path, [{"root_dir": str(tmp_path / "elsewhere"), "base_url": "/"}]) is None
+    assert jupyterlab_link(path, []) is None
+
+
+def test_running_servers_are_read_as_jupyter_server_reads_them(tmp_path, monkeypatch):
+    """The server files read without importing jupyter_server.serverapp agree with its own reader."""
+    import json
+    import subprocess
+    import sys
+
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path))
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    files = {
+        "jpserver-1.json": {"pid": os.getpid(), "root_dir": "/srv/a", "base_url": "/"},
+        "jpserver-2.json": {"pid": gone.pid, "root_dir": "/srv/gone", "base_url": "/"},
+        "jpserver-3.json": {"root_dir": "/srv/no-pid"},
+        "jpserver-4.json": "{ half written",
+        "jupyter-5.json": {"pid": os.getpid(), "root_dir": "/srv/other-kind"},
+    }
+    for name, info in files.items():
+        text = info if isinstance(info, str) else json.dumps(info)
+        (tmp_path / name).write_text(text, "utf-8")
+    mine = workspace._running_servers()
+    assert [s["root_dir"] for s in mine] == ["/srv/a"]
+    assert (tmp_path / "jpserver-2.json").exists(), "a stale file is not ours to delete"
+    from jupyter_server.serverapp import list_running_servers
+
+    assert list(list_running_servers()) == mine
+
+
+def test_the_copy_says_where_it_is_in_html(ws, monkeypatch):
+    monkeypatch.setattr(
+        workspace, "_running_servers", lambda: [{"root_dir": str(ws.parent), "base_url": "/"}]
+    )
+    copy = learner_copy(LESSON)
+    html = copy._repr_html_()
+    assert f"href='/lab/tree/{ws.name}/{LESSON.id}/{LESSON.kernel_file}'" in html
+    assert "opens in JupyterLab's editor" in html
+    monkeypatch.setattr(workspace, "_running_servers", lambda: [])
+    assert "outside the folder JupyterLab serves" in copy._repr_html_()
+
+
+def test_the_course_script_serves_a_folder_holding_the_course_and_the_workspace(tmp_path, monkeypatch):
+    """scripts/course.sh serves served_root(); the learner's files are then under it, with links (issue 22)."""
+    from course.tryout.workspace import served_root, served_url, where_html
+
+    course = tmp_path / "home" / "hopper-course"
+    (course / "kernels").mkdir(parents=True)
+    (course / "notebooks").mkdir()
+    monkeypatch.setenv("COURSE_ROOT", str(course))
+    monkeypatch.setenv("COURSE_WORKSPACE", str(tmp_path / "home" / "hopper-course-work"))
+    assert served_root() == (tmp_path / "home").resolve()
+    assert served_url("notebooks") == "/lab/tree/hopper-course/notebooks"
+    mine = tmp_path / "home" / "hopper-course-work" / "day78" / "coding" / "core-offset.cu"
+    server = {"root_dir": str(served_root()), "base_url": "/"}
+    shown = where_html(mine, [server])
+    assert "href='/lab/tree/hopper-course-work/day78/coding/core-offset.cu'" in shown
+    # The notebooks' folder alone (what course.sh served before) does not hold the workspace.
+    alone = where_html(mine, [{"root_dir": str(course / "notebooks"), "base_url": "/"}])
+    assert "href" not in alone and "outside the folder JupyterLab serves" in alone
