@@ -26,7 +26,7 @@ import pytest
 from hub_files import ROOT, hook_pull, readme_links, start_hook
 from nbgitpuller.pull import GitPuller
 
-from course.workspace import DEFAULT_WORKSPACE, WORKSPACE_ENV, jupyterlab_link, workspace_root
+from course.tryout.workspace import DEFAULT_WORKSPACE, WORKSPACE_ENV, jupyterlab_link, workspace_root
 
 # nbgitpuller's execute_cmd (nbgitpuller/pull.py) leaves each git process's stdout pipe for the
 # garbage collector to close: its ResourceWarning, not ours, which pytest reports when the pipe is

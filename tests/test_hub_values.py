@@ -13,7 +13,7 @@ import yaml
 from hub_files import ROOT, VALUES, hook_pull, readme_links
 from hub_files import values as _values
 
-from course.contents import START
+from course.page.contents import START
 
 CHART = ROOT / "tests" / "data" / "z2jh"  # the chart's published schema and default values (README there)
 
