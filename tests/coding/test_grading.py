@@ -171,7 +171,7 @@ def test_the_grading_run_stops_running_code_when_its_budget_is_spent(key, tmp_pa
     clock = _Clock(10.0)
     ran: list[str] = []
 
-    def runner(q, piece):
+    def runner(q, piece, device=None):
         ran.append(piece)
         clock.now += clock.step
         return CodingResult("day78", "core-offset", "passed", "cpu", "matches")
@@ -182,7 +182,7 @@ def test_the_grading_run_stops_running_code_when_its_budget_is_spent(key, tmp_pa
     submit(subs, key, "a6", {"q1": "a", "code1": "return 1;"})  # a1's piece: it ran before the budget ran out
     # Deadline 1025: a1 (at 1000), a2 (1010), a3 (1020) run; at 1030 the budget is spent.
     report = grade_submissions(key, subs, run_code=runner, budget_s=25.0, clock=clock)
-    assert ran == ["return 1;", "return 2;", "return 3;", "return 1;"]
+    assert ran == ["return 1;", "return 2;", "return 3;"]  # a6's piece is a1's: run once, scored for both
     by = {r.learner: r for r in report.results}
     assert {k: v.total for k, v in by.items()} == {
         "a1": 5.0,
@@ -207,7 +207,7 @@ def test_the_default_budget_grows_with_the_distinct_pieces_and_is_capped(key, tm
     assert default_budget(10**6, 20.0) == BUDGET_CAP_S
     clock = _Clock(19.0)
 
-    def runner(q, piece):
+    def runner(q, piece, device=None):
         clock.now += clock.step
         return CodingResult("day78", "core-offset", "passed", "cpu", "matches")
 
@@ -263,7 +263,7 @@ class _StandInRunner:
     def __init__(self, **_kw) -> None:
         pass
 
-    def __call__(self, q, piece):
+    def __call__(self, q, piece, device=None):
         return CodingResult("day78", "core-offset", "passed", "cpu", "matches")
 
 
