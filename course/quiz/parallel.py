@@ -13,8 +13,8 @@ hangs holds one slot until its own limit ends it while the others go on.
 The run's time budget is a deadline on the injected clock: a piece whose
 turn comes after it is not run (``None``). The callback ``done`` is called
 in the caller's thread, in the order the pieces finish; an error a runner
-raises stops the run (the pieces not started are cancelled, those running
-end within their limits) and is raised here.
+raises (or an interrupt) stops the run at once: the pieces not started are
+cancelled, those running end within their own limits, and it is raised here.
 
 Which GPUs (``find_gpus``): the ``CUDA_VISIBLE_DEVICES`` of this process,
 read as CUDA reads it, when it is set; otherwise ``nvidia-smi -L``, whose
@@ -203,17 +203,18 @@ def run_parallel(
             slots.put(device)
 
     results: dict[Item, Result | None] = {}
-    with ThreadPoolExecutor(
-        max_workers=min(jobs, max(1, len(distinct))), thread_name_prefix="course-grade"
-    ) as pool:
+    pool = ThreadPoolExecutor(max_workers=min(jobs, max(1, len(distinct))), thread_name_prefix="course-grade")
+    try:
         futures = {pool.submit(job, item): item for item in distinct}  # taken in this order
-        try:
-            for future in as_completed(futures):
-                item = futures[future]
-                results[item] = future.result()
-                if done is not None:
-                    done(item, results[item])
-        except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)  # those running end within their own limits
-            raise
+        for future in as_completed(futures):
+            item = futures[future]
+            results[item] = future.result()
+            if done is not None:
+                done(item, results[item])
+    except BaseException:
+        # An error, or an interrupt: nothing more starts, and it is raised now; the children running
+        # end within their own limits (and the interpreter waits for their threads before it exits).
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
     return {item: results[item] for item in distinct}
