@@ -44,7 +44,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from course import gate  # noqa: E402
-from course.coding import load_coding  # noqa: E402
+from course.coding import get_exercise  # noqa: E402
 from course.errors import CourseError  # noqa: E402
 from course.lessons import get_lesson  # noqa: E402
 from course.quiz.grade import GradeReport, grade_submissions  # noqa: E402
@@ -98,7 +98,7 @@ def counts(answers: int) -> dict[str, int]:
 def pieces(answers: int) -> list[tuple[str, str]]:
     """``answers`` distinct (kind, piece) pairs in the mix, from the exercise's own reference and wrong pieces."""
     lesson = get_lesson(LESSON)
-    exercise = next(e for e in load_coding(lesson) if e.id == EXERCISE)
+    exercise = get_exercise(lesson, EXERCISE)
     kernel = lesson.kernel_path.read_text("utf-8")
     sources = {
         "right": [exercise.reference(kernel)],
