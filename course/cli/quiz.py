@@ -149,7 +149,7 @@ def _grade(args: argparse.Namespace) -> int:
     gpus = None
     if any(isinstance(q, Code) for q in key.questions):
         gpus = find_gpus()
-        print(f"code answers: {jobs} at a time; {gpus.describe()}", file=sys.stderr)
+        print(f"grading code: {jobs} answers at a time; {gpus.describe()}", file=sys.stderr)
     # A bar of the code answers on stderr: on a terminal, or when asked (tqdm's disable=None: off otherwise).
     with tqdm(
         desc="code answers", unit="answer", file=sys.stderr, disable=None if not args.progress else False

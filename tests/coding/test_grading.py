@@ -335,11 +335,13 @@ class _StandInRunner:
     """In place of CodeRunner for the command line: every piece passes at once."""
 
     timeout_s = 20.0
+    devices: list[str | None] = []
 
     def __init__(self, **_kw) -> None:
         pass
 
     def __call__(self, q, piece, device=None):
+        self.devices.append(device)
         return CodingResult("day78", "core-offset", "passed", "cpu", "matches")
 
 
@@ -351,6 +353,8 @@ def test_quiz_grade_shows_a_bar_of_the_code_answers_when_asked_and_passes_the_bu
     from course.cli import quiz as cli_quiz
 
     monkeypatch.setattr("course.coding_grade.CodeRunner", _StandInRunner)
+    monkeypatch.setattr(_StandInRunner, "devices", [])
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
     budgets: list[object] = []
     jobs: list[object] = []
 
@@ -367,7 +371,8 @@ def test_quiz_grade_shows_a_bar_of_the_code_answers_when_asked_and_passes_the_bu
     assert main(argv + (["--progress"] if asked else []) + ["--jobs", "3"]) == 0
     err = capsys.readouterr().err
     assert budgets == [90.0] and jobs == [3]
-    assert "code answers: 3 at a time;" in err
+    assert "grading code: 3 answers at a time; 2 GPUs (0, 1) from CUDA_VISIBLE_DEVICES='0,1'" in err
+    assert sorted(_StandInRunner.devices) == ["0", "1"]  # one answer on each
     # stderr here is not a terminal: the bar shows only when asked
     assert ("code answers" in err and "2/2" in err) == asked, err
     assert (
