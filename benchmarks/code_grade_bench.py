@@ -57,6 +57,7 @@ from course.quiz.submission import Submission, write_submission  # noqa: E402
 LESSON, EXERCISE = "day78", "core-offset"
 MIX = (("right", 0.60), ("wrong result", 0.25), ("faulting", 0.10), ("endless loop", 0.05))
 TARGET_ANSWERS, TARGET_S = 300, 60.0
+SERIAL_SAMPLE = 40  # the serial measurement: 40 answers, 64.7 s on the H200 machine
 NAMES = ("offset", "off", "idx", "elem", "pos", "where", "at", "slot")
 
 
@@ -219,11 +220,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--gpus", default="all", help="GPU counts to run on, comma-separated: 1, 2, all (default all)"
     )
-    parser.add_argument("--serial-sample", type=int, default=40, help="answers graded serially (0: none)")
+    parser.add_argument(
+        "--serial-sample",
+        type=int,
+        help=f"answers graded serially (0: none; default {SERIAL_SAMPLE} or all, if fewer)",
+    )
     parser.add_argument("--seed", type=int, default=25)
     parser.add_argument("--out", type=Path, help="also write the numbers as JSON here")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder and print its path")
     args = parser.parse_args(argv)
+    if args.serial_sample is None:
+        args.serial_sample = min(SERIAL_SAMPLE, args.answers)
     if args.answers < 1 or not 0 <= args.serial_sample <= args.answers:
         raise SystemExit("--answers must be at least 1 and --serial-sample between 0 and --answers")
     lesson = get_lesson(LESSON)
@@ -231,6 +238,8 @@ def main(argv: list[str] | None = None) -> int:
     if gate.gpu_required() and not verdict.runs:
         print(f"cannot run here, and {gate.REQUIRE_GPU_ENV}=1: {verdict.message()}", file=sys.stderr)
         return 2
+    if not all(part.strip() == "all" or part.strip().isdigit() for part in args.gpus.split(",")):
+        raise SystemExit(f"--gpus takes counts and 'all', comma-separated, e.g. 1,all (got {args.gpus!r})")
     visible = find_gpus()
     try:
         runs = gpu_choices(args.gpus, visible) if verdict.runs else [Gpus((), "no GPU runs the lesson here")]
