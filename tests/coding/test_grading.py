@@ -16,7 +16,14 @@ from course.coding_check import CodingResult
 from course.coding_grade import CodeRunner
 from course.errors import CourseError
 from course.lessons import get_lesson
-from course.quiz.grade import BUDGET_CAP_S, BUDGET_NOTE, default_budget, grade_submissions, write_reports
+from course.quiz.grade import (
+    BUDGET_CAP_S,
+    BUDGET_NOTE,
+    default_budget,
+    grade_submissions,
+    run_order,
+    write_reports,
+)
 from course.quiz.loader import load_quiz, parse_quiz
 from course.quiz.model import MAX_CODE_BYTES, Code, CodeScoredByRunning, QuizError
 from course.quiz.parallel import Gpus
@@ -201,6 +208,48 @@ def test_grading_side_by_side_gives_every_outcome_serial_grading_gives(key, tmp_
     }  # fmt: skip
     assert runs == 7  # alice and erin share one run; frank gave none; gina was refused before running
     assert said == [(n, 9) for n in range(1, 10)]  # each answer told once, in order
+
+
+def test_side_by_side_the_pieces_with_a_loop_start_first_and_serially_learner_order_stays():
+    keys = [
+        ("day78", "core-offset", "return 1;"),
+        ("day78", "core-offset", "volatile int s = 1; while (s) {} return 0;"),
+        ("day78", "core-offset", "return 2;  // for the tile"),  # a comment's "for": early, harmlessly
+        ("day78", "core-offset", "return fortune;"),  # not the keyword
+        ("day78", "core-offset", "int r = 0; do { r++; } while (r < 3); return r;"),
+    ]
+    assert run_order(keys, 1) == keys
+    assert run_order(keys, 4) == [keys[1], keys[2], keys[4], keys[0], keys[3]]
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_the_grader_hands_the_scheduler_the_pieces_in_run_order(key, tmp_path, monkeypatch, jobs):
+    from course.quiz import grade as grade_module
+
+    handed: list[list[str]] = []
+    real = grade_module.run_parallel
+
+    def recording(items, *a, **kw):
+        handed.append([piece for _, _, piece in items])
+        return real(items, *a, **kw)
+
+    monkeypatch.setattr(grade_module, "run_parallel", recording)
+
+    def runner(q, piece, device=None):
+        return CodingResult("day78", "core-offset", "passed", "cpu", "matches")
+
+    subs = tmp_path / "subs"
+    for name, piece in (
+        ("a", "return 1;"),
+        ("b", "while (0) {} return 2;"),
+        ("c", "return 3;"),
+        ("d", "return 1;"),
+    ):
+        submit(subs, key, name, {"code1": piece})
+    report = grade_submissions(key, subs, run_code=runner, jobs=jobs)
+    learner_order = ["return 1;", "while (0) {} return 2;", "return 3;"]  # d's piece is a's: once
+    assert handed == [learner_order if jobs == 1 else [learner_order[1], learner_order[0], learner_order[2]]]
+    assert [r.items[1].outcome for r in report.results] == ["passed"] * 4
 
 
 def _device_child(tmp_path: Path) -> list[str]:
