@@ -7,7 +7,8 @@
 # Usage (on the GPU machine, from the repo root):
 #   bash tools/gpu_session.sh [steps...]
 # steps: env nvcc sanitize pytest gputests coding cli record bench notebooks timings try faults race
-#        sanitize-experiments
+#        sanitize-experiments gradebench
+# gradebench takes its options from $GRADEBENCH_ARGS (default: --gpus all), e.g. "--gpus 1,all" on two GPUs.
 # (default: env nvcc pytest cli record)
 #
 # Results land in $RES (default /tmp/results): logs, evidence/, bench/; at
@@ -110,6 +111,13 @@ PY
 bench)
     step "python -m course bench"
     python3 -m course bench --out "$RES/bench" 2>&1 | tee "$RES/bench.log"
+    [ "${PIPESTATUS[0]}" = 0 ] || status=1
+    ;;
+gradebench)
+    step "grading 300 distinct code answers: serially (a sample) and side by side (benchmarks/code_grade_bench.py)"
+    # shellcheck disable=SC2086 # the options are words on purpose
+    python3 benchmarks/code_grade_bench.py ${GRADEBENCH_ARGS:---gpus all} --out "$RES/gradebench.json" 2>&1 \
+        | tee "$RES/gradebench.log"
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
     ;;
 notebooks)

@@ -3,7 +3,7 @@
     python -m course quiz validate FILE...
     python -m course quiz release KEY.toml -o LEARNER.toml
     python -m course quiz grade KEY.toml SUBMISSIONS_DIR -o OUTDIR
-        [--overrides FILE.csv|FILE.toml] [--budget SECONDS] [--progress]
+        [--overrides FILE.csv|FILE.toml] [--budget SECONDS] [--jobs N] [--progress]
         [--canvas GRADEBOOK.csv --canvas-column "Day 76 quiz (1234)"
          [--canvas-match "SIS Login ID"] [--canvas-out PATH]]
 
@@ -31,7 +31,8 @@ from ..quiz.canvas import fill_gradebook, rows_text
 from ..quiz.checks import key_length_problems, key_position_problems
 from ..quiz.grade import grade_submissions, write_reports
 from ..quiz.loader import load_quiz
-from ..quiz.model import QuizError, fmt_points
+from ..quiz.model import Code, QuizError, fmt_points
+from ..quiz.parallel import default_jobs, find_gpus
 from ..quiz.release import release_quiz
 
 
@@ -87,6 +88,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(default: three run limits per distinct answer and a minute, at most 4 hours)",
     )
     grade.add_argument(
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="code answers run at a time, each in its own child shown one GPU, spread over every visible GPU "
+        "(CUDA_VISIBLE_DEVICES, else nvidia-smi -L); a hang holds one of them for its time limit "
+        f"(default: the cores this process may use, {default_jobs()} here)",
+    )
+    grade.add_argument(
         "--progress",
         action="store_true",
         help="show a progress bar of the code answers on stderr even when it is not a terminal",
@@ -134,6 +143,13 @@ def _grade(args: argparse.Namespace) -> int:
             f"{shown(args.submissions)}); the grader reads every file under it"
         )
     key = load_quiz(args.key)
+    jobs = default_jobs() if args.jobs is None else args.jobs
+    if jobs < 1:
+        raise CourseError(f"--jobs must be at least 1 (got {jobs})")
+    gpus = None
+    if any(isinstance(q, Code) for q in key.questions):
+        gpus = find_gpus()
+        print(f"grading code: {jobs} answers at a time; {gpus.describe()}", file=sys.stderr)
     # A bar of the code answers on stderr: on a terminal, or when asked (tqdm's disable=None: off otherwise).
     with tqdm(
         desc="code answers", unit="answer", file=sys.stderr, disable=None if not args.progress else False
@@ -144,7 +160,13 @@ def _grade(args: argparse.Namespace) -> int:
             bar.update(done - bar.n)
 
         report = grade_submissions(
-            key, args.submissions, overrides=args.overrides, budget_s=args.budget, progress=progress
+            key,
+            args.submissions,
+            overrides=args.overrides,
+            budget_s=args.budget,
+            progress=progress,
+            jobs=jobs,
+            gpus=gpus,
         )
     # The filled gradebook is made before anything is written; in the report folder (the default),
     # it is written with the reports, so all of them are new or all as they were.

@@ -395,13 +395,15 @@ def check_piece(
     compile_check: bool = True,
     source_path: Path | None = None,
     command: Sequence[str] | None = None,
+    device: str | None = None,
 ) -> CodingResult:
     """Check ``piece`` every way this machine can; see the module's docstring.
 
     ``use_gpu`` None asks the gate; ``compile_check`` False skips the NVRTC
     compile on a machine without the GPU (the grader: no learner code is
     compiled in its own process). ``source_path`` is where the spliced kernel
-    is written for the sandbox (default: the workspace's ``coding/.checked``).
+    is written for the sandbox (default: the workspace's ``coding/.checked``);
+    ``device`` is the GPU child's ``CUDA_VISIBLE_DEVICES`` (None: this process's).
     """
     check_piece_text(piece, exercise)
     kernel = lesson.kernel_path.read_text("utf-8")
@@ -416,7 +418,7 @@ def check_piece(
         with writing("the copy of your code to check", path):  # a read-only or full workspace: a message
             atomic_write_text(path, source)
     if use_gpu:
-        run = run_variant(lesson, path, timeout_s, command=command, lesson_constants=True)
+        run = run_variant(lesson, path, timeout_s, command=command, lesson_constants=True, device=device)
         headline = run.headline
         if run.outcome == "passed":
             headline = "Your code passed the lesson's own check on the GPU."

@@ -11,19 +11,23 @@ submission's failure never stops the others: a piece that could leave its
 function is refused before anything compiles it (``course.exercises.coding_piece``),
 every child runs confined and limited (``course._confine``), and an
 unexpected error of the check itself scores that piece 0 ("crashed") with
-the reason. Identical pieces are run once.
+the reason. Identical pieces are run once. Calls may come from several
+threads at once (``course.quiz.parallel``); each hands its GPU child the
+``CUDA_VISIBLE_DEVICES`` it is given (``device``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import tempfile
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import CourseError
 from ..exercises.coding import get_exercise
 from ..exercises.coding_check import CodingResult, check_piece
+from ..kernel import gate
 from ..lessons import get_lesson
 from ..tryout.sandbox import DEFAULT_TIMEOUT_S
 
@@ -50,13 +54,16 @@ class CodeRunner:
         self.command = command  # tests: a stand-in for the sandbox's child
         self.runs = 0
         self._seen: dict[tuple[str, str, str], CodingResult] = {}
+        self._lock = threading.Lock()  # the registry, the gate's probe and the counts, one thread at a time
 
-    def __call__(self, question: Code, piece: str) -> CodingResult:
-        lesson = get_lesson(question.lesson)
-        exercise = get_exercise(lesson, question.exercise)
-        key = (lesson.id, exercise.id, hashlib.sha256(piece.encode("utf-8", "surrogatepass")).hexdigest())
-        if key in self._seen:
-            return self._seen[key]
+    def __call__(self, question: Code, piece: str, *, device: str | None = None) -> CodingResult:
+        with self._lock:
+            lesson = get_lesson(question.lesson)
+            exercise = get_exercise(lesson, question.exercise)
+            key = (lesson.id, exercise.id, hashlib.sha256(piece.encode("utf-8", "surrogatepass")).hexdigest())
+            if key in self._seen:
+                return self._seen[key]
+            use_gpu = gate.verdict(lesson).runs if self.use_gpu is None else self.use_gpu
         with tempfile.TemporaryDirectory(prefix="course-grade-") as tmp:
             try:
                 result = check_piece(
@@ -64,10 +71,11 @@ class CodeRunner:
                     exercise,
                     piece,
                     timeout_s=self.timeout_s,
-                    use_gpu=self.use_gpu,
+                    use_gpu=use_gpu,
                     compile_check=False,  # without the GPU the CPU check decides; NVRTC would add seconds each
                     source_path=Path(tmp) / lesson.kernel_file,
                     command=self.command,
+                    device=device,
                 )
             except CourseError:
                 raise  # refused before anything ran (the grader scores it 0 with the reason)
@@ -80,6 +88,7 @@ class CodeRunner:
                     f"The grader could not check this code ({type(e).__name__}: {e}); it scored 0. "
                     "Grade it again, and tell the course's authors if this repeats.",
                 )
-        self.runs += 1
-        self._seen[key] = result
+        with self._lock:
+            self.runs += 1
+            self._seen[key] = result
         return result

@@ -14,11 +14,10 @@ read: links, FIFOs, sockets and devices are listed as skipped, never opened.
 ``submitted_at`` is the learner's own clock: a time later than the grading
 run is flagged, and such a submission never wins over one that is not.
 
-Outputs (``write_reports``): ``long.csv`` (one row per learner and question),
-``wide.csv`` (one row per learner, one column per question, total),
-``items.csv`` and ``items.json`` (per question: percent correct, mean score,
-response distribution), ``skipped.csv``, ``flagged.csv``. The Canvas gradebook export is
-``course.quiz.canvas``; regrades are ``course.quiz.overrides``.
+Outputs (``write_reports``, ``course.quiz.reports``; re-exported here):
+``long.csv``, ``wide.csv``, ``items.csv``, ``items.json``, ``skipped.csv``,
+``flagged.csv``. The Canvas gradebook export is ``course.quiz.canvas``;
+regrades are ``course.quiz.overrides``.
 
 Whatever a submission holds, the run ends with whole reports: every file
 that is not ``*.json`` is listed as skipped with why (``Bob.JSON``); the walk
@@ -32,47 +31,67 @@ Running code answers has a time budget for the whole run (``budget_s``;
 default ``default_budget``: three child limits per distinct piece and a
 minute, capped at ``BUDGET_CAP_S``). Once it is spent, every code answer
 not run yet scores 0 with ``BUDGET_NOTE`` and is flagged; the reports are
-still written whole.
+still written whole. Each distinct code answer runs once; ``jobs`` of them
+run side by side, each child shown one GPU (``course.quiz.parallel``), so a
+child that hangs holds one slot for its own time limit and the rest go on.
 """
 
 from __future__ import annotations
 
-import json
-import math
 import os
+import re
 import stat
 import time
-from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 from .._files import file_kind, shown
 from ..errors import CourseError
-from ._io import csv_bytes, encoded, write_files_atomic
-from .model import (
-    Code,
-    MultipleSelect,
-    Numeric,
-    Question,
-    Quiz,
-    Response,
-    ShortText,
-    SingleChoice,
-    fmt_points,
-)
+from .model import Code, Quiz, Response
 from .overrides import Override, load_overrides
+from .parallel import Gpus, check_jobs, find_gpus, run_parallel
+from .reports import REPORTS, ItemStats, item_statistics, report_files, write_reports
+from .results import Flag, GradeReport, ItemResult, LearnerResult, Skipped, cut
 from .submission import Submission, SubmissionError, check_place, parse_time, read_submission
 
 if TYPE_CHECKING:
     from ..exercises.coding_check import CodingResult
 
-# Runs a code question's response (the piece) and says what happened: ``course.quiz.code_runner.CodeRunner``.
-RunCode = Callable[[Code, str], "CodingResult"]
-# The same, or None when the run's time budget is spent before this piece ran.
-_Budgeted = Callable[[Code, str], "CodingResult | None"]
+__all__ = [  # the reports and results are re-exported: callers import them from here
+    "BUDGET_CAP_S",
+    "BUDGET_NOTE",
+    "REPORTS",
+    "Flag",
+    "GradeReport",
+    "ItemResult",
+    "ItemStats",
+    "LearnerResult",
+    "RunCode",
+    "Skipped",
+    "default_budget",
+    "grade_submissions",
+    "item_statistics",
+    "load_overrides",
+    "report_files",
+    "write_reports",
+]
+
+
+class RunCode(Protocol):
+    """Runs a code question's response (the piece) in child processes and says what happened
+    (``course.quiz.code_runner.CodeRunner``); ``device``, when not None, is the ``CUDA_VISIBLE_DEVICES``
+    its GPU child gets. Raising ``CourseError`` means refused before anything ran."""
+
+    def __call__(self, question: Code, piece: str, *, device: str | None = None) -> CodingResult: ...
+
+
+# What running one distinct piece came to: its result, its refusal, or None (the budget was spent first).
+_Ran: TypeAlias = "CodingResult | CourseError | None"
+# A distinct piece: the same text for the same exercise is run once, whichever question holds it.
+_PieceKey: TypeAlias = tuple[str, str, str]
+
 
 PER_PIECE_LIMITS = 3  # the child limits one piece may use: compile, CPU check, run
 BUDGET_MARGIN_S = 60.0  # the run's own start-up and reports
@@ -89,87 +108,6 @@ def default_budget(pieces: int, child_limit_s: float) -> float:
     return min(BUDGET_CAP_S, max(1, pieces) * PER_PIECE_LIMITS * child_limit_s + BUDGET_MARGIN_S)
 
 
-@dataclass(frozen=True)
-class ItemResult:
-    question: str
-    response: Response
-    score: float
-    max: float
-    attempts: int
-    note: str = ""  # an override's reason, or what running a code response did
-    outcome: str = ""  # a code response: passed, failed-check, compile-error, fault, timeout, ...
-
-
-@dataclass(frozen=True)
-class LearnerResult:
-    learner: str
-    submitted_at: str
-    path: Path
-    items: tuple[ItemResult, ...]
-    flags: tuple[str, ...] = ()  # graded, but the instructor should look (a future submitted_at)
-
-    @property
-    def total(self) -> float:
-        return sum(i.score for i in self.items)
-
-
-# A reason is cut to this length in every report: the values inside it are
-# cut already (``model.brief``); this bounds the rest whatever they say.
-REASON_LIMIT = 400
-
-
-def _cut(text: str, limit: int = REASON_LIMIT) -> str:
-    return text if len(text) <= limit else f"{text[: limit - 20]}... (cut: {len(text)} characters)"
-
-
-@dataclass(frozen=True)
-class Skipped:
-    path: Path
-    reason: str
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "reason", _cut(self.reason))
-
-
-@dataclass(frozen=True)
-class Flag:
-    path: Path
-    learner: str
-    reason: str
-
-
-@dataclass(frozen=True)
-class GradeReport:
-    quiz: Quiz
-    results: tuple[LearnerResult, ...]
-    skipped: tuple[Skipped, ...]
-
-    @property
-    def flagged(self) -> tuple[Flag, ...]:
-        """Graded submissions the instructor should look at, with why."""
-        return tuple(Flag(r.path, r.learner, reason) for r in self.results for reason in r.flags)
-
-
-# A spreadsheet runs a cell that starts with one of these as a formula; a
-# learner's free text must not run on the instructor's machine (OWASP "CSV
-# injection"). Such a text response is written with a leading apostrophe.
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def _cell(text: str) -> str:
-    """A text cell for a report: a leading formula character made harmless with an apostrophe (OWASP)."""
-    return "'" + text if text.startswith(_FORMULA_START) else text
-
-
-def _response_text(question: Question, response: Response) -> str:
-    if response is None:
-        return ""
-    if isinstance(response, list):
-        return ";".join(response)
-    text = str(response)
-    return _cell(text) if isinstance(question, ShortText | Code) else text
-
-
 def _lone_surrogate(response: Response) -> str | None:
     """Where a text response holds a lone surrogate (JSON's ``"\\ud800"``, which is not a character), in words."""
     texts = [response] if isinstance(response, str) else response if isinstance(response, list) else []
@@ -181,33 +119,31 @@ def _lone_surrogate(response: Response) -> str | None:
     return None
 
 
-def _score_code(
-    q: Code, response: Response, attempts: int, run_code: _Budgeted
-) -> tuple[ItemResult, str | None]:
-    """Run a code response in the runner's child processes; its outcome, never an exception, is the result."""
-    if response is None:
-        return ItemResult(q.id, response, 0.0, q.points, attempts), None
-    try:
-        result = run_code(q, str(response))
-    except CourseError as e:  # refused before running (the piece holds a marker line, the exercise is gone)
+def _piece_key(q: Code, piece: str) -> _PieceKey:
+    return (q.lesson, q.exercise, piece)
+
+
+def _score_code(q: Code, response: Response, attempts: int, ran: _Ran) -> tuple[ItemResult, str | None]:
+    """A code response scored from what running it came to (``_run_code_answers``)."""
+    if isinstance(
+        ran, CourseError
+    ):  # refused before running (the piece holds a marker line, the exercise is gone)
         return ItemResult(
-            q.id, response, 0.0, q.points, attempts, _cut(f"refused: {e.message}"), "refused"
+            q.id, response, 0.0, q.points, attempts, cut(f"refused: {ran.message}"), "refused"
         ), None
-    if result is None:
+    if ran is None:
         item = ItemResult(q.id, response, 0.0, q.points, attempts, BUDGET_NOTE, "not-run")
         return item, f"question {q.id!r}: {BUDGET_NOTE}; grade it again with a larger --budget"
-    note = _cut(f"{result.outcome} (checked {result.check}): {result.headline}")
-    item = ItemResult(
-        q.id, response, q.points if result.passed else 0.0, q.points, attempts, note, result.outcome
-    )
+    note = cut(f"{ran.outcome} (checked {ran.check}): {ran.headline}")
+    item = ItemResult(q.id, response, q.points if ran.passed else 0.0, q.points, attempts, note, ran.outcome)
     flag = None
-    if result.outcome == "not-checked":
-        flag = f"question {q.id!r}: the code could not be checked on this machine ({result.headline}); grade it again where a GPU runs {q.lesson}"
+    if ran.outcome == "not-checked":
+        flag = f"question {q.id!r}: the code could not be checked on this machine ({ran.headline}); grade it again where a GPU runs {q.lesson}"
     return item, flag
 
 
 def _score_one(
-    quiz: Quiz, submission: Submission, run_code: _Budgeted | None
+    quiz: Quiz, submission: Submission, ran: dict[_PieceKey, _Ran] | None
 ) -> tuple[tuple[ItemResult, ...], tuple[str, ...]]:
     items = []
     flags: list[str] = []
@@ -222,9 +158,12 @@ def _score_one(
             flags.append(f"question {q.id!r}: {note}")
             continue
         if isinstance(q, Code):
-            if run_code is None:
+            if response is None:
+                items.append(ItemResult(q.id, response, 0.0, q.points, attempts))
+                continue
+            if ran is None:
                 raise CourseError(f"question {q.id!r} is a code question: grading it needs a code runner")
-            item, flag = _score_code(q, response, attempts, run_code)
+            item, flag = _score_code(q, response, attempts, ran[_piece_key(q, str(response))])
             items.append(item)
             flags += [flag] if flag else []
             continue
@@ -308,6 +247,8 @@ def grade_submissions(
     progress: Callable[[int, int], object] | None = None,
     budget_s: float | None = None,
     clock: Callable[[], float] = time.monotonic,
+    jobs: int = 1,
+    gpus: Gpus | None = None,
 ) -> GradeReport:
     """Score every ``<quiz>/<learner>.json`` under ``folder`` (recursively) against ``key``.
 
@@ -317,7 +258,10 @@ def grade_submissions(
     ``course.quiz.code_runner.CodeRunner()``: child processes with time limits,
     never this process) within ``budget_s`` seconds of ``clock`` for the
     whole run (see the module's docstring); ``progress(done, total)`` is told
-    after each code answer, since running code takes seconds each.
+    after each code answer, since running code takes seconds each. ``jobs``
+    distinct answers run at a time, spread over ``gpus`` (default:
+    ``course.quiz.parallel.find_gpus()``); each outcome is the one a run with
+    ``jobs=1`` gives.
     """
     folder = Path(folder)
     now = now or datetime.now(timezone.utc)  # noqa: UP017 (datetime.UTC is 3.11+)
@@ -360,57 +304,109 @@ def grade_submissions(
         else:
             why = f"superseded by the later submission of {submission.learner!r} in {shown(keep[1])}"
         skipped.append(Skipped(drop[1], why))
-    within = _within_budget(key, [entry[2] for entry in latest.values()], run_code, budget_s, clock, progress)
+    graded = [latest[learner] for learner in sorted(latest)]
+    ran = _run_code_answers(
+        key, [entry[2] for entry in graded], run_code, budget_s, clock, progress, jobs, gpus
+    )
     results = []
-    for learner in sorted(latest):
-        _, path, submission, held = latest[learner]
-        items, code_flags = _score_one(key, submission, within)
-        results.append(LearnerResult(learner, submission.submitted_at, path, items, held + code_flags))
+    for _, path, submission, held in graded:
+        items, code_flags = _score_one(key, submission, ran)
+        results.append(
+            LearnerResult(submission.learner, submission.submitted_at, path, items, held + code_flags)
+        )
     if overrides is not None:
         results = _apply(results, load_overrides(overrides, key), key)
     return GradeReport(key, tuple(results), tuple(skipped))
 
 
-def _within_budget(
+def _run_code_answers(
     key: Quiz,
-    submissions: list[Submission],
+    submissions: Sequence[Submission],
     run_code: RunCode | None,
     budget_s: float | None,
     clock: Callable[[], float],
     progress: Callable[[int, int], object] | None,
-) -> _Budgeted | None:
-    """``run_code`` for this run: None once ``budget_s`` is spent for a piece not run yet; progress told."""
+    jobs: int,
+    gpus: Gpus | None,
+) -> dict[_PieceKey, _Ran] | None:
+    """Run every distinct code answer once, ``jobs`` at a time over ``gpus``, within the budget; progress told.
+
+    In the order the learners are scored (by name, then question), the
+    answers' distinct pieces are handed to ``course.quiz.parallel.run_parallel``;
+    a piece whose turn comes once ``budget_s`` is spent is not run (None).
+    ``progress(done, total)`` counts answers, so a piece several learners
+    gave moves it once for each of them.
+    """
     if budget_s is not None and not (isinstance(budget_s, int | float) and budget_s > 0):
         raise CourseError(f"the time budget must be a positive number of seconds (got {budget_s!r})")
+    check_jobs(jobs)
     if run_code is None:
         return None
     answers = [
-        (q.id, str(s.responses[q.id]))
+        (q, str(s.responses[q.id]))
         for s in submissions
         for q in key.questions
         if isinstance(q, Code)
         and s.responses.get(q.id) is not None
         and _lone_surrogate(s.responses[q.id]) is None
     ]
+    pieces: dict[_PieceKey, tuple[Code, str]] = {}
+    given: dict[_PieceKey, int] = {}  # how many answers are this piece
+    for q, piece in answers:
+        pieces.setdefault(_piece_key(q, piece), (q, piece))
+        given[_piece_key(q, piece)] = given.get(_piece_key(q, piece), 0) + 1
     if budget_s is None:
-        budget_s = default_budget(len(set(answers)), float(getattr(run_code, "timeout_s", _CHILD_LIMIT_S)))
+        budget_s = default_budget(len(pieces), float(getattr(run_code, "timeout_s", _CHILD_LIMIT_S)))
     deadline = clock() + budget_s
-    ran: set[tuple[str, str]] = set()
+    devices = (gpus if gpus is not None else find_gpus()).devices if pieces else ()
     done = 0
 
-    def within(q: Code, piece: str) -> CodingResult | None:
-        nonlocal done
+    def run(which: _PieceKey, device: str | None) -> _Ran:
+        q, piece = pieces[which]
         try:
-            if (q.id, piece) not in ran and clock() >= deadline:
-                return None
-            ran.add((q.id, piece))
-            return run_code(q, piece)
-        finally:
+            return run_code(q, piece, device=device)
+        except CourseError as e:  # refused before anything ran: scored 0 with the reason
+            return e
+
+    def told(which: _PieceKey, _ran: _Ran) -> None:
+        nonlocal done
+        for _ in range(given[which]):
             done += 1
             if progress is not None:
                 progress(done, len(answers))
 
-    return within
+    return run_parallel(
+        run_order(list(pieces), jobs),
+        run,
+        jobs=jobs,
+        devices=devices,
+        deadline=deadline,
+        clock=clock,
+        done=told,
+    )
+
+
+# A keyword of a loop (C++), in a piece: such a piece may run until its time limit.
+_LOOP = re.compile(r"\b(?:while|for|do|goto)\b")
+
+
+def run_order(pieces: Sequence[_PieceKey], jobs: int) -> list[_PieceKey]:
+    """The order the distinct pieces start in: learner order, and side by side, the pieces with a loop first.
+
+    Side by side the run lasts as long as its last slot: a hang (up to the CPU
+    check's and the GPU run's limits, about 30 s) that starts near the end
+    makes the run's tail, however many slots the rest had. Starting the
+    pieces most likely to take their whole limit first (longest first, the
+    classic list-scheduling rule) leaves only short pieces for the end. A
+    simulation of 300 answers, 15 of them 31-s hangs and the rest 0.65 s
+    each, on 16 slots: 41 s loops first, a median of 57 s (up to 67 s) in
+    shuffled learner order. Serially the
+    order changes nothing but which answers a spent budget leaves unrun, so
+    it stays the learners' (``jobs == 1``). Outcomes never depend on it.
+    """
+    if jobs == 1:
+        return list(pieces)
+    return sorted(pieces, key=lambda key: _LOOP.search(key[2]) is None)  # stable: learner order within each
 
 
 def _future_flag(submitted_at: str, now: datetime) -> str:
@@ -446,157 +442,3 @@ def _apply(results: list[LearnerResult], overrides: list[Override], quiz: Quiz) 
             items.append(item)
         updated.append(LearnerResult(r.learner, r.submitted_at, r.path, tuple(items), r.flags))
     return updated
-
-
-def _distribution(question: Question, responses: Iterable[Response]) -> dict[str, int]:
-    counts: Counter[str] = Counter()
-    for response in responses:
-        if response is None:
-            counts["(blank)"] += 1
-        elif isinstance(question, MultipleSelect) and isinstance(response, list):
-            counts.update(response)
-            if not response:
-                counts["(none selected)"] += 1
-        elif isinstance(question, ShortText) and isinstance(response, str):
-            counts[question.normalize(response)] += 1
-        elif isinstance(question, Numeric) and isinstance(response, int | float):
-            try:
-                counts[format(float(response), ".10g")] += 1
-            except OverflowError:  # an integer past float's range
-                counts["(out of range)"] += 1
-        else:
-            counts[str(response)] += 1
-    if isinstance(question, SingleChoice | MultipleSelect):
-        ordered = {o.id: counts.pop(o.id, 0) for o in question.options}
-        return {**ordered, **dict(counts.most_common())}
-    return dict(counts.most_common(20))
-
-
-@dataclass(frozen=True)
-class ItemStats:
-    question: str
-    type: str
-    max: float
-    responses: int  # graded submissions
-    answered: int  # of those, how many answered this question
-    percent_correct: float  # full credit, after overrides
-    mean_score: float
-    distribution: dict[str, int]  # per option for choice questions, else the most common responses
-
-
-def item_statistics(report: GradeReport) -> list[ItemStats]:
-    """Per question: responses, answered, percent full credit, mean score, distribution."""
-    stats = []
-    n = len(report.results)
-    for index, q in enumerate(report.quiz.questions):
-        items = [r.items[index] for r in report.results]
-        full = sum(1 for i in items if math.isclose(i.score, i.max))
-        stats.append(
-            ItemStats(
-                question=q.id,
-                type=q.type,
-                max=q.points,
-                responses=n,
-                answered=sum(1 for i in items if i.response is not None),
-                percent_correct=round(100.0 * full / n, 2) if n else 0.0,
-                mean_score=round(sum(i.score for i in items) / n, 4) if n else 0.0,
-                distribution=(
-                    dict(Counter(i.outcome or "(blank)" for i in items).most_common())
-                    if isinstance(q, Code)
-                    else _distribution(q, (i.response for i in items))
-                ),
-            )
-        )
-    return stats
-
-
-REPORTS = {
-    "long": "long.csv",
-    "wide": "wide.csv",
-    "items_csv": "items.csv",
-    "items_json": "items.json",
-    "skipped": "skipped.csv",
-    "flagged": "flagged.csv",
-}
-
-
-def report_files(report: GradeReport) -> dict[str, bytes]:
-    """The reports' bytes by file name: long.csv, wide.csv, items.csv, items.json, skipped.csv, flagged.csv.
-
-    A learner's text goes into a cell with any leading formula character made
-    harmless (``_cell``); a file name goes in escaped (``_files.shown``); a lone
-    surrogate, which UTF-8 cannot hold, goes in as its escape (``_io.encoded``).
-    """
-    qids = [q.id for q in report.quiz.questions]
-    long_rows: list[list[object]] = [["learner", "question", "response", "score", "max", "attempts", "note"]]
-    wide_rows: list[list[object]] = [["learner", *qids, "total"]]
-    for r in report.results:
-        for q, i in zip(report.quiz.questions, r.items, strict=True):
-            long_rows.append(
-                [
-                    r.learner,
-                    i.question,
-                    _response_text(q, i.response),
-                    fmt_points(i.score),
-                    fmt_points(i.max),
-                    i.attempts,
-                    _cell(i.note),
-                ]
-            )
-        wide_rows.append([r.learner, *(fmt_points(i.score) for i in r.items), fmt_points(r.total)])
-    stats = item_statistics(report)
-    item_rows: list[list[object]] = [
-        ["question", "type", "max", "responses", "answered", "percent_correct", "mean_score", "distribution"]
-    ]
-    for st in stats:
-        item_rows.append(
-            [
-                st.question,
-                st.type,
-                fmt_points(st.max),
-                st.responses,
-                st.answered,
-                st.percent_correct,
-                st.mean_score,
-                _cell(json.dumps(st.distribution, ensure_ascii=False)),
-            ]
-        )
-    skipped_rows: list[list[object]] = [["file", "reason"]]
-    skipped_rows += [[_cell(shown(sk.path)), _cell(sk.reason)] for sk in report.skipped]
-    flagged_rows: list[list[object]] = [["file", "learner", "reason"]]
-    flagged_rows += [[_cell(shown(f.path)), f.learner, _cell(f.reason)] for f in report.flagged]
-    summary = {
-        "quiz": report.quiz.id,
-        "version": report.quiz.version,
-        "max_points": report.quiz.max_points,
-        "graded": len(report.results),
-        "skipped": len(report.skipped),
-        "flagged": len(report.flagged),
-        "items": [asdict(st) for st in stats],
-    }
-    return {
-        REPORTS["long"]: csv_bytes(long_rows),
-        REPORTS["wide"]: csv_bytes(wide_rows),
-        REPORTS["items_csv"]: csv_bytes(item_rows),
-        REPORTS["items_json"]: encoded(json.dumps(summary, indent=2, ensure_ascii=False) + "\n"),
-        REPORTS["skipped"]: csv_bytes(skipped_rows),
-        REPORTS["flagged"]: csv_bytes(flagged_rows),
-    }
-
-
-def write_reports(
-    report: GradeReport, outdir: Path | str, *, also: Mapping[str, bytes] | None = None
-) -> dict[str, Path]:
-    """Write the reports (``report_files``) to ``outdir``, all of them new or (on a failure) all as before.
-
-    ``also`` adds files to the same set (the CLI's ``canvas.csv``). Returns
-    the paths by report key (``REPORTS``), and each of ``also``'s by its name.
-    """
-    files = report_files(report)
-    extra = dict(also or {})
-    clash = sorted(set(extra) & set(files))
-    if clash:
-        raise CourseError(f"{clash[0]} is a report's name; give the extra file another")
-    written = write_files_atomic(outdir, {**files, **extra})
-    paths = {key: written[name] for key, name in REPORTS.items()}
-    return {**paths, **{name: written[name] for name in extra}}

@@ -189,10 +189,11 @@ def child_command(
     return command + (["--offline"] if offline else []) + (["--lesson-constants"] if lesson_constants else [])
 
 
-def child_env(folder: Path) -> dict[str, str]:
+def child_env(folder: Path, device: str | None = None) -> dict[str, str]:
     """A scrubbed environment (``course._confine``) with the course's checkout, package and caches explicit.
 
     The caches are named by their real place, since the child's ``HOME`` is a throwaway folder.
+    ``device``, when given, is the child's ``CUDA_VISIBLE_DEVICES`` (the grader's one GPU per child).
     """
 
     package_parent = str(Path(__file__).resolve().parents[2])
@@ -207,6 +208,8 @@ def child_env(folder: Path) -> dict[str, str]:
         extra["PYTHONUSERBASE"] = site.USER_BASE
     paths = [package_parent, *[p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]]
     extra["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    if device is not None:
+        extra["CUDA_VISIBLE_DEVICES"] = device
     return _confine.child_env(folder, extra)
 
 
@@ -232,7 +235,11 @@ OFFLINE_MEMORY = 4 << 30  # NVRTC compiling a lesson peaks near 0.6 GiB of addre
 
 
 def _supervise(
-    command: Sequence[str], timeout_s: float, compile_timeout_s: float, offline: bool = False
+    command: Sequence[str],
+    timeout_s: float,
+    compile_timeout_s: float,
+    offline: bool = False,
+    device: str | None = None,
 ) -> _Run:
     """Run the child through ``course._confine``; its protocol lines move the deadline (compile, run, exit)."""
     run = _Run()
@@ -274,7 +281,7 @@ def _supervise(
             confine=offline,
             binds="all",
             writable=(cache,) if cache is not None else (),
-            env=child_env(folder),
+            env=child_env(folder, device),
             stdout_limit=MAX_OUTPUT_BYTES,
             stderr_limit=256 << 10,
             on_line=on_line,
@@ -309,6 +316,7 @@ def run_variant(
     compile_timeout_s: float = COMPILE_TIMEOUT_S,
     command: Sequence[str] | None = None,
     lesson_constants: bool = False,
+    device: str | None = None,
 ) -> TryResult:
     """Compile, run and check the kernel source at ``source_path`` as ``lesson``'s kernel, in a child.
 
@@ -320,6 +328,7 @@ def run_variant(
     (NVRTC, no GPU). ``lesson_constants`` makes the launch and the check use
     the lesson's own kernel's constants, not those of the source (a coding
     exercise's piece, spliced into the lesson's kernel, must not change them).
+    ``device`` is the child's ``CUDA_VISIBLE_DEVICES`` (None: this process's).
     """
     for name, value in (("timeout_s", timeout_s), ("compile_timeout_s", compile_timeout_s)):
         if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
@@ -332,7 +341,7 @@ def run_variant(
         if not verdict.runs:
             return _offline(lesson, path, source, verdict, float(compile_timeout_s))
         command = child_command(lesson, path.resolve(), lesson_constants=lesson_constants)
-    run = _supervise(command, float(timeout_s), float(compile_timeout_s))
+    run = _supervise(command, float(timeout_s), float(compile_timeout_s), device=device)
     output = [str(e.get("text", "")) for e in run.events if e.get("event") == "line"]
     common: dict[str, Any] = {"output": tuple(output), "timeout_s": float(timeout_s), "seconds": run.seconds}
     if run.timed_out == "running":

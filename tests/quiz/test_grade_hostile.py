@@ -452,7 +452,7 @@ def test_a_lone_surrogate_in_a_code_answer_is_refused_before_anything_runs(tmp_p
     folder = tmp_path / "subs"
     _write_json_text(folder, "day78-graded/alice.json", data.replace("PLACEHOLDER", "return 0;\\udc80"))
 
-    def run_code(question, piece):  # type: ignore[no-untyped-def]
+    def run_code(question, piece, device=None):  # type: ignore[no-untyped-def]
         raise AssertionError("a piece that is not text was handed to the runner")
 
     report = grade_submissions(code_key, folder, now=NOW, run_code=run_code)

@@ -106,6 +106,41 @@ def test_the_grader_scores_right_wrong_faulting_and_hanging_code(gpu_for, tmp_pa
     assert seconds < len(pieces) * (limit + 60)
 
 
+def test_side_by_side_on_the_gpu_every_outcome_is_the_serial_one(gpu_for, tmp_path):
+    """The parallel grader on this machine's GPUs: the same pieces, jobs 1 and jobs 4, the same outcomes."""
+    gpu_for("day78")
+    lesson = get_lesson("day78")
+    (ex,) = load_coding(lesson)[:1]
+    wrong = {w.expect: w.code for w in ex.wrong}
+    right = ex.reference(lesson.kernel_path.read_text("utf-8"))
+    pieces = {
+        "right": right,
+        "right2": f"// mine\n{right}",
+        "wrong": wrong["failed-check"],
+        "faults": wrong["fault"],
+        "hangs": "while (clock64() >= 0) {}\nreturn 0;",
+        "noncompiling": "return mn +;",
+    }
+    key_path = tmp_path / "key.toml"
+    key_path.write_text(
+        '[quiz]\nid = "graded"\ntitle = "t"\nlesson = "day78"\n\n[[questions]]\nid = "c"\ntype = "code"\n'
+        f'prompt = "p"\npoints = 1\nreference = "r"\nexercise = "{ex.id}"\nexplanation = "e"\n'
+    )
+    key = load_quiz(key_path)
+    subs = tmp_path / "subs"
+    for learner, piece in pieces.items():
+        write_submission(
+            Submission(key.id, key.version, learner, "2026-11-30T10:00:00+00:00", {"c": piece}, {}), subs
+        )
+    got = {}
+    for jobs in (1, 4):
+        report = grade_submissions(key, subs, run_code=CodeRunner(use_gpu=True, timeout_s=10.0), jobs=jobs)
+        got[jobs] = {r.learner: (r.items[0].outcome, r.total) for r in report.results}
+        print(jobs, got[jobs])
+    assert got[4] == got[1]
+    assert got[1]["right2"] == ("passed", 1.0) and got[1]["hangs"] == ("timeout", 0.0)
+
+
 def test_the_page_panel_checks_on_the_gpu_and_keeps_it(gpu_for, monkeypatch):
     """What a learner's Check button does on an H100/H200: the GPU check, saved to progress."""
     gpu_for("day78")

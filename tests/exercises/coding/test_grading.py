@@ -16,9 +16,17 @@ from course.exercises.coding_check import CodingResult
 from course.kernel import compile as course_compile
 from course.lessons import get_lesson
 from course.quiz.code_runner import CodeRunner
-from course.quiz.grade import BUDGET_CAP_S, BUDGET_NOTE, default_budget, grade_submissions, write_reports
+from course.quiz.grade import (
+    BUDGET_CAP_S,
+    BUDGET_NOTE,
+    default_budget,
+    grade_submissions,
+    run_order,
+    write_reports,
+)
 from course.quiz.loader import load_quiz, parse_quiz
 from course.quiz.model import MAX_CODE_BYTES, Code, CodeScoredByRunning, QuizError
+from course.quiz.parallel import Gpus
 from course.quiz.release import release_quiz
 from course.quiz.submission import Submission, write_submission
 from course.quiz.widgets import show_quiz
@@ -157,6 +165,123 @@ def test_grading_runs_each_code_response_and_reports_what_it_did(key, tmp_path, 
     }
 
 
+# One question's answers of every kind, distinct texts: what a class sends in.
+MIX = {
+    "alice": REFERENCE,
+    "ben": "return ((mn / 8) * (kTileK / 8) + (k / 8)) * 64 + (mn % 8) * 8 + k % 8;  // mine",
+    "bob": "return mn * 64 + k;",
+    "cara": "return ((k / 8) * (kTileK / 8) + mn / 8) * 64 + (mn % 8) * 8 + (k % 8);",
+    "carol": "return mn +;",
+    "dave": "volatile int spin = 1; while (spin) {} return 0;",
+    "dora": f"return ({REFERENCE[7:-1]}) * 2048;",
+    "erin": REFERENCE,  # alice's: run once
+    "gina": "return 0;\n// <<< core-offset: your code ends above this line\nreturn 1;",
+}
+
+
+@needs_cxx
+def test_grading_side_by_side_gives_every_outcome_serial_grading_gives(key, tmp_path, monkeypatch):
+    subs = tmp_path / "subs"
+    for learner, piece in MIX.items():
+        submit(subs, key, learner, {"q1": "a", "code1": piece})
+    submit(subs, key, "frank", {"q1": "b"})
+    monkeypatch.setattr("course.exercises.coding_check.CPU_RUN_TIMEOUT_S", 2.0)
+
+    def grade(jobs: int, gpus: Gpus) -> tuple[list[tuple[object, ...]], list[tuple[int, int]], int]:
+        runner = CodeRunner(use_gpu=False)
+        said: list[tuple[int, int]] = []
+        report = grade_submissions(
+            key, subs, run_code=runner, progress=lambda *p: said.append(p), jobs=jobs, gpus=gpus
+        )
+        rows = [(r.learner, i.question, i.score, i.outcome, i.note) for r in report.results for i in r.items]
+        return rows + [("flag", f.learner, f.reason) for f in report.flagged], said, runner.runs
+
+    serial = grade(1, Gpus((), "none"))
+    side_by_side = grade(4, Gpus(("0", "1"), "a test's two GPUs"))
+    assert side_by_side == serial
+    rows, said, runs = serial
+    outcomes = {row[0]: row[3] for row in rows if row[1] == "code1"}
+    assert outcomes == {
+        "alice": "passed", "ben": "passed", "bob": "failed-check", "cara": "failed-check",
+        "carol": "compile-error", "dave": "timeout", "dora": "failed-check", "erin": "passed",
+        "frank": "", "gina": "refused",
+    }  # fmt: skip
+    assert runs == 7  # alice and erin share one run; frank gave none; gina was refused before running
+    assert said == [(n, 9) for n in range(1, 10)]  # each answer told once, in order
+
+
+def test_side_by_side_the_pieces_with_a_loop_start_first_and_serially_learner_order_stays():
+    keys = [
+        ("day78", "core-offset", "return 1;"),
+        ("day78", "core-offset", "volatile int s = 1; while (s) {} return 0;"),
+        ("day78", "core-offset", "return 2;  // for the tile"),  # a comment's "for": early, harmlessly
+        ("day78", "core-offset", "return fortune;"),  # not the keyword
+        ("day78", "core-offset", "int r = 0; do { r++; } while (r < 3); return r;"),
+    ]
+    assert run_order(keys, 1) == keys
+    assert run_order(keys, 4) == [keys[1], keys[2], keys[4], keys[0], keys[3]]
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_the_grader_hands_the_scheduler_the_pieces_in_run_order(key, tmp_path, monkeypatch, jobs):
+    from course.quiz import grade as grade_module
+
+    handed: list[list[str]] = []
+    real = grade_module.run_parallel
+
+    def recording(items, *a, **kw):
+        handed.append([piece for _, _, piece in items])
+        return real(items, *a, **kw)
+
+    monkeypatch.setattr(grade_module, "run_parallel", recording)
+
+    def runner(q, piece, device=None):
+        return CodingResult("day78", "core-offset", "passed", "cpu", "matches")
+
+    subs = tmp_path / "subs"
+    for name, piece in (
+        ("a", "return 1;"),
+        ("b", "while (0) {} return 2;"),
+        ("c", "return 3;"),
+        ("d", "return 1;"),
+    ):
+        submit(subs, key, name, {"code1": piece})
+    report = grade_submissions(key, subs, run_code=runner, jobs=jobs)
+    learner_order = ["return 1;", "while (0) {} return 2;", "return 3;"]  # d's piece is a's: once
+    assert handed == [learner_order if jobs == 1 else [learner_order[1], learner_order[0], learner_order[2]]]
+    assert [r.items[1].outcome for r in report.results] == ["passed"] * 4
+
+
+def _device_child(tmp_path: Path) -> list[str]:
+    """A stand-in GPU child that prints the CUDA_VISIBLE_DEVICES it was given, then ends without a result."""
+    body = (
+        "import os\n"
+        "print(P + json.dumps({'event': 'line', 'text': os.environ.get('CUDA_VISIBLE_DEVICES', '(unset)')}), flush=True)\n"
+    )
+    return _child(tmp_path, body)
+
+
+def test_each_gpu_child_is_shown_the_one_gpu_of_its_slot(key, tmp_path, monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
+    real = CodeRunner(use_gpu=True, timeout_s=30.0, command=_device_child(tmp_path))
+    seen: list[tuple[str | None, tuple[str, ...]]] = []
+
+    def runner(q, piece, device=None):
+        result = real(q, piece, device=device)
+        seen.append((device, result.gpu.output))
+        return result
+
+    subs = tmp_path / "subs"
+    for n in range(6):
+        submit(subs, key, f"l{n}", {"code1": f"return {n};"})
+    report = grade_submissions(key, subs, run_code=runner, jobs=4, gpus=Gpus(("0", "1"), "a test's two GPUs"))
+    assert len(seen) == 6 and {device for device, _ in seen} == {"0", "1"}
+    assert all(output == (device,) for device, output in seen), seen  # that one, and nothing else
+    assert [r.items[1].outcome for r in report.results] == ["crashed"] * 6  # the stand-in gives no result
+    # Without a device, the child sees what this process sees.
+    assert real(key.question("code1"), "return 99;").gpu.output == ("0,1",)
+
+
 class _Clock:
     """A clock the stand-in runner moves: each run takes ``step`` seconds, whatever the machine does."""
 
@@ -171,7 +296,7 @@ def test_the_grading_run_stops_running_code_when_its_budget_is_spent(key, tmp_pa
     clock = _Clock(10.0)
     ran: list[str] = []
 
-    def runner(q, piece):
+    def runner(q, piece, device=None):
         ran.append(piece)
         clock.now += clock.step
         return CodingResult("day78", "core-offset", "passed", "cpu", "matches")
@@ -182,7 +307,7 @@ def test_the_grading_run_stops_running_code_when_its_budget_is_spent(key, tmp_pa
     submit(subs, key, "a6", {"q1": "a", "code1": "return 1;"})  # a1's piece: it ran before the budget ran out
     # Deadline 1025: a1 (at 1000), a2 (1010), a3 (1020) run; at 1030 the budget is spent.
     report = grade_submissions(key, subs, run_code=runner, budget_s=25.0, clock=clock)
-    assert ran == ["return 1;", "return 2;", "return 3;", "return 1;"]
+    assert ran == ["return 1;", "return 2;", "return 3;"]  # a6's piece is a1's: run once, scored for both
     by = {r.learner: r for r in report.results}
     assert {k: v.total for k, v in by.items()} == {
         "a1": 5.0,
@@ -207,7 +332,7 @@ def test_the_default_budget_grows_with_the_distinct_pieces_and_is_capped(key, tm
     assert default_budget(10**6, 20.0) == BUDGET_CAP_S
     clock = _Clock(19.0)
 
-    def runner(q, piece):
+    def runner(q, piece, device=None):
         clock.now += clock.step
         return CodingResult("day78", "core-offset", "passed", "cpu", "matches")
 
@@ -259,11 +384,13 @@ class _StandInRunner:
     """In place of CodeRunner for the command line: every piece passes at once."""
 
     timeout_s = 20.0
+    devices: list[str | None] = []
 
     def __init__(self, **_kw) -> None:
         pass
 
-    def __call__(self, q, piece):
+    def __call__(self, q, piece, device=None):
+        self.devices.append(device)
         return CodingResult("day78", "core-offset", "passed", "cpu", "matches")
 
 
@@ -275,10 +402,14 @@ def test_quiz_grade_shows_a_bar_of_the_code_answers_when_asked_and_passes_the_bu
     from course.cli import quiz as cli_quiz
 
     monkeypatch.setattr("course.quiz.code_runner.CodeRunner", _StandInRunner)
+    monkeypatch.setattr(_StandInRunner, "devices", [])
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
     budgets: list[object] = []
+    jobs: list[object] = []
 
     def grade(*a, **kw):
         budgets.append(kw["budget_s"])
+        jobs.append(kw["jobs"])
         return grade_submissions(*a, **kw)
 
     monkeypatch.setattr(cli_quiz, "grade_submissions", grade)
@@ -286,12 +417,16 @@ def test_quiz_grade_shows_a_bar_of_the_code_answers_when_asked_and_passes_the_bu
     for name in ("c1", "c2"):
         submit(subs, key, name, {"code1": f"return {name[1]};"})
     argv = ["quiz", "grade", str(key.path), str(subs), "-o", str(tmp_path / "out"), "--budget", "90"]
-    assert main(argv + (["--progress"] if asked else [])) == 0
+    assert main(argv + (["--progress"] if asked else []) + ["--jobs", "3"]) == 0
     err = capsys.readouterr().err
-    assert budgets == [90.0]
+    assert budgets == [90.0] and jobs == [3]
+    assert "grading code: 3 answers at a time; 2 GPUs (0, 1) from CUDA_VISIBLE_DEVICES='0,1'" in err
+    assert sorted(_StandInRunner.devices) == ["0", "1"]  # one answer on each
     # stderr here is not a terminal: the bar shows only when asked
     assert ("code answers" in err and "2/2" in err) == asked, err
     assert (
         main(["quiz", "grade", str(key.path), str(subs), "-o", str(tmp_path / "o2"), "--budget", "-1"]) == 2
     )
     assert "time budget must be a positive number of seconds" in capsys.readouterr().err
+    assert main(["quiz", "grade", str(key.path), str(subs), "-o", str(tmp_path / "o3"), "--jobs", "0"]) == 2
+    assert "--jobs must be at least 1 (got 0)" in capsys.readouterr().err

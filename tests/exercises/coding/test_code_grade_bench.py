@@ -1,0 +1,50 @@
+"""The grading benchmark's answers (benchmarks/code_grade_bench.py): the mix, distinct, and each kind what it says."""
+
+from __future__ import annotations
+
+import importlib.util
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from course.exercises.coding import get_exercise
+from course.exercises.coding_check import cpu_check
+from course.lessons import get_lesson
+
+_PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "code_grade_bench.py"
+_SPEC = importlib.util.spec_from_file_location("code_grade_bench", _PATH)
+assert _SPEC is not None and _SPEC.loader is not None
+bench = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(bench)
+
+
+def test_three_hundred_distinct_answers_in_the_issues_mix():
+    made = bench.pieces(300)
+    assert Counter(kind for kind, _ in made) == {
+        "right": 180, "wrong result": 75, "faulting": 30, "endless loop": 15
+    }  # fmt: skip
+    assert len({piece for _, piece in made}) == 300
+    assert bench.counts(7) == {"right": 4, "wrong result": 2, "faulting": 1, "endless loop": 0}
+
+
+def test_a_serial_sample_keeps_the_mix():
+    kinds = {f"l{n:03d}": kind for n, (kind, _) in enumerate(bench.pieces(300))}
+    chosen = bench.sample(kinds, 40)
+    assert Counter(kinds[learner] for learner in chosen) == bench.counts(40)
+
+
+@pytest.mark.usefixtures("cxx")
+def test_each_rewrite_does_what_its_kind_says_on_the_cpu(monkeypatch):
+    """Every form of rewrite, of a right and of a wrong piece, checked by the CPU check: right passes, wrong fails."""
+    lesson = get_lesson(bench.LESSON)
+    exercise = get_exercise(lesson, bench.EXERCISE)
+    made = bench.pieces(40)
+    forms = {}
+    for kind, piece in made:  # the first four of a kind are the four forms of rewrite
+        if kind in ("right", "wrong result") and sum(1 for k in forms if k[0] == kind) < 4:
+            forms[(kind, piece)] = piece
+    assert len(forms) == 8
+    for kind, piece in forms:
+        verdict = cpu_check(lesson, exercise, piece)
+        assert verdict.outcome == ("passed" if kind == "right" else "failed-check"), (piece, verdict)
