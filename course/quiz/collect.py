@@ -190,7 +190,8 @@ def _take(hub: _Hub, user: dict[str, Any], quiz: str, out: Path, remote: str) ->
         return Collected(name, "failed", f"the server answered {r.status_code} for {path}")
     try:
         model = r.json()
-        data = base64.b64decode(model["content"], validate=True)
+        # Jupyter Server sends base64 in lines (base64.encodebytes); any other character is refused.
+        data = base64.b64decode("".join(model["content"].split()), validate=True)
     except (ValueError, KeyError, TypeError, binascii.Error):
         return Collected(name, "failed", f"the server's answer for {path} was not a file's contents")
     if len(data) > MAX_BYTES:

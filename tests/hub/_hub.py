@@ -5,8 +5,9 @@ configurable-http-proxy (npm), the DummyAuthenticator and the
 SimpleLocalProcessSpawner: every learner's server runs as this Unix user,
 each with a home of its own (``<folder>/homes/<name>``). Two services hold
 the tokens: ``teacher`` (creates users, starts their servers, makes each
-learner a token of their own) and ``collector`` (the scopes ``course quiz
-collect`` needs, and no more). ``Kernel`` runs code in a learner's server
+learner a token of their own), ``collector`` (the scopes ``course quiz
+collect`` needs, and no more) and ``lister`` (those without
+``access:servers``). ``Kernel`` runs code in a learner's server
 through the proxy as JupyterLab does: a kernel started through the server's
 REST API, code sent over its websocket.
 
@@ -58,12 +59,15 @@ class Hub:
     url: str  # the proxy's public URL, what a browser opens
     folder: Path
     teacher_token: str
-    collector_token: str
+    collector_token: str  # the scopes `course quiz collect` needs
+    lister_token: str  # the same without access:servers
     log: Path
 
     def api(self, method: str, path: str, token: str | None = None, **kwargs: Any) -> requests.Response:
         headers = {"Authorization": f"token {token or self.teacher_token}"}
-        return requests.request(method, f"{self.url}/hub/api{path}", headers=headers, timeout=CALL_S, **kwargs)
+        return requests.request(
+            method, f"{self.url}/hub/api{path}", headers=headers, timeout=CALL_S, **kwargs
+        )
 
     def home(self, name: str) -> Path:
         return self.folder / "homes" / name
@@ -112,9 +116,7 @@ class Kernel:
             raise HubError(f"starting a kernel for {user}: {r.status_code} {r.text[:300]}")
         self.id = r.json()["id"]
         ws_url = self.base.replace("http://", "ws://", 1) + f"/api/kernels/{self.id}/channels"
-        self.ws = websocket.create_connection(
-            ws_url, header=[f"Authorization: token {token}"], timeout=RUN_S
-        )
+        self.ws = websocket.create_connection(ws_url, header=[f"Authorization: token {token}"], timeout=RUN_S)
         self.session = uuid.uuid4().hex
 
     def run(self, code: str) -> str:
@@ -196,6 +198,7 @@ c.JupyterHub.tornado_settings = {{"slow_spawn_timeout": 0}}
 c.JupyterHub.services = [
     {{"name": "teacher", "api_token": {teacher!r}}},
     {{"name": "collector", "api_token": {collector!r}}},
+    {{"name": "lister", "api_token": {lister!r}}},
 ]
 c.JupyterHub.load_roles = [
     {{"name": "teacher", "scopes": ["admin:users", "admin:servers", "tokens"], "services": ["teacher"]}},
@@ -206,6 +209,8 @@ c.JupyterHub.load_roles = [
         "scopes": ["list:users", "read:users:name", "read:servers", "access:servers"],
         "services": ["collector"],
     }},
+    # The same without access:servers: it sees the servers but may not open them.
+    {{"name": "lister", "scopes": ["list:users", "read:users:name", "read:servers"], "services": ["lister"]}},
 ]
 """
 
@@ -241,7 +246,7 @@ def running_hub(folder: Path, environment: dict[str, str]) -> Iterator[Hub]:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "homes").mkdir(exist_ok=True)
     port, hub_port, proxy_api_port = _free_port(), _free_port(), _free_port()
-    teacher, collector = secrets.token_hex(16), secrets.token_hex(16)
+    teacher, collector, lister = (secrets.token_hex(16) for _ in range(3))
     config = folder / "jupyterhub_config.py"
     config.write_text(
         _CONFIG.format(
@@ -257,6 +262,7 @@ def running_hub(folder: Path, environment: dict[str, str]) -> Iterator[Hub]:
             environment=environment,
             teacher=teacher,
             collector=collector,
+            lister=lister,
         )
     )
     log = folder / "jupyterhub.log"
@@ -270,7 +276,7 @@ def running_hub(folder: Path, environment: dict[str, str]) -> Iterator[Hub]:
             env=env,
             start_new_session=True,
         )
-    hub = Hub(f"http://127.0.0.1:{port}", folder, teacher, collector, log)
+    hub = Hub(f"http://127.0.0.1:{port}", folder, teacher, collector, lister, log)
     try:
         deadline = time.monotonic() + START_S
         while True:
