@@ -48,7 +48,11 @@ def test_on_a_hub_another_learner_id_is_ignored_and_said_so(sample_quiz, on_hub,
     panel.panels["s1"].set_response("b")
     panel.submit_button.click()
     # Only alice's file, only in her workspace (her progress beside it); nothing in the shared folder.
-    assert _files(on_hub) == ["progress/alice.json", "progress/alice.json.lock", "submissions/day76/alice.json"]
+    assert _files(on_hub) == [
+        "progress/alice.json",
+        "progress/alice.json.lock",
+        "submissions/day76/alice.json",
+    ]
     assert not (tmp_path / "shared").exists()
     # The grader, given what alice's server holds, scores alice and nobody else.
     report = grade_submissions(load_quiz(sample_quiz), on_hub / "submissions")
