@@ -10,7 +10,8 @@ material; it has no Check buttons. Practice mode keeps a running total
 under the questions after each Check. In both modes, given a learner id,
 Submit writes the responses (never a score) to
 ``<submissions>/<quiz>/<learner>.json`` atomically, and names the learner
-and the file to upload. A "which line" listing is shown once per snippet;
+and the file to upload; on JupyterHub the learner is the hub's user and the
+folder is in their own workspace (``hub``). A "which line" listing is shown once per snippet;
 restored answers are announced once per quiz (``_look`` draws all that).
 
 Each learner sees the options of a choice question in an order of their
