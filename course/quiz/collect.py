@@ -161,6 +161,12 @@ def _take(hub: _Hub, user: dict[str, Any], quiz: str, out: Path, remote: str) ->
             "this hub user name cannot name a submission file (letters, digits, '.', '_', '@', '-'); "
             "Submit refused it too, so nothing was written",
         )
+    if "servers" not in user:
+        return Collected(
+            name,
+            "refused",
+            "the hub did not show this user's servers: the token needs the scope read:servers",
+        )
     server = (user.get("servers") or {}).get("")
     if not isinstance(server, dict) or not server.get("ready") or not server.get("url"):
         state = (

@@ -72,37 +72,33 @@ class Hub:
     def home(self, name: str) -> Path:
         return self.folder / "homes" / name
 
-    def add_learner(self, name: str) -> str:
-        """Create ``name``, start their server, return a token of their own (what their browser holds)."""
-        r = self.api("POST", f"/users/{name}")
-        if r.status_code not in (201, 409):
-            raise HubError(f"creating user {name}: {r.status_code} {r.text[:300]}")
-        r = self.api("POST", f"/users/{name}/tokens", json={"note": "the test's browser"})
-        if r.status_code != 201:
-            raise HubError(f"a token for {name}: {r.status_code} {r.text[:300]}")
-        token = str(r.json()["token"])
-        r = self.api("POST", f"/users/{name}/server", token=token)
-        if r.status_code not in (201, 202):
-            raise HubError(f"starting {name}'s server: {r.status_code} {r.text[:300]}")
+    def add_learners(self, *names: str) -> dict[str, str]:
+        """Create each user, start their servers together, return a token of each one's own (their browser's)."""
+        tokens = {}
+        for name in names:
+            r = self.api("POST", f"/users/{name}")
+            if r.status_code not in (201, 409):
+                raise HubError(f"creating user {name}: {r.status_code} {r.text[:300]}")
+            r = self.api("POST", f"/users/{name}/tokens", json={"note": "the test's browser"})
+            if r.status_code != 201:
+                raise HubError(f"a token for {name}: {r.status_code} {r.text[:300]}")
+            tokens[name] = token = str(r.json()["token"])
+            r = self.api("POST", f"/users/{name}/server", token=token)
+            if r.status_code not in (201, 202):
+                raise HubError(f"starting {name}'s server: {r.status_code} {r.text[:300]}")
         deadline = time.monotonic() + START_S
-        while time.monotonic() < deadline:
-            model = self.api("GET", f"/users/{name}").json()
-            if model.get("server") and not model.get("pending"):
-                return token
-            time.sleep(0.5)
-        raise HubError(f"{name}'s server did not start within {START_S} s; the hub's log: {self.log}")
-
-    def stop_server(self, name: str) -> None:
-        r = self.api("DELETE", f"/users/{name}/server")
-        if r.status_code not in (202, 204):
-            raise HubError(f"stopping {name}'s server: {r.status_code} {r.text[:300]}")
-        deadline = time.monotonic() + START_S
-        while time.monotonic() < deadline:
-            model = self.api("GET", f"/users/{name}").json()
-            if not model.get("server") and not model.get("pending"):
-                return
-            time.sleep(0.5)
-        raise HubError(f"{name}'s server did not stop within {START_S} s")
+        waiting = set(names)
+        while waiting:
+            for name in sorted(waiting):
+                model = self.api("GET", f"/users/{name}").json()
+                if model.get("server") and not model.get("pending"):
+                    waiting.discard(name)
+            if waiting and time.monotonic() > deadline:
+                raise HubError(
+                    f"servers not up within {START_S} s: {sorted(waiting)}; the hub's log: {self.log}"
+                )
+            time.sleep(0.3 if waiting else 0)
+        return tokens
 
 
 class Kernel:

@@ -128,6 +128,10 @@ def _totals(out: Path) -> dict[str, str]:
         return {row["learner"]: row["total"] for row in csv.DictReader(f)}
 
 
+def _files(folder: Path) -> dict[str, int]:
+    return {str(p): p.stat().st_mtime_ns for p in folder.rglob("*") if p.is_file()} if folder.is_dir() else {}
+
+
 def _outside(home: Path, paths: list[str]) -> list[str]:
     return [p for p in paths if not Path(p).resolve().is_relative_to(home.resolve())]
 
@@ -138,8 +142,9 @@ def test_two_learners_submit_collect_and_grade_by_hub_identity(hub: _hub.Hub, tm
     right = question.answer
     wrong = next(o.id for o in question.options if o.id != right)
     kernels: dict[str, _hub.Kernel] = {}
+    checkout_before = _files(ROOT / "submissions")  # off a hub, Submit's default folder
     try:
-        tokens = {name: hub.add_learner(name) for name in ("alice", "bob")}
+        tokens = hub.add_learners("alice", "bob")
         for name, token in tokens.items():
             kernels[name] = kernel = _hub.Kernel(hub, name, token)
             for cell in _page_cells():  # the whole Day 76 page, cell by cell, as Run All runs it
@@ -165,11 +170,13 @@ def test_two_learners_submit_collect_and_grade_by_hub_identity(hub: _hub.Hub, tm
         assert f"as learner <b>{who}</b> (your JupyterHub user name)" in said[name]["note"]
         assert "Saved 1 of" in said[name]["status"], said[name]["status"]
         assert "collects this file from your JupyterHub server" in said[name]["status"]
-        assert said[name]["written"], "the audit hook saw no write: it watches nothing"
+        # The hook saw the submission itself written (so it watches), and nothing outside the home.
+        target = (hub.home(who) / SUBMITTED.format(user=who)).resolve()
+        assert target in {Path(p).resolve() for p in said[name]["written"]}, said[name]["written"]
         assert _outside(hub.home(who), said[name]["written"]) == [], "Submit wrote outside the home"
     assert "learner_id=&#x27;bob&#x27; is ignored" in said["as bob"]["note"]
     assert not (hub.home("alice") / SUBMITTED.format(user="bob")).exists()
-    assert not (ROOT / "submissions").exists(), "Submit wrote into the course checkout"
+    assert _files(ROOT / "submissions") == checkout_before, "Submit wrote into the course checkout"
 
     # The instructor: collect with the collector's token, grade the collected folder.
     collected, graded = tmp_path / "collected", tmp_path / "graded"
@@ -221,7 +228,7 @@ def test_two_learners_submit_collect_and_grade_by_hub_identity(hub: _hub.Hub, tm
 
 
 def test_collect_says_why_a_file_was_not_read(hub: _hub.Hub, tmp_path: Path) -> None:
-    dave = hub.add_learner("dave")  # a running server, nothing submitted
+    dave = hub.add_learners("dave")["dave"]  # a running server, nothing submitted
     assert hub.api("POST", "/users/carol").status_code == 201  # never started
     collected = tmp_path / "collected"
     done = _course(

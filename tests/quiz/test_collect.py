@@ -132,6 +132,16 @@ def test_collect_names_every_file_by_the_hub_user_and_says_why_for_the_rest(samp
     assert sorted(s.path.name for s in graded.skipped) == ["erin.json", "mallory.json"]
 
 
+def test_a_token_that_may_not_see_the_servers_says_which_scope_it_lacks(tmp_path):
+    fake = FakeHub([{"name": "alice"}], {})
+    (item,) = collect_quiz("http://hub.test", "T", "day76", tmp_path, session=fake).items
+    assert (item.outcome, item.detail) == (
+        "refused",
+        "the hub did not show this user's servers: the token needs the scope read:servers",
+    )
+    assert fake.calls == ["/hub/api/users"]
+
+
 def test_a_server_that_sends_the_token_to_a_login_page_is_refused_not_read(sample_quiz, tmp_path):
     fake = FakeHub([_user("alice")], {"alice": 302})
     report = collect_quiz("http://hub.test", "T", "day76", tmp_path, session=fake)
