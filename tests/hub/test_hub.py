@@ -123,6 +123,13 @@ def _course(*args: str, token: str, cwd: Path) -> subprocess.CompletedProcess[st
     )
 
 
+def _collect(hub: _hub.Hub, out: Path, token: str) -> subprocess.CompletedProcess[str]:
+    """``course quiz collect day76`` as the instructor runs it, with ``token`` in the environment."""
+    return _course(
+        "quiz", "collect", "day76", "--hub-url", hub.url, "-o", str(out), token=token, cwd=out.parent
+    )
+
+
 def _totals(out: Path) -> dict[str, str]:
     with open(out / "wide.csv", newline="", encoding="utf-8") as f:
         return {row["learner"]: row["total"] for row in csv.DictReader(f)}
@@ -180,17 +187,7 @@ def test_two_learners_submit_collect_and_grade_by_hub_identity(hub: _hub.Hub, tm
 
     # The instructor: collect with the collector's token, grade the collected folder.
     collected, graded = tmp_path / "collected", tmp_path / "graded"
-    done = _course(
-        "quiz",
-        "collect",
-        "day76",
-        "--hub-url",
-        hub.url,
-        "-o",
-        str(collected),
-        token=hub.collector_token,
-        cwd=tmp_path,
-    )
+    done = _collect(hub, collected, hub.collector_token)
     assert done.returncode == 0, done.stdout + done.stderr
     assert sorted(p.name for p in (collected / "day76").iterdir()) == ["alice.json", "bob.json"]
     assert "2 saved" in done.stdout
@@ -207,17 +204,7 @@ def test_two_learners_submit_collect_and_grade_by_hub_identity(hub: _hub.Hub, tm
     data["learner"] = "bob"
     body = {"type": "file", "format": "text", "content": json.dumps(data)}
     assert requests.put(url, json=body, headers=headers, timeout=30).status_code == 200
-    done = _course(
-        "quiz",
-        "collect",
-        "day76",
-        "--hub-url",
-        hub.url,
-        "-o",
-        str(collected),
-        token=hub.collector_token,
-        cwd=tmp_path,
-    )
+    done = _collect(hub, collected, hub.collector_token)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 saved, 1 saved and flagged" in done.stdout
     assert "this file says learner 'bob', but its place names learner 'alice'" in done.stdout
@@ -231,17 +218,7 @@ def test_collect_says_why_a_file_was_not_read(hub: _hub.Hub, tmp_path: Path) -> 
     dave = hub.add_learners("dave")["dave"]  # a running server, nothing submitted
     assert hub.api("POST", "/users/carol").status_code == 201  # never started
     collected = tmp_path / "collected"
-    done = _course(
-        "quiz",
-        "collect",
-        "day76",
-        "--hub-url",
-        hub.url,
-        "-o",
-        str(collected),
-        token=hub.collector_token,
-        cwd=tmp_path,
-    )
+    done = _collect(hub, collected, hub.collector_token)
     assert done.returncode == 1, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     assert any(line.startswith("server not running: carol: the server is not running") for line in lines), (
@@ -253,25 +230,13 @@ def test_collect_says_why_a_file_was_not_read(hub: _hub.Hub, tmp_path: Path) -> 
     ), lines
     assert "1 users' servers could not be read" in done.stderr
     # A token that may list the users but not open their servers: refused, with the scope it lacks.
-    done = _course(
-        "quiz",
-        "collect",
-        "day76",
-        "--hub-url",
-        hub.url,
-        "-o",
-        str(collected),
-        token=hub.lister_token,
-        cwd=tmp_path,
-    )
+    done = _collect(hub, collected, hub.lister_token)
     assert done.returncode == 1
     assert any(
         line.startswith("refused by the server: dave:") and "it needs the scope access:servers" in line
         for line in done.stdout.splitlines()
     ), done.stdout
     # A learner's own token may not list the users: one message, exit 2.
-    done = _course(
-        "quiz", "collect", "day76", "--hub-url", hub.url, "-o", str(collected), token=dave, cwd=tmp_path
-    )
+    done = _collect(hub, collected, dave)
     assert done.returncode == 2
     assert "the hub refused to list its users (403)" in done.stderr
