@@ -52,3 +52,15 @@ def test_the_gradebook_matches_hub_users_through_the_table(sample_quiz, tmp_path
     rows = list(csv.reader(data.decode().splitlines()))
     assert (rows[1][-1], rows[2][-1]) == ("1", "1")
     assert export.filled == 2 and export.not_in_gradebook == ()
+
+
+def test_grade_takes_the_table_only_with_a_gradebook(sample_quiz, tmp_path, capsys):
+    from course.cli import main
+
+    table = tmp_path / "names.csv"
+    table.write_text("hub_user,login\nab12,alice.b\n")
+    (tmp_path / "subs").mkdir()
+    args = ["quiz", "grade", str(sample_quiz), str(tmp_path / "subs"), "-o", str(tmp_path / "out")]
+    assert main([*args, "--names", str(table)]) == 2
+    assert "--names maps hub users to gradebook logins: give it with --canvas" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
