@@ -179,7 +179,9 @@ def _take(hub: _Hub, user: dict[str, Any], quiz: str, out: Path, remote: str) ->
             "learner's home); start it from the hub's admin page and collect again",
         )
     path = remote.format(quiz=quiz, user=name)
-    url = str(server["url"]).rstrip("/") + "/api/contents/" + quote(path, safe="/")
+    # full_url: set when the hub gives each user a subdomain (JupyterHub.subdomain_host); else a path.
+    base = str(server.get("full_url") or server["url"])
+    url = base.rstrip("/") + "/api/contents/" + quote(path, safe="/")
     try:
         r = hub.get(url, params={"type": "file", "format": "base64", "content": "1"})
     except requests.RequestException as e:

@@ -44,12 +44,14 @@ class FakeHub(requests.Session):
         self.user_models = users
         self.files = files
         self.calls: list[str] = []
+        self.urls: list[str] = []
 
     def get(self, url: Any, **kwargs: Any) -> requests.Response:  # type: ignore[override]
         assert kwargs["allow_redirects"] is False and kwargs["timeout"]
         assert self.headers["Authorization"] == "token T"
         path = urlsplit(str(url)).path
         self.calls.append(path)
+        self.urls.append(str(url))
         if path == "/hub/api/users":
             offset = kwargs["params"]["offset"]
             page = self.user_models[offset : offset + 2]
@@ -130,6 +132,15 @@ def test_collect_names_every_file_by_the_hub_user_and_says_why_for_the_rest(samp
     graded = grade_submissions(quiz, out)
     assert sorted(r.learner for r in graded.results) == ["alice", "bob"]
     assert sorted(s.path.name for s in graded.skipped) == ["erin.json", "mallory.json"]
+
+
+def test_a_server_on_a_subdomain_is_read_at_its_full_url(sample_quiz, tmp_path):
+    user = _user("alice")
+    user["servers"][""]["full_url"] = "http://alice.hub.test/user/alice/"
+    fake = FakeHub([user], {"alice": _text(load_quiz(sample_quiz), "alice")})
+    (item,) = collect_quiz("http://hub.test", "T", "day76", tmp_path, session=fake).items
+    assert item.outcome == "saved"
+    assert fake.urls[-1].startswith("http://alice.hub.test/user/alice/api/contents/")
 
 
 def test_a_token_that_may_not_see_the_servers_says_which_scope_it_lacks(tmp_path):
