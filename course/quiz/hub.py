@@ -12,7 +12,9 @@ single-user server sets it) the hub has signed the learner in, so:
 - it writes into the learner's own workspace,
   ``<workspace>/submissions/<quiz>/<user>.json`` (``course.workspace``:
   ``~/hopper-course-work`` in their home), never into a folder shared with
-  other learners (a ``submissions_dir`` argument is ignored, and said so);
+  other learners (a ``submissions_dir`` argument is ignored, and said so; a
+  ``COURSE_WORKSPACE`` outside the home is refused: Submit saves nothing and
+  says why);
 - the instructor takes the files from each learner's server through the
   hub (``course quiz collect``) and saves each under the name the hub
   authenticated.
@@ -74,6 +76,19 @@ def submit_place(learner_id: str | None, submissions_dir: str | os.PathLike[str]
             HUB_ORIGIN,
             f"your JupyterHub user name {user[:80]!r} cannot name a submission file (letters, digits, "
             "'.', '_', '@' and '-' only), so Submit cannot save your answers: tell your instructor",
+            hub=True,
+        )
+    home = Path.home().resolve()
+    if not folder.is_relative_to(home):
+        # A folder outside the home may be shared with other learners, and the instructor's
+        # collect step reads each learner's server, whose files are their home.
+        return SubmitPlace(
+            None,
+            folder,
+            HUB_ORIGIN,
+            f"your answers would be saved in {folder}, outside your home folder {home} (COURSE_WORKSPACE "
+            "says so), where your instructor does not collect them, so Submit cannot save them: "
+            "tell your instructor",
             hub=True,
         )
     if learner_id is not None and learner_id != user:

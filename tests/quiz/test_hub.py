@@ -20,6 +20,7 @@ def _files(folder: Path) -> list[str]:
 @pytest.fixture
 def on_hub(monkeypatch, own_workspace):
     monkeypatch.setenv("JUPYTERHUB_USER", "alice")
+    monkeypatch.setenv("HOME", str(own_workspace.parent))  # the workspace is in the learner's home
     return own_workspace
 
 
@@ -75,3 +76,16 @@ def test_on_a_hub_a_user_name_that_cannot_name_a_file_saves_nothing_and_says_why
 def test_on_a_hub_the_workspace_folder_given_again_is_no_news(sample_quiz, on_hub):
     panel = show_quiz(sample_quiz, submissions_dir=on_hub / "submissions")
     assert "ignored" not in panel.submit_note.value
+
+
+def test_on_a_hub_a_workspace_outside_the_home_saves_nothing_and_says_why(
+    sample_quiz, on_hub, monkeypatch, tmp_path
+):
+    monkeypatch.setenv("HOME", str(tmp_path / "home" / "alice"))
+    panel = show_quiz(sample_quiz)
+    assert panel.learner_id is None
+    assert "outside your home folder" in panel.submit_note.value
+    panel.panels["s1"].set_response("b")
+    assert panel.submit() is None
+    assert "Nothing was saved: your answers would be saved in" in panel.status.value
+    assert not (on_hub / "submissions").exists()
