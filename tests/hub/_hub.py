@@ -101,19 +101,47 @@ class Hub:
         return tokens
 
 
-class Kernel:
-    """A kernel in a learner's server, driven through the proxy like JupyterLab drives it."""
+def put_file(hub: Hub, user: str, token: str, path: str, content: str, fmt: str = "text") -> None:
+    """Write ``path`` in ``user``'s server through the contents API, as JupyterLab saves a file."""
+    kind = "notebook" if fmt == "json" else "file"
+    body = {"type": kind, "format": fmt, "content": json.loads(content) if fmt == "json" else content}
+    r = requests.put(
+        f"{hub.url}/user/{user}/api/contents/{path}",
+        json=body,
+        headers={"Authorization": f"token {token}"},
+        timeout=CALL_S,
+    )
+    if r.status_code not in (200, 201):
+        raise HubError(f"writing {path} in {user}'s server: {r.status_code} {r.text[:300]}")
 
-    def __init__(self, hub: Hub, user: str, token: str):
+
+class Kernel:
+    """A notebook's kernel in a learner's server, driven through the proxy as JupyterLab drives it.
+
+    JupyterLab opens a notebook by reading it through the contents API and
+    starting a session for its path (``POST /api/sessions``), then talks to
+    the session's kernel over ``/api/kernels/<id>/channels``; so does this.
+    """
+
+    def __init__(self, hub: Hub, user: str, token: str, path: str):
         self.base = f"{hub.url}/user/{user}"
         self.headers = {"Authorization": f"token {token}"}
-        r = requests.post(f"{self.base}/api/kernels", headers=self.headers, json={}, timeout=CALL_S)
+        r = requests.get(f"{self.base}/api/contents/{path}", headers=self.headers, timeout=CALL_S)
+        if r.status_code != 200:
+            raise HubError(f"opening {path} in {user}'s server: {r.status_code} {r.text[:300]}")
+        self.notebook: dict[str, Any] = r.json()["content"]
+        session = {"path": path, "name": path, "type": "notebook", "kernel": {"name": "python3"}}
+        r = requests.post(f"{self.base}/api/sessions", headers=self.headers, json=session, timeout=CALL_S)
         if r.status_code != 201:
             raise HubError(f"starting a kernel for {user}: {r.status_code} {r.text[:300]}")
-        self.id = r.json()["id"]
+        self.session_id = r.json()["id"]
+        self.id = r.json()["kernel"]["id"]
         ws_url = self.base.replace("http://", "ws://", 1) + f"/api/kernels/{self.id}/channels"
         self.ws = websocket.create_connection(ws_url, header=[f"Authorization: token {token}"], timeout=RUN_S)
         self.session = uuid.uuid4().hex
+
+    def code_cells(self) -> list[str]:
+        return ["".join(c["source"]) for c in self.notebook["cells"] if c["cell_type"] == "code"]
 
     def run(self, code: str) -> str:
         """Run ``code``; return its stdout and results as text; raise HubError with the traceback on error."""
@@ -165,7 +193,9 @@ class Kernel:
         with contextlib.suppress(Exception):
             self.ws.close()
         with contextlib.suppress(requests.RequestException):
-            requests.delete(f"{self.base}/api/kernels/{self.id}", headers=self.headers, timeout=CALL_S)
+            requests.delete(
+                f"{self.base}/api/sessions/{self.session_id}", headers=self.headers, timeout=CALL_S
+            )
 
 
 _CONFIG = """\

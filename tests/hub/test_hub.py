@@ -3,9 +3,10 @@
 JupyterHub (pip) and configurable-http-proxy (npm) on 127.0.0.1, the
 DummyAuthenticator and the SimpleLocalProcessSpawner, each learner's server
 with a home of its own (``_hub.py``). Each learner's browser is played by
-their own hub token: a kernel started through their server's REST API,
-through the proxy, and every code cell of the Day 76 page run over the
-kernel's websocket, as JupyterLab runs it. Then:
+their own hub token, through the proxy, as JupyterLab works: the Day 76
+page is saved into their home and opened through their server's contents
+API, a session starts its kernel, and every code cell runs in order over
+the kernel's websocket. Then:
 
 - alice answers the first single-choice question right and bob wrong, and
   each presses Submit: while Submit runs, an audit hook in the kernel
@@ -37,7 +38,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import requests
 
 from course.quiz.loader import load_quiz
 from course.quiz.model import SingleChoice
@@ -67,11 +67,6 @@ def hub(tmp_path_factory: pytest.TempPathFactory):
     # The learners' kernels import this checkout's course package (as an installed course would be).
     with _hub.running_hub(folder, {"PYTHONPATH": str(ROOT)}) as running:
         yield running
-
-
-def _page_cells() -> list[str]:
-    notebook = json.loads(PAGE.read_text(encoding="utf-8"))
-    return ["".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code"]
 
 
 # Run in the learner's kernel after the page: every file Submit opens for writing, renames or makes.
@@ -153,8 +148,12 @@ def test_two_learners_submit_collect_and_grade_by_hub_identity(hub: _hub.Hub, tm
     try:
         tokens = hub.add_learners("alice", "bob")
         for name, token in tokens.items():
-            kernels[name] = kernel = _hub.Kernel(hub, name, token)
-            for cell in _page_cells():  # the whole Day 76 page, cell by cell, as Run All runs it
+            # The page in the learner's home (where the course's pages are put for them), opened
+            # and run through the proxy: every code cell in order, as Run All runs them.
+            _hub.put_file(hub, name, token, PAGE.name, PAGE.read_text(encoding="utf-8"), fmt="json")
+            kernels[name] = kernel = _hub.Kernel(hub, name, token, PAGE.name)
+            assert len(kernel.code_cells()) > 5
+            for cell in kernel.code_cells():
                 kernel.run(cell)
             kernel.run(_WATCH)
         # The page's own quiz, as a learner answers it and presses Submit.
@@ -198,12 +197,9 @@ def test_two_learners_submit_collect_and_grade_by_hub_identity(hub: _hub.Hub, tm
 
     # alice edits her file to name bob: saved under her hub name, flagged, and never scored as bob.
     path = SUBMITTED.format(user="alice")
-    url = f"{hub.url}/user/alice/api/contents/{path}"
-    headers = {"Authorization": f"token {tokens['alice']}"}
     data = json.loads((collected / "day76" / "alice.json").read_text())
     data["learner"] = "bob"
-    body = {"type": "file", "format": "text", "content": json.dumps(data)}
-    assert requests.put(url, json=body, headers=headers, timeout=30).status_code == 200
+    _hub.put_file(hub, "alice", tokens["alice"], path, json.dumps(data))
     done = _collect(hub, collected, hub.collector_token)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 saved, 1 saved and flagged" in done.stdout
