@@ -218,8 +218,9 @@ c.Spawner.args = {args!r}  # root (a CI container) must say so to Jupyter Server
 c.Spawner.start_timeout = {start_s}
 c.Spawner.http_timeout = {start_s}
 c.Spawner.environment = {environment!r}
-# The spawn API answers 202 at once and the test polls (a spawn slower than the default 10 s
-# met a hub bug: InvalidStateError in spawn_single_user, a 500).
+# The spawn API answers 202 at once and the test polls the user's model. (With the default
+# 10 s wait, a spawn that failed during it answered a bare 500: InvalidStateError in
+# spawn_single_user, JupyterHub 6.1.1, instead of the spawn's own error.)
 c.JupyterHub.tornado_settings = {{"slow_spawn_timeout": 0}}
 c.JupyterHub.services = [
     {{"name": "teacher", "api_token": {teacher!r}}},
