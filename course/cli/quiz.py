@@ -5,14 +5,17 @@
     python -m course quiz grade KEY.toml SUBMISSIONS_DIR -o OUTDIR
         [--overrides FILE.csv|FILE.toml] [--budget SECONDS] [--jobs N] [--progress]
         [--canvas GRADEBOOK.csv --canvas-column "Day 76 quiz (1234)"
-         [--canvas-match "SIS Login ID"] [--canvas-out PATH]]
+         [--canvas-match "SIS Login ID"] [--canvas-out PATH] [--names MAP.csv]]
+    python -m course quiz collect QUIZ_ID... --hub-url URL -o COLLECTED_DIR
+        [--token-file FILE] [--path TEMPLATE] [--names MAP.csv]
 
 Problems the user can fix are printed as messages with file and line,
 never a traceback.
 
 Exit status: 0 when the files are valid (validate), the learner copy is
-written (release) or the grades are written (grade); 1 when validate finds
-a problem in a file; 2 for input that cannot be used (a file that does not
+written (release), the grades are written (grade) or every learner's server
+answered (collect); 1 when validate finds a problem in a file or collect
+could not read some server (each is a line saying why); 2 for input that cannot be used (a file that does not
 load, a bad option), with one message naming it.
 """
 
@@ -32,8 +35,10 @@ from ..quiz.checks import key_length_problems, key_position_problems
 from ..quiz.grade import grade_submissions, write_reports
 from ..quiz.loader import load_quiz
 from ..quiz.model import Code, QuizError, fmt_points
+from ..quiz.names import read_names
 from ..quiz.parallel import default_jobs, find_gpus
 from ..quiz.release import release_quiz
+from .quiz_collect import register_collect
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -81,6 +86,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="where the filled gradebook goes (default: OUTDIR/canvas.csv)",
     )
     grade.add_argument(
+        "--names",
+        type=Path,
+        metavar="MAP.csv",
+        help="a CSV table hub_user,login: the gradebook login of each JupyterHub user "
+        "(content/quizzes/README.md); a user without a row is matched by their hub name",
+    )
+    grade.add_argument(
         "--budget",
         type=float,
         metavar="SECONDS",
@@ -101,6 +113,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="show a progress bar of the code answers on stderr even when it is not a terminal",
     )
     grade.set_defaults(func=_grade)
+
+    register_collect(sub)
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -137,6 +151,9 @@ def _release(args: argparse.Namespace) -> int:
 def _grade(args: argparse.Namespace) -> int:
     if (args.canvas is None) != (args.canvas_column is None):
         raise CourseError("--canvas and --canvas-column go together: give both or neither")
+    if args.names is not None and args.canvas is None:
+        raise CourseError("--names maps hub users to gradebook logins: give it with --canvas")
+    logins = read_names(args.names) if args.names is not None else None  # read before any grading
     if args.output.resolve().is_relative_to(args.submissions.resolve()):
         raise CourseError(
             f"write the reports outside the submissions folder (got -o {shown(args.output)} inside "
@@ -174,7 +191,7 @@ def _grade(args: argparse.Namespace) -> int:
     if args.canvas is not None:
         out = args.canvas_out or args.output / "canvas.csv"
         export, canvas = fill_gradebook(
-            report, args.canvas, args.canvas_column, out, match_column=args.canvas_match
+            report, args.canvas, args.canvas_column, out, match_column=args.canvas_match, names=logins
         )
     beside = export is not None and export.path.parent.resolve() == args.output.resolve()
     also = {export.path.name: canvas} if export is not None and beside else {}

@@ -8,6 +8,7 @@ named and left alone.
 from __future__ import annotations
 
 import csv
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,6 +60,7 @@ def fill_gradebook(
     out: Path | str,
     *,
     match_column: str = "SIS Login ID",
+    names: Mapping[str, str] | None = None,
 ) -> tuple[CanvasExport, bytes]:
     """The filled gradebook's bytes (for ``out``), not yet written: the grader writes them with its reports.
 
@@ -66,7 +68,9 @@ def fill_gradebook(
     The "Points Possible" row gets the quiz's maximum; rows with no graded
     submission keep their cell as it was; every other column is untouched.
     Two or more rows with one learner id are all left as they were and
-    listed in ``duplicates``.
+    listed in ``duplicates``. ``names`` maps a learner id (a JupyterHub user
+    name) to its gradebook login (``names.read_names``); an id without an
+    entry is its own login.
     """
     gradebook, out = Path(gradebook), Path(out)
     try:
@@ -86,7 +90,8 @@ def fill_gradebook(
                 line=1,
             )
     col, key = header.index(column), header.index(match_column)
-    scores = {r.learner: r.total for r in report.results}
+    names = names or {}
+    scores = {names.get(r.learner, r.learner): r.total for r in report.results}
     body = [row + [""] * (len(header) - len(row)) for row in rows[1:]]
     where: dict[str, list[int]] = {}
     for number, row in enumerate(body, start=2):

@@ -272,6 +272,7 @@ def grade_submissions(
     if not folder.is_dir():
         raise CourseError("the submissions folder does not exist or is not a folder", path=folder)
     if run_code is None and any(isinstance(q, Code) for q in key.questions):
+        # Only a quiz with code questions needs the runner (the sandbox, the compilers).
         from .code_runner import CodeRunner
 
         run_code = CodeRunner()

@@ -22,6 +22,7 @@ def own_workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     work = tmp_path / "workspace"
     monkeypatch.setenv("COURSE_WORKSPACE", str(work))
     monkeypatch.delenv("COURSE_LEARNER", raising=False)
+    monkeypatch.delenv("JUPYTERHUB_USER", raising=False)  # off a hub unless a test says otherwise
     return work
 
 

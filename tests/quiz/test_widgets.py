@@ -228,8 +228,10 @@ def test_submit_says_who_the_learner_is_and_where_the_id_came_from(sample_quiz, 
     assert "as learner <b>dana</b> (set by COURSE_LEARNER)" in by_env.submit_note.value
     monkeypatch.delenv("COURSE_LEARNER")
     monkeypatch.setenv("JUPYTERHUB_USER", "erin")
+    monkeypatch.setenv("HOME", str(tmp_path))  # the workspace (conftest) is in erin's home
     by_hub = show_quiz(sample_quiz, learner_id="erin", submissions_dir=tmp_path)
     assert "as learner <b>erin</b> (your JupyterHub user name)" in by_hub.submit_note.value
+    monkeypatch.delenv("JUPYTERHUB_USER")  # on a hub the page's id is ignored (tests/quiz/test_hub.py)
     given = show_quiz(sample_quiz, learner_id="frank", submissions_dir=tmp_path)
     assert "(the id this page was given)" in given.submit_note.value
 
