@@ -1,6 +1,8 @@
 """Dev check and timing of kernels/gemm7_shapes.cu against cuBLAS, on the GPU.
 
-Usage (on the H200): python3 bench86.py KERNEL_FILE [--quick] [--only M,N,K ...]
+Usage (on the H200): python3 bench86.py KERNEL_FILE [--quick [--top=N]] [M,N,K ...]
+
+--quick times only the model's N best candidates (default 1: its pick).
 
 Compiles the kernel with CuPy/NVRTC in every configuration the chooser can
 pick (-DGEMM_BN=256/128, -DGEMM_CLUSTER=2/1), then for every shape of the
@@ -285,6 +287,7 @@ def time_pair(p: Problem, run_k, stream, batch: int) -> tuple[float, float, str]
 def main() -> int:
     src = Path(sys.argv[1]).read_text()
     quick = "--quick" in sys.argv
+    top = next((int(a[6:]) for a in sys.argv if a.startswith("--top=")), 1)
     only = [tuple(int(x) for x in a.split(",")) for a in sys.argv[2:] if a.count(",") == 2]
     dev = cp.cuda.Device()
     sms = int(dev.attributes["MultiProcessorCount"])
@@ -296,10 +299,10 @@ def main() -> int:
         print(f"compiled {cfg.name()} with NVRTC in {cfg.compile_s:.1f}s", flush=True)
     stream = cp.cuda.Stream(non_blocking=True)
     with stream:
-        return run_all(configs, stream, sms, quick, only)
+        return run_all(configs, stream, sms, quick, only, top)
 
 
-def run_all(configs, stream, sms: int, quick: bool, only) -> int:
+def run_all(configs, stream, sms: int, quick: bool, only, top: int) -> int:
     cublas = Cublas(stream)
     print(cublas.note, flush=True)
     shapes = only or [*chooser86.TABLE, *RAGGED]
@@ -310,7 +313,7 @@ def run_all(configs, stream, sms: int, quick: bool, only) -> int:
         pick = chooser86.choose(m, n, k, sms)
         ranked = chooser86.candidates(m, n, k, sms)
         if quick:
-            todo = [pick]
+            todo = ranked[:top]
         else:
             todo = [c for c in ranked if c.split in SPLITS]
             if pick not in todo:
