@@ -177,6 +177,7 @@ constexpr int kPersistent = 1;            // grid = number of SMs (at most); eac
 constexpr int kGroupM = 8;                // cluster-tile rows per group of the tile order
 constexpr int kMinMultiple = 8;           // N and K: 8 halves = 16 bytes, the TMA stride rule
 static_assert(kPersistent == 1, "the host launches at most one CTA per SM and the kernel walks units");
+static_assert(kMinMultiple * 2 == 16, "a TMA global stride is a multiple of 16 bytes: 8 halves");
 
 constexpr int kTileBytesA = kBM * kBK * 2;                      // 16 KiB
 constexpr int kTileBytesB = kBN * kBK * 2;                      // 32 or 16 KiB
