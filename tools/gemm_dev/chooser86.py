@@ -16,10 +16,9 @@ where
   full one);
 - one K-tile of a 128 x BN tile is 128 x BN x 64 x 2 FLOP at the SM's
   share of the dense FP16 rate, times an efficiency that is lower for the
-  narrower tile (a 128 x 128 tile reads as many shared-memory bytes per
-  FLOP as... twice the B bytes per A byte: it does half the MMA work per
-  byte of A staged) and for a cluster of one (no multicast: every CTA
-  loads its own B from L2);
+  narrower tile (128 x 128 does half the MMA work of 128 x 256 per K-tile
+  for two thirds of the staged bytes, and its wgmmas are shorter) and for
+  a cluster of one (no multicast: every CTA loads its own B from L2);
 - the fixed cost per unit is the ring's fill (the first K-tile's load
   latency) and the epilogue that does not overlap the next unit;
 - split-K adds, per unit, the partial written to the workspace and, for
