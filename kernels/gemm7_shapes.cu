@@ -1,0 +1,1088 @@
+// SPDX-License-Identifier: MIT
+//
+// GEMM ladder, step 7: every shape and size. D = A B^T for any M, N, K
+// (N and K multiples of 8), ragged edges by the TMA hardware, tile shape
+// and a split of K chosen per problem so that every SM has work.
+//
+// Step 6 (gemm6_epilogue.cu) runs one problem well: square, a multiple of
+// 256, at least 4096. Three things change here.
+//
+// 1. Ragged edges by the hardware. M, N and K are kernel arguments, the
+//    tensor maps describe the real M x K, N x K and M x N matrices, and
+//    the tile counts round up. A TMA load whose box reaches past the
+//    tensor's bounds fills the missing elements with zeros
+//    (CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE; PTX ISA "Tensors: Tiled mode:
+//    Out of Boundary Access") and still counts the whole box's bytes on
+//    the mbarrier, so the ring's expect-tx arithmetic is unchanged. Zero
+//    rows of A or B give zero products: the elements of D inside the
+//    bounds are exact, and those outside are garbage-free zeros that the
+//    TMA store never writes, because a store clips at the tensor's bounds.
+//    A K that is not a multiple of 64 zero-fills the tail of the last
+//    K-tile in both operands: 0 * 0 adds nothing. No thread branches on an
+//    edge. The one rule left is the TMA's: a global row stride must be a
+//    multiple of 16 bytes, so K (rows of A and B) and N (rows of D) must
+//    be multiples of 8 halves; the host refuses anything else.
+//
+// 2. Tile shapes as compile-time configurations. -DGEMM_BN=256 (default)
+//    or 128 sets the tile width (the tile is 128 x GEMM_BN; each of the
+//    two consumer warpgroups owns 64 rows and issues m64nBNk16 wgmmas),
+//    and -DGEMM_CLUSTER=2 (default) or 1 sets the cluster along M that
+//    shares B by multicast (step 5). The ring is as deep as shared memory
+//    allows: 4 stages of 48 KiB at BN 256, 6 of 32 KiB at BN 128. A
+//    smaller tile makes more tiles (more SMs busy at N = 1024) at the cost
+//    of more shared-memory traffic per FLOP.
+//
+// 3. Split-K with an in-kernel reduction. The runtime argument splitK
+//    cuts each tile's K-tiles into splitK contiguous ranges; a work unit
+//    is (cluster tile, split), and the persistent CTAs walk units as they
+//    walked tiles. With splitK > 1 each consumer warpgroup writes its FP32
+//    partial (64 x BN) to a workspace, fences, and counts itself in with
+//    one atomicAdd on a per-(tile, warpgroup) counter. The one that
+//    arrives last adds the others' partials to its registers, resets the
+//    counter to 0 for the next launch, and runs step 6's epilogue (shared
+//    memory, TMA store) on the sum. Nobody waits for anybody, so no order
+//    of units can deadlock. (The "serial split-K" / "fixup" idea of
+//    CUTLASS's split-K and Stream-K schedulers, here in its simplest
+//    form.) With splitK = 1 the kernel is step 6 on rounded-up tile
+//    counts. Which BN, cluster and split a problem gets is the host's
+//    choice (a model of tiles, waves and SM count); this file's main()
+//    takes them as arguments.
+//
+// What does not change: the warp-specialized ring, setmaxnreg, the
+// multicast, scale-d, the epilogue through shared memory and TMA store.
+//
+// The problem (the ladder's, generalised):
+//   A  M x K, row-major, FP16 (K contiguous)
+//   B  N x K, row-major, FP16 (K contiguous; cuBLAS's TN case)
+//   D  M x N, row-major, FP16, D[m][n] = sum_k A[m][k] * B[n][k],
+//      accumulated in FP32 and rounded to FP16 once at the end.
+//
+// Launch contract:
+//   kernel  gemm7Shapes(tmA, tmB, tmD, M, N, K, splitK, workspace,
+//           counters), compiled with __cluster_dims__(kClusterM, 1, 1)
+//   grid    (min(SMs rounded down to a multiple of kClusterM,
+//           units * kClusterM), 1, 1), units = ceil(ceil(M/kBM)/kClusterM)
+//           * ceil(N/kBN) * splitK
+//   block   kThreadsPerBlock = 384; dynamic shared memory kSmemBytes
+//   tmA     2D FP16 map over A: dims {K, M}, row stride K*2 bytes, box
+//           {kBK, kBoxARows} = {64, 128}, 128B swizzle, OOB fill NONE
+//           (zeros)
+//   tmB     the same over B: dims {K, N}, box {64, kBoxBRows} (kBN /
+//           kClusterM rows: each CTA of the cluster loads one slice)
+//   tmD     2D FP16 map over D: dims {N, M}, row stride N*2, box
+//           {kBoxDCols, kBoxDRows} = {64, 64}, 128B swizzle
+//   splitK  1 .. ceil(K/64)
+//   workspace  splitK > 1: FP32, tilesMPadded * tilesN * splitK * kBM *
+//           kBN floats (tilesMPadded = ceil(ceil(M/kBM)/kClusterM) *
+//           kClusterM); may be null when splitK == 1
+//   counters   splitK > 1: tilesMPadded * tilesN * kConsumers unsigned
+//           ints, zero before the first launch (the kernel leaves them
+//           zero); may be null when splitK == 1
+//
+// Technique credit: github.com/pranjalssh/fast.cu (the ladder's source,
+// see step 6); split-K and Stream-K fixup: CUTLASS
+// (include/cutlass/gemm/kernel/sm90_tile_scheduler_stream_k.hpp) and
+// Osama et al., "Stream-K", PPoPP 2023. This file is the course's own code.
+//
+// Needs compute capability 9.0 exactly (wgmma is sm_90a-only).
+//
+// Build: nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -o gemm7_shapes gemm7_shapes.cu
+//        (add -DGEMM_BN=128 and/or -DGEMM_CLUSTER=1 for the other configurations)
+// Run:   ./gemm7_shapes            (a list of ragged shapes, each with splits 1 and 3)
+//        ./gemm7_shapes M N K SPLIT (one shape)
+
+#ifndef __CUDACC_RTC__
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include <cuda.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <cudaTypedefs.h>
+#else
+// Under NVRTC (the course compiles this same file at run time) there is
+// no cuda.h: declare the 128-byte, 64-byte aligned opaque tensor map the
+// way cuda.h does, as Day 76 (tma_tile.cu) explains. Fixed-width integers
+// come from libcu++.
+#include <cuda/std/cstdint>
+#include <cuda_fp16.h>
+using cuda::std::uint32_t;
+using cuda::std::uint64_t;
+using cuda::std::uint8_t;
+using cuda::std::uintptr_t;
+struct alignas(64) CUtensorMap_st {
+    unsigned long long opaque[16];
+};
+typedef struct CUtensorMap_st CUtensorMap;
+#endif
+
+#ifndef __CUDACC_RTC__
+// The one error macro, verbatim from the other lesson files.
+#define CUDA_CHECK(call)                                                 \
+    do {                                                                 \
+        cudaError_t err_ = (call);                                       \
+        if (err_ != cudaSuccess) {                                       \
+            std::fprintf(stderr, "CUDA error %s:%d: %s: %s\n", __FILE__, \
+                         __LINE__, #call, cudaGetErrorString(err_));     \
+            std::exit(EXIT_FAILURE);                                     \
+        }                                                                \
+    } while (0)
+#endif  // __CUDACC_RTC__
+
+// snippet: constants
+// The configuration: tile width and cluster, one compiled kernel each.
+#ifndef GEMM_BN
+#define GEMM_BN 256
+#endif
+#ifndef GEMM_CLUSTER
+#define GEMM_CLUSTER 2
+#endif
+// The ring is as deep as shared memory allows (stage = 16 KiB of A plus
+// kBN * 128 B of B; 32 KiB of D staging and the barriers beside it).
+#if GEMM_BN == 128
+#define GEMM_STAGES 6
+#else
+#define GEMM_STAGES 4
+#endif
+constexpr int kBM = 128;                  // rows of D one CTA owns
+constexpr int kBN = GEMM_BN;              // columns of D one CTA owns: 256 or 128
+constexpr int kBK = 64;                   // K depth of one tile: 64 halves = 128 bytes, one swizzle row
+constexpr int kWgmmaM = 64;               // rows of one wgmma.mma_async
+constexpr int kWgmmaN = kBN;              // columns of one wgmma.mma_async (m64n256k16 or m64n128k16)
+constexpr int kWgmmaK = 16;               // K depth of one wgmma.mma_async
+constexpr int kThreadsPerBlock = 384;     // warpgroup 0 produces, warpgroups 1 and 2 consume
+constexpr int kStages = GEMM_STAGES;      // ring of shared-memory stages
+constexpr int kConsumers = 2;             // consumer warpgroups: arrivals per empty-barrier phase
+constexpr int kBoxARows = 128;            // TMA box for A: kBK x kBoxARows elements
+constexpr int kClusterM = GEMM_CLUSTER;   // CTAs per cluster, stacked along M, sharing B
+constexpr int kClusterN = 1;              // CTAs per cluster along N (A is not shared)
+constexpr int kBoxBRows = kBN / kClusterM;  // TMA box for B: one slice per CTA of the cluster
+constexpr int kAccRegs = kWgmmaM * kWgmmaN / 128;  // floats per thread per m64nBN accumulator
+#ifndef GEMM_SETMAXNREG
+#define GEMM_SETMAXNREG 1
+#endif
+constexpr int kProducerRegs = 40;         // producer warpgroup's ceiling after setmaxnreg.dec
+constexpr int kConsumerRegs = 232;        // each consumer warpgroup's ceiling after setmaxnreg.inc
+constexpr int kSmemAlign = 1024;          // 128B-swizzle atoms are 8 rows x 128 B = 1024 B
+constexpr int kBoxDCols = 64;             // TMA store box for D: 64 columns = 128 B, one swizzle row
+constexpr int kBoxDRows = 64;             // TMA store box for D: one consumer's 64 rows
+constexpr int kStagingBoxes = 2;          // D boxes each consumer stages per pass
+constexpr int kPasses = kBN / (kBoxDCols * kStagingBoxes);  // epilogue passes per tile: 2 or 1
+constexpr int kSmemBytes = 231424;        // dynamic shared memory the launch requests
+constexpr int kPersistent = 1;            // grid = number of SMs (at most); each CTA walks units
+constexpr int kGroupM = 8;                // cluster-tile rows per group of the tile order
+constexpr int kMinMultiple = 8;           // N and K: 8 halves = 16 bytes, the TMA stride rule
+static_assert(kPersistent == 1, "the host launches at most one CTA per SM and the kernel walks units");
+static_assert(kMinMultiple * 2 == 16, "a TMA global stride is a multiple of 16 bytes: 8 halves");
+
+constexpr int kTileBytesA = kBM * kBK * 2;                      // 16 KiB
+constexpr int kTileBytesB = kBN * kBK * 2;                      // 32 or 16 KiB
+constexpr int kStageBytes = kTileBytesA + kTileBytesB;          // bytes the TMA delivers per K-tile
+constexpr int kClusterSize = kClusterM * kClusterN;
+
+static_assert(kBN == 256 || kBN == 128, "GEMM_BN is 256 or 128");
+static_assert(kClusterM == 1 || kClusterM == 2, "GEMM_CLUSTER is 1 or 2");
+static_assert(kBK * 2 == 128, "one tile row must be exactly one 128-byte swizzle span");
+static_assert(kBM == kWgmmaM * kConsumers, "each consumer covers 64 rows with one m64nBN slice");
+static_assert(kBoxARows == kBM && kBoxBRows <= 256, "TMA boxes are at most 256 rows");
+static_assert(kThreadsPerBlock == 128 * (1 + kConsumers),
+              "one producer warpgroup plus the consumer warpgroups");
+static_assert(kStages >= 2, "a pipeline needs at least two stages");
+static_assert(kBoxDCols * 2 == 128 && kBoxDRows == kWgmmaM && kPasses >= 1 &&
+                  kBN % (kBoxDCols * kStagingBoxes) == 0,
+              "each consumer stores its 64-row slice as kBN / 64 boxes of 64x64");
+static_assert(kBoxBRows * kClusterM == kBN, "the cluster's CTAs split the B tile evenly");
+static_assert(128 * (kProducerRegs + kConsumers * kConsumerRegs) <= 65536,
+              "the three warpgroups' ceilings must fit the 64K-register file");
+// end snippet
+
+// snippet: smem-layout
+struct alignas(1024) SharedStorage {
+    __half a[kStages][kBM * kBK];  // A tiles: kBM rows of 128 B each, swizzled
+    __half b[kStages][kBN * kBK];  // B tiles: kBN rows of 128 B each, swizzled
+    __half dOut[kConsumers][kStagingBoxes][kBoxDRows * kBoxDCols];  // D staging, 8 KiB a box
+    uint64_t full[kStages];        // mbarrier: "the TMA bytes of this stage have landed"
+    uint64_t empty[kStages];       // mbarrier: "the wgmmas of every CTA reading this stage are done"
+    unsigned arrived[kConsumers];  // split-K: the ticket each consumer's atomicAdd returned
+};
+static_assert(kSmemBytes == sizeof(SharedStorage) + kSmemAlign,
+              "kSmemBytes must be the storage plus the alignment slack");
+static_assert(kSmemBytes <= 227 * 1024, "Hopper's per-block shared memory ceiling");
+// end snippet
+
+// snippet: descriptor
+// A wgmma matrix descriptor (PTX ISA "Matrix Descriptor Format",
+// https://docs.nvidia.com/cuda/parallel-thread-execution/index.html
+// #asynchronous-warpgroup-level-matrix-shared-memory-layout-matrix-descriptor):
+// bits 13..0 start address >> 4, 29..16 leading byte offset >> 4, 45..32
+// stride byte offset >> 4, 63..62 swizzle mode (1 = 128B).
+// For a K-major operand in the 128B swizzle mode the TMA wrote, one "atom"
+// is 8 rows x 128 bytes (8 rows x 64 halves): the stride byte offset is
+// the step from one 8-row group to the next, 1024 B. The leading byte
+// offset would step along K to the next atom, but a k16 slice (32 B) never
+// leaves the 128-byte row, so the field is unused; 1 is the customary
+// filler. Day 78's unswizzled descriptor had LBO 128 and SBO 1024 for
+// core matrices of 8 x 16 B; here the hardware finds the 16-byte chunks by
+// undoing the XOR swizzle (chunk ^= row % 8) itself.
+// The next k16 slice starts 32 bytes further along the row: descriptor + 2.
+// That works inside a swizzled row only because the tile base is
+// 1024-aligned, so the hardware's XOR sees the same row bits the TMA used.
+__device__ __forceinline__ uint64_t swizzledDesc(const void* smemPtr) {
+    const uint32_t addr = static_cast<uint32_t>(__cvta_generic_to_shared(smemPtr));
+    return uint64_t((addr & 0x3FFFFu) >> 4)        // start address
+           | (uint64_t(1) << 16)                   // leading byte offset: unused here
+           | (uint64_t(1024 >> 4) << 32)           // stride byte offset: 8 rows x 128 B
+           | (uint64_t(1) << 62);                  // swizzle mode: 128B
+}
+// end snippet
+
+// snippet: mbarrier
+// The mbarrier, in raw PTX (PTX ISA "Parallel Synchronization and
+// Communication Instructions: mbarrier", https://docs.nvidia.com/cuda/
+// parallel-thread-execution/index.html
+// #parallel-synchronization-and-communication-instructions-mbarrier).
+// A phase completes when (a) the expected number of arrivals arrived and
+// (b) the transaction count, raised by expect-tx and lowered by the bytes
+// the TMA engine writes, is back at zero. Then the phase flips and waiters
+// on its parity are released.
+__device__ __forceinline__ uint32_t smemAddr(const void* p) {
+    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void mbarInit(uint64_t* bar, uint32_t arrivals) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smemAddr(bar)),
+                 "r"(arrivals)
+                 : "memory");
+}
+
+// One arrival that also announces `bytes` of incoming TMA traffic.
+__device__ __forceinline__ void mbarArriveExpectTx(uint64_t* bar, uint32_t bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(
+                     smemAddr(bar)),
+                 "r"(bytes)
+                 : "memory");
+}
+
+// A plain arrival (release semantics at CTA scope by default): orders
+// this thread's earlier work before the arrival that others wait for.
+__device__ __forceinline__ void mbarArrive(uint64_t* bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smemAddr(bar)) : "memory");
+}
+
+// An arrival on the barrier at the same offset in CTA `ctaRank` of this
+// cluster: mapa turns our shared::cta address into that CTA's
+// shared::cluster address (PTX ISA "mapa", https://docs.nvidia.com/cuda/
+// parallel-thread-execution/index.html
+// #data-movement-and-conversion-instructions-mapa).
+// Default semantics (release, CTA scope), as CUTLASS's ClusterBarrier
+// uses. What the arrival must order is the wgmmas' shared-memory reads
+// before the peer's next TMA write, and those reads have *completed*
+// (wgmma.wait_group) before the arrival is issued: no memory fence is
+// needed for that. Written .release.cluster, ptxas puts MEMBAR.ALL.GPU
+// in front of every arrival (seen in this file's SASS, nvdisasm 13.5),
+// and on the H200 that version ran at about 0.7x the speed of step 4
+// (measured on the H200 on 2026-11-30 while this step was written).
+__device__ __forceinline__ void mbarArriveCluster(uint64_t* bar, uint32_t ctaRank) {
+    asm volatile(
+        "{\n\t.reg .b32 remote;\n\t"
+        "mapa.shared::cluster.u32 remote, %0, %1;\n\t"
+        "mbarrier.arrive.shared::cluster.b64 _, [remote];\n\t}" ::"r"(smemAddr(bar)),
+        "r"(ctaRank)
+        : "memory");
+}
+
+// Spin until the phase with this parity has completed ("try_wait.parity",
+// https://docs.nvidia.com/cuda/parallel-thread-execution/index.html
+// #parallel-synchronization-and-communication-instructions-mbarrier-test-wait-mbarrier-try-wait).
+// try_wait may itself sleep for a while in hardware before reporting
+// false, so the loop is not a hot spin.
+__device__ __forceinline__ void mbarWait(uint64_t* bar, uint32_t parity) {
+    uint32_t done = 0;
+    do {
+        asm volatile(
+            "{\n\t.reg .pred p;\n\t"
+            "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+            "selp.u32 %0, 1, 0, p;\n\t}"
+            : "=r"(done)
+            : "r"(smemAddr(bar)), "r"(parity)
+            : "memory");
+    } while (!done);
+}
+
+// Every thread of every CTA in the cluster arrives, then waits for all
+// (PTX ISA "barrier.cluster", https://docs.nvidia.com/cuda/
+// parallel-thread-execution/index.html
+// #parallel-synchronization-and-communication-instructions-barrier-cluster).
+// Release/acquire: shared-memory writes before it are visible to the
+// whole cluster after it. It also does __syncthreads()'s job.
+__device__ __forceinline__ void clusterSync() {
+    asm volatile(
+        "barrier.cluster.arrive.release.aligned;\n\t"
+        "barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+__device__ __forceinline__ uint32_t clusterCtaRank() {
+    uint32_t rank;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+    return rank;
+}
+// end snippet
+
+// snippet: tma-load
+// One 2D tile copy, global -> shared, completing on an mbarrier by bytes
+// (PTX ISA "cp.async.bulk.tensor", https://docs.nvidia.com/cuda/
+// parallel-thread-execution/index.html
+// #data-movement-and-conversion-instructions-cp-async-bulk-tensor).
+// Coordinates are elements, innermost (K) first. The map is read through
+// its generic address: a __grid_constant__ parameter lives in the
+// constant bank and has one.
+__device__ __forceinline__ void tmaLoad2d(void* dst, const CUtensorMap* map,
+                                          uint64_t* bar, int k, int row) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile"
+        ".mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(
+            smemAddr(dst)),
+        "l"(reinterpret_cast<uint64_t>(map)), "r"(k), "r"(row), "r"(smemAddr(bar))
+        : "memory");
+}
+
+// The other direction: one box of D, shared -> global, tracked by the
+// issuing thread's bulk async-groups instead of an mbarrier.
+__device__ __forceinline__ void tmaStore2d(const CUtensorMap* map, const void* src, int col,
+                                           int row) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group"
+        " [%0, {%1, %2}], [%3];" ::"l"(reinterpret_cast<uint64_t>(map)),
+        "r"(col), "r"(row), "r"(smemAddr(src))
+        : "memory");
+}
+
+// The same copy, multicast: the engine writes the box at dst's offset in
+// the shared memory of every CTA whose bit is set in ctaMask, and
+// signals the barrier at bar's offset in each of them.
+__device__ __forceinline__ void tmaLoad2dMulticast(void* dst, const CUtensorMap* map,
+                                                   uint64_t* bar, int k, int row,
+                                                   uint16_t ctaMask) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile"
+        ".mbarrier::complete_tx::bytes.multicast::cluster"
+        " [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(smemAddr(dst)),
+        "l"(reinterpret_cast<uint64_t>(map)), "r"(k), "r"(row), "r"(smemAddr(bar)),
+        "h"(ctaMask)
+        : "memory");
+}
+// end snippet
+
+// snippet: wgmma
+__device__ __forceinline__ void wgmmaFence() {
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void wgmmaCommit() {
+    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+template <int kPending>
+__device__ __forceinline__ void wgmmaWait() {
+    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(kPending) : "memory");
+}
+
+// One m64n256k16 wgmma, A and B both from shared memory through
+// descriptors. scaleD = 0 computes D = A*B, 1 computes D += A*B; it is a
+// predicate, so it may be a run-time value. The immediates after it:
+// scale-a = scale-b = 1 (no negation), trans-a = trans-b = 0 (both
+// operands K-major, which is how A and B sit in memory here).
+__device__ __forceinline__ void wgmmaM64N256K16(float (&acc)[128], uint64_t descA,
+                                                uint64_t descB, int scaleD) {
+    asm volatile(
+        "{\n\t.reg .pred p;\n\t"
+        "setp.ne.b32 p, %130, 0;\n\t"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16\n\t"
+        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+        "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
+        "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
+        "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,"
+        "%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,"
+        "%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,"
+        "%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,"
+        "%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127},\n\t"
+        "%128, %129, p, 1, 1, 0, 0;\n\t}"
+        : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]),
+          "+f"(acc[6]), "+f"(acc[7]), "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]),
+          "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]), "+f"(acc[16]), "+f"(acc[17]),
+          "+f"(acc[18]), "+f"(acc[19]), "+f"(acc[20]), "+f"(acc[21]), "+f"(acc[22]), "+f"(acc[23]),
+          "+f"(acc[24]), "+f"(acc[25]), "+f"(acc[26]), "+f"(acc[27]), "+f"(acc[28]), "+f"(acc[29]),
+          "+f"(acc[30]), "+f"(acc[31]), "+f"(acc[32]), "+f"(acc[33]), "+f"(acc[34]), "+f"(acc[35]),
+          "+f"(acc[36]), "+f"(acc[37]), "+f"(acc[38]), "+f"(acc[39]), "+f"(acc[40]), "+f"(acc[41]),
+          "+f"(acc[42]), "+f"(acc[43]), "+f"(acc[44]), "+f"(acc[45]), "+f"(acc[46]), "+f"(acc[47]),
+          "+f"(acc[48]), "+f"(acc[49]), "+f"(acc[50]), "+f"(acc[51]), "+f"(acc[52]), "+f"(acc[53]),
+          "+f"(acc[54]), "+f"(acc[55]), "+f"(acc[56]), "+f"(acc[57]), "+f"(acc[58]), "+f"(acc[59]),
+          "+f"(acc[60]), "+f"(acc[61]), "+f"(acc[62]), "+f"(acc[63]), "+f"(acc[64]), "+f"(acc[65]),
+          "+f"(acc[66]), "+f"(acc[67]), "+f"(acc[68]), "+f"(acc[69]), "+f"(acc[70]), "+f"(acc[71]),
+          "+f"(acc[72]), "+f"(acc[73]), "+f"(acc[74]), "+f"(acc[75]), "+f"(acc[76]), "+f"(acc[77]),
+          "+f"(acc[78]), "+f"(acc[79]), "+f"(acc[80]), "+f"(acc[81]), "+f"(acc[82]), "+f"(acc[83]),
+          "+f"(acc[84]), "+f"(acc[85]), "+f"(acc[86]), "+f"(acc[87]), "+f"(acc[88]), "+f"(acc[89]),
+          "+f"(acc[90]), "+f"(acc[91]), "+f"(acc[92]), "+f"(acc[93]), "+f"(acc[94]), "+f"(acc[95]),
+          "+f"(acc[96]), "+f"(acc[97]), "+f"(acc[98]), "+f"(acc[99]), "+f"(acc[100]), "+f"(acc[101]),
+          "+f"(acc[102]), "+f"(acc[103]), "+f"(acc[104]), "+f"(acc[105]), "+f"(acc[106]), "+f"(acc[107]),
+          "+f"(acc[108]), "+f"(acc[109]), "+f"(acc[110]), "+f"(acc[111]), "+f"(acc[112]), "+f"(acc[113]),
+          "+f"(acc[114]), "+f"(acc[115]), "+f"(acc[116]), "+f"(acc[117]), "+f"(acc[118]), "+f"(acc[119]),
+          "+f"(acc[120]), "+f"(acc[121]), "+f"(acc[122]), "+f"(acc[123]), "+f"(acc[124]), "+f"(acc[125]),
+          "+f"(acc[126]), "+f"(acc[127])
+        : "l"(descA), "l"(descB), "r"(scaleD));
+}
+// The same for m64n128k16: 64 accumulators per thread (the 128x128
+// configurations). Operand numbering as above: 64 outputs, then descA,
+// descB and scale-d.
+__device__ __forceinline__ void wgmmaM64N128K16(float (&acc)[64], uint64_t descA,
+                                                uint64_t descB, int scaleD) {
+    asm volatile(
+        "{\n\t.reg .pred p;\n\t"
+        "setp.ne.b32 p, %66, 0;\n\t"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16\n\t"
+        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+        "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
+        "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
+        "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63},\n\t"
+        "%64, %65, p, 1, 1, 0, 0;\n\t}"
+        : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]),
+          "+f"(acc[6]), "+f"(acc[7]), "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]),
+          "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]), "+f"(acc[16]), "+f"(acc[17]),
+          "+f"(acc[18]), "+f"(acc[19]), "+f"(acc[20]), "+f"(acc[21]), "+f"(acc[22]), "+f"(acc[23]),
+          "+f"(acc[24]), "+f"(acc[25]), "+f"(acc[26]), "+f"(acc[27]), "+f"(acc[28]), "+f"(acc[29]),
+          "+f"(acc[30]), "+f"(acc[31]), "+f"(acc[32]), "+f"(acc[33]), "+f"(acc[34]), "+f"(acc[35]),
+          "+f"(acc[36]), "+f"(acc[37]), "+f"(acc[38]), "+f"(acc[39]), "+f"(acc[40]), "+f"(acc[41]),
+          "+f"(acc[42]), "+f"(acc[43]), "+f"(acc[44]), "+f"(acc[45]), "+f"(acc[46]), "+f"(acc[47]),
+          "+f"(acc[48]), "+f"(acc[49]), "+f"(acc[50]), "+f"(acc[51]), "+f"(acc[52]), "+f"(acc[53]),
+          "+f"(acc[54]), "+f"(acc[55]), "+f"(acc[56]), "+f"(acc[57]), "+f"(acc[58]), "+f"(acc[59]),
+          "+f"(acc[60]), "+f"(acc[61]), "+f"(acc[62]), "+f"(acc[63])
+        : "l"(descA), "l"(descB), "r"(scaleD));
+}
+// end snippet
+
+// snippet: schedule
+// The problem's tile counts, worked out once per CTA from M, N, K and the
+// split; everything the producer and the consumers must agree on.
+struct Problem {
+    int tilesN;         // tile columns of D: ceil(N / kBN)
+    int clusterTilesM;  // cluster-tile rows: ceil(ceil(M / kBM) / kClusterM)
+    int kTiles;         // K-tiles: ceil(K / kBK), the last one zero-filled past K
+    int splitK;         // K ranges per tile
+    int units;          // clusterTilesM * tilesN * splitK
+};
+
+__device__ __forceinline__ Problem makeProblem(int M, int N, int K, int splitK) {
+    Problem p;
+    p.tilesN = (N + kBN - 1) / kBN;
+    p.clusterTilesM = ((M + kBM - 1) / kBM + kClusterM - 1) / kClusterM;
+    p.kTiles = (K + kBK - 1) / kBK;
+    p.splitK = splitK;
+    p.units = p.clusterTilesM * p.tilesN * splitK;
+    return p;
+}
+
+// Work unit u -> cluster tile (grouped order, as step 6: kGroupM
+// cluster-tile rows form a group, walked down a column, then one column
+// right) and its range [kBegin, kEnd) of K-tiles. The splits of one tile
+// are consecutive units, so they run at the same time on neighbouring
+// clusters and the last one's reduction finds the others' partials hot
+// in L2.
+__device__ __forceinline__ void unitCoords(const Problem& p, int unit, int& mBlock, int& nBlock,
+                                           int& split, int& kBegin, int& kEnd) {
+    const int tile = unit / p.splitK;
+    split = unit - tile * p.splitK;
+    const int group = tile / (kGroupM * p.tilesN);
+    const int firstM = group * kGroupM;
+    const int rows = p.clusterTilesM - firstM < kGroupM ? p.clusterTilesM - firstM : kGroupM;
+    const int inGroup = tile - group * (kGroupM * p.tilesN);
+    mBlock = firstM + inGroup % rows;  // in cluster-tile rows
+    nBlock = inGroup / rows;
+    // Balanced ranges: sizes differ by at most one K-tile.
+    kBegin = static_cast<int>((static_cast<long long>(split) * p.kTiles) / p.splitK);
+    kEnd = static_cast<int>((static_cast<long long>(split + 1) * p.kTiles) / p.splitK);
+}
+// end snippet
+
+
+// Two floats rounded to one __half2 and stored as 4 bytes at a 32-bit
+// shared-memory address.
+__device__ __forceinline__ void stShared32(uint32_t addr, float lo, float hi) {
+    const __half2 h = __floats2half2_rn(lo, hi);
+    asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr),
+                 "r"(*reinterpret_cast<const uint32_t*>(&h))
+                 : "memory");
+}
+
+// A barrier for one warpgroup only (bar.sync with a thread count): the
+// two consumers stage and store independently. ID 0 is __syncthreads().
+__device__ __forceinline__ void warpgroupBarrier(int id) {
+    asm volatile("bar.sync %0, 128;" ::"r"(id) : "memory");
+}
+
+// ---- Timeline stamps: the same block in every instrumented kernel ----
+// Built with -DCOURSE_TIMELINE, one thread per warpgroup (COURSE_TL_INIT
+// elects it) stamps (event, stage, %globaltimer, clock64) at each COURSE_TL
+// line into fixed slots of a buffer the host points courseTimeline at:
+// every event of CTAs 0..kTlCtas-1, and the start and end of every CTA's
+// warpgroups. Each slot has one writer, so no atomics; a null
+// courseTimeline records nothing. Built without it, each line is ((void)0)
+// and the cubin is the same, byte for byte (the course's tests compare
+// them). The host reads the buffer back and puts both clocks on one time
+// axis; the page's timeline section says how, and when it trusts clock64.
+#ifdef COURSE_TIMELINE
+enum : unsigned {   // each event begins an activity that lasts to the next
+    TL_START = 1,   // kernel start: setup
+    TL_END,         // kernel end
+    TL_WAIT_EMPTY,  // producer waits for a free stage (empty barrier)
+    TL_LOAD,        // producer issues a stage's loads (or copies it)
+    TL_WAIT_FULL,   // consumer waits for a stage's data (full barrier)
+    TL_MMA,         // consumer issues wgmma
+    TL_MMA_WAIT,    // consumer commits and waits for wgmma (wait_group)
+    TL_RELEASE,     // consumer has released a stage (empty arrival)
+    TL_SYNC,        // a barrier wait (__syncthreads, a cluster barrier)
+    TL_EPI          // epilogue: accumulators out to D
+};
+constexpr unsigned kTlCtas = 4;        // CTAs recorded event by event
+constexpr unsigned kTlWarpgroups = 4;  // slots per CTA: warpgroups 0..3
+constexpr unsigned kTlCap = 8192;      // events kept per slot, a power of 2
+// Buffer, in 8-byte words: the slots' events, then 8 words of layout and
+// one word per slot (who recorded it), then [start, end] of every CTA's
+// warpgroups.
+constexpr unsigned kTlHead = 2 * kTlCap * kTlCtas * kTlWarpgroups;
+constexpr unsigned kTlSpan = kTlHead + 8 + kTlCtas * kTlWarpgroups;
+static_assert((kTlCap & (kTlCap - 1)) == 0, "kTlCap: a power of 2");
+__device__ unsigned long long* courseTimeline;  // set by the host, else null
+
+struct CourseTl {
+    unsigned next = ~0u;  // word of this warpgroup's next event; ~0u: none
+    unsigned slot = ~0u;  // cta * kTlWarpgroups + wg; ~0u: not elected
+    __device__ __forceinline__ CourseTl(int wg, bool elected) {
+        unsigned long long* buf = courseTimeline;
+        if (!elected || buf == nullptr) return;  // this thread records nothing
+        const unsigned cta =
+            blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+        slot = cta * kTlWarpgroups + unsigned(wg);
+        if (slot == 0) {  // the layout, for the host to check
+            buf[kTlHead] = 0x4C54455352554F43ull;  // "COURSETL"
+            buf[kTlHead + 1] = 1;                  // layout version
+            buf[kTlHead + 2] = kTlCtas;
+            buf[kTlHead + 3] = kTlWarpgroups;
+            buf[kTlHead + 4] = kTlCap;
+            buf[kTlHead + 5] = gridDim.x * gridDim.y * gridDim.z;
+        }
+        if (cta < kTlCtas) {
+            unsigned sm;
+            asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+            buf[kTlHead + 8 + slot] = 1ull << 32 | sm << 8 | unsigned(wg);
+            next = 2 * kTlCap * slot;
+        }
+        stamp(TL_START, 0);
+    }
+    __device__ __forceinline__ void stamp(unsigned kind, unsigned stage) {
+        if (kind == TL_START || kind == TL_END) {  // every CTA: [start, end]
+            if (slot == ~0u) return;
+            unsigned long long t;
+            asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+            courseTimeline[kTlSpan + 2ull * slot + (kind == TL_END)] = t;
+        }
+        // No branch from here on (a branch between a wgmma and its
+        // wait_group makes ptxas inject warpgroup.arrive, info C7519),
+        // and only the store is predicated (a predicated definition keeps
+        // its register live around the K loop). An event is two words:
+        // %globaltimer ns, then clock64's low 32 bits | stage:8 | kind:8.
+        asm volatile(
+            "{\n\t.reg .pred p;\n\t.reg .b64 t, c, w, a;\n\t"
+            "setp.ne.u32 p, %0, -1;\n\t"
+            "mov.u64 t, %%globaltimer;\n\t"
+            "mov.u64 c, %%clock64;\n\t"
+            "mad.wide.u32 a, %0, 8, %2;\n\t"
+            "cvt.u64.u32 w, %1;\n\t"
+            "bfi.b64 w, c, w, 32, 32;\n\t"
+            "@p st.global.v2.u64 [a], {t, w};\n\t}"
+            ::"r"(next), "r"((stage & 0xFFu) << 8 | (kind & 0xFFu)),
+            "l"(courseTimeline));
+        // A full slot keeps its last place for the latest event (the end).
+        const unsigned after = next + 2;
+        next = (next != ~0u) & ((after & (2 * kTlCap - 1)) != 0) ? after : next;
+    }
+};
+#define COURSE_TL_INIT(wg, elected) CourseTl courseTl_(wg, elected)
+#define COURSE_TL(kind, stage) courseTl_.stamp(kind, stage)
+#else
+#define COURSE_TL_INIT(wg, elected) ((void)0)
+#define COURSE_TL(kind, stage) ((void)0)
+#endif
+// ---- end of the timeline block ----
+
+// One k16 step of this configuration's wgmma: m64n256k16 or m64n128k16.
+template <int R>
+__device__ __forceinline__ void wgmmaStep(float (&acc)[R], uint64_t descA, uint64_t descB,
+                                          int scaleD) {
+    if constexpr (R == 128) {
+        wgmmaM64N256K16(acc, descA, descB, scaleD);
+    } else {
+        wgmmaM64N128K16(acc, descA, descB, scaleD);
+    }
+}
+
+// snippet: epilogue
+// Step 6's epilogue, for kPasses passes of two 64x64 boxes: registers ->
+// 128B-swizzled staging boxes -> TMA store. The store clips at D's
+// bounds, so a tile on the ragged edge needs nothing special.
+__device__ __forceinline__ void storeTile(float (&acc)[kAccRegs], SharedStorage& s, int cons,
+                                          int wt, const CUtensorMap* tmD, int col0, int row0) {
+    const int warp = wt / 32;
+    const int lane = wt % 32;
+#pragma unroll
+    for (int pass = 0; pass < kPasses; ++pass) {
+        // The previous store may still be reading the staging boxes.
+        if (wt == 0) {
+            asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+        }
+        warpgroupBarrier(1 + cons);
+        // Register pair r holds columns 8 * (r / 4) + 2 * (lane % 4) + {0, 1}
+        // of row 16 * warp + lane / 4 (+ 8 for r % 4 >= 2): chunk
+        // j = (r / 4) % 8 of box (r / 4) / 8, at swizzled position j ^ (row % 8).
+        const uint32_t rowAddr =
+            smemAddr(s.dOut[cons][0]) + (16 * warp + lane / 4) * 128 + (lane % 4) * 4;
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+            const uint32_t chunkAddr = rowAddr + ((j ^ (lane / 4)) * 16);
+#pragma unroll
+            for (int sb = 0; sb < kStagingBoxes; ++sb) {
+#pragma unroll
+                for (int half = 0; half < 2; ++half) {
+                    const int box = pass * kStagingBoxes + sb;
+                    const int r = (box * 8 + j) * 4 + half * 2;
+                    stShared32(chunkAddr + (sb * kBoxDRows * kBoxDCols + half * 8 * kBoxDCols) * 2,
+                               acc[r], acc[r + 1]);
+                }
+            }
+        }
+        // Generic-proxy writes, async-proxy reader: fence, then barrier.
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        warpgroupBarrier(1 + cons);
+        if (wt == 0) {
+#pragma unroll
+            for (int sb = 0; sb < kStagingBoxes; ++sb) {
+                const int box = pass * kStagingBoxes + sb;
+                tmaStore2d(tmD, s.dOut[cons][sb], col0 + box * kBoxDCols, row0);
+            }
+            asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+        }
+    }
+}
+// end snippet
+
+// snippet: split-k
+// Split-K, the reduction in the kernel: this consumer's FP32 partial goes
+// to its workspace slot (one slot per (tile, warpgroup, split)); a fence
+// and a barrier, then one atomicAdd counts it in. Returns true for the
+// warpgroup that arrived last: it has added every other partial to acc
+// and must store the tile. The workspace layout puts register r of
+// thread wt at r * 128 + wt, so each store and load of the warpgroup
+// covers 512 contiguous bytes. .cg (L2, not L1): another SM wrote them.
+__device__ __forceinline__ bool reduceSplits(float (&acc)[kAccRegs], SharedStorage& s, int cons,
+                                             int wt, float* workspace, unsigned* counters,
+                                             size_t slot, int split, int splitK) {
+    constexpr int kPartial = kWgmmaM * kBN;  // floats per (tile, warpgroup, split)
+    float* base = workspace + slot * static_cast<size_t>(splitK) * kPartial;
+    float* mine = base + static_cast<size_t>(split) * kPartial;
+#pragma unroll
+    for (int r = 0; r < kAccRegs; ++r) {
+        __stcg(mine + r * 128 + wt, acc[r]);
+    }
+    __threadfence();  // each writer's partial is visible GPU-wide before the count
+    warpgroupBarrier(1 + cons);
+    if (wt == 0) {
+        s.arrived[cons] = atomicAdd(&counters[slot], 1u);
+    }
+    warpgroupBarrier(1 + cons);
+    const unsigned ticket = *static_cast<volatile unsigned*>(&s.arrived[cons]);
+    if (ticket != static_cast<unsigned>(splitK - 1)) {
+        return false;  // another split will finish this tile
+    }
+    __threadfence();  // the count was the last: every other partial is written
+    for (int o = 0; o < splitK; ++o) {
+        if (o == split) continue;
+        const float* src = base + static_cast<size_t>(o) * kPartial;
+#pragma unroll
+        for (int r = 0; r < kAccRegs; ++r) {
+            acc[r] += __ldcg(src + r * 128 + wt);
+        }
+    }
+    if (wt == 0) {
+        counters[slot] = 0;  // ready for the next launch
+    }
+    return true;
+}
+// end snippet
+
+// D = A * B^T for any M x N x K (N, K multiples of 8). Launch contract:
+// see the header. extern "C" keeps the name unmangled for CuPy.
+extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
+    __cluster_dims__(kClusterM, kClusterN, 1)
+    gemm7Shapes(const __grid_constant__ CUtensorMap tmA,
+                const __grid_constant__ CUtensorMap tmB,
+                const __grid_constant__ CUtensorMap tmD, int M, int N, int K, int splitK,
+                float* workspace, unsigned* counters) {
+    // snippet: setup
+    extern __shared__ uint8_t smemRaw[];
+    SharedStorage& s = *reinterpret_cast<SharedStorage*>(
+        (reinterpret_cast<uintptr_t>(smemRaw) + kSmemAlign - 1) &
+        ~uintptr_t(kSmemAlign - 1));
+
+    const int t = static_cast<int>(threadIdx.x);
+    const int wg = t / 128;                           // 0 produces, 1 and 2 consume
+    const int wt = t % 128;                           // thread within its warpgroup
+    COURSE_TL_INIT(wg, wt == 0);
+    const uint32_t rank = kClusterM > 1 ? clusterCtaRank() : 0u;
+    const int firstUnit = static_cast<int>(blockIdx.x) / kClusterSize;  // cluster id
+    const int unitStep = static_cast<int>(gridDim.x) / kClusterSize;    // clusters in the grid
+    const Problem p = makeProblem(M, N, K, splitK);
+
+    if (t == 0) {
+        for (int i = 0; i < kStages; ++i) {
+            mbarInit(&s.full[i], 1);
+            mbarInit(&s.empty[i], kConsumers * kClusterSize);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    clusterSync();
+    // end snippet
+
+    if (wg == 0) {
+        // snippet: producer
+#if GEMM_SETMAXNREG
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kProducerRegs));
+#endif
+        if (wt == 0) {
+            int stage = 0;
+            uint32_t phase = 0;
+            for (int unit = firstUnit; unit < p.units; unit += unitStep) {
+                int mBlock, nBlock, split, kBegin, kEnd;
+                unitCoords(p, unit, mBlock, nBlock, split, kBegin, kEnd);
+                mBlock = mBlock * kClusterM + static_cast<int>(rank);
+                for (int kt = kBegin; kt < kEnd; ++kt) {
+                    COURSE_TL(TL_WAIT_EMPTY, stage);
+                    mbarWait(&s.empty[stage], phase ^ 1);
+                    COURSE_TL(TL_LOAD, stage);
+                    // Whole boxes' bytes, also where a box reaches past
+                    // M, N or K: the engine counts the zero fill too.
+                    mbarArriveExpectTx(&s.full[stage], kStageBytes);
+                    tmaLoad2d(s.a[stage], &tmA, &s.full[stage], kt * kBK, mBlock * kBM);
+                    if constexpr (kClusterM > 1) {
+                        tmaLoad2dMulticast(&s.b[stage][rank * kBoxBRows * kBK], &tmB,
+                                           &s.full[stage], kt * kBK,
+                                           nBlock * kBN + static_cast<int>(rank) * kBoxBRows,
+                                           static_cast<uint16_t>((1u << kClusterSize) - 1));
+                    } else {
+                        tmaLoad2d(s.b[stage], &tmB, &s.full[stage], kt * kBK, nBlock * kBN);
+                    }
+                    if (++stage == kStages) {
+                        stage = 0;
+                        phase ^= 1;
+                    }
+                }
+            }
+        }
+        // end snippet
+    } else {
+        // snippet: consumer
+#if GEMM_SETMAXNREG
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kConsumerRegs));
+#endif
+        const int cons = wg - 1;          // which 64-row half of the tile
+        float acc[kAccRegs];              // never zeroed: each unit's first wgmma has scale-d = 0
+        int stage = 0;
+        uint32_t phase = 0;
+        int prevStage = 0;
+        for (int unit = firstUnit; unit < p.units; unit += unitStep) {
+            int mBlock, nBlock, split, kBegin, kEnd;
+            unitCoords(p, unit, mBlock, nBlock, split, kBegin, kEnd);
+            mBlock = mBlock * kClusterM + static_cast<int>(rank);
+            for (int kt = kBegin; kt < kEnd; ++kt) {
+                COURSE_TL(TL_WAIT_FULL, stage);
+                mbarWait(&s.full[stage], phase);
+                COURSE_TL(TL_MMA, stage);
+                wgmmaFence();
+#pragma unroll
+                for (int ks = 0; ks < kBK / kWgmmaK; ++ks) {
+                    wgmmaStep(acc, swizzledDesc(&s.a[stage][cons * kWgmmaM * kBK + ks * kWgmmaK]),
+                              swizzledDesc(&s.b[stage][ks * kWgmmaK]),
+                              (kt > kBegin || ks > 0) ? 1 : 0);
+                }
+                COURSE_TL(TL_MMA_WAIT, stage);
+                wgmmaCommit();
+                wgmmaWait<1>();
+                if (kt > kBegin && wt < kClusterSize) {
+                    mbarArriveCluster(&s.empty[prevStage], static_cast<uint32_t>(wt));
+                    COURSE_TL(TL_RELEASE, prevStage);
+                }
+                prevStage = stage;
+                if (++stage == kStages) {
+                    stage = 0;
+                    phase ^= 1;
+                }
+            }
+            COURSE_TL(TL_MMA_WAIT, prevStage);
+            wgmmaWait<0>();
+            if (wt < kClusterSize) {
+                mbarArriveCluster(&s.empty[prevStage], static_cast<uint32_t>(wt));
+                COURSE_TL(TL_RELEASE, prevStage);
+            }
+            // end snippet
+            COURSE_TL(TL_EPI, 0);
+            if (p.splitK > 1) {
+                const size_t ctaTile = static_cast<size_t>(mBlock) * p.tilesN + nBlock;
+                if (!reduceSplits(acc, s, cons, wt, workspace, counters,
+                                  ctaTile * kConsumers + cons, split, p.splitK)) {
+                    continue;
+                }
+            }
+            storeTile(acc, s, cons, wt, &tmD, nBlock * kBN, mBlock * kBM + cons * kBoxDRows);
+        }
+        if (wt == 0) {
+            asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+        }
+    }
+    COURSE_TL(TL_SYNC, 0);
+    clusterSync();
+    COURSE_TL(TL_END, 0);
+}
+#ifndef __CUDACC_RTC__
+// snippet: tensor-maps
+// cuTensorMapEncodeTiled through the runtime's driver entry point query,
+// as in Day 76: no -lcuda at build time.
+static PFN_cuTensorMapEncodeTiled_v12000 getEncodeTiled() {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult qr = cudaDriverEntryPointSymbolNotFound;
+    CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000,
+                                                cudaEnableDefault, &qr));
+    if (qr != cudaDriverEntryPointSuccess || fn == nullptr) {
+        std::fprintf(stderr, "cuTensorMapEncodeTiled not found in this driver\n");
+        std::exit(EXIT_FAILURE);
+    }
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+}
+
+// A row-major FP16 matrix of rows x cols (cols contiguous), read or
+// written in boxes of boxCols x boxRows with 128B swizzle. Out-of-bounds
+// loads fill zeros (FLOAT_OOB_FILL_NONE); stores clip at rows x cols.
+static CUtensorMap encode2d(PFN_cuTensorMapEncodeTiled_v12000 encode, const __half* base,
+                            int rows, int cols, int boxCols, int boxRows) {
+    CUtensorMap map{};
+    const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
+    const cuuint64_t strides[1] = {static_cast<cuuint64_t>(cols) * sizeof(__half)};
+    const cuuint32_t box[2] = {static_cast<cuuint32_t>(boxCols), static_cast<cuuint32_t>(boxRows)};
+    const cuuint32_t elemStrides[2] = {1, 1};
+    const CUresult r = encode(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
+                              const_cast<__half*>(base), dims, strides, box, elemStrides,
+                              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                              CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+        std::fprintf(stderr, "cuTensorMapEncodeTiled failed (%d x %d, box %d x %d): CUresult %d\n",
+                     rows, cols, boxRows, boxCols, static_cast<int>(r));
+        std::exit(EXIT_FAILURE);
+    }
+    return map;
+}
+// end snippet
+
+// snippet: check
+// Inputs from {-8..8}/8 are exact in FP16 and every partial sum is a
+// multiple of 1/64, so FP32 accumulation is exact for these K (split or
+// not, in any order): the only rounding is D's conversion to FP16, at most
+// 2^-11 relative (2^-12 absolute below 1). 2e-3 is four times that.
+constexpr double kRelTolerance = 2e-3;
+
+// The float64 reference, every element of D (computed once per shape).
+static std::vector<double> reference(const std::vector<__half>& a, const std::vector<__half>& b,
+                                     int M, int N, int K) {
+    std::vector<double> bf(static_cast<size_t>(N) * K), ar(K);
+    for (size_t i = 0; i < bf.size(); ++i) bf[i] = __half2float(b[i]);
+    std::vector<double> ref(static_cast<size_t>(M) * N);
+    for (int m = 0; m < M; ++m) {
+        for (int k = 0; k < K; ++k) ar[k] = __half2float(a[static_cast<size_t>(m) * K + k]);
+        for (int n = 0; n < N; ++n) {
+            const double* br = &bf[static_cast<size_t>(n) * K];
+            double part[4] = {0.0, 0.0, 0.0, 0.0};  // K is a multiple of 8
+            for (int k = 0; k < K; k += 4) {
+                for (int j = 0; j < 4; ++j) part[j] += ar[k + j] * br[k + j];
+            }
+            ref[static_cast<size_t>(m) * N + n] = (part[0] + part[1]) + (part[2] + part[3]);
+        }
+    }
+    return ref;
+}
+
+// Every element of D against the reference, the ragged edges included;
+// the first wrong one is named, with whether it lies in the last
+// (partial) tile row or column. Also checks the guard past D's end: the
+// TMA store must not write outside the tensor.
+static bool checkD(const std::vector<double>& ref, const std::vector<__half>& dOut, int M, int N,
+                   int K, int split, size_t guard, const char* label) {
+    double worst = 0.0;
+    for (int m = 0; m < M; ++m) {
+        for (int n = 0; n < N; ++n) {
+            const double want = ref[static_cast<size_t>(m) * N + n];
+            const double got = __half2float(dOut[static_cast<size_t>(m) * N + n]);
+            const double rel = std::fabs(got - want) / std::max(std::fabs(want), 1.0);
+            if (!(rel <= kRelTolerance)) {  // NaN (never written) fails too
+                const bool edgeM = m >= M / kBM * kBM, edgeN = n >= N / kBN * kBN;
+                std::fprintf(stderr,
+                             "FAIL %s %dx%dx%d split %d at D[%d][%d]%s%s: got %g, ref %g, "
+                             "rel error %g > %g\n",
+                             label, M, N, K, split, m, n, edgeM ? " (ragged M edge)" : "",
+                             edgeN ? " (ragged N edge)" : "", got, want, rel, kRelTolerance);
+                return false;
+            }
+            worst = std::max(worst, rel);
+        }
+    }
+    const size_t elems = static_cast<size_t>(M) * N;
+    for (size_t i = elems; i < elems + guard; ++i) {
+        const uint16_t bits = *reinterpret_cast<const uint16_t*>(&dOut[i]);
+        if (bits != 0x7BFFu) {
+            std::fprintf(stderr, "FAIL %s %dx%dx%d split %d: the guard after D was written at "
+                         "element %zu past the end\n", label, M, N, K, split, i - elems);
+            return false;
+        }
+    }
+    std::printf("%s %dx%dx%d split %d: PASS, every element, max rel error %g (tolerance %g)\n",
+                label, M, N, K, split, worst, kRelTolerance);
+    return true;
+}
+// end snippet
+
+// One shape: LCG inputs, the reference once; for each split, a
+// NaN-poisoned D with a guard, two launches (the second must match the
+// first bit for bit: exact inputs make every summation order exact, and
+// it exercises the counters' reset), check.
+static bool runShape(PFN_cuTensorMapEncodeTiled_v12000 encode, const cudaDeviceProp& prop, int M,
+                     int N, int K, const std::vector<int>& splits) {
+    // snippet: refuse
+    if (M < 1 || N < kMinMultiple || K < kMinMultiple || N % kMinMultiple || K % kMinMultiple) {
+        std::fprintf(stderr,
+                     "refused %dx%dx%d: N and K must be positive multiples of %d (a TMA "
+                     "tensor's row stride must be a multiple of 16 bytes), M at least 1\n",
+                     M, N, K, kMinMultiple);
+        return false;
+    }
+    // end snippet
+    const int tilesN = (N + kBN - 1) / kBN;
+    const int clusterTilesM = ((M + kBM - 1) / kBM + kClusterM - 1) / kClusterM;
+    const int kTiles = (K + kBK - 1) / kBK;
+    const size_t elemsA = static_cast<size_t>(M) * K, elemsB = static_cast<size_t>(N) * K;
+    const size_t elemsD = static_cast<size_t>(M) * N, guard = 4096;
+    std::vector<__half> hA(elemsA), hB(elemsB), hD(elemsD + guard), hFirst(elemsD + guard);
+    uint32_t state = 20261201u + static_cast<uint32_t>(M * 7 + N * 13 + K * 31);
+    for (size_t i = 0; i < elemsA + elemsB; ++i) {
+        state = state * 1664525u + 1013904223u;
+        const float v = static_cast<float>(static_cast<int>(state >> 24) % 17 - 8) / 8.0f;
+        (i < elemsA ? hA[i] : hB[i - elemsA]) = __float2half(v);
+    }
+    const std::vector<double> ref = reference(hA, hB, M, N, K);
+    __half *dA = nullptr, *dB = nullptr, *dD = nullptr;
+    CUDA_CHECK(cudaMalloc(&dA, elemsA * sizeof(__half)));
+    CUDA_CHECK(cudaMalloc(&dB, elemsB * sizeof(__half)));
+    CUDA_CHECK(cudaMalloc(&dD, (elemsD + guard) * sizeof(__half)));
+    CUDA_CHECK(cudaMemcpy(dA, hA.data(), elemsA * sizeof(__half), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(dB, hB.data(), elemsB * sizeof(__half), cudaMemcpyHostToDevice));
+    const CUtensorMap tmA = encode2d(encode, dA, M, K, kBK, kBoxARows);
+    const CUtensorMap tmB = encode2d(encode, dB, N, K, kBK, kBoxBRows);
+    const CUtensorMap tmD = encode2d(encode, dD, M, N, kBoxDCols, kBoxDRows);
+    const size_t ctaTiles = static_cast<size_t>(clusterTilesM) * kClusterM * tilesN;
+    bool ok = true;
+    for (int wanted : splits) {
+        const int splitK = wanted < kTiles ? wanted : kTiles;
+        if (splitK < 1) {
+            std::fprintf(stderr, "refused split %d: 1 .. %d for K = %d\n", wanted, kTiles, K);
+            ok = false;
+            continue;
+        }
+        float* ws = nullptr;
+        unsigned* counters = nullptr;
+        if (splitK > 1) {
+            CUDA_CHECK(cudaMalloc(&ws, ctaTiles * splitK * kBM * kBN * sizeof(float)));
+            CUDA_CHECK(cudaMalloc(&counters, ctaTiles * kConsumers * sizeof(unsigned)));
+            CUDA_CHECK(cudaMemset(counters, 0, ctaTiles * kConsumers * sizeof(unsigned)));
+        }
+        const int units = clusterTilesM * tilesN * splitK;
+        const int slots = prop.multiProcessorCount / kClusterSize;
+        const dim3 grid((units < slots ? units : slots) * kClusterSize);
+        for (int launch = 0; launch < 2; ++launch) {
+            // Poison: 0xFFFF is an FP16 NaN; the guard holds 0x7BFF (65504).
+            CUDA_CHECK(cudaMemset(dD, 0xFF, elemsD * sizeof(__half)));
+            std::vector<uint16_t> g(guard, 0x7BFFu);
+            CUDA_CHECK(cudaMemcpy(dD + elemsD, g.data(), guard * sizeof(uint16_t),
+                                  cudaMemcpyHostToDevice));
+            gemm7Shapes<<<grid, kThreadsPerBlock, kSmemBytes>>>(tmA, tmB, tmD, M, N, K, splitK,
+                                                                ws, counters);
+            CUDA_CHECK(cudaGetLastError());
+            CUDA_CHECK(cudaDeviceSynchronize());
+            CUDA_CHECK(cudaMemcpy((launch == 0 ? hFirst : hD).data(), dD,
+                                  (elemsD + guard) * sizeof(__half), cudaMemcpyDeviceToHost));
+        }
+        bool same = true;
+        for (size_t i = 0; i < elemsD + guard && same; ++i) {
+            if (*reinterpret_cast<const uint16_t*>(&hD[i]) !=
+                *reinterpret_cast<const uint16_t*>(&hFirst[i])) {
+                std::fprintf(stderr, "FAIL gemm7 %dx%dx%d split %d: launch 2 differs from launch 1 "
+                             "at element %zu\n", M, N, K, splitK, i);
+                same = false;
+            }
+        }
+        ok = same && checkD(ref, hFirst, M, N, K, splitK, guard, "gemm7") && ok;
+        if (ws) CUDA_CHECK(cudaFree(ws));
+        if (counters) CUDA_CHECK(cudaFree(counters));
+    }
+    CUDA_CHECK(cudaFree(dA));
+    CUDA_CHECK(cudaFree(dB));
+    CUDA_CHECK(cudaFree(dD));
+    return ok;
+}
+
+int main(int argc, char** argv) {
+    // snippet: gate
+    cudaDeviceProp prop;
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    if (prop.major != 9 || prop.minor != 0) {
+        std::fprintf(stderr,
+                     "%s is CC %d.%d. This program needs CC 9.0 (Hopper): "
+                     "wgmma is sm_90a-only and no Blackwell card has it.\n",
+                     prop.name, prop.major, prop.minor);
+        return EXIT_FAILURE;
+    }
+    // end snippet
+    CUDA_CHECK(cudaFuncSetAttribute(gemm7Shapes, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    kSmemBytes));
+    const PFN_cuTensorMapEncodeTiled_v12000 encode = getEncodeTiled();
+    std::printf("configuration: tile %dx%d, cluster %d, %d stages, %d SMs\n", kBM, kBN, kClusterM,
+                kStages, prop.multiProcessorCount);
+    if (argc == 5) {
+        return runShape(encode, prop, std::atoi(argv[1]), std::atoi(argv[2]), std::atoi(argv[3]),
+                        {std::atoi(argv[4])})
+                   ? EXIT_SUCCESS
+                   : EXIT_FAILURE;
+    }
+    if (argc != 1) {
+        std::fprintf(stderr, "usage: %s [M N K SPLIT]\n", argv[0]);
+        return EXIT_FAILURE;
+    }
+    // Not tile multiples in M, N or K (the last one has more tiles than
+    // SMs and is ragged in N only), each with and without a split of K.
+    const int shapes[][3] = {{200, 136, 72},   {1000, 1032, 520}, {130, 392, 1096},
+                             {2056, 264, 200}, {72, 8, 8},        {1, 8, 1000},
+                             {2304, 2504, 256}};
+    bool ok = true;
+    for (const auto& sh : shapes) {
+        ok = runShape(encode, prop, sh[0], sh[1], sh[2], {1, 3}) && ok;
+    }
+    std::printf(ok ? "ALL PASS\n" : "SOME FAILED\n");
+    return ok ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+#endif  // __CUDACC_RTC__
