@@ -1192,7 +1192,7 @@ JS_QUIZ_LOOK = """
     return {cell: Array.from(nb.querySelectorAll('.jp-Cell')).indexOf(cellOf),
             background: getComputedStyle(b).backgroundColor, color: getComputedStyle(b).color};
   });
-  return {options, checks, listings: area.querySelectorAll('pre').length};
+  return {options, checks, listings: area.querySelectorAll('.quiz-listing').length};
 }
 """
 
