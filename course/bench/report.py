@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import gate
 from .._html import escape
+from .._table import text_table
 from ..errors import EnvironmentProblem
 from ..lesson import Lesson
 from .arith import DEFAULT_REPEATS
@@ -58,13 +59,9 @@ def table_rows(result: BenchResult) -> list[list[str]]:
 
 def table(result: BenchResult) -> str:
     """The sizes, times and rates as a plain-text table, then the reasons."""
-    rows = table_rows(result)
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    header, *body = table_rows(result)
     lines = [f"{result.lesson}: {result.kernel_name} on {result.summary()}"]
-    for i, r in enumerate(rows):
-        lines.append("  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)))
-        if i == 0:
-            lines.append("  ".join("-" * w for w in widths))
+    lines.append(text_table(header, body, align="right"))
     for name, value in result.ceilings.items():
         lines.append(f"ceiling, {name}: {value:,.1f}")
     for reason in result.reasons:
