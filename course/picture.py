@@ -10,8 +10,11 @@ kernel has; everything a ``Figure`` does still works.
 
 from __future__ import annotations
 
+import functools
 import io
-from typing import Any
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from matplotlib.figure import Figure
 from PIL import Image
@@ -47,6 +50,13 @@ class Picture(Figure):
                 text.set_fontsize(least)
 
     def png(self, dpi: int = DPI) -> bytes:
+        """The picture as PNG; drawn once and kept while no artist of it changes (matplotlib's
+        ``stale``: any change to the figure or an artist in it sets it again)."""
+        kept = self.__dict__.get("_png_kept")
+        if kept is not None and kept[0] == dpi and not self.stale:
+            return kept[1]
+        if kept is not None:
+            self._redrawn = True  # changed (or asked at another dpi) since it was first drawn
         self.readable()
         buf = io.BytesIO()
         # bbox_inches="tight", as Jupyter's inline backend saves every figure: the PNG grows to
@@ -58,6 +68,9 @@ class Picture(Figure):
         # decodes no pixels until asked; Pillow comes with matplotlib, which draws with it).
         with Image.open(io.BytesIO(data)) as shown:
             self._png_px = shown.size
+        self._png_kept = (dpi, data)
+        # The PNG shows the figure as it is now (savefig's tight box leaves it marked stale).
+        self.stale = False
         return data
 
     def _repr_png_(self) -> bytes:
@@ -77,3 +90,36 @@ def picture(**kwargs: Any) -> Picture:
     """A new ``Picture``; keyword arguments as for ``Figure`` (``figsize``, ``layout``)."""
     kwargs.setdefault("layout", "constrained")
     return Picture(**kwargs)
+
+
+KEPT_PER_FUNCTION = 16  # pictures kept per figure function (a slider's positions, say)
+_F = TypeVar("_F", bound=Callable[..., Picture])
+
+
+def kept(build: _F) -> _F:
+    """A figure function whose Picture is built and drawn once per kernel for the same arguments.
+
+    For figures that are a function of their arguments alone (no file, no
+    measurement): Run All again shows the PNG already drawn (issue 28: Day
+    78's figures cost 0.4-1 s each, every time). A kept Picture that has not
+    been drawn yet, or that anything changed since it was first drawn
+    (``stale``, or drawn again), is built anew, so a changed figure never
+    comes back; unhashable arguments are never kept.
+    """
+    made: OrderedDict[Any, Picture] = OrderedDict()
+
+    @functools.wraps(build)
+    def wrapper(*args: Any, **kwargs: Any) -> Picture:
+        key = (args, tuple(sorted(kwargs.items())))
+        try:
+            fig = made.get(key)
+        except TypeError:
+            return build(*args, **kwargs)
+        if fig is None or fig.stale or fig.__dict__.get("_redrawn", False):
+            fig = made[key] = build(*args, **kwargs)
+            while len(made) > KEPT_PER_FUNCTION:
+                made.popitem(last=False)
+        made.move_to_end(key)
+        return fig
+
+    return wrapper  # type: ignore[return-value]

@@ -40,7 +40,7 @@ from typing import Any
 from ._html import escape
 from .errors import CourseError
 from .gpus import CARDS, Card
-from .picture import Picture, picture
+from .picture import Picture, kept, picture
 
 __all__ = [
     "STATIC_LIMIT_BYTES",
@@ -234,6 +234,7 @@ def budget_table_html(config: PipelineConfig, feature: str | None = None) -> str
     )
 
 
+@kept
 def smem_budget_figure(config: PipelineConfig, feature: str | None = None) -> Picture:
     """Each card's per-block maximum as a bar, the configuration's need as a line."""
     fits = fit_report(config, feature=feature)

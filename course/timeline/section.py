@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from ..lesson import Lesson
 from .draw import png_bytes
 from .model import Timeline
-from .store import load
+from .store import load, recorded_path
 from .summary import summarize
 
 
@@ -47,8 +47,30 @@ class TimelineSection:
         return out
 
 
+# The section last drawn from each recording, with the file's (mtime, size) then: drawing a timeline
+# costs most of a second, and Run All again in the same kernel shows the same file (issue 28).
+_DRAWN: dict[Path, tuple[tuple[int, int], TimelineSection]] = {}
+
+
 def timeline_section(lesson: Lesson, directory: Path | None = None) -> TimelineSection:
-    """The recorded timeline of a lesson, as a page shows it (no GPU needed)."""
+    """The recorded timeline of a lesson, as a page shows it (no GPU needed); drawn again only
+    when its file changed."""
+    path = recorded_path(lesson.id, directory)
+    try:
+        st = path.stat()
+        stamp: tuple[int, int] | None = (st.st_mtime_ns, st.st_size)
+    except OSError:
+        stamp = None
+    drawn = _DRAWN.get(path)
+    if stamp is not None and drawn is not None and drawn[0] == stamp:
+        return drawn[1]
+    section = _section(lesson, directory)
+    if stamp is not None and section.timeline is not None:
+        _DRAWN[path] = (stamp, section)
+    return section
+
+
+def _section(lesson: Lesson, directory: Path | None) -> TimelineSection:
     recorded = load(lesson.id, directory)
     if recorded is None:
         return TimelineSection(

@@ -211,9 +211,14 @@ def write(timeline: Timeline, directory: Path | None = None) -> tuple[Path, Path
     return json_path, png_path
 
 
+def recorded_path(lesson_id: str, directory: Path | None = None) -> Path:
+    """The file a lesson's recorded timeline is in (it may not exist)."""
+    return (directory or timeline_dir()) / f"{lesson_id}.json"
+
+
 def load(lesson_id: str, directory: Path | None = None) -> Timeline | None:
     """The recorded timeline of a lesson, None when there is none, TimelineError when it is broken."""
-    path = (directory or timeline_dir()) / f"{lesson_id}.json"
+    path = recorded_path(lesson_id, directory)
     if not path.exists():
         return None
     from ..lessons import LESSONS

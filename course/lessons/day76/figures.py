@@ -12,7 +12,7 @@ import numpy as np
 from matplotlib.patches import Rectangle
 
 from ...errors import CourseError
-from ...picture import Picture, picture
+from ...picture import Picture, kept, picture
 from . import LESSON
 
 __all__ = ["TmaTile", "tma_owner_map", "tma_tile_plan", "tma_tiles_figure"]
@@ -67,6 +67,7 @@ def tma_owner_map(plan: list[TmaTile]) -> np.ndarray:
     return owner
 
 
+@kept
 def tma_tiles_figure(dim: int | None = None) -> Picture:
     """The matrix cut into its tiles, each labelled with its block and TMA coordinates."""
     plan = tma_tile_plan(dim=dim)

@@ -12,7 +12,7 @@ import numpy as np
 from matplotlib.colors import ListedColormap
 from matplotlib.patches import Rectangle
 
-from ...picture import Picture, picture
+from ...picture import Picture, kept, picture
 from ...wgmma import DESCRIPTOR_FIELDS, ModelError, decode_descriptor
 from . import models
 
@@ -67,6 +67,7 @@ def _free_spot(
     return min(max(k + 4, 1), 62), min(max(mn + 4, 1), 62)
 
 
+@kept
 def core_matrix_figure(examples: tuple[tuple[int, int], ...] = CORE_EXAMPLES) -> Picture:
     """Each element of the tile coloured by its core matrix; a few offsets written out."""
     index = models.core_matrix_index_tile()
@@ -135,6 +136,7 @@ def descriptor_bits(desc: int) -> np.ndarray:
     return np.array([[(desc >> bit) & 1 for bit in range(63, -1, -1)]], dtype=np.int64)
 
 
+@kept
 def descriptor_figure(smem_addr: int = DEFAULT_SMEM_ADDR, ks: int = 0) -> Picture:
     """A bit ruler of ``tileDesc(addr) + ks * (2 * 128 >> 4)``, decoded field by field.
 
@@ -197,6 +199,7 @@ def descriptor_figure(smem_addr: int = DEFAULT_SMEM_ADDR, ks: int = 0) -> Pictur
 # ---------------------------------------------------------------------------
 # (d) Day 78: which thread's register holds which element of D
 # ---------------------------------------------------------------------------
+@kept
 def fragment_figure(zoom: tuple[int, int] = (16, 8)) -> Picture:
     """D coloured by warp (left); the top-left ``zoom`` = (rows, cols) block with thread and register (right).
 
