@@ -10,11 +10,8 @@ kernel has; everything a ``Figure`` does still works.
 
 from __future__ import annotations
 
-import functools
 import io
-from collections import OrderedDict
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from matplotlib.figure import Figure
 from PIL import Image
@@ -90,36 +87,3 @@ def picture(**kwargs: Any) -> Picture:
     """A new ``Picture``; keyword arguments as for ``Figure`` (``figsize``, ``layout``)."""
     kwargs.setdefault("layout", "constrained")
     return Picture(**kwargs)
-
-
-KEPT_PER_FUNCTION = 16  # pictures kept per figure function (a slider's positions, say)
-_F = TypeVar("_F", bound=Callable[..., Picture])
-
-
-def kept(build: _F) -> _F:
-    """A figure function whose Picture is built and drawn once per kernel for the same arguments.
-
-    For figures that are a function of their arguments alone (no file, no
-    measurement): Run All again shows the PNG already drawn (issue 28: Day
-    78's figures cost 0.4-1 s each, every time). A kept Picture that has not
-    been drawn yet, or that anything changed since it was first drawn
-    (``stale``, or drawn again), is built anew, so a changed figure never
-    comes back; unhashable arguments are never kept.
-    """
-    made: OrderedDict[Any, Picture] = OrderedDict()
-
-    @functools.wraps(build)
-    def wrapper(*args: Any, **kwargs: Any) -> Picture:
-        key = (args, tuple(sorted(kwargs.items())))
-        try:
-            fig = made.get(key)
-        except TypeError:
-            return build(*args, **kwargs)
-        if fig is None or fig.stale or fig.__dict__.get("_redrawn", False):
-            fig = made[key] = build(*args, **kwargs)
-            while len(made) > KEPT_PER_FUNCTION:
-                made.popitem(last=False)
-        made.move_to_end(key)
-        return fig
-
-    return wrapper  # type: ignore[return-value]

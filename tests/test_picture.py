@@ -102,7 +102,7 @@ def _counting(monkeypatch):  # type: ignore[no-untyped-def]
 
 
 def test_a_kept_figure_is_built_and_drawn_once_for_the_same_arguments(monkeypatch):
-    from course.picture import kept
+    from course._kept import kept
 
     built = []
 
@@ -125,7 +125,7 @@ def test_a_kept_figure_is_built_and_drawn_once_for_the_same_arguments(monkeypatc
 
 
 def test_a_changed_picture_is_drawn_again_and_a_kept_one_never_comes_back_changed(monkeypatch):
-    from course.picture import kept
+    from course._kept import kept
 
     @kept
     def plain():  # type: ignore[no-untyped-def]
@@ -144,7 +144,7 @@ def test_a_changed_picture_is_drawn_again_and_a_kept_one_never_comes_back_change
 
 
 def test_unhashable_arguments_are_built_every_time():
-    from course.picture import kept
+    from course._kept import kept
 
     calls = []
 
@@ -156,3 +156,18 @@ def test_unhashable_arguments_are_built_every_time():
     listed([1, 2])._repr_png_()
     listed([1, 2])._repr_png_()
     assert len(calls) == 2
+
+
+def test_a_listing_does_not_import_matplotlib():
+    """A page's listings (and the coding check behind them) draw nothing: matplotlib, most of a second
+    of a cold Run All, is imported by the first figure (issue 28)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\nfrom course.page import Page\n"
+        "page = Page('day78')\npage.snippet('gate')._repr_html_()\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'matplotlib')[:3])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr

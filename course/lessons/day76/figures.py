@@ -11,8 +11,9 @@ from dataclasses import dataclass
 import numpy as np
 from matplotlib.patches import Rectangle
 
+from ..._kept import kept
 from ...errors import CourseError
-from ...picture import Picture, kept, picture
+from ...picture import Picture, picture
 from . import LESSON
 
 __all__ = ["TmaTile", "tma_owner_map", "tma_tile_plan", "tma_tiles_figure"]

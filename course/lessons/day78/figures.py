@@ -12,7 +12,8 @@ import numpy as np
 from matplotlib.colors import ListedColormap
 from matplotlib.patches import Rectangle
 
-from ...picture import Picture, kept, picture
+from ..._kept import kept
+from ...picture import Picture, picture
 from ...wgmma import DESCRIPTOR_FIELDS, ModelError, decode_descriptor
 from . import models
 

@@ -23,7 +23,8 @@ import numpy as np
 from matplotlib.colors import ListedColormap
 from matplotlib.patches import Rectangle
 
-from ...picture import Picture, kept, picture
+from ..._kept import kept
+from ...picture import Picture, picture
 from ...wgmma import check_range, swizzle_128b_chunk
 
 __all__ = [

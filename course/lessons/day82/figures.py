@@ -26,7 +26,8 @@ import numpy as np
 from matplotlib import colormaps as plt_colormaps
 from matplotlib.patches import Rectangle
 
-from ...picture import Picture, kept, picture
+from ..._kept import kept
+from ...picture import Picture, picture
 from ...wgmma import ModelError
 from . import LESSON
 
