@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._html import escape
+from .._kept import file_stamps, kept
 from ..lesson import Lesson
 from ..picture import Picture, picture
-from .result import BenchResult, load
+from .result import BenchResult, bench_dir, load
 
 # The tensor cores' dense FP16/BF16 peak of an H100 or H200 SXM with FP32
 # accumulation, from NVIDIA's datasheets (H100 Tensor Core GPU datasheet,
@@ -74,6 +75,14 @@ def recorded_climb(upto: Lesson) -> list[ClimbRow]:
     return out
 
 
+def _recordings(upto: Lesson, rows: Sequence[ClimbRow] | None = None) -> Any:
+    """What the recorded climb is drawn from: its files' stamps (None: rows measured here, not kept)."""
+    if rows is not None:
+        return None
+    return file_stamps(bench_dir() / f"{lesson.id}.json" for lesson in climb_lessons(upto))
+
+
+@kept(depends_on=_recordings)
 def climb_figure(upto: Lesson, rows: Sequence[ClimbRow] | None = None) -> Picture:
     """TFLOP/s against N (log2) for each step so far, solid; each distinct cuBLAS peer, dashed."""
     rows = recorded_climb(upto) if rows is None else rows
