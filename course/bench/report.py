@@ -22,8 +22,6 @@ from .result import BenchResult, bench_dir, load
 if TYPE_CHECKING:  # matplotlib is imported when a plot is drawn, not by every `python -m course`
     from ..picture import Picture
 
-_NOWRAP = "white-space:nowrap;padding:2px 8px"
-
 
 def rate_text(rate: float, unit: str, with_unit: bool = True) -> str:
     number = f"{rate:,.0f}" if unit == "GB/s" else f"{rate:,.1f}"
