@@ -821,3 +821,12 @@ def test_the_page_draws_a_recording_once_and_again_when_its_file_changes(recorde
     )  # a later write, whatever the clock's grain
     changed = section.timeline_section(LESSONS["day80"])
     assert len(drawn) == 2 and changed is not first and "Another GPU" in changed.message
+
+
+def test_a_command_in_the_sections_message_shows_as_code_not_backticks(recorded):
+    from course.lessons import LESSONS
+    from course.timeline import section
+
+    html = section.timeline_section(LESSONS["day80"])._repr_html_()
+    message = html.split("</div>")[0]
+    assert "`" not in message and "<code>python -m course timeline day80</code>" in message, message

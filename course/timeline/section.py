@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,6 +16,11 @@ from .draw import png_bytes
 from .model import Timeline
 from .store import load, recorded_path
 from .summary import summarize
+
+
+def _code(message: str) -> str:
+    """The message as HTML, a `command` in it as code (the page showed the backticks)."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", escape(message))
 
 
 # ---------------------------------------------------------------------------
@@ -31,7 +37,7 @@ class TimelineSection:
     def _repr_html_(self) -> str:
         color = "#1a7f37" if self.recorded_here else "#1f5fa8"
         parts = [
-            f"<div style='border-left:4px solid {color};padding:4px 10px;margin:4px 0'>{escape(self.message)}</div>"
+            f"<div style='border-left:4px solid {color};padding:4px 10px;margin:4px 0'>{_code(self.message)}</div>"
         ]
         if self.timeline is not None:
             parts.append(summarize(self.timeline).html())
