@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from ._html import escape
 from .lesson import Lesson
-from .render import BACKGROUND, MUTED, STYLE, TEXT, Hidden, code_lines
+from .render import BACKGROUND, MUTED, STYLE, TEXT, Hidden, code_lines, listing_html
 from .snippets import Snippet, load_snippets
 
 __all__ = ["KernelDiff", "RegionDiff", "kernel_diff", "side_by_side"]
@@ -222,8 +222,12 @@ class KernelDiff:
             if not region.changed:
                 continue
             removed, added = region.counts()
-            if region.old is None:
+            if region.old is None and region.new is not None:
+                # Nothing to compare it with: the new region as a listing, the page's width (a
+                # side-by-side table left its old half empty and wrapped every line in the other).
                 parts.append(f"<p><b>{e(region.name)}</b>: new in this step ({added} lines).</p>")
+                parts.append(listing_html(region.new.numbered(), (), self.hidden))
+                continue
             elif region.new is None:
                 parts.append(f"<p><b>{e(region.name)}</b>: gone in this step.</p>")
                 continue

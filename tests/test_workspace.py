@@ -267,3 +267,23 @@ def test_the_course_script_serves_a_folder_holding_the_course_and_the_workspace(
     # The notebooks' folder alone (what course.sh served before) does not hold the workspace.
     alone = where_html(mine, [{"root_dir": str(course / "notebooks"), "base_url": "/"}])
     assert "href" not in alone and "outside the folder JupyterLab serves" in alone
+
+
+def test_a_region_new_in_a_step_is_shown_as_a_listing_not_half_a_diff():
+    """Day 85 against Day 78: the constants region is new, so there is nothing on the left side:
+    it is the page's listing (numbers column beside the code), the width of the page."""
+    import re
+
+    from course.diffview import kernel_diff
+    from course.lessons import LESSONS
+
+    diff = kernel_diff(LESSONS["day78"], LESSONS["day84"], ("constants",))
+    region = next(r for r in diff.regions if r.name == "constants")
+    assert region.old is None and region.new is not None
+    html = diff._repr_html_()
+    assert "new in this step" in html and "course-diff'" not in html
+    numbers = re.search(r"<pre class='course-linenos'[^>]*>(.*?)</pre>", html, re.S)
+    assert numbers is not None
+    assert [int(n) for n in re.findall(r">(\d+)</span>", numbers.group(1))] == [
+        n for n, _ in region.new.numbered()
+    ]
