@@ -142,19 +142,21 @@ class SpeedSection:
             parts.append(f"<table><tr>{head}</tr>{body}</table>")
             if self.result.reasons:
                 cell = "text-align:left;vertical-align:top;padding:2px 8px;overflow-wrap:anywhere"
+                word = "text-align:left;vertical-align:top;padding:2px 8px"  # "measured" never breaks
                 items = "".join(
                     f"<tr><td style='{cell}'>{esc(r.title)}</td>"
                     f"<td style='padding:2px 8px;vertical-align:top;text-align:right'>{esc(r.value_text())}</td>"
-                    f"<td style='{cell}'>{esc(r.kind)}</td><td style='{cell}'>{esc(r.detail)}</td></tr>"
+                    f"<td style='{word}'>{esc(r.kind)}</td><td style='{cell}'>{esc(r.detail)}</td></tr>"
                     for r in self.result.reasons
                 )
                 parts.append(
                     "<p><b>What the numbers say</b> (each with where its number comes from)</p>"
-                    # The detail, the longest text, gets half the width (it had the narrowest column).
-                    "<table style='width:100%;table-layout:fixed'><colgroup><col style='width:22%'>"
-                    "<col style='width:16%'><col style='width:11%'><col style='width:51%'></colgroup>"
+                    # The detail, the longest text, gets half the width (it had the narrowest column);
+                    # the widths are wishes a word's width overrides ("measured" never breaks).
+                    "<table style='width:100%'><colgroup><col style='width:22%'>"
+                    "<col style='width:14%'><col style='width:12%'><col style='width:52%'></colgroup>"
                     f"<tr><th style='{cell}'>finding</th><th style='{cell};text-align:right'>number</th>"
-                    f"<th style='{cell}'>source</th><th style='{cell}'>detail</th></tr>{items}</table>"
+                    f"<th style='{word}'>source</th><th style='{cell}'>detail</th></tr>{items}</table>"
                 )
             if self.result.notes:
                 parts.append(
