@@ -287,3 +287,16 @@ def test_a_region_new_in_a_step_is_shown_as_a_listing_not_half_a_diff():
     assert [int(n) for n in re.findall(r">(\d+)</span>", numbers.group(1))] == [
         n for n, _ in region.new.numbered()
     ]
+
+
+def test_a_deeply_indented_line_wraps_with_room_to_read():
+    """The continuation of a wrapped line hangs at most _MAX_HANG columns in, however deep the line's
+    own indentation (a 40-column one left 8 characters a row in half of a 1280 px page)."""
+    import re
+
+    from course.diffview import _MAX_HANG, side_by_side
+
+    deep = " " * 40 + "swizzledDesc(&s.a[stage][(cons * kMmaM + mi) * kWgmmaM * kBK + ks * kWgmmaK]),"
+    html = side_by_side(["int a;", deep], ["int b;", deep.replace("a[", "b[")], "old.cu", "new.cu")
+    hangs = [int(h) for h in re.findall(r"padding-left:calc\((\d+)ch", html)]
+    assert hangs and max(hangs) == _MAX_HANG and min(hangs) == 4
