@@ -169,5 +169,7 @@ def test_a_listing_does_not_import_matplotlib():
         "page = Page('day78')\npage.snippet('gate')._repr_html_()\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'matplotlib')[:3])"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
