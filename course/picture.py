@@ -48,6 +48,13 @@ class Picture(Figure):
                 text.set_fontsize(least)
 
     def png(self, dpi: int = DPI) -> bytes:
+        """The picture as PNG; drawn once and kept while no artist of it changes (matplotlib's
+        ``stale``: any change to the figure or an artist in it sets it again)."""
+        kept = self.__dict__.get("_png_kept")
+        if kept is not None and kept[0] == dpi and not self.stale:
+            return kept[1]
+        if kept is not None:
+            self._redrawn = True  # changed (or asked at another dpi) since it was first drawn
         self.readable()
         buf = io.BytesIO()
         # bbox_inches="tight", as Jupyter's inline backend saves every figure: the PNG grows to
@@ -59,6 +66,9 @@ class Picture(Figure):
         # decodes no pixels until asked; Pillow comes with matplotlib, which draws with it).
         with Image.open(io.BytesIO(data)) as shown:
             self._png_px = shown.size
+        self._png_kept = (dpi, data)
+        # The PNG shows the figure as it is now (savefig's tight box leaves it marked stale).
+        self.stale = False
         return data
 
     def _repr_png_(self) -> bytes:

@@ -17,8 +17,21 @@ if [ "$(id -u)" = 0 ]; then
 fi
 root=$(.venv/bin/python -c 'from course.tryout.workspace import served_root; print(served_root())')
 notebooks=$(.venv/bin/python -c 'from course.tryout.workspace import served_url; print(served_url("notebooks"))')
+# The contents manager that opens a page unmodified (course/page/jupyter_contents.py).
+options=$(.venv/bin/python -c 'from course.page.jupyter_contents import served_options; print(" ".join(served_options()))')
 echo "JupyterLab serves $root; the course's pages are in $(pwd -P)/notebooks"
+# The address of the pages: JupyterLab's port (8888 unless --port or --ServerApp.port says
+# otherwise; JupyterLab takes the next free one when it is busy, and prints the address it
+# took, with its token, below). On a cloud GPU, see the README's "On a cloud GPU".
+port=8888
+for arg in "$@"; do
+    case $arg in
+        --port=*|--ServerApp.port=*) port=${arg#*=} ;;
+    esac
+done
+echo "The pages: http://localhost:$port$notebooks (add ?token=... as JupyterLab prints it below)"
 if [ "$root" = / ]; then
     echo "(the checkout and the workspace share no folder but /: COURSE_WORKSPACE=$(dirname "$(pwd -P)")/hopper-course-work would serve $(dirname "$(pwd -P)")"
 fi
-exec .venv/bin/jupyter lab --ServerApp.root_dir="$root" --LabApp.default_url="$notebooks" "$@"
+# shellcheck disable=SC2086  # $options: words without spaces, one option each
+exec .venv/bin/jupyter lab --ServerApp.root_dir="$root" --LabApp.default_url="$notebooks" $options "$@"

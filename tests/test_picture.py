@@ -81,3 +81,95 @@ def test_text_in_every_picture_reads_at_11_px_where_the_page_shows_it():
         )
         shown_px = smallest / 72 * 800 / width_in
         assert shown_px >= 10.9, f"{name}: text of {smallest:.1f} pt shows at {shown_px:.1f} px"
+
+
+# ---- issue 28: a picture is drawn once per kernel for the same arguments ----
+
+
+def _counting(monkeypatch):  # type: ignore[no-untyped-def]
+    """Count Picture.savefig calls (every PNG drawn)."""
+    from course.picture import Picture
+
+    drawn = []
+    real = Picture.savefig
+
+    def savefig(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        drawn.append(self)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Picture, "savefig", savefig)
+    return drawn
+
+
+def test_a_kept_figure_is_built_and_drawn_once_for_the_same_arguments(monkeypatch):
+    from course._kept import kept
+
+    built = []
+
+    @kept
+    def square(side: int = 2):  # type: ignore[no-untyped-def]
+        built.append(side)
+        fig = picture(figsize=(side, side))
+        fig.add_subplot().set_title(f"side {side}")
+        return fig
+
+    drawn = _counting(monkeypatch)
+    first = square(2)
+    png = first._repr_png_()
+    again = square(2)
+    assert again is first and again._repr_png_() == png  # Run All again: nothing built or drawn
+    assert built == [2] and len(drawn) == 1
+    other = square(3)  # other arguments: another picture
+    other._repr_png_()
+    assert built == [2, 3] and len(drawn) == 2
+
+
+def test_a_changed_picture_is_drawn_again_and_a_kept_one_never_comes_back_changed(monkeypatch):
+    from course._kept import kept
+
+    @kept
+    def plain():  # type: ignore[no-untyped-def]
+        fig = picture(figsize=(2, 2))
+        fig.add_subplot().set_title("as built")
+        return fig
+
+    drawn = _counting(monkeypatch)
+    fig = plain()
+    before = fig._repr_png_()
+    fig.axes[0].set_title("changed by the learner")
+    after = fig._repr_png_()
+    assert len(drawn) == 2 and after != before  # the change is drawn, not the kept PNG
+    fresh = plain()
+    assert fresh is not fig and fresh.axes[0].get_title() == "as built"
+
+
+def test_unhashable_arguments_are_built_every_time():
+    from course._kept import kept
+
+    calls = []
+
+    @kept
+    def listed(values):  # type: ignore[no-untyped-def]
+        calls.append(values)
+        return picture(figsize=(2, 2))
+
+    listed([1, 2])._repr_png_()
+    listed([1, 2])._repr_png_()
+    assert len(calls) == 2
+
+
+def test_a_listing_does_not_import_matplotlib():
+    """A page's listings (and the coding check behind them) draw nothing: matplotlib, most of a second
+    of a cold Run All, is imported by the first figure (issue 28)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\nfrom course.page import Page\n"
+        "page = Page('day78')\npage.snippet('gate')._repr_html_()\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'matplotlib')[:3])"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr

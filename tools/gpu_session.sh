@@ -127,8 +127,8 @@ notebooks)
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
     ;;
 timings)
-    step "Run All timings, cold and warm kernel cache"
-    python3 tools/time_notebooks.py --out "$RES/notebook_timings.json" || status=1
+    step "Run All timings per cell: cold (empty caches), again in the same kernel, fresh kernel and warm caches"
+    python3 tools/time_notebooks.py --require-gpu --out "$RES/notebook_timings.json" || status=1
     ;;
 try)
     step "learner experiments through the sandbox"

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._html import escape
+from .._kept import file_stamps, kept
 from ..lesson import Lesson
 from ..picture import Picture, picture
 from .engine import measure
-from .result import BenchResult, load
+from .result import BenchResult, bench_dir, load
 from .spec import bench_spec
 
 # The tensor cores' dense FP16/BF16 peak of an H100 or H200 SXM with FP32
@@ -75,6 +76,18 @@ def recorded_climb(upto: Lesson, lessons: Iterable[Lesson]) -> list[ClimbRow]:
         if result is not None:
             out.append(ClimbRow(lesson, result))
     return out
+
+
+def _recordings(upto: Lesson, lessons: tuple[Lesson, ...]) -> Any:
+    """What the recorded climb is drawn from: its files' stamps."""
+    return file_stamps(bench_dir() / f"{lesson.id}.json" for lesson in climb_lessons(upto, lessons))
+
+
+@kept(depends_on=_recordings)
+def recorded_climb_figure(upto: Lesson, lessons: tuple[Lesson, ...]) -> Picture:
+    """The climb drawn from the recordings (``recorded_climb``): drawn once per kernel, again
+    when one of the recordings' files changes (Run All again shows the PNG already drawn)."""
+    return climb_figure(upto, recorded_climb(upto, lessons))
 
 
 def climb_figure(upto: Lesson, rows: Sequence[ClimbRow]) -> Picture:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._atomic import atomic_write_bytes, atomic_write_text
 from .._html import escape
+from .._table import text_table
 from ..errors import EnvironmentProblem
 from ..kernel import gate
 from ..lesson import Lesson
@@ -23,8 +24,6 @@ from .spec import bench_spec
 
 if TYPE_CHECKING:  # matplotlib is imported when a plot is drawn, not by every `python -m course`
     from ..picture import Picture
-
-_NOWRAP = "white-space:nowrap;padding:2px 8px"
 
 
 def _ms(value: float) -> str:
@@ -56,13 +55,9 @@ def table_rows(result: BenchResult) -> list[list[str]]:
 
 def table(result: BenchResult) -> str:
     """The sizes, times and rates as a plain-text table, then the reasons."""
-    rows = table_rows(result)
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    header, *body = table_rows(result)
     lines = [f"{result.lesson}: {result.kernel_name} on {result.summary()}"]
-    for i, r in enumerate(rows):
-        lines.append("  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)))
-        if i == 0:
-            lines.append("  ".join("-" * w for w in widths))
+    lines.append(text_table(header, body, align="right"))
     for name, value in result.ceilings.items():
         lines.append(f"ceiling, {name}: {value:,.1f}")
     for reason in result.reasons:
@@ -145,15 +140,21 @@ class SpeedSection:
             parts.append(f"<table><tr>{head}</tr>{body}</table>")
             if self.result.reasons:
                 cell = "text-align:left;vertical-align:top;padding:2px 8px;overflow-wrap:anywhere"
+                word = "text-align:left;vertical-align:top;padding:2px 8px"  # "measured" never breaks
                 items = "".join(
-                    f"<tr><td style='{cell}'>{esc(r.title)}</td><td style='{_NOWRAP}'>{esc(r.value_text())}</td>"
-                    f"<td style='{cell}'>{esc(r.kind)}</td><td style='{cell}'>{esc(r.detail)}</td></tr>"
+                    f"<tr><td style='{cell}'>{esc(r.title)}</td>"
+                    f"<td style='padding:2px 8px;vertical-align:top;text-align:right'>{esc(r.value_text())}</td>"
+                    f"<td style='{word}'>{esc(r.kind)}</td><td style='{cell}'>{esc(r.detail)}</td></tr>"
                     for r in self.result.reasons
                 )
                 parts.append(
                     "<p><b>What the numbers say</b> (each with where its number comes from)</p>"
-                    f"<table style='width:100%'><tr><th style='{cell}'>finding</th><th style='{cell}'>number</th>"
-                    f"<th style='{cell}'>source</th><th style='{cell}'>detail</th></tr>{items}</table>"
+                    # The detail, the longest text, gets half the width (it had the narrowest column);
+                    # the widths are wishes a word's width overrides ("measured" never breaks).
+                    "<table style='width:100%'><colgroup><col style='width:22%'>"
+                    "<col style='width:14%'><col style='width:12%'><col style='width:52%'></colgroup>"
+                    f"<tr><th style='{cell}'>finding</th><th style='{cell};text-align:right'>number</th>"
+                    f"<th style='{word}'>source</th><th style='{cell}'>detail</th></tr>{items}</table>"
                 )
             if self.result.notes:
                 parts.append(

@@ -15,8 +15,9 @@ item id, the state the page saved and when (UTC).
 
 The rules, because the file holds the learner's work:
 
-- every save is a read-modify-write under an advisory lock (``flock`` on a
-  sibling ``.lock`` file), so two pages saving at once keep both updates;
+- every save is a read-modify-write under a lock on a sibling ``.lock`` file
+  (``filelock``: ``flock`` on POSIX, ``msvcrt`` on Windows), so two pages
+  saving at once keep both updates;
 - the new file is written atomically (``course._atomic``: temp file, fsync,
   rename), so a kill at any moment leaves the old file or the new, whole;
 - a file that cannot be read, is not JSON, or is not this format never
@@ -47,17 +48,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from filelock import FileLock
+
 from .._atomic import atomic_write_text
 from .._files import read_regular, shown
 from ..content import progress_kinds
 from ..errors import CourseError
 from ..quiz.submission import validate_learner_id
 from ..tryout.workspace import workspace_root
-
-try:  # POSIX; elsewhere saves are still atomic, only not serialised between processes
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None  # type: ignore[assignment]
 
 __all__ = [
     "DEFAULT_LEARNER",
@@ -182,33 +180,25 @@ def _check_kind(kind: object) -> str:
 # ---------------------------------------------------------------------------
 @contextlib.contextmanager
 def _locked(path: Path, *, reading: bool = False) -> Iterator[bool]:
-    """Hold an exclusive advisory lock on ``<path>.lock`` (the data file itself is replaced by rename).
+    """Hold an exclusive lock on ``<path>.lock`` (the data file itself is replaced by rename).
 
-    Yields whether the workspace can be written. ``reading=True`` (a snapshot)
-    also works in a workspace that cannot be written (read-only, full): it
-    takes the lock through an existing lock file, or reads without one,
-    which is safe because every save replaces the file whole by a rename.
+    ``filelock.FileLock``: ``flock`` on POSIX, ``msvcrt.locking`` on Windows, so
+    saves are serialised between processes everywhere. Yields whether the
+    workspace can be written. ``reading=True`` (a snapshot) also works in a
+    workspace that cannot be written (read-only, full): it reads without the
+    lock, which is safe because every save replaces the file whole by a rename.
     """
     lock = path.with_name(path.name + ".lock")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
-        writable = True
+        os.close(os.open(lock, os.O_RDWR | os.O_CREAT, 0o644))  # can this workspace be written?
     except OSError as e:
         if not reading:
             raise ProgressError(f"cannot save progress here ({e.strerror})", path=path.parent) from None
-        writable = False
-        try:
-            fd = os.open(lock, os.O_RDONLY)
-        except OSError:
-            yield False
-            return
-    try:
-        if fcntl is not None:
-            fcntl.flock(fd, fcntl.LOCK_SH if not writable else fcntl.LOCK_EX)
-        yield writable
-    finally:
-        os.close(fd)  # closing releases the lock
+        yield False
+        return
+    with FileLock(lock, mode=0o644):
+        yield True
 
 
 def _empty(learner: str) -> dict[str, Any]:

@@ -35,12 +35,15 @@ registers and it has no other shared data. A TMA pipeline would add an
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._html import escape
+from .._kept import kept
 from ..errors import CourseError
 from ..kernel.gpus import CARDS, Card
-from ..picture import Picture, picture
+
+if TYPE_CHECKING:  # matplotlib is imported when the figure is drawn (a coding check imports this module)
+    from ..picture import Picture
 
 __all__ = [
     "STATIC_LIMIT_BYTES",
@@ -234,9 +237,12 @@ def budget_table_html(config: PipelineConfig, feature: str | None = None) -> str
     )
 
 
+@kept
 def smem_budget_figure(config: PipelineConfig, feature: str | None = None) -> Picture:
     """Each card's per-block maximum as a bar, the configuration's need as a line."""
     fits = fit_report(config, feature=feature)
+    from ..picture import picture  # heavy: matplotlib, only when the figure is drawn
+
     fig = picture(figsize=(8, 3.8))
     ax = fig.add_subplot()
     names = [f.card.name for f in fits]

@@ -9,6 +9,7 @@ normally distributed inputs instead (``normal_inputs``).
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -36,13 +37,20 @@ def lcg_states(count: int, seed: int) -> np.ndarray:
     return (states & np.uint64(0xFFFFFFFF)).astype(np.uint32)
 
 
+@functools.lru_cache(maxsize=2)
 def lcg_halves(dim: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """A and B (dim x dim, float16, row-major) as the programs' main() draws them from ``seed``."""
+    """A and B (dim x dim, float16, row-major) as the programs' main() draws them from ``seed``.
+
+    Drawn once per process for a size and seed (about a second at N = 4096, every page.run() of
+    a ladder step before; issue 28) and handed out read-only, so no caller changes the next one's."""
     elems = dim * dim
     states = lcg_states(2 * elems, seed)
     values = ((states >> np.uint32(24)).astype(np.int32) % 17 - 8).astype(np.float32) / np.float32(8.0)
     halves = values.astype(np.float16)
-    return halves[:elems].reshape(dim, dim), halves[elems:].reshape(dim, dim)
+    a, b = halves[:elems].reshape(dim, dim), halves[elems:].reshape(dim, dim)
+    a.flags.writeable = False
+    b.flags.writeable = False
+    return a, b
 
 
 def normal_inputs(n: int, sets: int, seed: int) -> tuple[Any, Any]:

@@ -355,7 +355,13 @@ class Page:
         size need not draw it again.
         """
         # when the page asks: a page loads only what its cells use
-        from ..bench.climb import climb_figure, climb_table, measure_climb, recorded_climb
+        from ..bench.climb import (
+            climb_figure,
+            climb_table,
+            measure_climb,
+            recorded_climb,
+            recorded_climb_figure,
+        )
 
         recorded = recorded_climb(self.lesson, LESSONS.values())
         if not chart:
@@ -373,12 +379,12 @@ class Page:
                     )
                 )
             _display(climb_table(recorded, size))
-            return climb_figure(self.lesson, recorded)
+            return recorded_climb_figure(self.lesson, tuple(LESSONS.values()))
         # heavy: ipywidgets, only on a page
         import ipywidgets as w
 
         table = w.HTML(climb_table(recorded, size)._repr_html_())
-        image = w.Image(value=climb_figure(self.lesson, recorded).png(), format="png")
+        image = w.Image(value=recorded_climb_figure(self.lesson, tuple(LESSONS.values())).png(), format="png")
 
         def measure_all(progress: Callable[[str], Any]) -> None:
             rows = measure_climb(self.lesson, LESSONS.values(), progress=progress)

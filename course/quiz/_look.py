@@ -16,6 +16,7 @@ from .._html import escape
 from ..errors import CourseError
 from ..lessons import get_lesson
 from ..view.listing import Hidden
+from ..view.listing import listing_html as render_listing
 from .model import MultipleSelect, Question, Quiz, Response, WhichLine, readable_points
 
 # One style sheet per quiz, scoped to the quiz's own class. ipywidgets 8
@@ -33,7 +34,7 @@ QUIZ_CLASS = "course-quiz"
 # output's width instead and its long lines scroll inside it (as a page's listing does, course.exercises.reveal).
 STYLE = """<style>
 .course-quiz .widget-html-content:has(.quiz-listing) { flex: 1 1 auto; min-width: 0; width: 100%; }
-.course-quiz .quiz-listing pre { max-width: 100%; box-sizing: border-box; }
+.course-quiz .quiz-listing .course-listing { max-width: 100%; box-sizing: border-box; }
 .course-quiz .widget-radio-box label {
   display: flex; flex-direction: row-reverse; justify-content: flex-end; align-items: flex-start;
   height: auto; min-height: var(--jp-widgets-radio-item-height, 24px); line-height: 1.4;
@@ -76,28 +77,12 @@ def verdict_html(css: str, verdict: str, body: str) -> str:
 
 
 def listing_html(listing: tuple[tuple[int, str], ...], heading: str, hidden: Sequence[Hidden] = ()) -> str:
-    """A "which line" listing, shown once for every question that asks about it.
-
-    The numbers are part of the text of one ``<pre>``, not a second column, so
-    they cannot drift from their lines or wrap apart from them. Lines in
-    ``hidden`` (a coding exercise's answer, ``course.exercises.reveal``) are one
-    placeholder row: their text is not in the page until revealed.
+    """A "which line" listing, shown once for every question that asks about it: the page's own
+    listing (``course.view.listing.listing_html``: the file's line numbers in a column that cannot drift
+    from or wrap apart from its code) under ``heading``. Lines in ``hidden`` (a coding exercise's
+    answer, ``course.exercises.reveal``) are one placeholder row: their text is not in the page until revealed.
     """
-    rows: list[str] = []
-    folded: set[int] = set()
-    for n, line in listing:
-        fold = next((h for h in hidden if h.covers(n)), None)
-        if fold is None:
-            rows.append(f"{n:4d}  {line}")
-        elif id(fold) not in folded:
-            folded.add(id(fold))
-            rows.append(f"{fold.first:4d}  {fold.placeholder()} (lines {fold.first}-{fold.last})")
-    body = "\n".join(rows)
-    return (
-        f'<div class="quiz-listing"><p><small>{heading}</small></p>'
-        f'<pre style="white-space: pre; overflow-x: auto; word-break: normal; line-height: 1.35;">'
-        f"{escape(body)}</pre></div>"
-    )
+    return f'<div class="quiz-listing"><p><small>{heading}</small></p>{render_listing(listing, (), hidden)}</div>'
 
 
 def local_time(stamp: object) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -13,8 +14,13 @@ if TYPE_CHECKING:
     from ..lesson import Lesson
 from .draw import png_bytes
 from .model import Timeline
-from .store import load
+from .store import load, recorded_path
 from .summary import summarize
+
+
+def _code(message: str) -> str:
+    """The message as HTML, a `command` in it as code (the page showed the backticks)."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", escape(message))
 
 
 # ---------------------------------------------------------------------------
@@ -31,7 +37,7 @@ class TimelineSection:
     def _repr_html_(self) -> str:
         color = "#1a7f37" if self.recorded_here else "#1f5fa8"
         parts = [
-            f"<div style='border-left:4px solid {color};padding:4px 10px;margin:4px 0'>{escape(self.message)}</div>"
+            f"<div style='border-left:4px solid {color};padding:4px 10px;margin:4px 0'>{_code(self.message)}</div>"
         ]
         if self.timeline is not None:
             parts.append(summarize(self.timeline).html())
@@ -47,8 +53,30 @@ class TimelineSection:
         return out
 
 
+# The section last drawn from each recording, with the file's (mtime, size) then: drawing a timeline
+# costs most of a second, and Run All again in the same kernel shows the same file (issue 28).
+_DRAWN: dict[Path, tuple[tuple[int, int], TimelineSection]] = {}
+
+
 def timeline_section(lesson: Lesson, directory: Path | None = None) -> TimelineSection:
-    """The recorded timeline of a lesson, as a page shows it (no GPU needed)."""
+    """The recorded timeline of a lesson, as a page shows it (no GPU needed); drawn again only
+    when its file changed."""
+    path = recorded_path(lesson.id, directory)
+    try:
+        st = path.stat()
+        stamp: tuple[int, int] | None = (st.st_mtime_ns, st.st_size)
+    except OSError:
+        stamp = None
+    drawn = _DRAWN.get(path)
+    if stamp is not None and drawn is not None and drawn[0] == stamp:
+        return drawn[1]
+    section = _section(lesson, directory)
+    if stamp is not None and section.timeline is not None:
+        _DRAWN[path] = (stamp, section)
+    return section
+
+
+def _section(lesson: Lesson, directory: Path | None) -> TimelineSection:
     recorded = load(lesson.id, directory, lesson.warpgroup_roles)
     if recorded is None:
         return TimelineSection(

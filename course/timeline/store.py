@@ -208,11 +208,16 @@ def write(timeline: Timeline, directory: Path | None = None) -> tuple[Path, Path
     return json_path, png_path
 
 
+def recorded_path(lesson_id: str, directory: Path | None = None) -> Path:
+    """The file a lesson's recorded timeline is in (it may not exist)."""
+    return (directory or timeline_dir()) / f"{lesson_id}.json"
+
+
 def load(lesson_id: str, directory: Path | None = None, roles: Sequence[str] = ()) -> Timeline | None:
     """The recorded timeline of a lesson, None when there is none, TimelineError when it is broken.
 
     ``roles``: the lesson's declared warpgroup roles (``Lesson.warpgroup_roles``; ``from_dict``)."""
-    path = (directory or timeline_dir()) / f"{lesson_id}.json"
+    path = recorded_path(lesson_id, directory)
     if not path.exists():
         return None
     timeline = from_dict(_data.read_json(path, "the timeline", TimelineError), path, roles)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from .._html import escape
 from ..lesson import Lesson
 from ..snippets import Snippet, load_snippets
-from .listing import BACKGROUND, MUTED, STYLE, TEXT, Hidden, code_lines
+from .listing import BACKGROUND, MUTED, STYLE, TEXT, Hidden, code_lines, listing_html
 
 __all__ = ["KernelDiff", "RegionDiff", "kernel_diff", "side_by_side"]
 
@@ -43,6 +43,9 @@ _TINT = {
 }
 _FONT = "font-family:var(--jp-code-font-family,monospace);font-size:12px;line-height:1.4"
 _HANG = 4  # a wrapped line's continuation sits this many columns right of the line's own indentation
+# ... up to this many columns of it: a continuation line aligned 40 columns in (Day 81's
+# swizzledDesc arguments) wrapped into an 8-character strip of its half of the table.
+_MAX_HANG = 16
 # The cells' look, once per diff (classes; inline on every cell it made a long diff a megabyte).
 _DIFF_STYLE = (
     "<style>"
@@ -73,7 +76,7 @@ def _code(text: str, html: str, tint: str) -> str:
     # Hanging indentation: the first line starts at the cell's left edge with its own leading
     # spaces; a wrapped continuation starts _HANG columns right of that indentation.
     indent = len(text.expandtabs(4)) - len(text.expandtabs(4).lstrip())
-    hang = indent + _HANG
+    hang = min(indent + _HANG, _MAX_HANG)
     return f"<td class='c{tint}' style='padding-left:calc({hang}ch + 6px);text-indent:-{hang}ch'>{html}</td>"
 
 
@@ -222,8 +225,12 @@ class KernelDiff:
             if not region.changed:
                 continue
             removed, added = region.counts()
-            if region.old is None:
+            if region.old is None and region.new is not None:
+                # Nothing to compare it with: the new region as a listing, the page's width (a
+                # side-by-side table left its old half empty and wrapped every line in the other).
                 parts.append(f"<p><b>{e(region.name)}</b>: new in this step ({added} lines).</p>")
+                parts.append(listing_html(region.new.numbered(), (), self.hidden))
+                continue
             elif region.new is None:
                 parts.append(f"<p><b>{e(region.name)}</b>: gone in this step.</p>")
                 continue

@@ -68,6 +68,7 @@ import pytest
 
 from course.exercises.annotation import load_exercise
 from course.lessons import LESSONS
+from course.page.jupyter_contents import served_options
 from course.quiz.loader import load_quiz
 from course.quiz.model import MultipleSelect, SingleChoice
 
@@ -247,6 +248,9 @@ def jupyterlab(course_copy: Path, tmp_path_factory: pytest.TempPathFactory) -> I
             f"--LabApp.workspaces_dir={home / 'workspaces'}",
             "--LabApp.news_url=",
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            # window.jupyterapp: a test reads a page's model (is it modified?) from JupyterLab itself.
+            "--LabApp.expose_app_in_browser=True",
+            *served_options(),  # as scripts/course.sh serves
         ],
         cwd=course_copy,
         env=env,
@@ -721,6 +725,46 @@ def _wait_until(what: str, seconds: float, probe: Callable[[], Any], ok: Callabl
         time.sleep(0.2)
 
 
+JS_FRESH_PAGE = """
+async () => {
+  const panel = window.jupyterapp.shell.currentWidget;
+  await panel.context.ready;
+  await panel.sessionContext.ready;
+  const kernel = panel.sessionContext.session.kernel;
+  const before = panel.context.model.dirty;
+  // JupyterLab applies the kernel's language_info when this reply arrives (a callback registered
+  // before ours): once ours has run, the page has had every change opening it makes.
+  const info = await kernel.info;
+  await new Promise(r => setTimeout(r, 0));
+  return {before, after: panel.context.model.dirty, kernel: info.language_info,
+          page: panel.context.model.getMetadata('language_info')};
+}
+"""
+
+
+def test_a_freshly_opened_page_is_not_modified(jupyterlab: Lab, browser: Any, artifacts: Path):
+    """Open a page, nothing typed: once its kernel has answered, JupyterLab holds it unmodified
+    (issue 22: it wrote the kernel's language_info, with the Python version, over the page's, and
+    marked every page modified as it opened). In a workspace of its own, so no other tab reopens."""
+    name = LESSONS["day76"].notebook
+    page = browser.new_page()
+    try:
+        page.goto(f"{jupyterlab.base}/lab/workspaces/fresh-page/tree/{name}?reset&token={jupyterlab.token}")
+        page.wait_for_function(
+            "() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
+            " && window.jupyterapp.shell.currentWidget.sessionContext"
+        )
+        state = page.evaluate(JS_FRESH_PAGE)
+        assert state["page"] == state["kernel"], state
+        assert not state["before"] and not state["after"], f"{name} shows as modified as it opens: {state}"
+        assert page.locator(".jp-mod-dirty").count() == 0, "a tab shows the modified mark"
+    except BaseException:
+        _save_screenshot(page, artifacts, "fresh-page-failure.png")
+        raise
+    finally:
+        page.close()
+
+
 @pytest.mark.parametrize("lesson_id", list(LESSONS))
 def test_every_page_shows_pictures_quiz_and_listing(
     lesson_id: str, pages, course_copy: Path, artifacts: Path
@@ -1148,7 +1192,7 @@ JS_QUIZ_LOOK = """
     return {cell: Array.from(nb.querySelectorAll('.jp-Cell')).indexOf(cellOf),
             background: getComputedStyle(b).backgroundColor, color: getComputedStyle(b).color};
   });
-  return {options, checks, listings: area.querySelectorAll('pre').length};
+  return {options, checks, listings: area.querySelectorAll('.quiz-listing').length};
 }
 """
 
@@ -1265,6 +1309,7 @@ def course_lab(course_copy: Path, browser: Any, tmp_path_factory: pytest.TempPat
                 f"--LabApp.default_url={notebooks}",
                 f"--LabApp.user_settings_dir={home / 'settings'}", f"--LabApp.workspaces_dir={home / 'workspaces'}",
                 "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+                *served_options(),
             ],
             cwd=course_copy, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip

@@ -225,6 +225,42 @@ def test_two_processes_saving_at_once_lose_no_update(workspace):
     assert len(progress.lesson_progress("day78")["coding"]) == 4 * rounds
 
 
+def test_while_a_save_holds_the_lock_no_other_process_takes_it(workspace):
+    """The lock is a real one on this OS (filelock; the course had none where ``fcntl`` is missing):
+    while one process is inside a save's lock, another process's try for it fails, and once the save
+    is done it succeeds. No clock decides it: the child tries once, without waiting."""
+    from filelock import FileLock, Timeout
+
+    progress.record("day76", "quiz", "first", {"attempts": 1})
+    path = progress.progress_path()
+    lock = path.with_name(path.name + ".lock")
+
+    def child_takes_it() -> bool:
+        read_end, write_end = os.pipe()
+
+        def body() -> None:
+            try:
+                with FileLock(lock, timeout=0):
+                    os.write(write_end, b"y")
+            except Timeout:
+                os.write(write_end, b"n")
+
+        pid = _forked(body)
+        os.close(write_end)
+        try:
+            answer = os.read(read_end, 1)
+        finally:
+            os.waitpid(pid, 0)
+            os.close(read_end)
+        assert answer in (b"y", b"n"), answer
+        return answer == b"y"
+
+    with progress._locked(path) as writable:
+        assert writable
+        assert not child_takes_it(), "another process took the lock while a save held it"
+    assert child_takes_it(), "the lock was not released after the save"
+
+
 SIZE = 256 * 1024  # bytes of text per save: big enough that a kill lands mid-write
 KILLS = 40
 

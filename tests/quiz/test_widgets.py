@@ -287,7 +287,20 @@ def test_line_question_lists_the_snippet_with_file_line_numbers(practice):
     values = [value for _, value in panel.input.options]
     assert values == [3, 4, 5, 6, 7, 8]
     (listing,) = _listings(practice)
-    assert "   5  " in listing and "barrier_arrive_tx" in listing
+    # The page's own listing (course.view.listing.listing_html): the file's numbers in their own column,
+    # one row per line, beside the code's rows.
+    assert "class='course-listing" in listing
+    numbers = re.search(r"<pre class='course-linenos'[^>]*>(.*?)</pre>", listing, re.S)
+    code = re.search(r"<pre class='course-code'[^>]*>(.*)</pre>", listing, re.S)
+    assert numbers and code
+    assert [int(n) for n in re.findall(r">(\d+)</span>", numbers.group(1))] == values
+    rows = re.findall(
+        r"<span style='display:block;min-height[^']*'>(.*?)</span>(?=<span style='display:block|</span>$)",
+        code.group(1),
+        re.S,
+    )
+    assert len(rows) == len(values)
+    assert "barrier_arrive_tx" in rows[values.index(5)]
     assert "The listing for question 5," in listing
 
 

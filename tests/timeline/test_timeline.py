@@ -800,3 +800,38 @@ def test_a_wrong_size_is_refused_before_the_gpu_is_asked(capsys, monkeypatch):
     assert main(["timeline", "day79", "--n", "100"]) == 2
     err = capsys.readouterr().err
     assert "sizes for day79 must be multiples of 256" in err and "(got 100)" in err
+
+
+def test_the_page_draws_a_recording_once_and_again_when_its_file_changes(recorded, monkeypatch):
+    """Issue 28: page.timeline() drew the recording every Run All (0.7 s); now once per file state."""
+    import os
+
+    from course.lessons import LESSONS
+    from course.timeline import section
+
+    drawn = []
+    real = section.png_bytes
+    monkeypatch.setattr(section, "png_bytes", lambda t: drawn.append(t) or real(t))
+    monkeypatch.setattr(section, "_DRAWN", {})
+    first = section.timeline_section(LESSONS["day80"])
+    again = section.timeline_section(LESSONS["day80"])
+    assert again is first and len(drawn) == 1
+    path = recorded / "day80.json"
+    data = json.loads(path.read_text())
+    data["device"] = "Another GPU"
+    path.write_text(json.dumps(data))
+    st = path.stat()
+    os.utime(
+        path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000)
+    )  # a later write, whatever the clock's grain
+    changed = section.timeline_section(LESSONS["day80"])
+    assert len(drawn) == 2 and changed is not first and "Another GPU" in changed.message
+
+
+def test_a_command_in_the_sections_message_shows_as_code_not_backticks(recorded):
+    from course.lessons import LESSONS
+    from course.timeline import section
+
+    html = section.timeline_section(LESSONS["day80"])._repr_html_()
+    message = html.split("</div>")[0]
+    assert "`" not in message and "<code>python -m course timeline day80</code>" in message, message

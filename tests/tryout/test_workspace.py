@@ -267,3 +267,36 @@ def test_the_course_script_serves_a_folder_holding_the_course_and_the_workspace(
     # The notebooks' folder alone (what course.sh served before) does not hold the workspace.
     alone = where_html(mine, [{"root_dir": str(course / "notebooks"), "base_url": "/"}])
     assert "href" not in alone and "outside the folder JupyterLab serves" in alone
+
+
+def test_a_region_new_in_a_step_is_shown_as_a_listing_not_half_a_diff():
+    """Day 85 against Day 78: the constants region is new, so there is nothing on the left side:
+    it is the page's listing (numbers column beside the code), the width of the page."""
+    import re
+
+    from course.lessons import LESSONS
+    from course.view.diff import kernel_diff
+
+    diff = kernel_diff(LESSONS["day78"], LESSONS["day84"], ("constants",))
+    region = next(r for r in diff.regions if r.name == "constants")
+    assert region.old is None and region.new is not None
+    html = diff._repr_html_()
+    assert "new in this step" in html and "course-diff'" not in html
+    numbers = re.search(r"<pre class='course-linenos'[^>]*>(.*?)</pre>", html, re.S)
+    assert numbers is not None
+    assert [int(n) for n in re.findall(r">(\d+)</span>", numbers.group(1))] == [
+        n for n, _ in region.new.numbered()
+    ]
+
+
+def test_a_deeply_indented_line_wraps_with_room_to_read():
+    """The continuation of a wrapped line hangs at most _MAX_HANG columns in, however deep the line's
+    own indentation (a 40-column one left 8 characters a row in half of a 1280 px page)."""
+    import re
+
+    from course.view.diff import _MAX_HANG, side_by_side
+
+    deep = " " * 40 + "swizzledDesc(&s.a[stage][(cons * kMmaM + mi) * kWgmmaM * kBK + ks * kWgmmaK]),"
+    html = side_by_side(["int a;", deep], ["int b;", deep.replace("a[", "b[")], "old.cu", "new.cu")
+    hangs = [int(h) for h in re.findall(r"padding-left:calc\((\d+)ch", html)]
+    assert hangs and max(hangs) == _MAX_HANG and min(hangs) == 4

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 from matplotlib.patches import Rectangle
 
+from ..._kept import kept
 from ...errors import CourseError
 from ...picture import Picture, picture
 from . import LESSON
@@ -67,6 +68,7 @@ def tma_owner_map(plan: list[TmaTile]) -> np.ndarray:
     return owner
 
 
+@kept
 def tma_tiles_figure(dim: int | None = None) -> Picture:
     """The matrix cut into its tiles, each labelled with its block and TMA coordinates."""
     plan = tma_tile_plan(dim=dim)

@@ -8,10 +8,13 @@ image data or labels with the model.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from matplotlib.colors import ListedColormap
 from matplotlib.patches import Rectangle
 
+from ..._kept import kept
 from ...hopper.wgmma import DESCRIPTOR_FIELDS, ModelError, decode_descriptor
 from ...picture import Picture, picture
 from . import models
@@ -67,19 +70,49 @@ def _free_spot(
     return min(max(k + 4, 1), 62), min(max(mn + 4, 1), 62)
 
 
+ZOOM = 10  # the zoom panel shows elements 0..ZOOM of the tile's top-left corner, both ways
+
+
+def _label(
+    ax: Any, number: int, point: tuple[float, float], spot: tuple[float, float], size: float = 10
+) -> None:
+    """The example's number in a white box at ``spot``, with a line to its element."""
+    ax.annotate(
+        str(number), point, spot, fontsize=size, fontweight="bold", ha="center", va="center",
+        bbox={"boxstyle": "round,pad=0.2", "facecolor": "white", "edgecolor": "black", "linewidth": 0.6},
+        arrowprops={"arrowstyle": "-", "color": "black", "linewidth": 0.8},
+    )  # fmt: skip
+
+
+@kept
 def core_matrix_figure(examples: tuple[tuple[int, int], ...] = CORE_EXAMPLES) -> Picture:
-    """Each element of the tile coloured by its core matrix; a few offsets written out."""
+    """Each element of the tile coloured by its core matrix; a few offsets written out.
+
+    Examples in the top-left corner (five of the seven by default, within 8 elements of (0, 0))
+    are numbered in a zoom panel beside the tile, where each element is large enough that the
+    numbers and their lines stay apart; on the whole tile they are marked, and the corner is framed.
+    """
     index = models.core_matrix_index_tile()
     fig = picture(figsize=(11, 7.5))
-    ax, side = fig.subplots(1, 2, width_ratios=[4, 1.7])
+    grid = fig.add_gridspec(2, 2, width_ratios=[4, 1.7], height_ratios=[1, 1.3])
+    ax = fig.add_subplot(grid[:, 0])
+    side = fig.add_subplot(grid[0, 1])
+    zoom = fig.add_subplot(grid[1, 1])
     side.axis("off")
-    ax.imshow(
-        index, cmap=_core_colors(), vmin=0, vmax=63, interpolation="nearest", extent=(-0.5, 63.5, 63.5, -0.5)
-    )
+    colors = _core_colors()
+    ax.imshow(index, cmap=colors, vmin=0, vmax=63, interpolation="nearest", extent=(-0.5, 63.5, 63.5, -0.5))
+    zoom.imshow(
+        index[: ZOOM + 1, : ZOOM + 1], cmap=colors, vmin=0, vmax=63, interpolation="nearest",
+        extent=(-0.5, ZOOM + 0.5, ZOOM + 0.5, -0.5),
+    )  # fmt: skip
     for edge in range(8, 64, 8):
         ax.axhline(edge - 0.5, color="white", linewidth=1)
         ax.axvline(edge - 0.5, color="white", linewidth=1)
-    colors = _core_colors()
+    zoom.axhline(7.5, color="white", linewidth=1.5)
+    zoom.axvline(7.5, color="white", linewidth=1.5)
+    for x, y, mn0, k0 in ((4.5, 4.5, 0, 0), (9.2, 4.5, 0, 8), (4.5, 9.5, 8, 0), (9.2, 9.5, 8, 8)):
+        core = int(index[mn0, k0])
+        zoom.text(x, y, f"core {core}", ha="center", va="center", fontsize=9, color=_ink(colors(core)))
     for core_row in range(8):
         for core_col in range(8):
             core = int(index[core_row * 8, core_col * 8])
@@ -92,23 +125,39 @@ def core_matrix_figure(examples: tuple[tuple[int, int], ...] = CORE_EXAMPLES) ->
                 fontsize=10,
                 color=_ink(colors(core)),  # black on the light colours (yellow, pink), white on the dark
             )
+    in_zoom = [(mn, k) for mn, k in examples if mn <= ZOOM - 2 and k <= ZOOM - 2]
+    if in_zoom:
+        ax.add_patch(
+            Rectangle(
+                (-0.5, -0.5), ZOOM + 1, ZOOM + 1, fill=False, edgecolor="black", linewidth=1.2, linestyle="--"
+            )
+        )
     lines = []
     placed: list[tuple[float, float]] = []
     points = [(k, mn) for mn, k in examples]
+    zoom_placed: list[tuple[float, float]] = []
     for number, (mn, k) in enumerate(examples, start=1):
         offset = models.core_offset(mn, k)
         ax.plot(k, mn, marker="s", markersize=5, color="black", markeredgecolor="white")
+        lines.append(f"{number}: (mn={mn}, k={k}) -> element {offset}, byte {offset * models.ELEM_BYTES}")
+        if (mn, k) in in_zoom:
+            zoom.plot(k, mn, marker="s", markersize=9, color="black", markeredgecolor="white")
+            # In the zoom an element is about 20 px: the number sits 1.5 elements off, clear of the others.
+            spot = _zoom_spot(k, mn, [(kk, m) for m, kk in in_zoom], zoom_placed)
+            zoom_placed.append(spot)
+            _label(zoom, number, (k, mn), spot)
+            continue
         # The number in a white box away from every marker and every other number, with a line to its
         # element: examples one element apart (0,0) and (1,0) no longer print over each other.
         x, y = _free_spot(k, mn, points, placed)
         placed.append((x, y))
-        ax.annotate(
-            str(number), (k, mn), (x, y), fontsize=10, fontweight="bold", ha="center", va="center",
-            bbox={"boxstyle": "round,pad=0.2", "facecolor": "white", "edgecolor": "black", "linewidth": 0.6},
-            arrowprops={"arrowstyle": "-", "color": "black", "linewidth": 0.8},
-        )  # fmt: skip
-        lines.append(f"{number}: (mn={mn}, k={k}) -> element {offset}, byte {offset * models.ELEM_BYTES}")
+        _label(ax, number, (k, mn), (x, y))
     side.text(0, 1, "\n".join(lines), va="top", fontsize=8, family="monospace", transform=side.transAxes)
+    zoom.set_xticks(range(0, ZOOM + 1, 2))
+    zoom.set_yticks(range(0, ZOOM + 1, 2))
+    zoom.set_title(f"the corner, (mn, k) = (0..{ZOOM}, 0..{ZOOM})", fontsize=9)
+    if not in_zoom:
+        zoom.set_visible(False)
     ax.set_xlabel("k (K-major: contiguous inside a core row)")
     ax.set_ylabel("mn (row of A, or column of B)")
     ax.set_title(
@@ -117,6 +166,22 @@ def core_matrix_figure(examples: tuple[tuple[int, int], ...] = CORE_EXAMPLES) ->
         fontsize=10,
     )
     return fig
+
+
+def _zoom_spot(
+    k: int, mn: int, points: list[tuple[int, int]], placed: list[tuple[float, float]]
+) -> tuple[float, float]:
+    """A spot 1.5-3 elements from (k, mn) inside the zoom, 2 from every number and 1.4 from every marker."""
+    for radius in (1.5, 2.2, 3.0):
+        for dx, dy in ((1, 1), (1, 0), (0, 1), (1, -1), (-1, 1), (-1, 0), (0, -1), (-1, -1)):
+            x, y = k + dx * radius, mn + dy * radius
+            if not (0 <= x <= ZOOM and 0 <= y <= ZOOM):
+                continue
+            if all(abs(x - a) + abs(y - b) >= 2 for a, b in placed) and all(
+                abs(x - a) + abs(y - b) >= 1.4 for a, b in points
+            ):
+                return x, y
+    return min(k + 1.5, ZOOM), min(mn + 1.5, ZOOM)
 
 
 # ---------------------------------------------------------------------------
@@ -135,6 +200,7 @@ def descriptor_bits(desc: int) -> np.ndarray:
     return np.array([[(desc >> bit) & 1 for bit in range(63, -1, -1)]], dtype=np.int64)
 
 
+@kept
 def descriptor_figure(smem_addr: int = DEFAULT_SMEM_ADDR, ks: int = 0) -> Picture:
     """A bit ruler of ``tileDesc(addr) + ks * (2 * 128 >> 4)``, decoded field by field.
 
@@ -197,6 +263,7 @@ def descriptor_figure(smem_addr: int = DEFAULT_SMEM_ADDR, ks: int = 0) -> Pictur
 # ---------------------------------------------------------------------------
 # (d) Day 78: which thread's register holds which element of D
 # ---------------------------------------------------------------------------
+@kept
 def fragment_figure(zoom: tuple[int, int] = (16, 8)) -> Picture:
     """D coloured by warp (left); the top-left ``zoom`` = (rows, cols) block with thread and register (right).
 

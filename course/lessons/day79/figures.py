@@ -23,6 +23,7 @@ import numpy as np
 from matplotlib.colors import ListedColormap
 from matplotlib.patches import Rectangle
 
+from ..._kept import kept
 from ...hopper.wgmma import check_range, swizzle_128b_chunk
 from ...picture import Picture, picture
 
@@ -89,6 +90,7 @@ def _grid(ax, values: np.ndarray, title: str, xlabel: str) -> None:
     ax.set_title(title, fontsize=10)
 
 
+@kept
 def swizzle_figure(highlight: int = 0) -> Picture:
     """One swizzle atom, before and after: 8 rows x 8 chunks of 16 bytes.
 

@@ -26,6 +26,7 @@ import numpy as np
 from matplotlib import colormaps as plt_colormaps
 from matplotlib.patches import Rectangle
 
+from ..._kept import kept
 from ...hopper.wgmma import ModelError
 from ...picture import Picture, picture
 from . import LESSON
@@ -298,6 +299,7 @@ def _panel(ax: Any, w: TileWalk, follow: int) -> Any:
     return image
 
 
+@kept
 def tile_order_figure(n: int = 8192, ctas: int = H200_SMS, follow: int = 0) -> Picture:
     """D's tile grid coloured by the turn on which a CTA computes each tile, both orders side by side.
 

@@ -62,8 +62,15 @@ def test_each_figure_is_a_picture_jupyter_shows_as_a_png(make):
 # --- core matrices ---------------------------------------------------------------------------
 def test_core_matrix_figure_draws_the_core_index_of_every_element():
     fig = figures.core_matrix_figure()
-    (image,) = images(fig)
+    image, corner = images(fig)
     assert np.array_equal(image, m.core_offset_tile() // 64)
+    # The zoom panel is the same tile's top-left corner, where five of the examples are numbered.
+    z = figures.ZOOM + 1
+    assert np.array_equal(corner, (m.core_offset_tile() // 64)[:z, :z])
+    zoom = fig.axes[2]
+    numbered = {t.get_text() for t in zoom.texts if t.get_text().isdigit()}
+    in_corner = [i for i, (mn, k) in enumerate(figures.CORE_EXAMPLES, 1) if mn <= z - 3 and k <= z - 3]
+    assert numbered == {str(i) for i in in_corner} and len(in_corner) == 5
     joined = "\n".join(texts(fig))
     for mn, k in figures.CORE_EXAMPLES:
         offset = m.core_offset(mn, k)
