@@ -26,6 +26,7 @@ PYTHON_KERNEL = "python3"  # ipykernel's kernelspec name, as the pages' metadata
 
 def kernel_language_info() -> dict[str, Any]:
     """The ``language_info`` a ``python3`` kernel of this Python reports (ipykernel's own dict)."""
+    # heavy: ipykernel, only when the server reads a page
     from ipykernel.ipkernel import IPythonKernel
 
     return copy.deepcopy(dict(IPythonKernel.language_info))
