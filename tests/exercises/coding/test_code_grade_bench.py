@@ -12,7 +12,7 @@ from course.exercises.coding import get_exercise
 from course.exercises.coding_check import cpu_check
 from course.lessons import get_lesson
 
-_PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "code_grade_bench.py"
+_PATH = Path(__file__).resolve().parents[3] / "benchmarks" / "code_grade_bench.py"
 _SPEC = importlib.util.spec_from_file_location("code_grade_bench", _PATH)
 assert _SPEC is not None and _SPEC.loader is not None
 bench = importlib.util.module_from_spec(_SPEC)
