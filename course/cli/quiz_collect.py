@@ -1,6 +1,6 @@
 """``python -m course quiz collect``: every learner's submission from a JupyterHub (``course.quiz.collect``).
 
-    python -m course quiz collect day76 --hub-url https://hub.example.edu -o collected/
+    python -m course quiz collect QUIZ_ID --hub-url https://hub.example.edu -o collected/
         [--token-file FILE] [--path TEMPLATE] [--names MAP.csv]
 
 The token is ``JUPYTERHUB_API_TOKEN``, or the first line of ``--token-file``
@@ -31,7 +31,12 @@ def register_collect(sub: argparse._SubParsersAction) -> None:
         "read from their server through the hub with an admin-scoped token "
         f"(scopes {', '.join(SCOPES)}).",
     )
-    collect.add_argument("quizzes", nargs="+", metavar="QUIZ_ID", help="the quiz ids, e.g. day76")
+    collect.add_argument(
+        "quizzes",
+        nargs="+",
+        metavar="QUIZ_ID",
+        help="the quiz ids (the lessons' ids, as the quiz files are named)",
+    )
     collect.add_argument(
         "--hub-url", required=True, metavar="URL", help="the hub's public URL, the one learners open"
     )

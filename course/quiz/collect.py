@@ -1,6 +1,6 @@
 """Take every learner's submission of a quiz from a JupyterHub, named by the user the hub signed in.
 
-    report = collect_quiz("https://hub.example.edu", token, "day76", Path("collected"))
+    report = collect_quiz("https://hub.example.edu", token, quiz_id, Path("collected"))
     report.items  # one Collected per hub user: saved, flagged, not submitted, or why it was not read
 
 On a hub, Submit writes into the learner's own workspace
