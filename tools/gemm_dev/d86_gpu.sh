@@ -12,17 +12,20 @@
 #      experiments' day86.no-split.json, day86.one-row.json)
 #   3. python -m course bench day86 --out $OUT/bench     (the shape table vs
 #      cuBLAS: day86.json, day86.png)
-#   4. pytest -m gpu tests/lessons/day86 (every build on the C++ program's
+#   4. python -m course timeline day86 --n 1024 --out $OUT/timeline (the
+#      kernel's own timeline at a size where the default build splits K)
+#   5. pytest -m gpu tests/lessons/day86 (every build on the C++ program's
 #      ragged shapes, splits 1 and 3, every element against float64; a
 #      refused shape) and the coding exercise on the GPU (the reference
 #      passes; each wrong piece gives its declared outcome)
-# Everything lands in $OUT (at most 8 files come back): the two folders
-# above and d86_gpu.log. Copy $OUT/evidence/* to evidence/ and
-# $OUT/bench/* to evidence/bench/, then take day86 out of NOT_RECORDED in
-# tests/kernel/test_evidence.py.
+# Everything lands in $OUT (8 files, the most that come back): the three
+# folders above and d86_gpu.log. Copy $OUT/evidence/* to evidence/,
+# $OUT/bench/* to evidence/bench/ and $OUT/timeline/* to evidence/timeline/,
+# then take day86 out of NOT_RECORDED in tests/kernel/test_evidence.py and
+# tests/timeline/test_trace.py.
 set -u
 OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT/evidence" "$OUT/bench"
+mkdir -p "$OUT/evidence" "$OUT/bench" "$OUT/timeline"
 export COURSE_REQUIRE_GPU=1 PYTHONUNBUFFERED=1
 if [ -d .whl ]; then  # the test tools, carried as wheels (as tools/gpu_session.sh does)
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
@@ -48,6 +51,7 @@ python3 -c "import sys, cupy, cuda.bindings; print(sys.version.split()[0], 'cupy
 step "course run day86" 120 python3 -m course run day86
 step "course record day86" 150 python3 -m course record day86 --out "$OUT/evidence"
 step "course bench day86" 300 python3 -m course bench day86 --out "$OUT/bench"
+step "course timeline day86 --n 1024" 90 python3 -m course timeline day86 --n 1024 --out "$OUT/timeline"
 step "GPU tests: tests/lessons/day86 and the coding exercise" 240 \
     python3 -m pytest -q -p no:cacheprovider -m gpu tests/lessons/day86 tests/exercises/coding/test_gpu.py -k "day86" \
     -W ignore::DeprecationWarning

@@ -8,6 +8,7 @@ LESSON = wgmma_gemm_lesson(
     title="Every shape and size: ragged edges, split-K and a chooser",
     kernel_file="gemm7_shapes.cu",
     kernel_name="gemm7Shapes",
+    warpgroup_roles=("producer", "consumer", "consumer"),
     notebook="day86_shapes.ipynb",
     snippets=(
         "constants",
