@@ -2,6 +2,7 @@ import json
 import re
 
 import pytest
+from recordings import NOT_RECORDED
 
 from course.errors import CourseError
 from course.kernel import evidence
@@ -10,12 +11,6 @@ from course.lessons import LESSONS, get_lesson
 
 DAY76 = get_lesson("day76")
 H200 = Machine(Gpu(0, "NVIDIA H200", (9, 0), 132, 227 * 1024, 2**37), None, None, {"cupy": "14.2.0"})
-
-
-# Lessons whose kernel has not been recorded on a GPU yet: their pages say "Not recorded yet".
-# Recording one (`python -m course record <id>` on a GPU) makes the test below fail until its id
-# is taken out of this set, so the set cannot outlive the recording.
-NOT_RECORDED = {"day86"}
 
 
 @pytest.mark.parametrize(

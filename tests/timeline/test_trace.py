@@ -15,6 +15,7 @@ import json
 from collections import Counter, defaultdict
 
 import pytest
+from recordings import NOT_RECORDED
 
 from course import timeline as tl
 from course.cli import main
@@ -115,11 +116,6 @@ def test_the_trace_of_each_recorded_timeline_is_its_summary(lesson_id, tmp_path)
     t = tl.load(lesson_id)
     path = tl.write_trace(t, tmp_path / f"{lesson_id}.json")
     check_against_summary(t, json.loads(path.read_text()))
-
-
-# Instrumented lessons whose timeline is not recorded yet (Day 86: tools/gemm_dev/d86_gpu.sh records
-# it); a recording makes the test below fail until the id is taken out.
-NOT_RECORDED = {"day86"}
 
 
 def test_every_instrumented_lesson_has_a_recording_to_trace():

@@ -38,14 +38,23 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cache
 
 from ...errors import CourseError
 from .._ladder import check_shape
 from . import LESSON
 
-_K = LESSON.constants()
-TILE_M = int(_K["kBM"])  # 128: the kernel's tile height in every build
-TILE_K = int(_K["kBK"])  # 64: one K-tile, one 128-byte swizzle row of halves
+
+@cache
+def kernel_shape() -> tuple[int, int, int]:
+    """(tile height, K-tile depth, the N and K multiple) from the kernel: 128, 64 and 8 in every build.
+
+    Read when first asked, not on import: the lesson's host imports this module, and discovery
+    imports the host even where the course material (the kernels) is absent."""
+    c = LESSON.constants()
+    return int(c["kBM"]), int(c["kBK"]), int(c["kMinMultiple"])
+
+
 CONFIGS: tuple[tuple[int, int], ...] = ((256, 2), (256, 1), (128, 2), (128, 1))  # (BN, cluster)
 MAX_SPLIT = 8
 
@@ -86,22 +95,23 @@ class Choice:
 
 def estimate(m: int, n: int, k: int, sms: int, bn: int, cluster: int, split: int) -> Choice | None:
     """The model's time for one configuration and split, or None if the split is invalid."""
-    k_tiles = math.ceil(k / TILE_K)
+    tile_m, tile_k, _ = kernel_shape()
+    k_tiles = math.ceil(k / tile_k)
     if split < 1 or split > k_tiles:
         return None
-    tiles_m = math.ceil(m / TILE_M)
+    tiles_m = math.ceil(m / tile_m)
     tiles_n = math.ceil(n / bn)
     cluster_tiles_m = math.ceil(tiles_m / cluster)
     units = cluster_tiles_m * tiles_n * split
     slots = sms // cluster
     waves = math.ceil(units / slots)
     per_sm_flops = PEAK_TFLOPS * 1e12 / sms * EFFICIENCY[(bn, cluster)]
-    k_tile_us = TILE_M * bn * TILE_K * 2 / per_sm_flops * 1e6
+    k_tile_us = tile_m * bn * tile_k * 2 / per_sm_flops * 1e6
     unit_us = math.ceil(k_tiles / split) * k_tile_us + FILL_US
     if split > 1:
         # Each unit writes its FP32 partial; the last of a tile reads split - 1 of them. Only
         # the busy SMs share L2, spread over the units of one wave.
-        partial_bytes = TILE_M * bn * 4
+        partial_bytes = tile_m * bn * 4
         busy = min(units, slots) * cluster
         l2_per_sm = L2_TBPS * 1e12 / max(busy, 1)
         unit_us += (partial_bytes + partial_bytes * (split - 1) / split) / l2_per_sm * 1e6
@@ -125,7 +135,7 @@ def candidates(m: int, n: int, k: int, sms: int) -> list[Choice]:
 
 def choose(m: int, n: int, k: int, sms: int) -> Choice:
     """The configuration and split the model expects to be fastest."""
-    check_shape(m, n, k, int(_K["kMinMultiple"]))
+    check_shape(m, n, k, kernel_shape()[2])
     if isinstance(sms, bool) or not isinstance(sms, int) or sms < 1:
         raise CourseError(f"the SM count must be a positive integer (got {sms!r})")
     return candidates(m, n, k, sms)[0]
