@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from course.errors import CourseError
@@ -73,3 +75,23 @@ def test_the_chooser_refuses_what_the_kernel_refuses(shape):
 def test_defines_name_the_build():
     pick = chooser.choose(1024, 1024, 1024, SMS)
     assert chooser.defines(pick) == {"GEMM_BN": pick.bn, "GEMM_CLUSTER": pick.cluster}
+
+
+def test_the_dev_benchs_standalone_copy_picks_the_same(monkeypatch):
+    import importlib.util  # the dev tool is a file, not a module of the package
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[3] / "tools" / "gemm_dev" / "chooser86.py"
+    spec = importlib.util.spec_from_file_location("chooser86", path)
+    assert spec is not None and spec.loader is not None
+    dev = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "chooser86", dev)  # its dataclass looks itself up there
+    spec.loader.exec_module(dev)
+    shapes = [*chooser.SHAPES, (1000, 1032, 520), (130, 5000, 3000), (3000, 200, 7000), (1, 8, 8)]
+    for sms in (8, 78, 114, 132):
+        for shape in shapes:
+            mine, theirs = chooser.choose(*shape, sms), dev.choose(*shape, sms)
+            assert (mine.bn, mine.cluster, mine.split, mine.units, mine.waves) == (
+                theirs.bn, theirs.cluster, theirs.split, theirs.units, theirs.waves,
+            ), (shape, sms)  # fmt: skip
+            assert mine.est_us == pytest.approx(theirs.est_us)
