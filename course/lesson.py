@@ -37,8 +37,10 @@ class Lesson:
     feature: str  # what the hardware must have, in words
     notebook: str  # in notebooks/
     snippets: tuple[str, ...]  # the regions the page shows
-    size_macro: str  # the -D that sets the problem size (the benchmarks rebuild with it)
-    size_constant: str  # the constexpr that holds the size the lesson itself runs at
+    size_macro: (
+        str  # the -D that sets the problem size (the benchmarks rebuild with it); "": a run-time argument
+    )
+    size_constant: str  # the constexpr that holds the size the lesson itself runs at; "": none (run_size)
     previous: str = ""  # the lesson this one changes one idea of (its page diffs their regions)
     run_size: int = 0  # the size page.run() and `course run` use; 0: the kernel's own default
     package: str = ""  # the lesson's Python package; set by discovery (course.lessons)
@@ -111,13 +113,16 @@ class Lesson:
 
     @property
     def default_size(self) -> int:
-        """The problem size the kernel file builds for without a -D (its ``size_constant``)."""
+        """The problem size the kernel file builds for without a -D (its ``size_constant``; a kernel
+        that takes its size at run time has none, and this is ``run_size``)."""
+        if not self.size_constant:
+            return self.run_size
         return int(self.constants()[self.size_constant])
 
     @property
     def run_defines(self) -> dict[str, int] | None:
         """The -D a lesson run compiles with: none, unless ``run_size`` differs from the kernel's default."""
-        return {self.size_macro: self.run_size} if self.run_size else None
+        return {self.size_macro: self.run_size} if self.run_size and self.size_macro else None
 
     @property
     def size(self) -> int:

@@ -141,13 +141,6 @@ typedef struct CUtensorMap_st CUtensorMap;
 #ifndef GEMM_CLUSTER
 #define GEMM_CLUSTER 2
 #endif
-// The ring is as deep as shared memory allows (stage = 16 KiB of A plus
-// kBN * 128 B of B; 32 KiB of D staging and the barriers beside it).
-#if GEMM_BN == 128
-#define GEMM_STAGES 6
-#else
-#define GEMM_STAGES 4
-#endif
 constexpr int kBM = 128;                  // rows of D one CTA owns
 constexpr int kBN = GEMM_BN;              // columns of D one CTA owns: 256 or 128
 constexpr int kBK = 64;                   // K depth of one tile: 64 halves = 128 bytes, one swizzle row
@@ -155,7 +148,6 @@ constexpr int kWgmmaM = 64;               // rows of one wgmma.mma_async
 constexpr int kWgmmaN = kBN;              // columns of one wgmma.mma_async (m64n256k16 or m64n128k16)
 constexpr int kWgmmaK = 16;               // K depth of one wgmma.mma_async
 constexpr int kThreadsPerBlock = 384;     // warpgroup 0 produces, warpgroups 1 and 2 consume
-constexpr int kStages = GEMM_STAGES;      // ring of shared-memory stages
 constexpr int kConsumers = 2;             // consumer warpgroups: arrivals per empty-barrier phase
 constexpr int kBoxARows = 128;            // TMA box for A: kBK x kBoxARows elements
 constexpr int kClusterM = GEMM_CLUSTER;   // CTAs per cluster, stacked along M, sharing B
@@ -182,6 +174,11 @@ static_assert(kMinMultiple * 2 == 16, "a TMA global stride is a multiple of 16 b
 constexpr int kTileBytesA = kBM * kBK * 2;                      // 16 KiB
 constexpr int kTileBytesB = kBN * kBK * 2;                      // 32 or 16 KiB
 constexpr int kStageBytes = kTileBytesA + kTileBytesB;          // bytes the TMA delivers per K-tile
+// The ring is as deep as shared memory allows: 192 KiB of stages (a stage is
+// 16 KiB of A plus kBN * 128 B of B), beside 32 KiB of D staging and the
+// barriers: 4 stages at BN 256, 6 at BN 128.
+constexpr int kRingBytes = 196608;
+constexpr int kStages = kRingBytes / kStageBytes;               // ring of shared-memory stages
 constexpr int kClusterSize = kClusterM * kClusterN;
 
 static_assert(kBN == 256 || kBN == 128, "GEMM_BN is 256 or 128");

@@ -235,3 +235,22 @@ def test_the_timing_checks_floor_the_notes_state_is_the_one_the_recorded_checks_
         assert used and all(u == pytest.approx(timing_floor(row.size), rel=1e-4) for u in used), row.check
         if row.size in spec.sizes:
             assert f"{timing_floor(row.size):.4g} at N = {row.size}" in note, note
+
+
+@pytest.mark.parametrize("lesson_id", [lid for lid in ("day86",) if lid in LADDER])
+def test_day86s_shape_findings_agree_with_the_recording(lesson_id):
+    from course.lessons.day86.bench import shape_table  # the lesson's reader of its own recording
+
+    lesson = get_lesson(lesson_id)
+    for label, result in _versions(lesson_id):
+        rows = shape_table(result)
+        said = findings(lesson, result)
+        assert len(said) >= len(rows), f"{lesson_id} ({label}): a shape without its sentence"
+        for r, sentence in zip(rows, said, strict=False):
+            m = re.fullmatch(
+                rf"(\d+)x(\d+)x(\d+): ({NUM}) TFLOP/s, ({NUM})x cuBLAS \(({NUM}) TFLOP/s\); the chooser picked (.+)\.",
+                sentence,
+            )
+            assert m, sentence
+            assert tuple(map(int, m.groups()[:3])) == r.shape
+            assert (m[4], m[5], m[6]) == (_r0(r.kernel), _r2(r.ratio), _r0(r.peer)), sentence

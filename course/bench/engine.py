@@ -64,6 +64,8 @@ def spec_of(lesson: Lesson) -> BenchSpec:
 
 def size_defines(lesson: Lesson, n: int) -> dict[str, int] | None:
     """The lesson run's own defines at its own size (so the page shares the run's compile cache)."""
+    if not lesson.size_macro:  # the size is a run-time argument: one build serves every size
+        return None
     if n == lesson.size:
         return lesson.run_defines
     return None if lesson.default_size == n else {lesson.size_macro: n}
@@ -115,11 +117,12 @@ class RunContext:
     def compile(self, n: int, source: str | None = None, defines: dict[str, int] | None = None) -> Compiled:
         """The kernel at size N (or ``source``, a variant of it; or with extra ``defines``)."""
 
+        if defines is None and self.spec.build is not None:  # the build the lesson picks for this size
+            defines = self.spec.build(n, self.sms) or None
         if source is None and not defines:
             return compiler.compile_lesson(self.lesson, defines=size_defines(self.lesson, n))
-        return compiler.compile_lesson(
-            self.lesson, defines={self.lesson.size_macro: n, **(defines or {})}, source=source
-        )
+        size = {self.lesson.size_macro: n} if self.lesson.size_macro else {}
+        return compiler.compile_lesson(self.lesson, defines={**size, **(defines or {})}, source=source)
 
     def workload(self, n: int, compiled: Compiled | None = None, kernel: bool = True) -> Workload:
         """The lesson's workload at size N with random inputs, in enough sets to rotate past L2.

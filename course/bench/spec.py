@@ -103,6 +103,9 @@ class BenchSpec:
     findings: Callable[[BenchResult], list[str]] | None = None
     notes: tuple[str, ...] = ()
     size_step: int = 64  # sizes are multiples of this (the kernels tile by it)
+    # The -D flags beyond the size that the kernel is built with at size N on a GPU of SMS SMs, for
+    # a lesson that picks its build per problem (a chooser); None: the size alone.
+    build: Callable[[int, int], dict[str, int]] | None = None
 
     def validate_sizes(self, lesson_id: str, sizes: Sequence[int]) -> tuple[int, ...]:
         """The sizes, checked against what the lesson's kernel can be built for."""

@@ -32,6 +32,8 @@ def run(args: argparse.Namespace) -> int:
         ev = evidence.load(lesson)
         if ev is not None:
             print(ev)
+        else:
+            print(f"Not recorded yet: no run of {lesson.id} on a real GPU is in this checkout.")
         return 2
     result = run_lesson(lesson, progress=lambda line: print(line, flush=True))
     return 0 if result.passed else 1

@@ -125,7 +125,12 @@ def harness_source(lesson: Lesson, exercise: CodingExercise, piece: str) -> tupl
     """The harness's C++ text, and the first and last line (1-based) the piece occupies in it."""
     cpu = exercise.cpu
     assert cpu is not None
-    constants = "\n".join(_constant(k, v) for k, v in lesson.constants(lesson.run_defines).items())
+    # The kernel's constants, except those the harness declares itself (its own wins).
+    constants = "\n".join(
+        _constant(k, v)
+        for k, v in lesson.constants(lesson.run_defines).items()
+        if not re.search(rf"\bconstexpr\b[^;=]*\b{k}\s*=", cpu.harness)
+    )
     before, _, after = cpu.harness.partition("{piece}")
     head = f"{_PRELUDE}{constants}\n{before}"
     first = head.count("\n") + 1

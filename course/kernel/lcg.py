@@ -43,18 +43,31 @@ def lcg_halves(dim: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
     Drawn once per process for a size and seed (about a second at N = 4096, every page.run() of
     a ladder step before; issue 28) and handed out read-only, so no caller changes the next one's."""
-    elems = dim * dim
-    states = lcg_states(2 * elems, seed)
+    return lcg_operands(dim, dim, dim, seed)
+
+
+@functools.lru_cache(maxsize=2)
+def lcg_operands(m: int, n: int, k: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """A (M x K) then B (N x K), float16, row-major, drawn in that order from ``seed`` as the
+    programs' main() draws them: values in {-8..8}/8, exact in FP16. Drawn once per process for
+    a shape and seed, and handed out read-only."""
+    elems_a = m * k
+    states = lcg_states(elems_a + n * k, seed)
     values = ((states >> np.uint32(24)).astype(np.int32) % 17 - 8).astype(np.float32) / np.float32(8.0)
     halves = values.astype(np.float16)
-    a, b = halves[:elems].reshape(dim, dim), halves[elems:].reshape(dim, dim)
+    a, b = halves[:elems_a].reshape(m, k), halves[elems_a:].reshape(n, k)
     a.flags.writeable = False
     b.flags.writeable = False
     return a, b
 
 
 def normal_inputs(n: int, sets: int, seed: int) -> tuple[Any, Any]:
-    """``sets`` pairs of N x N FP16 matrices drawn from N(0, 1), on the GPU.
+    """``sets`` pairs of N x N FP16 matrices drawn from N(0, 1), on the GPU (``normal_operands``)."""
+    return normal_operands(n, n, n, sets, seed)
+
+
+def normal_operands(m: int, n: int, k: int, sets: int, seed: int) -> tuple[Any, Any]:
+    """``sets`` of A (M x K) and B (N x K), FP16, drawn from N(0, 1), on the GPU.
 
     For timing: tensor-core power, and so the clock, depend on the bits
     (METHOD.md; on the H200 cuBLAS ran 681-699 TFLOP/s on {-8..8}/8 inputs
@@ -64,6 +77,6 @@ def normal_inputs(n: int, sets: int, seed: int) -> tuple[Any, Any]:
     import cupy as cp
 
     rng = cp.random.default_rng(seed)
-    a = rng.standard_normal((sets, n, n), dtype=cp.float32).astype(cp.float16)
-    b = rng.standard_normal((sets, n, n), dtype=cp.float32).astype(cp.float16)
+    a = rng.standard_normal((sets, m, k), dtype=cp.float32).astype(cp.float16)
+    b = rng.standard_normal((sets, n, k), dtype=cp.float32).astype(cp.float16)
     return a, b

@@ -17,11 +17,20 @@ which this module reads from the source (never copies):
 A lesson package of the ladder declares its ``LESSON`` and
 ``HOST = TmaGemmHost(LESSON)``; its check, PASS line, inputs and peer are
 all here, once.
+
+A kernel that declares ``kMinMultiple`` (a ragged kernel) runs any M x N x K
+instead of a square: M, N, K, the split of K and the split-K workspace
+and counters are run-time arguments after the maps, the tile counts round
+up, the grid is at most one CTA per SM and at most one per work unit, and
+a shape whose rows break the TMA's 16-byte stride rule is refused before
+anything is allocated (``check_shape``). Its build (tile width, cluster)
+is read from the ``-D`` flags it was compiled with.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -44,13 +53,14 @@ from ..kernel.host import (
     timing_floor,
     timing_floor_note,
 )
-from ..kernel.lcg import lcg_halves, normal_inputs
+from ..kernel.lcg import lcg_operands, normal_operands
 
 if TYPE_CHECKING:
     from ..kernel.compile import Compiled
     from ..lesson import Lesson
 
 LCG_SEED = 20261201  # the ladder programs' main() draws A and B from this seed
+Shape = tuple[int, int, int]  # (M, N, K)
 SAMPLE_ROWS = 128  # above N = 1024, checkD compares 128 whole rows (and every element for NaN)
 _LABEL = re.compile(r'checkD\(\s*hA\s*,\s*hB\s*,\s*hD\s*,\s*"([^"]+)"\s*\)')
 
@@ -73,48 +83,179 @@ def sm_count() -> int:
     return int(cp.cuda.Device().attributes["MultiProcessorCount"])
 
 
-class TmaGemmWorkload(Workload):
-    """``sets`` copies of A (M x K), B (N x K) and D (M x N), FP16, with their tensor maps."""
+def check_shape(m: int, n: int, k: int, multiple: int) -> None:
+    """Refuse, before launch, a shape the TMA cannot describe: rows of A and B are K halves and
+    rows of D are N halves, and a tensor map's row stride must be a multiple of 16 bytes
+    (``multiple`` halves: the kernel's ``kMinMultiple``)."""
+    for name, value in (("M", m), ("N", n), ("K", k)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise CourseError(f"{name} must be a positive integer (got {value!r} in {m} x {n} x {k})")
+    bad = [f"{name} = {value}" for name, value in (("N", n), ("K", k)) if value % multiple]
+    if bad:
+        raise CourseError(
+            f"{m} x {n} x {k} is refused before launch: {' and '.join(bad)} not a multiple of {multiple}. "
+            f"A TMA tensor map's row stride must be a multiple of 16 bytes (rule stride-16B): rows of A "
+            f"and B are K halves, rows of D are N halves, so N and K must be multiples of {multiple}. "
+            f"Pad them with zeros to the next multiple of {multiple} (zero columns of A and B add nothing)."
+        )
 
-    def __init__(self, lesson: Lesson, compiled: Compiled, n: int, sets: int, purpose: str):
+
+@dataclass(frozen=True)
+class Problem:
+    """What a ragged kernel's launch needs for one shape, from its constants (the header's contract)."""
+
+    m: int
+    n: int
+    k: int
+    split: int
+    tile_m: int
+    tile_n: int
+    tile_k: int
+    cluster: int
+    consumers: int
+
+    @property
+    def tiles_n(self) -> int:
+        return -(-self.n // self.tile_n)
+
+    @property
+    def cluster_tiles_m(self) -> int:
+        tiles_m = -(-self.m // self.tile_m)
+        return -(-tiles_m // self.cluster)
+
+    @property
+    def k_tiles(self) -> int:
+        return -(-self.k // self.tile_k)
+
+    @property
+    def units(self) -> int:
+        return self.cluster_tiles_m * self.tiles_n * self.split
+
+    @property
+    def cta_tiles(self) -> int:
+        """CTA tiles including the cluster's padding rows (workspace and counters are sized by it)."""
+        return self.cluster_tiles_m * self.cluster * self.tiles_n
+
+    @property
+    def workspace_floats(self) -> int:
+        return self.cta_tiles * self.split * self.tile_m * self.tile_n if self.split > 1 else 0
+
+    @property
+    def counters(self) -> int:
+        return self.cta_tiles * self.consumers if self.split > 1 else 0
+
+    def grid(self, sms: int) -> int:
+        """CTAs: at most one per SM, rounded down to whole clusters, and at most one cluster per unit."""
+        slots = sms // self.cluster
+        return min(slots, self.units) * self.cluster
+
+
+def ragged_problem(constants: dict[str, int | float], shape: Shape, split: int) -> Problem:
+    """The ``Problem`` of a ragged kernel's build, the shape and the split checked first."""
+    m, n, k = shape
+    check_shape(m, n, k, int(constants["kMinMultiple"]))
+    p = Problem(
+        m,
+        n,
+        k,
+        split,
+        int(constants["kBM"]),
+        int(constants["kBN"]),
+        int(constants["kBK"]),
+        int(constants.get("kClusterM", 1)),
+        int(constants["kConsumers"]),
+    )
+    if isinstance(split, bool) or not isinstance(split, int) or not 1 <= split <= p.k_tiles:
+        raise CourseError(
+            f"split must be 1 to {p.k_tiles} for K = {k} (ceil(K / {p.tile_k}) K-tiles; got {split!r})"
+        )
+    return p
+
+
+class TmaGemmWorkload(Workload):
+    """``sets`` copies of A (M x K), B (N x K) and D (M x N), FP16, with their tensor maps.
+
+    The ladder's kernels run N x N x N (``shape`` None); a ragged kernel any ``shape`` (M, N, K),
+    its K split ``split`` ways."""
+
+    problem: Problem | None = None  # a ragged kernel's launch arithmetic; None for the ladder's squares
+
+    def __init__(
+        self,
+        lesson: Lesson,
+        compiled: Compiled | None,
+        n: int,
+        sets: int,
+        purpose: str,
+        shape: Shape | None = None,
+        split: int = 1,
+    ):
         # heavy: cupy, when a GPU path runs
         import cupy as cp
 
-        c = lesson.constants({lesson.size_macro: n})
+        if lesson.size_macro:
+            c = lesson.constants({lesson.size_macro: n})
+        else:  # the build is the compiled one's (a ragged kernel: tile and cluster by -D)
+            c = lesson.constants(dict(compiled.options.defines) if compiled is not None else None)
         self.constants = c
+        m, cols, k = shape if shape is not None else (n, n, n)
+        self.shape: Shape = (m, cols, k)
         tile_m, tile_n = int(c["kBM"]), int(c["kBN"])
-        if n % tile_m or n % tile_n:
-            raise CourseError(f"N must be a multiple of the {tile_m} x {tile_n} tile (got {n})")
         cluster = int(c.get("kClusterM", 1)) * int(c.get("kClusterN", 1))
-        if c.get("kPersistent", 0):
-            grid: tuple[int, ...] = (sm_count() // cluster * cluster, 1, 1)
+        if "kMinMultiple" in c:
+            self.problem = ragged_problem(c, self.shape, split)
+            grid: tuple[int, ...] = (self.problem.grid(sm_count()), 1, 1)
         else:
-            grid = (n // tile_n, n // tile_m)
+            if (m, cols, k) != (n, n, n):
+                raise CourseError(f"{lesson.kernel_file} runs square problems only (got {m} x {cols} x {k})")
+            if n % tile_m or n % tile_n:
+                raise CourseError(f"N must be a multiple of the {tile_m} x {tile_n} tile (got {n})")
+            if c.get("kPersistent", 0):
+                grid = (sm_count() // cluster * cluster, 1, 1)
+            else:
+                grid = (n // tile_n, n // tile_m)
         config = LaunchConfig(grid, (int(c["kThreadsPerBlock"]),), int(c["kSmemBytes"]))
-        super().__init__(compiled, n, sets, config)
+        super().__init__(compiled, n, sets, config)  # type: ignore[arg-type]
         if purpose == "lesson":
-            a, b = lcg_halves(n, LCG_SEED)
+            # The C++ programs' seed: the ladder's fixed one; a ragged kernel's main() adds the shape.
+            seed = LCG_SEED if self.problem is None else (LCG_SEED + 7 * m + 13 * cols + 31 * k) % 2**32
+            a, b = lcg_operands(m, cols, k, seed)
             self.a, self.b = cp.asarray(a)[None], cp.asarray(b)[None]
         else:
-            self.a, self.b = normal_inputs(n, sets, 9000 + n)
-        self.d = cp.empty((sets, n, n), dtype=cp.float16)
+            self.a, self.b = normal_operands(m, cols, k, sets, 9000 + n)
+        self.d = cp.empty((sets, m, cols), dtype=cp.float16)
         self.tolerance = float(c["kRelTolerance"])
         # Timing inputs are N(0, 1): results have size sqrt(K), so small ones are held to that scale.
-        self.floor = 1.0 if purpose == "lesson" else timing_floor(n)
+        self.floor = 1.0 if purpose == "lesson" else timing_floor(k)
         k_box = int(c["kBK"])
-        a_map = TileMap(n, n, k_box, int(c["kBoxARows"]), elem_bytes=2, swizzle="128B")
-        b_map = TileMap(n, n, k_box, int(c["kBoxBRows"]), elem_bytes=2, swizzle="128B")
+        a_map = TileMap(k, m, k_box, int(c["kBoxARows"]), elem_bytes=2, swizzle="128B")
+        b_map = TileMap(k, cols, k_box, int(c["kBoxBRows"]), elem_bytes=2, swizzle="128B")
         self.maps_a = [encode(a_map, int(self.a[j].data.ptr)) for j in range(self.a.shape[0])]
         self.maps_b = [encode(b_map, int(self.b[j].data.ptr)) for j in range(self.b.shape[0])]
         self.maps_d: list[Any] | None = None
         if "kBoxDCols" in c:
-            d_map = TileMap(n, n, int(c["kBoxDCols"]), int(c["kBoxDRows"]), elem_bytes=2, swizzle="128B")
+            d_map = TileMap(cols, m, int(c["kBoxDCols"]), int(c["kBoxDRows"]), elem_bytes=2, swizzle="128B")
             self.maps_d = [encode(d_map, int(self.d[j].data.ptr)) for j in range(sets)]
+        self.tail: tuple[Any, ...] = ()
+        if self.problem is not None:
+            p = self.problem
+            # Split-K's workspace and counters (one element each when unused: the kernel never reads
+            # them then). The counters are zeroed once; the last arriver of each tile resets its own.
+            self.workspace = cp.empty(max(p.workspace_floats, 1), dtype=cp.float32)
+            self.counters = cp.zeros(max(p.counters, 1), dtype=cp.uint32)
+            self.tail = (
+                np.int32(m),
+                np.int32(cols),
+                np.int32(k),
+                np.int32(p.split),
+                self.workspace,
+                self.counters,
+            )
         self._want: Any = None
 
     def args(self, j: int) -> tuple[Any, ...]:
         out = self.maps_d[j] if self.maps_d is not None else self.d[j]
-        return (self.maps_a[j % len(self.maps_a)], self.maps_b[j % len(self.maps_b)], out)
+        return (self.maps_a[j % len(self.maps_a)], self.maps_b[j % len(self.maps_b)], out, *self.tail)
 
     def out(self, j: int) -> Any:
         return self.d[j]
@@ -129,29 +270,32 @@ class TmaGemmWorkload(Workload):
         return check_relative(got, self.want() if want is None else want, self.tolerance, self.floor)
 
     def host_check(self) -> Check:
-        """As the C++ program checks: every row up to N = 1024; above, every element for NaN
-        (the poison) and 128 whole rows spread over every tile and warp position against float64."""
+        """As the C++ program checks: every row up to 1024 rows; above, every element for NaN
+        (the poison) and 128 whole rows spread over every tile and warp position against float64
+        (and, for a ragged kernel, the last row, on the ragged edge)."""
         # heavy: cupy, when a GPU path runs
         import cupy as cp
 
         got = cp.asnumpy(self.d[0])
         a = cp.asnumpy(self.a[0]).astype(np.float64)
         b = cp.asnumpy(self.b[0]).astype(np.float64)
-        n = self.n
-        if n <= 1024:
+        m, cols = got.shape
+        if m <= 1024:
             return check_relative(got, a @ b.T, self.tolerance, self.floor)
         unwritten = np.flatnonzero(np.isnan(got))
         if unwritten.size:
             i = int(unwritten[0])
-            never = Mismatch(i, i // n, i % n, float("nan"), float("nan"))
+            never = Mismatch(i, i // cols, i % cols, float("nan"), float("nan"))
             return Check("relative", int(unwritten.size), got.size, None, self.tolerance, never, self.floor)
-        step = n // SAMPLE_ROWS
+        step = m // SAMPLE_ROWS
         rows = np.array([i * step + (i * 37) % step for i in range(SAMPLE_ROWS)])  # checkD's rows
+        if self.problem is not None:
+            rows = np.append(rows, m - 1)
         sub = check_relative(got[rows], a[rows] @ b.T, self.tolerance, self.floor)
         first = sub.mismatch
         if first is not None:
             row = int(rows[first.row])
-            first = Mismatch(row * n + first.col, row, first.col, first.got, first.want, first.error)
+            first = Mismatch(row * cols + first.col, row, first.col, first.got, first.want, first.error)
         return Check("relative", sub.failures, got.size, sub.max_error, self.tolerance, first, self.floor)
 
 
@@ -192,8 +336,8 @@ PAGE_SIZES = (1024, 2048, 4096)
 VARIANT_SIZES = (4096, 8192)
 
 
-def _cublas_peer() -> tuple[Any, ...]:
-
+def cublas_peer() -> tuple[Any, ...]:
+    """cuBLAS gemmEx on the workload's own buffers: FP16 in and out, B stored N x K (TN)."""
     gemm = Cublas(out="float16", b_layout="nk")
 
     def call(work: Any, j: int) -> None:
@@ -319,7 +463,7 @@ def ladder_spec(lesson: Lesson, variants: dict[str, dict[str, int]] | None = Non
         work=gemm_flops,
         set_bytes=lambda n: gemm_bytes(n, 2, 2),
         kernel_label=f"{lesson.kernel_name} (FP16 in, FP32 accumulate, FP16 out)",
-        peers=_cublas_peer,
+        peers=cublas_peer,
         finish=finish,
         findings=findings,
         notes=(

@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 def compile_instrumented(lesson: Lesson, n: int, source: str | None = None) -> Compiled:
     """The lesson's kernel at size N, with the stamps compiled in."""
 
-    return compiler.compile_lesson(lesson, defines={lesson.size_macro: n, DEFINE: 1}, source=source)
+    size = {lesson.size_macro: n} if lesson.size_macro else {}  # none: the size is a run-time argument
+    return compiler.compile_lesson(lesson, defines={**size, DEFINE: 1}, source=source)
 
 
 def set_buffer(compiled: Compiled, address: int) -> None:

@@ -69,19 +69,20 @@ def test_a_new_lesson_gets_its_line_and_links_by_declaring_itself(tmp_path, monk
     folder = tmp_path / "notebooks"
     shutil.copytree(ROOT / "notebooks", folder)
     last = ORDER[-1]
+    day = last.day + 1  # a day after the last lesson there is
     new = dataclasses.replace(
-        last, id="day86", day=86, title="A new day", notebook="day86_new.ipynb", summary="Something new.",
+        last, id=f"day{day}", day=day, title="A new day", notebook=f"day{day}_new.ipynb", summary="Something new.",
         goals=("do the new thing",), minutes=30, requires=(last.id,),
     )  # fmt: skip
     nb = json.loads((folder / last.notebook).read_text("utf-8"))
     nb["cells"] = [c for c in nb["cells"] if c.get("id") not in (TOP_ID, BOTTOM_ID)]
-    nb["cells"][0]["source"] = "# Day 86: A new day\n"
+    nb["cells"][0]["source"] = f"# Day {day}: A new day\n"
     (folder / new.notebook).write_text(json.dumps(nb, indent=1), "utf-8")
     monkeypatch.setitem(LESSONS, new.id, new)
     stale = {p.name for p in sync(write=True, folder=folder)}
     assert stale == {last.notebook, new.notebook, START}  # the old last page gets a "next" link
-    assert "[Day 86 →](day86_new.ipynb)" in _source(_cells(folder / last.notebook)[1])
-    assert "| 86 | [Day 86: A new day](day86_new.ipynb) | Something new." in _source(
+    assert f"[Day {day} →](day{day}_new.ipynb)" in _source(_cells(folder / last.notebook)[1])
+    assert f"| {day} | [Day {day}: A new day](day{day}_new.ipynb) | Something new." in _source(
         _cells(folder / START)[0]
     )
     assert sync(write=False, folder=folder) == []

@@ -1,5 +1,10 @@
 """The Day 86 kernel's chooser: tile shape, cluster and split of K per problem.
 
+The lesson's chooser is course/lessons/day86/chooser.py (the same model, the
+tile read from the kernel); this copy stays standalone for the staged dev
+bench (stage86.sh copies it without the course package), and
+tests/lessons/day86/test_chooser.py holds the two to the same picks.
+
 A small model of a persistent GEMM on an SM-count-sized grid, not a table
 of measured winners. For every configuration the kernel can be compiled
 in (tile 128 x BN with BN in {256, 128}, cluster of 1 or 2 CTAs along M)

@@ -1,0 +1,169 @@
+"""Day 86's chooser: tile shape, cluster and split of K per problem.
+
+A small model of a persistent GEMM on an SM-count-sized grid, not a table
+of measured winners. For every configuration the kernel can be compiled
+in (tile 128 x BN with BN in {256, 128}, cluster of 1 or 2 CTAs along M)
+and every split of K, it estimates the time as
+
+    waves x (K-tiles per unit x time of one K-tile + fixed cost per unit)
+    + split-K reduction traffic
+
+where
+
+- units = ceil(ceil(M / 128) / cluster) x ceil(N / BN) x split are handed
+  out round-robin to SMs // cluster clusters, so the last wave counts
+  whole (wave quantization: a wave that is 10% full costs as much as a
+  full one);
+- one K-tile of a 128 x BN tile is 128 x BN x 64 x 2 FLOP at the SM's
+  share of the dense FP16 rate, times an efficiency that is lower for the
+  narrower tile (128 x 128 does half the MMA work of 128 x 256 per K-tile
+  for two thirds of the staged bytes, and its wgmmas are shorter) and for
+  a cluster of one (no multicast: every CTA loads its own B from L2);
+- the fixed cost per unit is the ring's fill (the first K-tile's load
+  latency) and the epilogue that does not overlap the next unit;
+- split-K adds, per unit, the partial written to the workspace and, for
+  the last split of a tile, the other partials read back, at the SM's
+  share of L2 bandwidth;
+- the whole problem cannot run faster than its bytes through device
+  memory (A, B read once, D written once) allow.
+
+The constants are round figures for an H100/H200-class part (the
+datasheet's dense FP16 rate and memory bandwidth, an L2 bandwidth and
+latencies of the right order), named below. ``choose`` returns the
+cheapest estimate and the whole ranked list, so a caller can report what
+was chosen and why.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cache
+
+from ...errors import CourseError
+from .._ladder import check_shape
+from . import LESSON
+
+
+@cache
+def kernel_shape() -> tuple[int, int, int]:
+    """(tile height, K-tile depth, the N and K multiple) from the kernel: 128, 64 and 8 in every build.
+
+    Read when first asked, not on import: the lesson's host imports this module, and discovery
+    imports the host even where the course material (the kernels) is absent."""
+    c = LESSON.constants()
+    return int(c["kBM"]), int(c["kBK"]), int(c["kMinMultiple"])
+
+
+CONFIGS: tuple[tuple[int, int], ...] = ((256, 2), (256, 1), (128, 2), (128, 1))  # (BN, cluster)
+MAX_SPLIT = 8
+
+# Model constants (round figures, not fitted per shape).
+PEAK_TFLOPS = 660.0  # dense FP16 rate a good kernel sustains on an H200 (cuBLAS-class), TFLOP/s
+MEM_TBPS = 4.0  # device-memory bandwidth reached by a streaming kernel, TB/s
+L2_TBPS = 8.0  # L2 bandwidth for the split-K workspace traffic, TB/s
+FILL_US = 1.0  # per unit: the ring's first load latency + the part of the epilogue not overlapped
+LAUNCH_US = 2.5  # launch and teardown of one persistent kernel
+EFFICIENCY = {  # fraction of PEAK_TFLOPS a K-tile loop sustains, by (BN, cluster)
+    (256, 2): 1.00,
+    (256, 1): 0.96,
+    (128, 2): 0.86,
+    (128, 1): 0.83,
+}
+
+
+@dataclass(frozen=True)
+class Choice:
+    bn: int
+    cluster: int
+    split: int
+    units: int
+    waves: int
+    slots: int
+    est_us: float
+
+    @property
+    def config(self) -> str:
+        return f"128x{self.bn} c{self.cluster}"
+
+    def describe(self) -> str:
+        return (
+            f"tile 128x{self.bn}, cluster {self.cluster}, split {self.split}: {self.units} units "
+            f"on {self.slots} clusters = {self.waves} wave(s), model {self.est_us:.1f} us"
+        )
+
+
+def estimate(m: int, n: int, k: int, sms: int, bn: int, cluster: int, split: int) -> Choice | None:
+    """The model's time for one configuration and split, or None if the split is invalid."""
+    tile_m, tile_k, _ = kernel_shape()
+    k_tiles = math.ceil(k / tile_k)
+    if split < 1 or split > k_tiles:
+        return None
+    tiles_m = math.ceil(m / tile_m)
+    tiles_n = math.ceil(n / bn)
+    cluster_tiles_m = math.ceil(tiles_m / cluster)
+    units = cluster_tiles_m * tiles_n * split
+    slots = sms // cluster
+    waves = math.ceil(units / slots)
+    per_sm_flops = PEAK_TFLOPS * 1e12 / sms * EFFICIENCY[(bn, cluster)]
+    k_tile_us = tile_m * bn * tile_k * 2 / per_sm_flops * 1e6
+    unit_us = math.ceil(k_tiles / split) * k_tile_us + FILL_US
+    if split > 1:
+        # Each unit writes its FP32 partial; the last of a tile reads split - 1 of them. Only
+        # the busy SMs share L2, spread over the units of one wave.
+        partial_bytes = tile_m * bn * 4
+        busy = min(units, slots) * cluster
+        l2_per_sm = L2_TBPS * 1e12 / max(busy, 1)
+        unit_us += (partial_bytes + partial_bytes * (split - 1) / split) / l2_per_sm * 1e6
+    compute_us = waves * unit_us
+    memory_us = (m * k + n * k + m * n) * 2 / (MEM_TBPS * 1e12) * 1e6
+    est = LAUNCH_US + max(compute_us, memory_us)
+    return Choice(bn, cluster, split, units, waves, slots, est)
+
+
+def candidates(m: int, n: int, k: int, sms: int) -> list[Choice]:
+    """Every valid (configuration, split), cheapest first."""
+    out = []
+    for bn, cluster in CONFIGS:
+        for split in range(1, MAX_SPLIT + 1):
+            c = estimate(m, n, k, sms, bn, cluster, split)
+            if c is not None:
+                out.append(c)
+    out.sort(key=lambda c: (c.est_us, c.split, -c.bn, -c.cluster))
+    return out
+
+
+def choose(m: int, n: int, k: int, sms: int) -> Choice:
+    """The configuration and split the model expects to be fastest."""
+    check_shape(m, n, k, kernel_shape()[2])
+    if isinstance(sms, bool) or not isinstance(sms, int) or sms < 1:
+        raise CourseError(f"the SM count must be a positive integer (got {sms!r})")
+    return candidates(m, n, k, sms)[0]
+
+
+def best_for(m: int, n: int, k: int, sms: int, bn: int, cluster: int) -> Choice:
+    """The cheapest split for one configuration (a build already compiled)."""
+    if (bn, cluster) not in EFFICIENCY:
+        raise CourseError(f"no configuration 128x{bn} with cluster {cluster}; the builds are {CONFIGS}")
+    choose(m, n, k, sms)  # the shape's rule, once
+    found = [c for c in candidates(m, n, k, sms) if (c.bn, c.cluster) == (bn, cluster)]
+    return found[0]
+
+
+def defines(choice: Choice) -> dict[str, int]:
+    """The -D flags that build the kernel for a choice (``GEMM_BN``, ``GEMM_CLUSTER``)."""
+    return {"GEMM_BN": choice.bn, "GEMM_CLUSTER": choice.cluster}
+
+
+# The issue's shape table: (M, N, K).
+SQUARES = (512, 1024, 2048, 4096, 8192)
+SHAPES: tuple[tuple[int, int, int], ...] = (
+    *((s, s, s) for s in SQUARES),
+    (4096, 11008, 4096),
+    (4096, 4096, 11008),
+    (8192, 8192, 1024),
+    (16384, 4096, 4096),
+    (2048, 28672, 8192),
+    (128, 8192, 8192),
+    (1024, 1024, 16384),
+)

@@ -1,0 +1,104 @@
+"""Day 86's tables for the page: the chooser's picks per shape, and the recorded shape table.
+
+Both are rendered from their sources only: the picks from the chooser's model at a given SM
+count (arithmetic, nothing measured), the shape table from the benchmark recording of this
+lesson (``course.bench.result.load``); without a recording it says so and shows no number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..._html import escape
+from ..._table import text_table
+from ...bench.result import load
+from . import LESSON, chooser
+from .bench import geometric_mean, shape_name, shape_table
+
+
+@dataclass(frozen=True)
+class Table:
+    """A titled table a page shows as HTML and a terminal as text."""
+
+    title: str
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    note: str = ""
+
+    def _repr_html_(self) -> str:
+        cell = "style='text-align:right;padding:2px 8px'"
+        head = "".join(f"<th {cell}>{escape(h)}</th>" for h in self.header)
+        body = "".join(
+            "<tr>" + "".join(f"<td {cell}>{escape(v)}</td>" for v in row) + "</tr>" for row in self.rows
+        )
+        note = f"<p><small>{escape(self.note)}</small></p>" if self.note else ""
+        return f"<p><b>{escape(self.title)}</b></p><table><tr>{head}</tr>{body}</table>{note}"
+
+    def __str__(self) -> str:
+        table = text_table(self.header, self.rows, "right") if self.rows else ""
+        return "\n".join(x for x in (self.title, table, self.note) if x)
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def picks(sms: int, shapes: Sequence[tuple[int, int, int]] = chooser.SHAPES) -> Table:
+    """What the chooser picks for each shape on a GPU with ``sms`` SMs, with the model's numbers."""
+    rows = []
+    for shape in shapes:
+        c = chooser.choose(*shape, sms)
+        rows.append(
+            (
+                shape_name(shape),
+                f"128x{c.bn}",
+                str(c.cluster),
+                str(c.split),
+                str(c.units),
+                str(c.waves),
+                f"{c.est_us:,.1f}",
+            )
+        )
+    return Table(
+        f"The chooser's picks for {sms} SMs (the model's estimate, not a measurement)",
+        ("M x N x K", "tile", "cluster", "split", "units", "waves", "model us"),
+        tuple(rows),
+    )
+
+
+def recorded_shapes() -> Table:
+    """The shape table from this lesson's benchmark recording: pick, both rates, the ratio."""
+    result = load(LESSON.id)
+    if result is None:
+        return Table(
+            "Not recorded yet: the shape table has not been measured on a real GPU for this page, so there "
+            "are no numbers to show here. On an H100 or H200, `python -m course bench day86` measures it.",
+            (),
+            (),
+        )
+    rows = shape_table(result)
+    body = tuple(
+        (
+            shape_name(r.shape),
+            r.pick.split(":")[0],
+            f"{r.kernel:,.0f}",
+            f"{r.peer:,.0f}",
+            f"{r.ratio:.2f}x"
+            + (f" ({r.low:.2f}-{r.high:.2f})" if r.low is not None and r.high is not None else ""),
+        )
+        for r in rows
+    )
+    summary = ""
+    if rows:
+        ratios = [r.ratio for r in rows]
+        summary = (
+            f"{len(rows)} shapes; geometric mean {geometric_mean(ratios):.2f}x, lowest {min(ratios):.2f}x. "
+            f"Recorded on {result.device} ({result.sm_count} SMs) on "
+            f"{result.recorded_at[:10]}; the chooser's pick for that SM count."
+        )
+    return Table(
+        "Against cuBLAS, shape by shape (TFLOP/s; the ratio's spread over interleaved repeats in brackets)",
+        ("M x N x K", "the chooser's pick", "kernel", "cuBLAS", "ratio"),
+        body,
+        summary,
+    )

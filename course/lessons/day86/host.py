@@ -1,0 +1,91 @@
+"""Day 86's host side: the ladder's TMA-GEMM host on any M x N x K, its build and split chosen.
+
+The workload is the ladder's (``course.lessons._ladder.TmaGemmWorkload``) with a shape and a
+split: the tile width and cluster are the build's (``-DGEMM_BN``, ``-DGEMM_CLUSTER``, read from
+the compiled kernel's flags), and the split, unless given, is the chooser's best for that build
+on this GPU's SM count. The lesson run is a shape ragged in M, N and K (``RUN_SHAPE``) with every
+element checked against float64.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ...errors import CourseError
+from ...kernel.host import Check, Experiment
+from .._ladder import Shape, TmaGemmHost, TmaGemmWorkload, sm_count
+from . import LESSON, chooser
+
+if TYPE_CHECKING:
+    from ...kernel.compile import Compiled
+
+# Ragged in all three: M = 7.8 tiles of 128, N = 4.03 tiles of 256, K = 8.1 K-tiles of 64.
+RUN_SHAPE: Shape = (1000, 1032, 520)
+
+
+def build_of(compiled: Compiled | None) -> tuple[int, int]:
+    """(BN, cluster) of a build of the kernel, from the -D flags it was compiled with."""
+    flags = dict(compiled.options.defines) if compiled is not None else {}
+    c = LESSON.constants(flags)
+    return int(c["kBN"]), int(c["kClusterM"])
+
+
+def _shape(value: Any) -> Shape:
+    try:
+        m, n, k = (int(v) for v in value)
+    except (TypeError, ValueError):
+        raise CourseError(f"shape must be three integers (M, N, K) (got {value!r})") from None
+    return m, n, k
+
+
+class ShapesHost(TmaGemmHost):
+    """The ladder's host for the ragged kernel: ``page.run(shape=(M, N, K), split=S)``."""
+
+    run_options = ("shape", "split")
+    experiments = (
+        Experiment(
+            "no-split",
+            {"split": 1},
+            True,
+            "the same ragged shape with K not split: one unit per cluster tile, no workspace; the same "
+            "result within the tolerance",
+        ),
+        Experiment(
+            "one-row",
+            {"shape": (1, 8, 1000), "split": 3},
+            True,
+            "a 1 x 8 x 1000 product split three ways: a single row and a single 8-column edge, almost "
+            "every element of every box zero-filled or clipped; every element checked",
+        ),
+    )
+
+    def __init__(self) -> None:
+        super().__init__(LESSON)
+        self.last: tuple[Shape, int] = (
+            RUN_SHAPE,
+            1,
+        )  # the latest workload's (shape, split), for its PASS line
+
+    def workload(
+        self, compiled: Compiled, n: int, sets: int = 1, purpose: str = "lesson", **options: Any
+    ) -> TmaGemmWorkload:
+        shape = _shape(options["shape"]) if options.get("shape") is not None else None
+        if shape is None:
+            shape = RUN_SHAPE if purpose == "lesson" else (n, n, n)
+        split = options.get("split")
+        if split is None:
+            bn, cluster = build_of(compiled)
+            split = chooser.best_for(*shape, sm_count(), bn, cluster).split
+        work = TmaGemmWorkload(self.lesson, compiled, n, sets, purpose, shape=shape, split=split)
+        self.last = (shape, split)
+        return work
+
+    def pass_line(self, n: int, check: Check) -> str:
+        (m, cols, k), split = self.last
+        return (
+            f"gemm7 {m}x{cols}x{k} split {split}: PASS, every element, max rel error {check.max_error:g} "
+            f"(tolerance {check.tolerance:g})"
+        )
+
+
+HOST = ShapesHost()

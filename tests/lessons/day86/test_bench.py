@@ -1,0 +1,80 @@
+"""Day 86's benchmark record on the CPU: the shape table and its sentences follow the reasons.
+
+No recording exists yet, so a result is built here the way ``finish`` builds one (its
+``_shape_reasons``), from made-up rates; every number the table and the findings show must be
+that result's."""
+
+from __future__ import annotations
+
+import math
+import re
+
+from course.bench.result import BenchResult, Reason
+from course.kernel.provenance import Provenance
+from course.lessons.day86 import bench, chooser, figures
+
+SMS = 132
+
+
+def _result(shapes=chooser.SHAPES) -> BenchResult:  # type: ignore[no-untyped-def]
+    reasons: list[Reason] = []
+    for i, shape in enumerate(shapes):
+        pick = chooser.choose(*shape, SMS)
+        kernel, peer = 400.0 + 10 * i, 500.0 + 3 * i
+        low, high = (None, None) if len(set(shape)) == 1 else (kernel / peer - 0.02, kernel / peer + 0.01)
+        reasons += bench._shape_reasons(shape, pick, kernel, peer, kernel / peer, low, high, "made up")
+    provenance = Provenance("2026-12-03T00:00:00+00:00", "test", "NVIDIA H200", "9.0", SMS, {})
+    return BenchResult(
+        lesson="day86", provenance=provenance, l2_bytes=60 * 2**20, unit="TFLOP/s", kernel_name="k",
+        rows=(), reasons=tuple(reasons),
+    )  # fmt: skip
+
+
+def test_the_table_reads_every_shape_in_order():
+    rows = bench.shape_table(_result())
+    assert [r.shape for r in rows] == list(chooser.SHAPES)
+    for i, r in enumerate(rows):
+        assert (r.kernel, r.peer) == (400.0 + 10 * i, 500.0 + 3 * i)
+        assert r.pick == chooser.choose(*r.shape, SMS).describe()
+    assert rows[0].low is None and rows[-1].low is not None
+
+
+def test_a_partial_recording_shows_only_what_it_has_and_no_summary():
+    result = _result(chooser.SHAPES[:3])
+    assert len(bench.shape_table(result)) == 3
+    lines = bench._findings(result)
+    assert len(lines) == 3 and not any("geometric mean" in line for line in lines)
+
+
+def test_every_number_in_the_findings_is_the_recordings():
+    result = _result()
+    rows = bench.shape_table(result)
+    lines = bench._findings(result)
+    for r, line in zip(rows, lines, strict=False):
+        m = re.fullmatch(
+            r"(\d+)x(\d+)x(\d+): ([\d,]+) TFLOP/s, ([\d.]+)x cuBLAS \(([\d,]+) TFLOP/s\); the chooser picked (.+)\.",
+            line,
+        )
+        assert m, line
+        assert tuple(map(int, m.groups()[:3])) == r.shape
+        assert (m[4], m[5], m[6]) == (f"{r.kernel:,.0f}", f"{r.ratio:.2f}", f"{r.peer:,.0f}")
+        assert m[7] == r.pick.split(":")[0]
+    ratios = [r.ratio for r in rows]
+    mean = math.exp(sum(map(math.log, ratios)) / len(ratios))
+    assert f"geometric mean {mean:.2f}x" in lines[-1]
+    assert f"lowest {min(ratios):.2f}x" in lines[-1]
+    assert f"{sum(x >= 0.85 for x in ratios)} of {len(rows)} at 0.85x or better" in lines[-1]
+
+
+def test_the_page_table_without_and_with_a_recording(monkeypatch):
+    monkeypatch.setattr(figures, "load", lambda lesson_id: None)
+    empty = figures.recorded_shapes()
+    assert "Not recorded yet" in str(empty) and not empty.rows
+    result = _result()
+    monkeypatch.setattr(figures, "load", lambda lesson_id: result)
+    table = figures.recorded_shapes()
+    assert len(table.rows) == len(chooser.SHAPES)
+    first = bench.shape_table(result)[0]
+    assert table.rows[0][2:4] == (f"{first.kernel:,.0f}", f"{first.peer:,.0f}")
+    assert "NVIDIA H200 (132 SMs)" in table.note
+    assert "<table>" in table._repr_html_()

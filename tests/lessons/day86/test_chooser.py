@@ -1,0 +1,97 @@
+"""Day 86's chooser: a model of tiles, waves and split, held to what it claims."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from course.errors import CourseError
+from course.lessons.day86 import chooser
+
+SMS = 132
+
+
+def test_every_candidate_is_a_build_the_kernel_has():
+    for shape in chooser.SHAPES:
+        for c in chooser.candidates(*shape, SMS):
+            assert (c.bn, c.cluster) in chooser.CONFIGS
+            assert 1 <= c.split <= chooser.MAX_SPLIT
+
+
+def test_the_picks_on_an_h200():
+    # The picks the page explains (the dev notes list the same ones).
+    picks = {shape: chooser.choose(*shape, SMS) for shape in chooser.SHAPES}
+    assert (picks[(1024, 1024, 1024)].bn, picks[(1024, 1024, 1024)].split) == (128, 2)
+    assert all(
+        (picks[s].bn, picks[s].cluster, picks[s].split) == (256, 2, 1)
+        for s in [(4096, 4096, 4096), (8192, 8192, 8192), (4096, 11008, 4096), (16384, 4096, 4096)]
+    )
+    assert (picks[(128, 8192, 8192)].cluster, picks[(128, 8192, 8192)].split) == (1, 4)
+
+
+def test_waves_count_the_last_wave_whole():
+    c = chooser.estimate(4096, 11008, 4096, SMS, 256, 2, 1)
+    assert c is not None
+    assert (c.units, c.slots, c.waves) == (688, 66, 11)
+    # one more unit than a whole number of waves costs a whole wave
+    full = chooser.estimate(128 * 2 * 66, 256, 4096, SMS, 256, 2, 1)
+    over = chooser.estimate(128 * 2 * 67, 256, 4096, SMS, 256, 2, 1)
+    assert full is not None and over is not None
+    assert (full.waves, over.waves) == (1, 2)
+    assert over.est_us > 1.9 * full.est_us - chooser.LAUNCH_US
+
+
+def test_a_split_is_worth_it_only_when_tiles_are_few():
+    few = chooser.choose(1024, 1024, 16384, SMS)
+    many = chooser.choose(8192, 8192, 8192, SMS)
+    assert few.split > 1 and many.split == 1
+
+
+def test_fewer_sms_change_the_pick():
+    # The model reads the SM count: on 8 SMs a split buys nothing at 1024 x 1024 x 16384.
+    assert chooser.choose(1024, 1024, 16384, 8).split < chooser.choose(1024, 1024, 16384, SMS).split
+
+
+def test_best_for_a_build_is_the_cheapest_of_that_build():
+    pick = chooser.best_for(1000, 1032, 520, SMS, 256, 2)
+    same = [c for c in chooser.candidates(1000, 1032, 520, SMS) if (c.bn, c.cluster) == (256, 2)]
+    assert pick == min(same, key=lambda c: c.est_us)
+    with pytest.raises(CourseError, match="no configuration 128x64"):
+        chooser.best_for(1000, 1032, 520, SMS, 64, 2)
+
+
+def test_an_invalid_split_has_no_estimate():
+    assert chooser.estimate(128, 128, 64, SMS, 256, 2, 2) is None  # one K-tile cannot be split in two
+    assert chooser.estimate(128, 128, 64, SMS, 256, 2, 0) is None
+
+
+@pytest.mark.parametrize("shape", [(100, 100, 64), (100, 64, 100), (0, 64, 64)])
+def test_the_chooser_refuses_what_the_kernel_refuses(shape):
+    with pytest.raises(CourseError):
+        chooser.choose(*shape, SMS)
+
+
+def test_defines_name_the_build():
+    pick = chooser.choose(1024, 1024, 1024, SMS)
+    assert chooser.defines(pick) == {"GEMM_BN": pick.bn, "GEMM_CLUSTER": pick.cluster}
+
+
+def test_the_dev_benchs_standalone_copy_picks_the_same(monkeypatch):
+    import importlib.util  # the dev tool is a file, not a module of the package
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[3] / "tools" / "gemm_dev" / "chooser86.py"
+    spec = importlib.util.spec_from_file_location("chooser86", path)
+    assert spec is not None and spec.loader is not None
+    dev = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "chooser86", dev)  # its dataclass looks itself up there
+    spec.loader.exec_module(dev)
+    shapes = [*chooser.SHAPES, (1000, 1032, 520), (130, 5000, 3000), (3000, 200, 7000), (1, 8, 8)]
+    for sms in (8, 78, 114, 132):
+        for shape in shapes:
+            mine, theirs = chooser.choose(*shape, sms), dev.choose(*shape, sms)
+            assert (mine.bn, mine.cluster, mine.split, mine.units, mine.waves) == (
+                theirs.bn, theirs.cluster, theirs.split, theirs.units, theirs.waves,
+            ), (shape, sms)  # fmt: skip
+            assert mine.est_us == pytest.approx(theirs.est_us)

@@ -1,0 +1,104 @@
+"""Day 86's host side on the CPU: shapes refused before launch, the launch contract's arithmetic."""
+
+from __future__ import annotations
+
+import pytest
+
+from course.errors import CourseError
+from course.lessons import get_lesson
+from course.lessons._ladder import Problem, check_shape, ragged_problem
+from course.lessons.day86 import chooser
+from course.lessons.day86.host import HOST, RUN_SHAPE, build_of
+from course.quiz.loader import load_quiz
+
+LESSON = get_lesson("day86")
+C = LESSON.constants()
+
+
+@pytest.mark.parametrize(
+    ("shape", "named"),
+    [((1000, 1030, 520), "N = 1030"), ((1000, 1032, 522), "K = 522"), ((8, 12, 20), "N = 12 and K = 20")],
+)
+def test_a_stride_that_breaks_the_16_byte_rule_is_refused_naming_it(shape, named):
+    with pytest.raises(CourseError) as e:
+        check_shape(*shape, int(C["kMinMultiple"]))
+    text = str(e.value)
+    assert named in text and "16 bytes" in text and "stride-16B" in text and "refused before launch" in text
+
+
+@pytest.mark.parametrize("shape", [(0, 8, 8), (-1, 8, 8), (8, 0, 8), (8, 8, 0)])
+def test_an_empty_or_negative_side_is_refused(shape):
+    with pytest.raises(CourseError, match="positive integer"):
+        check_shape(*shape, 8)
+
+
+def test_m_and_small_n_k_are_fine():
+    for shape in [(1, 8, 8), (1001, 1032, 520), (1, 8, 1000), (4096, 4096, 8)]:
+        check_shape(*shape, 8)
+
+
+def test_the_quiz_refusal_question_matches_the_host():
+    q = load_quiz(LESSON.quiz_path).question("refused")
+    shapes = {
+        "one-row": (1, 8, 1000),
+        "odd-m": (1001, 1032, 520),
+        "odd-n": (1000, 1030, 520),
+        "short-k": (4096, 4096, 8),
+    }
+    refused = set()
+    for option, shape in shapes.items():
+        try:
+            check_shape(*shape, 8)
+        except CourseError:
+            refused.add(option)
+    assert refused == {q.answer}
+
+
+def test_the_split_must_fit_the_k_tiles():
+    with pytest.raises(CourseError, match="split must be 1 to 9"):
+        ragged_problem(C, (1000, 1032, 520), 10)
+    with pytest.raises(CourseError, match="split must be 1 to"):
+        ragged_problem(C, (1000, 1032, 520), 0)
+
+
+def test_the_launch_contract_of_the_run_shape():
+    p = ragged_problem(C, RUN_SHAPE, 3)
+    # header: units = ceil(ceil(M/kBM)/kClusterM) * ceil(N/kBN) * splitK
+    assert (p.cluster_tiles_m, p.tiles_n, p.k_tiles) == (4, 5, 9)
+    assert p.units == 60
+    assert p.grid(132) == 120  # at most one CTA per SM, at most one cluster per unit
+    assert p.grid(16) == 16
+    assert p.cta_tiles == 40
+    assert p.workspace_floats == 40 * 3 * 128 * 256
+    assert p.counters == 40 * 2
+    one = ragged_problem(C, RUN_SHAPE, 1)
+    assert (one.workspace_floats, one.counters) == (0, 0)
+
+
+def test_a_cluster_rounds_tile_rows_up():
+    c1 = LESSON.constants({"GEMM_BN": 128, "GEMM_CLUSTER": 1})
+    p = ragged_problem(c1, (130, 392, 1096), 1)
+    assert isinstance(p, Problem)
+    assert (p.cluster_tiles_m, p.tiles_n, p.cta_tiles) == (2, 4, 8)
+    p2 = ragged_problem(C, (130, 392, 1096), 1)
+    assert (p2.cluster_tiles_m, p2.tiles_n, p2.cta_tiles) == (1, 2, 4)
+
+
+def test_the_build_is_read_from_the_compile_flags():
+    class Options:
+        defines = (("GEMM_BN", "128"), ("GEMM_CLUSTER", "1"))
+
+    class Compiled:
+        options = Options()
+
+    assert build_of(Compiled()) == (128, 1)  # type: ignore[arg-type]
+    assert build_of(None) == (256, 2)
+
+
+def test_the_host_declares_its_run_options_and_experiments():
+    assert set(HOST.run_options) == {"shape", "split"}
+    for e in HOST.experiments:
+        assert set(e.options) <= set(HOST.run_options)
+        if "shape" in e.options:
+            check_shape(*e.options["shape"], 8)
+    assert chooser.best_for(*RUN_SHAPE, 132, 256, 2).split == 3  # the split the page says the run uses

@@ -1,0 +1,86 @@
+"""Day 86's quiz: every numeric key follows from gemm7_shapes.cu's constants and the lesson's models."""
+
+from __future__ import annotations
+
+from course.lessons import get_lesson
+from course.lessons._ladder import ragged_problem
+from course.lessons.day86 import chooser, models
+from course.quiz.loader import load_quiz
+from course.quiz.model import Numeric
+
+LESSON = get_lesson("day86")
+QUIZ = load_quiz(LESSON.quiz_path)
+SMS = 132  # an H200
+
+
+def key(qid: str):  # type: ignore[no-untyped-def]
+    return QUIZ.question(qid).answer
+
+
+def build(bn: int, cluster: int) -> dict[str, int | float]:
+    return LESSON.constants({"GEMM_BN": bn, "GEMM_CLUSTER": cluster})
+
+
+def test_tiles_at_1024_for_day84s_tile():
+    c = build(256, 2)
+    p = ragged_problem(c, (1024, 1024, 1024), 1)
+    assert key("tiles-1024") == p.cta_tiles == (1024 // c["kBM"]) * (1024 // c["kBN"])
+    assert key("tiles-1024") < SMS
+
+
+def test_waves_and_last_wave_of_the_mlp_shape():
+    p = ragged_problem(build(256, 2), (4096, 11008, 4096), 1)
+    slots = SMS // 2
+    assert (
+        key("waves-mlp") == -(-p.units // slots) == chooser.estimate(4096, 11008, 4096, SMS, 256, 2, 1).waves
+    )
+    assert key("last-wave") == p.units - (key("waves-mlp") - 1) * slots
+
+
+def test_the_split_that_fills_the_sms():
+    slots = SMS // 2
+    fits = [s for s in range(1, 17) if ragged_problem(build(256, 2), (1024, 1024, 16384), s).units <= slots]
+    assert key("split-fill") == max(fits)
+    assert chooser.choose(1024, 1024, 16384, SMS).split == key("split-fill")
+
+
+def test_k_range_of_split_one():
+    p = ragged_problem(build(256, 2), (1000, 1032, 584), 3)
+    ranges = [models.unit_coords(s, p.cluster_tiles_m, p.tiles_n, p.k_tiles, 3)[3:] for s in range(3)]
+    assert key("k-range") == ranges[1][1]
+    assert [r[1] - r[0] for r in ranges] == [3, 3, 4]
+
+
+def test_workspace_bytes_of_the_decode_step():
+    c = build(256, 1)
+    p = ragged_problem(c, (128, 8192, 8192), 4)
+    assert (
+        key("workspace-bytes")
+        == p.workspace_floats * 4
+        == models.workspace_bytes(p.cta_tiles, 4, int(c["kBM"]), int(c["kBN"]))
+    )
+    pick = chooser.choose(128, 8192, 8192, SMS)
+    assert (pick.bn, pick.cluster, pick.split) == (256, 1, 4)  # what the question says the chooser picks
+
+
+def test_stages_of_the_narrow_builds():
+    assert key("stages-128") == build(128, 2)["kStages"] == build(128, 1)["kStages"]
+    assert build(256, 2)["kStages"] == 4
+
+
+def test_every_numeric_question_is_tested_here():
+    numeric = {q.id for q in QUIZ.questions if isinstance(q, Numeric)}
+    assert numeric == {
+        "tiles-1024",
+        "waves-mlp",
+        "last-wave",
+        "split-fill",
+        "k-range",
+        "workspace-bytes",
+        "stages-128",
+    }
+
+
+def test_quiz_shape():
+    assert QUIZ.id == QUIZ.lesson == "day86" and not QUIZ.released
+    assert len(QUIZ.questions) >= 10
