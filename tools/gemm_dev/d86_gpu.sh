@@ -52,7 +52,8 @@ step "course run day86" 120 python3 -m course run day86
 step "course record day86" 150 python3 -m course record day86 --out "$OUT/evidence"
 step "course bench day86" 300 python3 -m course bench day86 --out "$OUT/bench"
 step "course timeline day86 --n 1024" 90 python3 -m course timeline day86 --n 1024 --out "$OUT/timeline"
-step "GPU tests: tests/lessons/day86 and the coding exercise" 240 \
+# D86_NO_TESTS=1: the GPU tests run elsewhere in the same call (tools/gpu_session.sh gputests).
+[ -n "${D86_NO_TESTS:-}" ] || step "GPU tests: tests/lessons/day86 and the coding exercise" 240 \
     python3 -m pytest -q -p no:cacheprovider -m gpu tests/lessons/day86 tests/exercises/coding/test_gpu.py -k "day86" \
     -W ignore::DeprecationWarning
 echo; echo "files in $OUT:"; find "$OUT" -type f | sort
