@@ -60,6 +60,7 @@ nvcc|sanitize)
 gputests)
     step "pytest, the GPU tests only (-m gpu), GPU required"
     python3 -m pytest -q -p no:cacheprovider -m gpu tests --ignore=tests/hardening --ignore=tests/browser \
+        --ignore=tests/hub --ignore=tests/test_hub_pull.py --ignore=tests/page/test_jupyter_contents.py \
         -W ignore::DeprecationWarning 2>&1 | tee "$RES/pytest-gpu.log" | tail -30
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
     ;;

@@ -15,7 +15,7 @@ from typing import Any
 from .._html import escape
 from ..errors import CourseError
 from ..lessons import get_lesson
-from ..view.listing import Hidden
+from ..view.listing import Hidden, token_rules
 from ..view.listing import listing_html as render_listing
 from .model import MultipleSelect, Question, Quiz, Response, WhichLine, readable_points
 
@@ -53,6 +53,8 @@ STYLE = """<style>
 .course-quiz .widget-html-content { line-height: 1.45; }
 .course-quiz .widget-html-content a { color: var(--jp-content-link-color, #1565c0); text-decoration: underline; }
 </style>"""
+# The listings' token colours, once for the quiz and scoped to it (its listings come without them).
+STYLE = STYLE.removesuffix("</style>") + token_rules(f".{QUIZ_CLASS} ") + "</style>"
 
 # How each verdict looks: a mark, a colour (border and text) and a faint
 # background of the same colour (readable on light and dark themes).
@@ -82,7 +84,7 @@ def listing_html(listing: tuple[tuple[int, str], ...], heading: str, hidden: Seq
     from or wrap apart from its code) under ``heading``. Lines in ``hidden`` (a coding exercise's
     answer, ``course.exercises.reveal``) are one placeholder row: their text is not in the page until revealed.
     """
-    return f'<div class="quiz-listing"><p><small>{heading}</small></p>{render_listing(listing, (), hidden)}</div>'
+    return f'<div class="quiz-listing"><p><small>{heading}</small></p>{render_listing(listing, (), hidden, style=False)}</div>'
 
 
 def local_time(stamp: object) -> str:

@@ -46,9 +46,14 @@ _TOKEN_STYLE: dict[Any, tuple[str, str]] = {
 }
 # One small stylesheet with each listing and diff (the token classes alone: inline styles on every
 # token made a long diff a third of a megabyte).
-STYLE = (
-    "<style>" + "".join(sorted({f".cx-code .{c}{{{css}}}" for c, css in _TOKEN_STYLE.values()})) + "</style>"
-)
+
+
+def token_rules(scope: str = "") -> str:
+    """The token classes' CSS rules, each under ``scope`` (a selector and a space, or nothing)."""
+    return "".join(sorted({f"{scope}.cx-code .{c}{{{css}}}" for c, css in _TOKEN_STYLE.values()}))
+
+
+STYLE = "<style>" + token_rules() + "</style>"
 # The code's own colour, the listing's background, a highlighted (annotated) line's background.
 TEXT = "var(--jp-mirror-editor-variable-color,var(--jp-content-font-color1))"
 BACKGROUND = "var(--jp-cell-editor-background,#f5f5f5)"
@@ -112,9 +117,16 @@ class Hidden:
 
 
 def listing_html(
-    numbered: Sequence[tuple[int, str]], marked: Iterable[int] = (), hidden: Sequence[Hidden] = ()
+    numbered: Sequence[tuple[int, str]],
+    marked: Iterable[int] = (),
+    hidden: Sequence[Hidden] = (),
+    *,
+    style: bool = True,
 ) -> str:
-    """Two columns, numbers and code, one row per line; ``marked`` lines highlighted, ``hidden`` folded."""
+    """Two columns, numbers and code, one row per line; ``marked`` lines highlighted, ``hidden`` folded.
+
+    ``style=False``: without the token stylesheet (``STYLE``), for a caller that puts it on the
+    page once itself (the quiz's style sheet)."""
     marks = set(marked)
     html = code_lines("\n".join(text for _, text in numbered))
     numbers: list[str] = []
@@ -137,7 +149,7 @@ def listing_html(
         numbers.append(f"<span style='{_ROW}{lit}{weight}'>{line}</span>")
         code.append(f"<span style='{_ROW}{lit}'>{body or ' '}</span>")
     return (
-        f"{STYLE}<div class='course-listing cx-code' style='display:flex;align-items:flex-start;background:{BACKGROUND};"
+        f"{STYLE if style else ''}<div class='course-listing cx-code' style='display:flex;align-items:flex-start;background:{BACKGROUND};"
         f"color:{TEXT};border:1px solid var(--jp-border-color2,#e0e0e0);border-radius:2px;margin:4px 0;"
         "text-align:left;max-width:100%;box-sizing:border-box'>"
         f"<pre class='course-linenos' style='{_COLUMN};flex:none;text-align:right;color:{MUTED};"

@@ -24,7 +24,9 @@ def test_every_build_is_exact_on_ragged_shapes_split_or_not(gpu_for, bn, cluster
     gpu_for("day86")
     compiled = compile_lesson(LESSON, defines={"GEMM_BN": bn, "GEMM_CLUSTER": cluster})
     for shape in SHAPES:
-        for split in (1, 3):
+        # Split 3 where K has three K-tiles of 64 (the host refuses more splits than K-tiles,
+        # as the C++ program's main() never asks for them: split 2 at K = 72, 1 at K = 8).
+        for split in sorted({1, min(3, -(-shape[2] // 64))}):
             result = run_lesson(
                 LESSON, compiled=compiled, progress=lambda line: None, shape=shape, split=split
             )
