@@ -212,8 +212,13 @@ def _lines(text: str) -> list[str]:
 
 
 def _place(cells: list[dict[str, Any]], cell: dict[str, Any], index: int) -> bool:
-    """Put ``cell`` at ``index`` (-1: last), replacing the cell with its id; True if anything changed."""
-    found = [i for i, c in enumerate(cells) if c.get("id") == cell["id"]]
+    """Put ``cell`` at ``index`` (-1: last), replacing the cell with its id and any copy of its text
+    under another id (a page written by hand with the block pasted in); True if anything changed."""
+    found = [
+        i
+        for i, c in enumerate(cells)
+        if c.get("id") == cell["id"] or (c.get("cell_type") == "markdown" and _source(c) == _source(cell))
+    ]
     where = len(cells) - 1 if index < 0 else index
     if len(found) == 1 and found[0] == where and _source(cells[where]) == _source(cell):
         return False

@@ -51,6 +51,22 @@ def test_every_page_opens_with_its_goals_and_links_and_ends_with_the_next(lesson
     # Every link points at a notebook that exists.
     for target in re.findall(r"\]\(([^)#]+\.ipynb)\)", top + bottom):
         assert (ROOT / "notebooks" / target).is_file(), target
+    # The blocks stand once: a copy pasted by hand under another id shows the goals twice.
+    sources = [_source(c) for c in cells]
+    assert sources.count(top) == 1 and sources.count(bottom) == 1
+
+
+def test_a_pasted_copy_of_the_top_block_is_stale_and_written_away(tmp_path):
+    folder = tmp_path / "notebooks"
+    shutil.copytree(ROOT / "notebooks", folder)
+    lesson = ORDER[-1]
+    path = folder / lesson.notebook
+    nb = json.loads(path.read_text("utf-8"))
+    nb["cells"].insert(2, {**nb["cells"][1], "id": "pasted"})
+    path.write_text(json.dumps(nb), "utf-8")
+    assert sync(write=False, folder=folder) == [path]
+    sync(write=True, folder=folder)
+    assert [c["id"] for c in _cells(path)].count("pasted") == 0 and sync(write=False, folder=folder) == []
 
 
 def test_the_start_page_lists_every_day_in_order_and_says_why_day_77_is_missing():
