@@ -83,9 +83,9 @@ class Lesson:
     def evidence_path(self) -> Path:
         return _paths.evidence_dir() / f"{self.id}.json"
 
-    def experiment_evidence_path(self, experiment: str) -> Path:
-        """Where the recorded run of one of the host's experiments lives."""
-        return _paths.evidence_dir() / f"{self.id}.{experiment}.json"
+    def named_evidence_path(self, name: str) -> Path:
+        """Where the recorded run of a named case (the host's) or suggested experiment lives."""
+        return _paths.evidence_dir() / f"{self.id}.{name}.json"
 
     def module(self, name: str) -> ModuleType:
         """A module of the lesson's own package (``host``, ``bench``, ``figures``).

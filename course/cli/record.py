@@ -1,6 +1,6 @@
 """``python -m course record``: run lessons on this GPU and write evidence.
 
-For each lesson: its own run, its host's "what breaks" runs (in this
+For each lesson: its own run, its host's named cases (``page.run(case=...)``, in this
 process: they fail a check, nothing worse), and the suggested experiments
 its ``content/experiments/<lesson>.toml`` marks ``record = true``. Those are
 edits of the kernel that may fault or hang, so they run as a learner's copy
@@ -13,7 +13,7 @@ nothing is written.
 
 Exit status: 0 when every run came out as its page says (the evidence is
 written either way); 1 when one did not (a lesson's check failed, or an
-experiment did not break as the page says it does); 2 when this machine cannot run a
+case or experiment did not break as the page says it does); 2 when this machine cannot run a
 lesson (after saying why; nothing is written for it).
 """
 
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..kernel import evidence, gate
-from ..kernel.host import Experiment, host_of, run_lesson
+from ..kernel.host import Case, host_of, run_lesson
 from ..lessons import LESSONS, get_lesson
 
 if TYPE_CHECKING:
@@ -58,17 +58,17 @@ def run(args: argparse.Namespace) -> int:
             print(f"{lesson.id}: not recorded. {v.message()}")
             status = max(status, 2)
             continue
-        # The lesson's own run, then each "what breaks" experiment (recorded so a page without
+        # The lesson's own run, then each named case (recorded so a page without
         # a GPU shows what really happens): (file, command, options, outcome the page promises, note).
-        runs: list[tuple[Path, str, dict[str, Any], bool, Experiment | None]] = [
+        runs: list[tuple[Path, str, dict[str, Any], bool, Case | None]] = [
             (lesson.evidence_path, f"python -m course run {lesson.id}", {}, True, None)
         ]
-        for e in host_of(lesson).experiments:
-            command = f"page.run(experiment={e.name!r}) ({lesson.id})"
-            runs.append((lesson.experiment_evidence_path(e.name), command, e.options, e.expect_pass, e))
-        for where, command, options, expect_pass, experiment in runs:
+        for e in host_of(lesson).cases:
+            command = f"page.run(case={e.name!r}) ({lesson.id})"
+            runs.append((lesson.named_evidence_path(e.name), command, e.options, e.expect_pass, e))
+        for where, command, options, expect_pass, case in runs:
             result = run_lesson(lesson, progress=lambda line: print(line, flush=True), **options)
-            note = f"experiment: {experiment.says}" if experiment else f"compile: {result.compile_summary}"
+            note = f"case: {case.says}" if case else f"compile: {result.compile_summary}"
             ev = evidence.record(
                 lesson,
                 machine,
@@ -80,11 +80,11 @@ def run(args: argparse.Namespace) -> int:
                 path=(args.out / where.name) if args.out else where,
             )
             as_promised = result.passed == expect_pass
-            if experiment is None:
+            if case is None:
                 print(f"{lesson.id}: evidence written ({ev.summary()})")
             else:
                 print(
-                    f"{lesson.id}, experiment {experiment.name}: evidence written; outcome as the page says: {as_promised}"
+                    f"{lesson.id}, case {case.name}: evidence written; outcome as the page says: {as_promised}"
                 )
             if not as_promised:
                 status = max(status, 1)
@@ -106,7 +106,7 @@ def record_suggested(lesson: Lesson, machine: Machine, out: Path | None, extra_n
             path = Path(folder) / lesson.kernel_file
             path.write_text(s.source(original), encoding="utf-8")
             result = run_variant(lesson, path, DEFAULT_TIMEOUT_S)
-        where = lesson.experiment_evidence_path(s.name)
+        where = lesson.named_evidence_path(s.name)
         lines = [*result.output, f"{result.outcome}: {result.headline}"]
         if result.error_name:
             lines.append(f"CUDA error: {result.error_name}")

@@ -68,9 +68,9 @@ class Evidence(Provenanced):
             for k, v in self.versions.items()
         )
         out = escape("\n".join(self.output))
-        kind = "" if self.passed else " of a run whose check <b>failed</b> (an experiment meant to fail)"
+        kind = "" if self.passed else " of a run whose check <b>failed</b> (a run meant to fail)"
         if self.outcome in _OUTCOME_WORDS:
-            kind = f" of a run that <b>{_OUTCOME_WORDS[self.outcome]}</b> (an experiment meant to show it)"
+            kind = f" of a run that <b>{_OUTCOME_WORDS[self.outcome]}</b> (a run meant to show it)"
         return (
             "<div class='course-evidence'>"
             f"<p><b>Recorded on a real GPU</b>{kind}, not run here: {escape(self.device)} "

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Check",
-    "Experiment",
+    "Case",
     "LaunchConfig",
     "LessonHost",
     "Mismatch",
@@ -233,8 +233,10 @@ class Workload(ABC):
 
 
 @dataclass(frozen=True)
-class Experiment:
-    """A named "what breaks" run: options for the workload and the outcome the page promises."""
+class Case:
+    """A named run of the lesson's own kernel (``page.run(case=...)``): options for the workload
+    and the outcome the page promises. A suggested *experiment* is the other kind: an edit to the
+    kernel's source (``course.tryout.suggestions``, ``page.try_mine(experiment=...)``)."""
 
     name: str
     options: dict[str, Any]
@@ -246,17 +248,17 @@ class LessonHost(ABC):
     """A lesson's host side. Subclasses live in the lesson's own package."""
 
     lesson: Lesson
-    #: keyword options ``run_lesson`` accepts for this lesson's experiments (e.g. ``grid``)
+    #: keyword options ``run_lesson`` accepts for this lesson's cases (e.g. ``grid``)
     run_options: tuple[str, ...] = ()
-    #: the named experiments its page runs (``page.run(experiment=...)``); recorded by ``course record``
-    experiments: tuple[Experiment, ...] = ()
+    #: the named cases its page runs (``page.run(case=...)``); recorded by ``course record``
+    cases: tuple[Case, ...] = ()
 
-    def experiment(self, name: str) -> Experiment:
-        for e in self.experiments:
-            if e.name == name:
-                return e
-        names = ", ".join(e.name for e in self.experiments) or "none"
-        raise CourseError(f"{self.lesson.id} has no experiment {name!r} (its experiments: {names})")
+    def case(self, name: str) -> Case:
+        for c in self.cases:
+            if c.name == name:
+                return c
+        names = ", ".join(c.name for c in self.cases) or "none"
+        raise CourseError(f"{self.lesson.id} has no case {name!r} (its cases: {names})")
 
     @abstractmethod
     def workload(

@@ -14,6 +14,7 @@ cannot run, or a check that fails, raises instead, so nbval fails.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -186,12 +187,12 @@ class Page:
         for box in self._reveals:
             box.refresh(self.lesson)
 
-    def evidence(self, experiment: str | None = None) -> evidence.Evidence | Message:
-        """The recorded run (of ``experiment``, when named)."""
-        path = self.lesson.experiment_evidence_path(experiment) if experiment else self.lesson.evidence_path
+    def evidence(self, name: str | None = None) -> evidence.Evidence | Message:
+        """The recorded run (of the case or suggested experiment ``name``, when given)."""
+        path = self.lesson.named_evidence_path(name) if name else self.lesson.evidence_path
         ev = evidence.load(self.lesson, path)
         if ev is None:
-            what = f"the experiment {experiment!r} of {self.lesson.id}" if experiment else self.lesson.id
+            what = f"the run {name!r} of {self.lesson.id}" if name else self.lesson.id
             return Message(
                 "warning",
                 f"Not recorded yet: {what} has not been run on a real GPU for this page, so there is no "
@@ -234,16 +235,32 @@ class Page:
                 self._compile_message = Message("ok", f"Compile check: {result.summary()}.")
         return self._compile_message
 
-    def run(self, expect_pass: bool = True, experiment: str | None = None, **kwargs: Any) -> Any:
+    def run(
+        self,
+        expect_pass: bool = True,
+        case: str | None = None,
+        *,
+        experiment: str | None = None,
+        **kwargs: Any,
+    ) -> Any:
         """Run the lesson's check on this GPU, or explain why not and show the recording.
 
-        ``experiment`` names one of the lesson's "what breaks" runs (its
+        ``case`` names one of the lesson's own runs with other options (the
         options and the outcome it promises come from the lesson's host);
         ``expect_pass=False`` marks any other run whose check is meant to
-        fail, where a pass is what would be wrong.
+        fail, where a pass is what would be wrong. (An edit to the kernel's
+        source is ``page.try_mine(experiment=...)``; ``experiment=`` here is
+        the old name of ``case=``, kept working with a warning.)
         """
         if experiment is not None:
-            planned = host_of(self.lesson).experiment(experiment)
+            warnings.warn(
+                f"page.run(experiment=...) is now page.run(case=...): page.run(case={experiment!r})",
+                FutureWarning,
+                stacklevel=2,
+            )
+            case = case or experiment
+        if case is not None:
+            planned = host_of(self.lesson).case(case)
             kwargs = {**planned.options, **kwargs}
             expect_pass = planned.expect_pass
         v = self.verdict()
@@ -254,7 +271,7 @@ class Page:
                 )
             _display(Message("info" if v.tier == "no-gpu" else "warning", f"Not run here. {v.reason}"))
             _display(self.compile_check())
-            return self.evidence(experiment)
+            return self.evidence(case)
         try:
             if self._prefetch is not None and "compiled" not in kwargs:
                 # The background compile serves the first run; later runs
@@ -274,7 +291,7 @@ class Page:
             text = (
                 result.lines[-1]
                 if not result.passed
-                else "The check passed, but this experiment was meant to make it fail."
+                else "The check passed, but this run was meant to make it fail."
             )
             if gate.gpu_required():
                 raise CheckFailed(text)

@@ -70,7 +70,7 @@ def test_a_recorded_experiment_shows_its_recording_or_says_it_is_not_recorded_ye
     lesson = get_lesson(lesson_id)
     for s in (s for s in load_suggestions(lesson) if s.record):
         shown = Page(lesson_id).evidence(s.name)
-        if lesson.experiment_evidence_path(s.name).exists():
+        if lesson.named_evidence_path(s.name).exists():
             assert isinstance(shown, evidence.Evidence) and shown.outcome is not None
             assert s.confirms(shown.outcome), (
                 f"the recording of {s.name} is {shown.outcome}, the page says {s.expect}"

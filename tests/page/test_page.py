@@ -51,42 +51,46 @@ def test_page_without_the_hardware_explains_compile_checks_and_shows_the_recordi
     )
 
 
-def _experiments():
+def _cases():
     return [
         (lesson.id, e)
         for lesson in LESSONS.values()
         if lesson.id not in NOT_RECORDED  # not recorded yet: the page says so (test above)
-        for e in host_of(lesson).experiments
+        for e in host_of(lesson).cases
     ]
 
 
-@pytest.mark.parametrize("lesson_id, experiment", _experiments(), ids=lambda x: getattr(x, "name", x))
-def test_every_experiment_is_recorded_with_the_outcome_its_page_promises(lesson_id, experiment):
+@pytest.mark.parametrize("lesson_id, case", _cases(), ids=lambda x: getattr(x, "name", x))
+def test_every_case_is_recorded_with_the_outcome_its_page_promises(lesson_id, case):
     lesson = LESSONS[lesson_id]
-    ev = evidence.load(lesson, lesson.experiment_evidence_path(experiment.name))
+    ev = evidence.load(lesson, lesson.named_evidence_path(case.name))
     assert ev is not None, f"record it on a GPU: python -m course record {lesson_id}"
-    assert ev.passed == experiment.expect_pass
+    assert ev.passed == case.expect_pass
     assert ev.output and ev.device
 
 
-def test_an_experiment_without_a_gpu_shows_its_own_recording(monkeypatch, shown, tmp_path):
+def test_a_case_without_a_gpu_shows_its_own_recording(monkeypatch, shown, tmp_path):
     monkeypatch.delenv(gate.REQUIRE_GPU_ENV, raising=False)
     monkeypatch.setattr(gate, "probe", lambda: NO_GPU)
-    lesson_id, experiment = _experiments()[0]
+    lesson_id, case = _cases()[0]
     lesson = LESSONS[lesson_id]
-    path = tmp_path / "experiment.json"
-    monkeypatch.setattr(type(lesson), "experiment_evidence_path", lambda self, name: path)
+    path = tmp_path / "case.json"
+    monkeypatch.setattr(type(lesson), "named_evidence_path", lambda self, name: path)
     page = Page(lesson_id)
-    missing = page.run(experiment=experiment.name)
-    assert isinstance(missing, Message) and missing.kind == "warning" and experiment.name in missing.text
+    missing = page.run(case=case.name)
+    assert isinstance(missing, Message) and missing.kind == "warning" and case.name in missing.text
     h200 = Machine(Gpu(0, "NVIDIA H200", (9, 0), 132, 227 * 1024, 2**37), None, None, {"cupy": "14"})
     ev = evidence.Evidence(lesson_id, Provenance.of(h200, "record"), ["GPU: x", "wrong at row 0"], False)
     path.write_text(__import__("json").dumps(ev.to_dict()))
-    shown_run = page.run(experiment=experiment.name)
+    shown_run = page.run(case=case.name)
     assert isinstance(shown_run, evidence.Evidence) and not shown_run.passed
     assert "<b>failed</b>" in shown_run._repr_html_() and "wrong at row 0" in shown_run._repr_html_()
-    with pytest.raises(Exception, match="no experiment 'nope'"):
-        page.run(experiment="nope")
+    with pytest.raises(Exception, match="no case 'nope'"):
+        page.run(case="nope")
+    # The old keyword still runs the same case, and says what it is called now.
+    with pytest.warns(FutureWarning, match=rf"page.run\(case='{case.name}'\)"):
+        old = page.run(experiment=case.name)
+    assert isinstance(old, evidence.Evidence) and not old.passed
 
 
 def test_show_refusal_returns_a_message_not_an_exception_repr():

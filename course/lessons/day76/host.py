@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ...hopper.tensormap import ENCODE_RULES, RulesTable, TileMap, encode, rules_table
-from ...kernel.host import Check, Experiment, LaunchConfig, LessonHost, Workload, check_bits
+from ...kernel.host import Case, Check, LaunchConfig, LessonHost, Workload, check_bits
 from . import LESSON
 
 __all__ = [
@@ -114,14 +114,14 @@ class TileWorkload(Workload):
 class Day76(LessonHost):
     lesson = LESSON
     run_options = ("grid", "shared_mem", "valid")
-    experiments = (
-        Experiment(
+    cases = (
+        Case(
             "short-grid",
             {"grid": (3, 4)},
             expect_pass=False,
             says="a grid one column of blocks short leaves the last column of tiles unwritten (zero)",
         ),
-        Experiment(
+        Case(
             "over-the-edge",
             {"valid": (200, 200)},
             expect_pass=False,

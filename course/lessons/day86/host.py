@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ...errors import CourseError
-from ...kernel.host import Check, Experiment
+from ...kernel.host import Case, Check
 from .._ladder import Shape, TmaGemmHost, TmaGemmWorkload, sm_count
 from . import LESSON, chooser
 
@@ -42,15 +42,15 @@ class ShapesHost(TmaGemmHost):
     """The ladder's host for the ragged kernel: ``page.run(shape=(M, N, K), split=S)``."""
 
     run_options = ("shape", "split")
-    experiments = (
-        Experiment(
+    cases = (
+        Case(
             "no-split",
             {"split": 1},
             True,
             "the same ragged shape with K not split: one unit per cluster tile, no workspace; the same "
             "result within the tolerance",
         ),
-        Experiment(
+        Case(
             "one-row",
             {"shape": (1, 8, 1000), "split": 3},
             True,

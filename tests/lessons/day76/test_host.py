@@ -1,5 +1,5 @@
 """Day 76's host side (course/lessons/day76/host.py): the map main() builds, the C++
-program's PASS and failure lines, the "short grid" experiment; and, on a Hopper
+program's PASS and failure lines, the "short grid" case; and, on a Hopper
 GPU, the round trip itself. (The tensor-map rules are tests/hopper/test_tensormap.py.)"""
 
 from __future__ import annotations
@@ -79,8 +79,8 @@ def test_negative_zero_is_a_mismatch_bitwise():
     assert c.failures == 1 and c.mismatch.col == 2
 
 
-def test_the_short_grid_experiment_is_one_column_of_blocks_short():
-    e = HOST.experiment("short-grid")
+def test_the_short_grid_case_is_one_column_of_blocks_short():
+    e = HOST.case("short-grid")
     m = lesson_map()
     full = (m.width // m.box_width, m.height // m.box_height)
     assert e.options == {"grid": (full[0] - 1, full[1])}
@@ -88,13 +88,13 @@ def test_the_short_grid_experiment_is_one_column_of_blocks_short():
     assert set(e.options) <= set(HOST.run_options)
     with pytest.raises(
         CourseError,
-        match=r"day76 has no experiment 'long-grid' \(its experiments: short-grid, over-the-edge\)",
+        match=r"day76 has no case 'long-grid' \(its cases: short-grid, over-the-edge\)",
     ):
-        HOST.experiment("long-grid")
+        HOST.case("long-grid")
 
 
-def test_the_over_the_edge_experiment_shrinks_the_map_not_the_buffers():
-    e = HOST.experiment("over-the-edge")
+def test_the_over_the_edge_case_shrinks_the_map_not_the_buffers():
+    e = HOST.case("over-the-edge")
     width, height = e.options["valid"]
     m = lesson_map()
     assert width < m.width and height < m.height and not e.expect_pass
@@ -125,7 +125,7 @@ def test_round_trip_on_the_gpu(day76_gpu):
 @pytest.mark.gpu
 @pytest.mark.hopper
 def test_a_grid_one_column_short_is_caught(day76_gpu):
-    e = HOST.experiment("short-grid")
+    e = HOST.case("short-grid")
     result = run_lesson(LESSON, progress=lambda line: None, **e.options)
     assert result.passed == e.expect_pass is False
     assert (result.mismatch.row, result.mismatch.col) == (0, 192)

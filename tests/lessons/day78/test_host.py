@@ -91,7 +91,7 @@ def test_pass_line_is_the_cpp_programs():
 
 
 def test_day78_has_no_run_options():
-    assert HOST.run_options == () and HOST.experiments == ()
+    assert HOST.run_options == () and HOST.cases == ()
     with pytest.raises(CourseError, match=r"day78 has no run option\(s\) \['grid'\] \(its options: none\)"):
         run_lesson(LESSON, progress=lambda line: None, grid=(1, 1))
 

@@ -95,9 +95,9 @@ def test_the_build_is_read_from_the_compile_flags():
     assert build_of(None) == (256, 2)
 
 
-def test_the_host_declares_its_run_options_and_experiments():
+def test_the_host_declares_its_run_options_and_cases():
     assert set(HOST.run_options) == {"shape", "split"}
-    for e in HOST.experiments:
+    for e in HOST.cases:
         assert set(e.options) <= set(HOST.run_options)
         if "shape" in e.options:
             check_shape(*e.options["shape"], 8)
