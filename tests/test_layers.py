@@ -270,6 +270,25 @@ def _no_throwaway_left() -> Iterator[None]:
 
 GOOD_HOST = "from .._ladder import TmaGemmHost\nfrom . import LESSON\nHOST = TmaGemmHost(LESSON)\n"
 
+#: A module that grows past this splits by concern (issue 23: "no module over 600 lines").
+MAX_LINES = 600
+
+
+def _long_modules(root: Path) -> list[str]:
+    return sorted(
+        f"{path.relative_to(root)}: {n} lines"
+        for path in (root / "course").rglob("*.py")
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    )
+
+
+def test_no_module_is_over_the_line_limit(tmp_path: Path) -> None:
+    assert _long_modules(ROOT) == []
+    # and the rule sees one that is
+    (tmp_path / "course").mkdir()
+    (tmp_path / "course" / "big.py").write_text("x = 1\n" * (MAX_LINES + 1))
+    assert _long_modules(tmp_path) == [f"course/big.py: {MAX_LINES + 1} lines"]
+
 
 @pytest.mark.parametrize(
     "files, broken, says",
