@@ -26,7 +26,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = ("course", "kernels", "content", "evidence", "notebooks")
+MATERIAL = ("kernels", "content", "evidence", "notebooks")  # shipped under course/_material/
+SOURCES = ("course", *MATERIAL, "jupyter-config")
 FILES = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md")
 PAGE = "day76_tma.ipynb"
 KERNEL = "hopper-course-wheel-test"
@@ -96,7 +97,7 @@ def test_the_wheel_ships_the_material_as_package_data(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     shipped = {n.removeprefix("course/_material/") for n in names if n.startswith("course/_material/")}
     tracked = subprocess.run(
-        ["git", "ls-files", *SOURCES[1:]], cwd=ROOT, capture_output=True, text=True
+        ["git", "ls-files", *MATERIAL], cwd=ROOT, capture_output=True, text=True
     ).stdout.split()
     if not tracked:
         pytest.skip("not a git checkout: the list of tracked material is unknown")
@@ -104,6 +105,9 @@ def test_the_wheel_ships_the_material_as_package_data(wheel):
     meta = next(n for n in names if n.endswith(".dist-info/METADATA"))
     text = zipfile.ZipFile(wheel).read(meta).decode()
     assert "License-Expression: MIT" in text  # PEP 639: setuptools >= 77 wrote it
+    # the Jupyter server config that enables the contents manager (pyproject's data-files)
+    config = "etc/jupyter/jupyter_server_config.d/hopper-course.json"
+    assert [n for n in names if n.endswith(".data/data/" + config)], sorted(n for n in names if ".data/" in n)
 
 
 def test_the_installed_course_finds_its_material_in_the_package(installed):
@@ -121,6 +125,11 @@ def test_the_installed_course_finds_its_material_in_the_package(installed):
     package, root = r.stdout.split()
     assert "site-packages" in package and ROOT.as_posix() not in package
     assert root == str(Path(package).parent / "_material")
+    # pip put the server config into the environment's own etc/jupyter, where Jupyter looks
+    enabled = python.parent.parent / "etc" / "jupyter" / "jupyter_server_config.d" / "hopper-course.json"
+    assert json.loads(enabled.read_text())["ServerApp"]["jpserver_extensions"] == {
+        "course.page.jupyter_contents": True
+    }
 
 
 def test_doctor_and_the_recorded_benchmarks_run_from_the_wheel(installed):

@@ -67,3 +67,26 @@ def served_options() -> list[str]:
     return [
         f"--ServerApp.contents_manager_class={KernelLanguageContentsManager.__module__}.KernelLanguageContentsManager"
     ]
+
+
+# -- a Jupyter server extension: the environment the course is installed in serves with it --
+# pip puts jupyter-config/jupyter_server_config.d/hopper-course.json into
+# {sys.prefix}/etc/jupyter/jupyter_server_config.d (pyproject's data-files), which enables
+# this module as a server extension in every JupyterLab of that environment (a class image,
+# a hub's single-user server): linking runs before the server makes its contents manager.
+
+
+def _jupyter_server_extension_points() -> list[dict[str, str]]:
+    return [{"module": __name__}]
+
+
+def _link_jupyter_server_extension(serverapp: Any) -> None:
+    """Serve with ``KernelLanguageContentsManager`` unless the server was given another one."""
+    if "contents_manager_class" in serverapp.config.get("ServerApp", {}):
+        return  # chosen in a config file or on the command line: kept
+    serverapp.contents_manager_class = KernelLanguageContentsManager
+
+
+def _load_jupyter_server_extension(serverapp: Any) -> None:
+    chosen = type(getattr(serverapp, "contents_manager", None)).__name__
+    serverapp.log.info("hopper-course: pages are served by %s", chosen)

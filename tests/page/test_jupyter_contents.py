@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -77,3 +80,68 @@ def test_course_sh_serves_with_the_manager():
     assert served_options() == [
         "--ServerApp.contents_manager_class=course.page.jupyter_contents.KernelLanguageContentsManager"
     ]
+
+
+_SERVE = """
+import sys
+import jupyter_core.paths as paths
+# only the config path the test gives: not this environment's own etc/jupyter (where the
+# course's editable install may have put the file already) nor the system's
+paths.ENV_CONFIG_PATH[:] = []
+paths.SYSTEM_CONFIG_PATH[:] = []
+from jupyter_server.serverapp import ServerApp
+app = ServerApp()
+app.initialize(argv=sys.argv[1:], new_httpserver=False)
+print(type(app.contents_manager).__name__)
+"""
+
+
+def _served_by(tmp_path: Path, config: Path, *argv: str) -> str:
+    """The contents manager of a Jupyter server initialised with only ``config`` as its config path."""
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_PATH": str(config),
+        "JUPYTER_CONFIG_DIR": str(tmp_path / "user-config"),
+        "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
+        "JUPYTER_DATA_DIR": str(tmp_path / "data"),
+        "PYTHONNOUSERSITE": "1",
+    }
+    argv = (f"--ServerApp.root_dir={tmp_path}", "--port=0", *argv)
+    r = subprocess.run(
+        [sys.executable, "-c", _SERVE, *argv], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    return r.stdout.strip().splitlines()[-1]
+
+
+def test_an_environment_with_the_course_installed_serves_with_the_manager(tmp_path: Path):
+    # pip installs the config file into {prefix}/etc/jupyter/jupyter_server_config.d
+    # (pyproject's data-files); it enables this module as a server extension, which makes
+    # a JupyterLab started there with no option (a hub's single-user server, a class image)
+    # serve with the manager.
+    (dest,) = (
+        d
+        for d, files in _pyproject()["tool"]["setuptools"]["data-files"].items()
+        for f in files
+        if f.endswith("hopper-course.json")
+    )
+    assert dest == "etc/jupyter/jupyter_server_config.d"
+    prefix = tmp_path / "prefix"
+    (prefix / dest).mkdir(parents=True)
+    shutil.copy(ROOT / "jupyter-config" / "jupyter_server_config.d" / "hopper-course.json", prefix / dest)
+    config = prefix / "etc" / "jupyter"
+    assert _served_by(tmp_path, config) == "KernelLanguageContentsManager"
+    # a manager the server is given is kept
+    chosen = (
+        "--ServerApp.contents_manager_class=jupyter_server.services.contents.filemanager.FileContentsManager"
+    )
+    assert _served_by(tmp_path, config, chosen) == "FileContentsManager"
+    # and without the file (another environment), the server's default
+    (prefix / dest / "hopper-course.json").unlink()
+    assert _served_by(tmp_path, config) != "KernelLanguageContentsManager"
+
+
+def _pyproject() -> dict:
+    from course._toml import loads
+
+    return loads((ROOT / "pyproject.toml").read_text("utf-8"))
