@@ -114,7 +114,7 @@ def time_page(lesson_id: str, warm: bool = True) -> dict[str, Any]:
 
 
 def _machine() -> dict[str, Any]:
-    from course import gate
+    from course.kernel import gate
 
     machine = gate.probe()
     gpu = machine.gpu.banner if machine.gpu is not None else f"no GPU: {machine.problem}"
