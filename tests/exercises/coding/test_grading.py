@@ -393,6 +393,9 @@ class _StandInRunner:
         self.devices.append(device)
         return CodingResult("day78", "core-offset", "passed", "cpu", "matches")
 
+    def close(self) -> None:
+        """The grader ends the runner it made (CodeRunner's workers)."""
+
 
 @pytest.mark.parametrize("asked", [True, False])
 def test_quiz_grade_shows_a_bar_of_the_code_answers_when_asked_and_passes_the_budget(
