@@ -29,6 +29,11 @@ without a GPU, and the sandbox's GPU child all start here, and each gets:
   writable. ``COURSE_SANDBOX=none`` turns it off, ``=bwrap`` makes its
   absence an error; ``python -m course doctor`` says which is in use.
 
+A ``Session`` is such a child that stays: the grader's GPU worker, started
+the same way (keeper, limits, group, environment), whose stdin carries the
+grader's requests, one JSON line each; each request has its own time limit
+and output bound, and past either the whole group is killed as above.
+
 The GPU child is never put in bubblewrap (it needs the GPU's device files
 and the driver), and gets no address-space limit: CUDA reserves tens of GiB
 of virtual address space when it starts, so ``RLIMIT_AS`` would make it
@@ -54,7 +59,17 @@ from pathlib import Path
 
 from .errors import CourseError
 
-__all__ = ["SANDBOX_ENV", "Finished", "Limits", "Sandbox", "child_folder", "run_child", "sandbox_status"]
+__all__ = [
+    "SANDBOX_ENV",
+    "Answer",
+    "Finished",
+    "Limits",
+    "Sandbox",
+    "Session",
+    "child_folder",
+    "run_child",
+    "sandbox_status",
+]
 
 SANDBOX_ENV = "COURSE_SANDBOX"  # auto (default), bwrap, none
 KEEPER = Path(__file__).with_name("_keeper.py")
