@@ -77,9 +77,9 @@ class CodeRunner:
             return sum(w.started for w in self._all)
 
     def close(self) -> None:
-        """End every worker child (each leaves at the end of its input)."""
+        """End every worker child (each leaves at the end of its input); the counts stay."""
         with self._lock:
-            workers, self._all, self._idle = self._all, [], {}
+            workers, self._idle = list(self._all), {}
         for worker in workers:
             worker.close()
 
