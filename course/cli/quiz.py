@@ -103,8 +103,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--jobs",
         type=int,
         metavar="N",
-        help="code answers run at a time, each in its own child shown one GPU, spread over every visible GPU "
-        "(CUDA_VISIBLE_DEVICES, else nvidia-smi -L); a hang holds one of them for its time limit "
+        help="code answers run at a time, each slot with its own child (on the GPU a worker that runs one "
+        "answer after another) shown one GPU, spread over every visible GPU (CUDA_VISIBLE_DEVICES, "
+        "else nvidia-smi -L); a hang holds one slot for its time limit "
         f"(default: the cores this process may use, {default_jobs()} here)",
     )
     grade.add_argument(

@@ -400,8 +400,8 @@ _LOOP = re.compile(r"\b(?:while|for|do|goto)\b")
 def run_order(pieces: Sequence[_PieceKey], jobs: int) -> list[_PieceKey]:
     """The order the distinct pieces start in: learner order, and side by side, the pieces with a loop first.
 
-    Side by side the run lasts as long as its last slot: a hang (up to the CPU
-    check's and the GPU run's limits, about 30 s) that starts near the end
+    Side by side the run lasts as long as its last slot: a hang (up to the
+    GPU run's limit, 20 s, with the CPU check's 10 s beside it) that starts near the end
     makes the run's tail, however many slots the rest had. Starting the
     pieces most likely to take their whole limit first (longest first, the
     classic list-scheduling rule) leaves only short pieces for the end. A
