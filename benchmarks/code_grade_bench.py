@@ -49,6 +49,7 @@ from course.errors import CourseError  # noqa: E402
 from course.exercises.coding import get_exercise  # noqa: E402
 from course.kernel import gate  # noqa: E402
 from course.lessons import get_lesson  # noqa: E402
+from course.quiz.code_runner import CodeRunner  # noqa: E402
 from course.quiz.grade import GradeReport, grade_submissions  # noqa: E402
 from course.quiz.loader import load_quiz  # noqa: E402
 from course.quiz.parallel import Gpus, default_jobs, find_gpus  # noqa: E402
@@ -84,10 +85,18 @@ def _rewrites(piece: str, kind: str, start: int):
 
 
 def _loops(start: int):
+    """Loops that never end, on the GPU as on the CPU: each pass reads a ``static volatile`` (global memory).
+
+    A ``volatile`` local is not enough: NVRTC keeps it in a register and the
+    loop is gone from the PTX (the 2026-12-03 run graded such loops as wrong
+    results, not hangs); a function-scope static lives in global memory, and
+    every read of it stays an ``ld.volatile.global`` (checked in
+    tests/bench/test_code_grade_bench.py).
+    """
     n = start
     while True:
         name = f"{NAMES[n % len(NAMES)]}{n}"
-        yield f"volatile int {name} = 1;\nwhile ({name}) {{}}\nreturn 0;"
+        yield f"static volatile int {name} = 1;\nwhile ({name}) {{}}\nreturn 0;"
         n += 1
 
 
@@ -178,18 +187,32 @@ def _point_caches(caches: Path) -> None:
     os.environ["COURSE_CACHE_DIR"] = str(caches / "nvrtc")
 
 
-def timed(key_path: Path, folder: Path, scratch: Path, jobs: int, gpus: Gpus) -> tuple[GradeReport, float]:
-    """One grading run on a copy of the warm caches: no run reuses another's compiles of the answers."""
+def timed(
+    key_path: Path, folder: Path, scratch: Path, jobs: int, gpus: Gpus, *, workers: bool = True
+) -> tuple[GradeReport, float, int]:
+    """One grading run on a copy of the warm caches: no run reuses another's compiles of the answers.
+
+    ``workers`` False: a one-off sandbox child per piece (the grader before its workers). Returns
+    the report, the seconds (the workers' ends included) and how many worker processes started."""
     caches = Path(tempfile.mkdtemp(prefix="caches-", dir=scratch))
     shutil.copytree(scratch / WARM, caches, dirs_exist_ok=True)
     _point_caches(caches)
     start = time.perf_counter()
-    report = grade_submissions(load_quiz(key_path), folder, jobs=jobs, gpus=gpus)
-    return report, time.perf_counter() - start
+    with CodeRunner(workers=workers) as runner:
+        report = grade_submissions(load_quiz(key_path), folder, run_code=runner, jobs=jobs, gpus=gpus)
+    return report, time.perf_counter() - start, runner.workers_started
 
 
 def outcomes(report: GradeReport) -> dict[str, tuple[float, str, str]]:
     return {r.learner: (r.items[0].score, r.items[0].outcome, r.items[0].note) for r in report.results}
+
+
+def by_kind(report: GradeReport, kinds: dict[str, str]) -> dict[str, Counter[str]]:
+    """The outcomes of each kind of answer."""
+    seen: dict[str, Counter[str]] = {}
+    for learner, (_, outcome, _) in outcomes(report).items():
+        seen.setdefault(kinds[learner], Counter())[outcome] += 1
+    return seen
 
 
 def gpu_choices(spec: str, visible: Gpus) -> list[Gpus]:
@@ -224,6 +247,11 @@ def main(argv: list[str] | None = None) -> int:
         "--serial-sample",
         type=int,
         help=f"answers graded serially (0: none; default {SERIAL_SAMPLE} or all, if fewer)",
+    )
+    parser.add_argument(
+        "--serial-one-off",
+        action="store_true",
+        help="grade the serial sample with a one-off sandbox child per answer (the grader before its workers)",
     )
     parser.add_argument("--seed", type=int, default=25)
     parser.add_argument("--out", type=Path, help="also write the numbers as JSON here")
@@ -277,41 +305,49 @@ def main(argv: list[str] | None = None) -> int:
                 src = subs / "gradebench" / f"{learner}.json"
                 (part / "gradebench").mkdir(parents=True, exist_ok=True)
                 shutil.copy(src, part / "gradebench" / src.name)
-            report, seconds = timed(
-                key_path, part, folder, 1, runs[0].first(1) if runs[0].devices else runs[0]
+            report, seconds, _ = timed(
+                key_path,
+                part,
+                folder,
+                1,
+                runs[0].first(1) if runs[0].devices else runs[0],
+                workers=not args.serial_one_off,
             )
             reference = outcomes(report)
             serial_rate = len(chosen) / seconds
+            how = "a one-off child per answer" if args.serial_one_off else "one worker"
             print(
-                f"serial (jobs 1), a sample of {len(chosen)}: {seconds:.1f} s, {serial_rate:.2f} answers/s "
+                f"serial (jobs 1, {how}), a sample of {len(chosen)}: {seconds:.1f} s, {serial_rate:.2f} answers/s "
                 f"(all {args.answers}: about {args.answers / serial_rate:.0f} s)"
             )
+            print("  " + "; ".join(f"{k}: {dict(c)}" for k, c in sorted(by_kind(report, kinds).items())))
             results["runs"].append(  # type: ignore[union-attr]
                 {
                     "jobs": 1,
                     "gpus": 1 if verdict.runs else 0,
+                    "one_off_children": args.serial_one_off,
                     "answers": len(chosen),
                     "seconds": round(seconds, 2),
+                    "outcomes": {k: dict(c) for k, c in by_kind(report, kinds).items()},
                 }
             )
         first_rate: float | None = None
         for gpus in runs:
             count = len(gpus.devices)
             n_jobs = args.jobs or (args.jobs_per_gpu * max(1, count) if args.jobs_per_gpu else default_jobs())
-            report, seconds = timed(key_path, subs, folder, n_jobs, gpus)
+            report, seconds, started = timed(key_path, subs, folder, n_jobs, gpus)
             got = outcomes(report)
             rate = args.answers / seconds
             first_rate = first_rate or rate
-            by_kind: dict[str, Counter[str]] = {}
-            for learner, (_, outcome, _) in got.items():
-                by_kind.setdefault(kinds[learner], Counter())[outcome] += 1
+            kinds_seen = by_kind(report, kinds)
             ratio = f", {rate / serial_rate:.1f}x serial" if serial_rate else ""
             scale = f", {rate / first_rate:.2f}x the first run" if rate != first_rate else ""
             print(
                 f"jobs {n_jobs} over {count or 'no'} GPU{'s' if count != 1 else ''}: {seconds:.1f} s, "
                 f"{rate:.2f} answers/s{ratio}{scale}"
             )
-            print("  " + "; ".join(f"{k}: {dict(c)}" for k, c in sorted(by_kind.items())))
+            print("  " + "; ".join(f"{k}: {dict(c)}" for k, c in sorted(kinds_seen.items())))
+            print(f"  {started} worker processes started (one per slot, and one after each fault or hang)")
             if args.answers == TARGET_ANSWERS and verdict.runs:
                 print(
                     f"  target: {TARGET_ANSWERS} answers in <= {TARGET_S:.0f} s: {'met' if seconds <= TARGET_S else 'missed'}"
@@ -353,8 +389,9 @@ def main(argv: list[str] | None = None) -> int:
                     "seconds": round(seconds, 2),
                     "answers_per_s": round(rate, 3),
                     "vs_serial": round(rate / serial_rate, 2) if serial_rate else None,
-                    "outcomes": {k: dict(c) for k, c in by_kind.items()},
+                    "outcomes": {k: dict(c) for k, c in kinds_seen.items()},
                     "differ": len(differ),
+                    "workers_started": started,
                 }
             )
     finally:

@@ -29,6 +29,11 @@ without a GPU, and the sandbox's GPU child all start here, and each gets:
   writable. ``COURSE_SANDBOX=none`` turns it off, ``=bwrap`` makes its
   absence an error; ``python -m course doctor`` says which is in use.
 
+A ``Session`` is such a child that stays: the grader's GPU worker, started
+the same way (keeper, limits, group, environment), whose stdin carries the
+grader's requests, one JSON line each; each request has its own time limit
+and output bound, and past either the whole group is killed as above.
+
 The GPU child is never put in bubblewrap (it needs the GPU's device files
 and the driver), and gets no address-space limit: CUDA reserves tens of GiB
 of virtual address space when it starts, so ``RLIMIT_AS`` would make it
@@ -54,7 +59,17 @@ from pathlib import Path
 
 from .errors import CourseError
 
-__all__ = ["SANDBOX_ENV", "Finished", "Limits", "Sandbox", "child_folder", "run_child", "sandbox_status"]
+__all__ = [
+    "SANDBOX_ENV",
+    "Answer",
+    "Finished",
+    "Limits",
+    "Sandbox",
+    "Session",
+    "child_folder",
+    "run_child",
+    "sandbox_status",
+]
 
 SANDBOX_ENV = "COURSE_SANDBOX"  # auto (default), bwrap, none
 KEEPER = Path(__file__).with_name("_keeper.py")
@@ -277,6 +292,36 @@ def _exited(proc: subprocess.Popen[bytes]) -> bool:
 OnLine = Callable[[str], "float | None"]
 
 
+def _start(
+    command: Sequence[str],
+    folder: Path,
+    limits: Limits,
+    confine: bool,
+    binds: str,
+    readable: Sequence[Path],
+    writable: Sequence[Path],
+    env: Mapping[str, str] | None,
+    stdin: int | None,
+) -> tuple[subprocess.Popen[bytes], bool]:
+    """The keeper (and bubblewrap where asked and working) around ``command``, started in its own session."""
+    use_bwrap = confine and sandbox_status().works
+    keeper = [os.path.realpath(sys.executable), "-I", "-S", str(KEEPER), *limits.keeper_args(), "--"]
+    full = [*(_bwrap_prefix(binds, folder, readable, writable) if use_bwrap else []), *keeper, *command]
+    try:
+        proc = subprocess.Popen(
+            full,
+            stdin=subprocess.DEVNULL if stdin is None else stdin,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=folder,
+            env=dict(env) if env is not None else child_env(folder),
+            start_new_session=True,
+        )
+    except OSError as e:
+        raise CourseError(f"cannot start a child process ({e.strerror}): {command[0]}") from None
+    return proc, use_bwrap
+
+
 def run_child(
     command: Sequence[str],
     *,
@@ -300,22 +345,8 @@ def run_child(
     ``on_line`` gets each line of stdout as it comes (then ``stdout`` stays
     empty) and may return a new time limit, in seconds from now.
     """
-    use_bwrap = confine and sandbox_status().works
-    keeper = [os.path.realpath(sys.executable), "-I", "-S", str(KEEPER), *limits.keeper_args(), "--"]
-    full = [*(_bwrap_prefix(binds, folder, readable, writable) if use_bwrap else []), *keeper, *command]
     start = time.monotonic()
-    try:
-        proc = subprocess.Popen(
-            full,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=folder,
-            env=dict(env) if env is not None else child_env(folder),
-            start_new_session=True,
-        )
-    except OSError as e:
-        raise CourseError(f"cannot start a child process ({e.strerror}): {command[0]}") from None
+    proc, use_bwrap = _start(command, folder, limits, confine, binds, readable, writable, env, stdin=None)
     out, err, partial = bytearray(), bytearray(), bytearray()
     total = 0
     timed_out, overflow = False, None
@@ -402,3 +433,149 @@ def run_child(
         time.monotonic() - start,
         "bubblewrap" if use_bwrap else "keeper",
     )
+
+
+# ---------------------------------------------------------------------------
+# A child that answers one request after another (the grader's GPU worker).
+# ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Answer:
+    """How one request to a ``Session`` ended: answered, or the child stopped (and why)."""
+
+    answered: bool
+    timed_out: bool
+    overflow: str | None
+    returncode: int | None  # set once the child has ended
+    stderr: bytes  # what it printed on stderr during this request (up to the bound)
+    seconds: float
+
+
+class Session:
+    """A confined child started as ``run_child`` starts one, that reads requests on its stdin.
+
+    ``ask(request, timeout_s, on_line, until)`` writes one line to the child and
+    hands ``on_line`` each line it prints (``on_line`` may return a new time
+    limit, in seconds from now, as for ``run_child``) until ``until()`` is true:
+    the request is answered, and the child stays, waiting for the next one. If
+    the limit passes first, or it prints more than ``stdout_limit`` (or
+    ``stderr_limit``) bytes for one request, it is stopped with its whole
+    group; if it ends, it is reaped. Either way the session is then over
+    (``alive`` False) and a new one must be started. ``close()`` ends it:
+    its stdin closed, then its group killed whatever it does.
+    """
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        *,
+        folder: Path,
+        limits: Limits,
+        writable: Sequence[Path] = (),
+        env: Mapping[str, str] | None = None,
+        stdout_limit: int = 1 << 20,
+        stderr_limit: int = 256 << 10,
+    ) -> None:
+        # Never bubblewrap: the only caller is the GPU worker, which needs the driver (module docstring).
+        self.proc, _ = _start(command, folder, limits, False, "all", (), writable, env, stdin=subprocess.PIPE)
+        self.stdout_limit, self.stderr_limit = stdout_limit, stderr_limit
+        self._partial = bytearray()
+        self._sel = selectors.DefaultSelector()
+        for stream in (self.proc.stdout, self.proc.stderr):
+            assert stream is not None
+            os.set_blocking(stream.fileno(), False)
+            self._sel.register(stream, selectors.EVENT_READ)
+        self.alive = True
+
+    def ask(self, request: str, timeout_s: float, on_line: OnLine, until: Callable[[], bool]) -> Answer:
+        if not self.alive:
+            raise CourseError("this child has ended; start a new one")
+        start = time.monotonic()
+        deadline = start + timeout_s
+        err = bytearray()
+        total = 0
+        timed_out, overflow = False, None
+        stdin = self.proc.stdin
+        assert stdin is not None
+        try:
+            stdin.write(request.rstrip("\n").encode("utf-8") + b"\n")
+            stdin.flush()
+        except OSError:  # it has ended (a broken pipe): what it printed is read below
+            pass
+
+        def handle_lines() -> bool:
+            """Hand on the complete lines read so far; True once the request is answered."""
+            nonlocal deadline
+            *lines, rest = self._partial.split(b"\n")
+            self._partial = bytearray(rest)
+            for n, line in enumerate(lines):
+                new = on_line(line.decode("utf-8", "replace"))
+                if new is not None:
+                    deadline = time.monotonic() + new
+                if until():
+                    self._partial = bytearray(b"\n".join([*lines[n + 1 :], bytes(self._partial)]))
+                    return True
+            return False
+
+        try:
+            while self._sel.get_map():
+                if handle_lines():
+                    return Answer(True, False, None, None, bytes(err), time.monotonic() - start)
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    timed_out = True
+                    break
+                ready = self._sel.select(min(remaining, 0.1))
+                for key, _ in ready:
+                    try:
+                        chunk = os.read(key.fd, 1 << 16)
+                    except BlockingIOError:
+                        continue
+                    if not chunk:
+                        self._sel.unregister(key.fileobj)
+                    elif key.fileobj is self.proc.stderr:
+                        err.extend(chunk[: max(0, self.stderr_limit - len(err))])
+                        overflow = "stderr" if len(err) >= self.stderr_limit else overflow
+                    else:
+                        total += len(chunk)
+                        overflow = "stdout" if total > self.stdout_limit else overflow
+                        self._partial += chunk
+                if overflow:
+                    break
+                if not ready and _exited(self.proc):
+                    break  # it has ended: what it printed is handled below
+            if not (timed_out or overflow):
+                if self._partial and not self._partial.endswith(b"\n"):
+                    self._partial += b"\n"  # a last line without its newline
+                answered = handle_lines()
+                self.close(kill=not answered)
+                if answered:  # as it ended: a new child serves the next request
+                    return Answer(
+                        True, False, None, self.proc.returncode, bytes(err), time.monotonic() - start
+                    )
+            else:
+                self.close(kill=True)
+        except BaseException:
+            self.close(kill=True)  # interrupted: leave nothing running
+            raise
+        return Answer(False, timed_out, overflow, self.proc.returncode, bytes(err), time.monotonic() - start)
+
+    def close(self, grace_s: float = 3.0, kill: bool = False) -> None:
+        """End it: stdin closed (a worker leaves at end of input) and ``grace_s`` to leave, or at once
+        with ``kill``; then its group killed whatever it does."""
+        if self.proc.returncode is not None:
+            return
+        self.alive = False
+        with contextlib.suppress(OSError):
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
+        end = time.monotonic() + (0.0 if kill else grace_s)
+        while time.monotonic() < end and not _exited(self.proc):
+            time.sleep(0.02)
+        if not _exited(self.proc):
+            _stop(self.proc)
+        self._sel.close()
+        _kill_group(self.proc.pid)
+        self.proc.wait()
+        for stream in (self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                stream.close()

@@ -7,7 +7,7 @@
 # Usage (on the GPU machine, from the repo root):
 #   bash tools/gpu_session.sh [steps...]
 # steps: env nvcc sanitize pytest gputests coding cli record bench notebooks timings try faults race
-#        sanitize-experiments gradebench
+#        sanitize-experiments gradebench gradephases
 # gradebench takes its options from $GRADEBENCH_ARGS (default: --gpus all), e.g. "--gpus 1,all" on two GPUs.
 # (default: env nvcc pytest cli record)
 #
@@ -119,6 +119,11 @@ gradebench)
     # shellcheck disable=SC2086 # the options are words on purpose
     python3 benchmarks/code_grade_bench.py ${GRADEBENCH_ARGS:---gpus all} --out "$RES/gradebench.json" 2>&1 \
         | tee "$RES/gradebench.log"
+    [ "${PIPESTATUS[0]}" = 0 ] || status=1
+    ;;
+gradephases)
+    step "where a graded answer's time goes: a one-off GPU child's phases, alone and 16 at once; a worker (benchmarks/grade_phases.py)"
+    python3 benchmarks/grade_phases.py --out "$RES/gradephases.json" 2>&1 | tee "$RES/gradephases.log"
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
     ;;
 notebooks)

@@ -3,7 +3,7 @@
     python -m course quiz validate FILE...
     python -m course quiz release KEY.toml -o LEARNER.toml
     python -m course quiz grade KEY.toml SUBMISSIONS_DIR -o OUTDIR
-        [--overrides FILE.csv|FILE.toml] [--budget SECONDS] [--jobs N] [--progress]
+        [--overrides FILE.csv|FILE.toml] [--budget SECONDS] [--jobs N] [--one-off] [--progress]
         [--canvas GRADEBOOK.csv --canvas-column "Day 76 quiz (1234)"
          [--canvas-match "SIS Login ID"] [--canvas-out PATH] [--names MAP.csv]]
     python -m course quiz collect QUIZ_ID... --hub-url URL -o COLLECTED_DIR
@@ -103,9 +103,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--jobs",
         type=int,
         metavar="N",
-        help="code answers run at a time, each in its own child shown one GPU, spread over every visible GPU "
-        "(CUDA_VISIBLE_DEVICES, else nvidia-smi -L); a hang holds one of them for its time limit "
+        help="code answers run at a time, each slot with its own child (on the GPU a worker that runs one "
+        "answer after another) shown one GPU, spread over every visible GPU (CUDA_VISIBLE_DEVICES, "
+        "else nvidia-smi -L); a hang holds one slot for its time limit "
         f"(default: the cores this process may use, {default_jobs()} here)",
+    )
+    grade.add_argument(
+        "--one-off",
+        action="store_true",
+        help="run each code answer's GPU check in a new child of its own, as a learner's Check does, "
+        "instead of in a worker that runs one answer after another (slower: a CUDA context per answer)",
     )
     grade.add_argument(
         "--progress",
@@ -167,6 +174,12 @@ def _grade(args: argparse.Namespace) -> int:
     if any(isinstance(q, Code) for q in key.questions):
         gpus = find_gpus()
         print(f"grading code: {jobs} answers at a time; {gpus.describe()}", file=sys.stderr)
+    run_code = None
+    if args.one_off and gpus is not None:
+        # heavy: the sandbox and the compilers, only for a quiz with code questions (as grade_submissions does)
+        from ..quiz.code_runner import CodeRunner
+
+        run_code = CodeRunner(workers=False)
     # A bar of the code answers on stderr: on a terminal, or when asked (tqdm's disable=None: off otherwise).
     with tqdm(
         desc="code answers", unit="answer", file=sys.stderr, disable=None if not args.progress else False
@@ -184,6 +197,7 @@ def _grade(args: argparse.Namespace) -> int:
             progress=progress,
             jobs=jobs,
             gpus=gpus,
+            run_code=run_code,
         )
     # The filled gradebook is made before anything is written; in the report folder (the default),
     # it is written with the reports, so all of them are new or all as they were.

@@ -39,6 +39,7 @@ import os
 import re
 import shutil
 import signal
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from ..lesson import Lesson
+    from ..tryout.worker import GpuWorker
 
 __all__ = ["CHECKS", "CodingResult", "CpuVerdict", "check_piece", "cpu_check", "find_compiler"]
 
@@ -401,6 +403,7 @@ def check_piece(
     source_path: Path | None = None,
     command: Sequence[str] | None = None,
     device: str | None = None,
+    worker: GpuWorker | None = None,
 ) -> CodingResult:
     """Check ``piece`` every way this machine can; see the module's docstring.
 
@@ -409,27 +412,40 @@ def check_piece(
     compiled in its own process). ``source_path`` is where the spliced kernel
     is written for the sandbox (default: the workspace's ``coding/.checked``);
     ``device`` is the GPU child's ``CUDA_VISIBLE_DEVICES`` (None: this process's).
+    ``worker``, when given, runs the GPU check instead of a one-off child
+    (the grader's: ``course.tryout.worker``, already on its device). On the
+    GPU the CPU check runs meanwhile, in its own child, so a piece that loops
+    waits out the two limits side by side, not one after the other.
     """
     check_piece_text(piece, exercise)
     kernel = lesson.kernel_path.read_text("utf-8")
     refuse_escape(piece, exercise, kernel)  # before anything compiles it
     source = splice(kernel, exercise, piece)
-    cpu = cpu_check(lesson, exercise, piece) if exercise.cpu is not None else None
     if use_gpu is None:
         use_gpu = gate.verdict(lesson).runs
     path = source_path or _default_path(lesson, exercise, source)
-    common: dict[str, Any] = {"lesson_id": lesson.id, "exercise_id": exercise.id, "cpu": cpu}
     if (use_gpu or compile_check) and not _holds(path, source):
         with writing("the copy of your code to check", path):  # a read-only or full workspace: a message
             atomic_write_text(path, source)
     if use_gpu:
-        run = run_variant(lesson, path, timeout_s, command=command, lesson_constants=True, device=device)
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="course-cpu-check") as pool:
+            cpu_later = pool.submit(cpu_check, lesson, exercise, piece) if exercise.cpu is not None else None
+            if worker is not None:
+                run = worker.run(path, timeout_s)
+            else:
+                run = run_variant(
+                    lesson, path, timeout_s, command=command, lesson_constants=True, device=device
+                )
+            cpu = cpu_later.result() if cpu_later is not None else None
+        common: dict[str, Any] = {"lesson_id": lesson.id, "exercise_id": exercise.id, "cpu": cpu}
         headline = run.headline
         if run.outcome == "passed":
             headline = "Your code passed the lesson's own check on the GPU."
         if cpu is not None and cpu.ran and cpu.passed != run.passed:
             headline += f" (The CPU check disagrees: {cpu.headline}.)"
         return CodingResult(outcome=run.outcome, check="gpu", headline=headline, gpu=run, **common)
+    cpu = cpu_check(lesson, exercise, piece) if exercise.cpu is not None else None
+    common = {"lesson_id": lesson.id, "exercise_id": exercise.id, "cpu": cpu}
     # Without the GPU, run_variant compile-checks offline (NVRTC): "compile-error", or "not-run"
     # with a headline that says whether it compiled.
     compiled = (

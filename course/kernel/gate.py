@@ -27,6 +27,7 @@ import functools
 import importlib.metadata
 import os
 import platform
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import Literal
@@ -424,13 +425,33 @@ def _probe_cached() -> Machine:
     return Machine(gpu, None, None, versions, tuple(notes))
 
 
+_MIG = re.compile(r"\bMIG\s+\d+g\.\d+gb\b")  # CUDA names a MIG slice "<card> MIG 1g.18gb"
+
+
+def _mig_note(gpu: Gpu) -> str:
+    """What a MIG slice means for a lesson, when the GPU is one (not measured: said so)."""
+    if not _MIG.search(gpu.name):
+        return ""
+    return (
+        f" It is a MIG slice of the card: {gpu.sm_count} of its SMs, with their own share of the L2 cache"
+        " and of the memory (NVIDIA's MIG user guide). TMA, wgmma and the mbarriers belong to each SM,"
+        " so the lesson runs here as on the whole card, and its timings are this slice's. The lessons"
+        " were recorded on a whole card, never on a slice: nothing here was measured on one."
+    )
+
+
 def verdict(lesson: Lesson, machine: Machine | None = None) -> Verdict:
     machine = machine or probe()
     if machine.gpu is None:
         return Verdict(lesson, "no-gpu", machine.problem or "No GPU.", machine.advice or "")
     gpu = machine.gpu
     if lesson.supports(gpu.cc):
-        return Verdict(lesson, "runs", f"{gpu.name} (compute capability {gpu.cc_str}) runs this lesson.", "")
+        return Verdict(
+            lesson,
+            "runs",
+            f"{gpu.name} (compute capability {gpu.cc_str}) runs this lesson.{_mig_note(gpu)}",
+            "",
+        )
     return Verdict(
         lesson,
         "wrong-gpu",

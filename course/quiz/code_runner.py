@@ -14,6 +14,12 @@ unexpected error of the check itself scores that piece 0 ("crashed") with
 the reason. Identical pieces are run once. Calls may come from several
 threads at once (``course.quiz.parallel``); each hands its GPU child the
 ``CUDA_VISIBLE_DEVICES`` it is given (``device``).
+
+On the GPU each call borrows a worker (``course.tryout.worker.GpuWorker``) of
+its lesson and device, one per slot at a time: the worker's Python, imports
+and CUDA context are paid once, not per piece, and each piece still gets
+its own module, buffers and limits; a worker whose piece faulted or hung
+is replaced for the next piece. ``close()`` (or ``with``) ends them.
 """
 
 from __future__ import annotations
@@ -30,10 +36,12 @@ from ..exercises.coding_check import CodingResult, check_piece
 from ..kernel import gate
 from ..lessons import get_lesson
 from ..tryout.sandbox import DEFAULT_TIMEOUT_S
+from ..tryout.worker import GpuWorker
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from ..lesson import Lesson
     from .model import Code
 
 __all__ = ["CodeRunner"]
@@ -48,13 +56,47 @@ class CodeRunner:
         timeout_s: float = DEFAULT_TIMEOUT_S,
         use_gpu: bool | None = None,
         command: Sequence[str] | None = None,
+        workers: bool = True,
+        worker_command: Sequence[str] | None = None,
     ) -> None:
         self.timeout_s = timeout_s
         self.use_gpu = use_gpu
-        self.command = command  # tests: a stand-in for the sandbox's child
+        self.command = command  # tests: a stand-in for the sandbox's one-off child (no workers then)
+        self.workers = workers and command is None
+        self.worker_command = worker_command  # tests: a stand-in for the worker
         self.runs = 0
         self._seen: dict[tuple[str, str, str], CodingResult] = {}
         self._lock = threading.Lock()  # the registry, the gate's probe and the counts, one thread at a time
+        self._idle: dict[tuple[str, str | None], list[GpuWorker]] = {}  # by lesson and device
+        self._all: list[GpuWorker] = []
+
+    @property
+    def workers_started(self) -> int:
+        """How many worker processes this runner has started (each restart after a fault or hang counts)."""
+        with self._lock:
+            return sum(w.started for w in self._all)
+
+    def close(self) -> None:
+        """End every worker child (each leaves at the end of its input); the counts stay."""
+        with self._lock:
+            workers, self._idle = list(self._all), {}
+        for worker in workers:
+            worker.close()
+
+    def __enter__(self) -> CodeRunner:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _take(self, lesson: Lesson, device: str | None) -> GpuWorker:
+        """An idle worker of this lesson on this device, or a new one (started at its first piece)."""
+        idle = self._idle.setdefault((lesson.id, device), [])
+        if idle:
+            return idle.pop()
+        worker = GpuWorker(lesson, device=device, command=self.worker_command)
+        self._all.append(worker)
+        return worker
 
     def __call__(self, question: Code, piece: str, *, device: str | None = None) -> CodingResult:
         with self._lock:
@@ -64,6 +106,7 @@ class CodeRunner:
             if key in self._seen:
                 return self._seen[key]
             use_gpu = gate.verdict(lesson).runs if self.use_gpu is None else self.use_gpu
+            worker = self._take(lesson, device) if use_gpu and self.workers else None
         with tempfile.TemporaryDirectory(prefix="course-grade-") as tmp:
             try:
                 result = check_piece(
@@ -76,6 +119,7 @@ class CodeRunner:
                     source_path=Path(tmp) / lesson.kernel_file,
                     command=self.command,
                     device=device,
+                    worker=worker,
                 )
             except CourseError:
                 raise  # refused before anything ran (the grader scores it 0 with the reason)
@@ -88,6 +132,10 @@ class CodeRunner:
                     f"The grader could not check this code ({type(e).__name__}: {e}); it scored 0. "
                     "Grade it again, and tell the course's authors if this repeats.",
                 )
+            finally:
+                if worker is not None:
+                    with self._lock:
+                        self._idle.setdefault((lesson.id, device), []).append(worker)
         with self._lock:
             self.runs += 1
             self._seen[key] = result

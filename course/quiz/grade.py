@@ -58,6 +58,7 @@ from .submission import Submission, SubmissionError, check_place, parse_time, re
 
 if TYPE_CHECKING:
     from ..exercises.coding_check import CodingResult
+    from .code_runner import CodeRunner
 
 __all__ = [  # the reports and results are re-exported: callers import them from here
     "BUDGET_CAP_S",
@@ -271,11 +272,12 @@ def grade_submissions(
         )
     if not folder.is_dir():
         raise CourseError("the submissions folder does not exist or is not a folder", path=folder)
+    made: CodeRunner | None = None
     if run_code is None and any(isinstance(q, Code) for q in key.questions):
         # Only a quiz with code questions needs the runner (the sandbox, the compilers).
         from .code_runner import CodeRunner
 
-        run_code = CodeRunner()
+        run_code = made = CodeRunner()
     # Per learner: the preferred submission so far, its rank (not in the future, time) and
     # flags. Scoring comes after the choice, so a superseded submission's code never runs.
     latest: dict[str, tuple[tuple[bool, datetime], Path, Submission, tuple[str, ...]]] = {}
@@ -306,9 +308,13 @@ def grade_submissions(
             why = f"superseded by the later submission of {submission.learner!r} in {shown(keep[1])}"
         skipped.append(Skipped(drop[1], why))
     graded = [latest[learner] for learner in sorted(latest)]
-    ran = _run_code_answers(
-        key, [entry[2] for entry in graded], run_code, budget_s, clock, progress, jobs, gpus
-    )
+    try:
+        ran = _run_code_answers(
+            key, [entry[2] for entry in graded], run_code, budget_s, clock, progress, jobs, gpus
+        )
+    finally:
+        if made is not None:
+            made.close()  # its GPU workers end here
     results = []
     for _, path, submission, held in graded:
         items, code_flags = _score_one(key, submission, ran)
@@ -394,8 +400,8 @@ _LOOP = re.compile(r"\b(?:while|for|do|goto)\b")
 def run_order(pieces: Sequence[_PieceKey], jobs: int) -> list[_PieceKey]:
     """The order the distinct pieces start in: learner order, and side by side, the pieces with a loop first.
 
-    Side by side the run lasts as long as its last slot: a hang (up to the CPU
-    check's and the GPU run's limits, about 30 s) that starts near the end
+    Side by side the run lasts as long as its last slot: a hang (up to the
+    GPU run's limit, 20 s, with the CPU check's 10 s beside it) that starts near the end
     makes the run's tail, however many slots the rest had. Starting the
     pieces most likely to take their whole limit first (longest first, the
     classic list-scheduling rule) leaves only short pieces for the end. A

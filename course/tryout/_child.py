@@ -35,7 +35,7 @@ import shutil
 import sys
 import tempfile
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, NoReturn
@@ -143,15 +143,121 @@ def run(lesson_id: str, source_path: Path, emit: Emit, lesson_constants: bool = 
     }
 
 
+def blocking_sync() -> str | None:
+    """Ask CUDA to sleep, not spin, while this process waits for the GPU; None, or why it could not.
+
+    By default a thread waiting in ``cudaDeviceSynchronize`` spins on a core
+    while fewer CUDA contexts are active than there are cores (CUDA Driver
+    API, ``cuDevicePrimaryCtxSetFlags``: ``CU_CTX_SCHED_AUTO``); a kernel that
+    hangs would then hold a core for its whole time limit. Set on the primary
+    context before it is made, as ``CU_CTX_SCHED_BLOCKING_SYNC``.
+    """
+    # in main's try: heavy (cuda-python), and only on the GPU path
+    from ..kernel._cuda import checked, driver
+
+    try:
+        cu = driver()
+        checked(cu.cuInit(0), "cuInit")
+        device = checked(cu.cuDeviceGet(0), "cuDeviceGet")
+        checked(
+            cu.cuDevicePrimaryCtxSetFlags(device, cu.CUctx_flags.CU_CTX_SCHED_BLOCKING_SYNC),
+            "cuDevicePrimaryCtxSetFlags",
+        )
+    except Exception as e:  # noqa: BLE001 - spinning is slower, never wrong: the run goes on
+        return f"{type(e).__name__}: {e}"
+    return None
+
+
+# A result after which the worker's CUDA context may be unusable (a sticky fault) or in doubt: it leaves.
+_KEEPS_GOING = frozenset({"passed", "failed-check", "compile-error"})
+
+
+def serve(lesson_id: str, emit: Emit, lines: Iterator[str] | None = None) -> None:
+    """The grader's worker: one request (a JSON line ``{"id": N, "source": PATH}``) after another.
+
+    Each is compiled, run and checked as ``run`` does with the lesson's
+    constants, on buffers of its own (freed before the next), its events
+    carrying its ``request`` id; its result also says how much CPU time this
+    process has used (``cpu_s``), so the parent can start a fresh worker well
+    before the keeper's CPU limit. After any result but a pass, a failed check
+    or a compile error (a fault leaves the context unusable), it leaves, and
+    the parent starts a new worker for the next request. It leaves at the
+    end of its input too.
+    """
+    # in main's try: a failed import is this run's result, sent to the parent
+    import resource
+
+    for line in lines if lines is not None else sys.stdin:
+        if not line.strip():
+            continue
+        request: dict[str, Any] = {}
+        try:
+            request = json.loads(line)
+            number = request["id"]
+
+            def tagged(event: dict[str, Any], number: Any = number) -> None:
+                emit({**event, "request": number})
+
+            facts = run(lesson_id, Path(request["source"]), tagged, lesson_constants=True)
+        except BaseException as e:  # the parent must get a result whatever happened
+            facts = {
+                "outcome": "crashed",
+                "message": f"{type(e).__name__}: {e}",
+                "traceback": traceback.format_exc()[-4000:],
+            }
+        _free_buffers()
+        used = resource.getrusage(resource.RUSAGE_SELF)
+        leaving = facts.get("outcome") not in _KEEPS_GOING
+        emit(
+            {
+                "event": "result",
+                **facts,
+                "request": request.get("id") if isinstance(request, dict) else None,
+                "cpu_s": used.ru_utime + used.ru_stime,
+                "leaving": leaving,
+            }
+        )
+        if leaving:
+            return
+
+
+def _free_buffers() -> None:
+    """Give the run's GPU memory back, so the next request's buffers are new allocations."""
+    try:
+        # heavy: cupy, loaded by the run already
+        import cupy
+
+        cupy.get_default_memory_pool().free_all_blocks()
+        cupy.get_default_pinned_memory_pool().free_all_blocks()
+    except Exception:  # noqa: BLE001, S110 - after a fault this fails too; the worker then leaves
+        pass
+
+
 def main(argv: list[str] | None = None) -> NoReturn:
     parser = argparse.ArgumentParser(prog="python -m course.tryout._child")
     parser.add_argument("--lesson", required=True)
-    parser.add_argument("--source", required=True, type=Path)
+    parser.add_argument("--source", type=Path, help="the source to run (all but --serve)")
     parser.add_argument("--offline", action="store_true", help="compile-check only, without a GPU")
     parser.add_argument(
         "--lesson-constants", action="store_true", help="the lesson's constants, not the source's"
     )
+    parser.add_argument(
+        "--serve", action="store_true", help="the grader's worker: sources read as JSON lines on stdin"
+    )
     args = parser.parse_args(argv)
+    if not args.serve and args.source is None:
+        parser.error("--source is needed (all but --serve)")
+    if not args.offline:
+        why = blocking_sync()
+        if why is not None:
+            _emit({"event": "note", "text": f"CUDA will spin while it waits ({why})"})
+    if args.serve:
+        try:
+            serve(args.lesson, _emit)
+        except BaseException:  # noqa: BLE001 - each request got its result; nothing more to say
+            pass
+        sys.stdout.flush()
+        os._exit(0)
     try:
         if args.offline:
             facts = offline(args.lesson, args.source)

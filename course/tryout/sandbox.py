@@ -223,11 +223,48 @@ class _Run:
     returncode: int | None = None
     overflow: str | None = None
     seconds: float = 0.0
+    phase: str = "compiling"  # then "running" (compiled), then "exiting" (the result is in)
+    request: Any = None  # a worker's request id: its events carry it, any other line is not this run's
 
     def describe_end(self) -> str:
         if self.overflow:
             return f"it printed more than {MAX_OUTPUT_BYTES // (1 << 20)} MiB and was stopped"
         return _confine.how_it_ended(self.returncode)
+
+    def answered(self) -> bool:
+        return self.result is not None
+
+    def on_line(self, line: str, timeout_s: float) -> float | None:
+        """One line of the child's stdout: a protocol event moves the deadline (compile, run, exit)."""
+        if not line.startswith(PROTOCOL_PREFIX):
+            self.other_stdout.append(line)
+            return None
+        try:
+            event = json.loads(line[len(PROTOCOL_PREFIX) :])
+        except json.JSONDecodeError:
+            event = None
+        if not isinstance(event, dict) or event.get("request") != self.request:
+            self.other_stdout.append(line)
+            return None
+        self.events.append(event)
+        if event.get("event") == "compiled" and self.phase == "compiling":
+            self.phase = "running"
+            return timeout_s
+        if event.get("event") == "result" and self.result is None:
+            self.result = event
+            self.phase = "exiting"
+            return _RESULT_GRACE_S
+        return None
+
+    def ended(
+        self, stderr: str, returncode: int | None, overflow: str | None, seconds: float, timed_out: bool
+    ) -> None:
+        self.stderr = stderr.splitlines()[-60:]
+        self.returncode = returncode
+        self.overflow = overflow
+        self.seconds = seconds
+        if timed_out and self.result is None:
+            self.timed_out = self.phase if self.phase != "exiting" else None
 
 
 MAX_OUTPUT_BYTES = 8 << 20
@@ -243,29 +280,6 @@ def _supervise(
 ) -> _Run:
     """Run the child through ``course._confine``; its protocol lines move the deadline (compile, run, exit)."""
     run = _Run()
-    phase = ["compiling"]
-
-    def on_line(line: str) -> float | None:
-        if not line.startswith(PROTOCOL_PREFIX):
-            run.other_stdout.append(line)
-            return None
-        try:
-            event = json.loads(line[len(PROTOCOL_PREFIX) :])
-        except json.JSONDecodeError:
-            event = None
-        if not isinstance(event, dict):
-            run.other_stdout.append(line)
-            return None
-        run.events.append(event)
-        if event.get("event") == "compiled" and phase[0] == "compiling":
-            phase[0] = "running"
-            return timeout_s
-        if event.get("event") == "result" and run.result is None:
-            run.result = event
-            phase[0] = "exiting"
-            return _RESULT_GRACE_S
-        return None
-
     cpu = compile_timeout_s + (0 if offline else timeout_s) + 30
     with _confine.child_folder("course-try-") as folder:
         cache = compile_cache_dir_for_child()
@@ -284,14 +298,9 @@ def _supervise(
             env=child_env(folder, device),
             stdout_limit=MAX_OUTPUT_BYTES,
             stderr_limit=256 << 10,
-            on_line=on_line,
+            on_line=lambda line: run.on_line(line, timeout_s),
         )
-    run.stderr = done.err().splitlines()[-60:]
-    run.returncode = done.returncode
-    run.overflow = done.overflow
-    run.seconds = done.seconds
-    if done.timed_out and run.result is None:
-        run.timed_out = phase[0] if phase[0] != "exiting" else None
+    run.ended(done.err(), done.returncode, done.overflow, done.seconds, done.timed_out)
     return run
 
 
@@ -342,8 +351,15 @@ def run_variant(
             return _offline(lesson, path, source, verdict, float(compile_timeout_s))
         command = child_command(lesson, path.resolve(), lesson_constants=lesson_constants)
     run = _supervise(command, float(timeout_s), float(compile_timeout_s), device=device)
+    return run_result(lesson, path, source, run, float(timeout_s), float(compile_timeout_s))
+
+
+def run_result(
+    lesson: Lesson, path: Path, source: str, run: _Run, timeout_s: float, compile_timeout_s: float
+) -> TryResult:
+    """What a GPU child's run of ``path`` (a one-off child, or a worker's request) means, in words."""
     output = [str(e.get("text", "")) for e in run.events if e.get("event") == "line"]
-    common: dict[str, Any] = {"output": tuple(output), "timeout_s": float(timeout_s), "seconds": run.seconds}
+    common: dict[str, Any] = {"output": tuple(output), "timeout_s": timeout_s, "seconds": run.seconds}
     if run.timed_out == "running":
         return TryResult(
             lesson.id,

@@ -33,6 +33,15 @@ def test_tiers_by_compute_capability(name, cc, day76_tier, day78_tier):
     assert verdict(DAY78, m).tier == day78_tier
 
 
+def test_a_mig_slice_runs_every_lesson_and_the_verdict_says_what_a_slice_is():
+    slice_ = Machine(Gpu(0, "NVIDIA H200 MIG 1g.18gb", (9, 0), 16, 227 * 1024, 18 << 30), None, None, {})
+    for lesson in (DAY76, DAY78):
+        v = verdict(lesson, slice_)
+        assert v.runs and "It is a MIG slice of the card: 16 of its SMs" in v.reason
+        assert "never on a slice" in v.reason  # not measured on one, and it says so
+    assert "MIG" not in verdict(DAY78, _machine("NVIDIA H200", (9, 0))).reason
+
+
 def test_wrong_gpu_says_what_the_card_lacks_and_which_cards_run_it():
     v = verdict(DAY78, _machine("NVIDIA B200", (10, 0)))
     assert "NVIDIA B200 is compute capability 10.0" in v.reason

@@ -8,9 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from course.exercises.coding import get_exercise
+from course.exercises.coding import get_exercise, splice
 from course.exercises.coding_check import cpu_check
+from course.exercises.coding_piece import refuse_escape
+from course.kernel.compile import compile_offline
 from course.lessons import get_lesson
+from course.quiz.grade import _LOOP
 
 _PATH = Path(__file__).resolve().parents[3] / "benchmarks" / "code_grade_bench.py"
 _SPEC = importlib.util.spec_from_file_location("code_grade_bench", _PATH)
@@ -48,3 +51,19 @@ def test_each_rewrite_does_what_its_kind_says_on_the_cpu(monkeypatch):
     for kind, piece in forms:
         verdict = cpu_check(lesson, exercise, piece)
         assert verdict.outcome == ("passed" if kind == "right" else "failed-check"), (piece, verdict)
+
+
+def test_the_endless_loops_stay_loops_on_the_gpu(monkeypatch, tmp_path):
+    """Each loop form reads global memory on every pass (ld.volatile.global in NVRTC's PTX); a volatile
+    local does not: NVRTC drops it, which is how the 2026-12-03 run graded its "loops" as wrong results."""
+    monkeypatch.setenv("COURSE_CACHE_DIR", str(tmp_path / "nvrtc"))
+    lesson = get_lesson(bench.LESSON)
+    exercise = get_exercise(lesson, bench.EXERCISE)
+    kernel = lesson.kernel_path.read_text("utf-8")
+    loops = [piece for kind, piece in bench.pieces(40) if kind == "endless loop"]
+    assert len(loops) == 2 and all(_LOOP.search(p) for p in loops)  # the grader starts them first
+    for piece in [*loops, "volatile int spin = 1;\nwhile (spin) {}\nreturn 0;"]:
+        refuse_escape(piece, exercise, kernel)  # a piece the grader accepts
+        ptx = compile_offline(lesson, source=splice(kernel, exercise, piece), defines=lesson.run_defines).ptx
+        kept = "ld.volatile.global" in ptx
+        assert kept == piece.startswith("static volatile"), piece

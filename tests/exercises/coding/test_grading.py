@@ -386,12 +386,17 @@ class _StandInRunner:
     timeout_s = 20.0
     devices: list[str | None] = []
 
-    def __init__(self, **_kw) -> None:
-        pass
+    made: list[dict] = []
+
+    def __init__(self, **kw) -> None:
+        self.made.append(kw)
 
     def __call__(self, q, piece, device=None):
         self.devices.append(device)
         return CodingResult("day78", "core-offset", "passed", "cpu", "matches")
+
+    def close(self) -> None:
+        """The grader ends the runner it made (CodeRunner's workers)."""
 
 
 @pytest.mark.parametrize("asked", [True, False])
@@ -403,6 +408,7 @@ def test_quiz_grade_shows_a_bar_of_the_code_answers_when_asked_and_passes_the_bu
 
     monkeypatch.setattr("course.quiz.code_runner.CodeRunner", _StandInRunner)
     monkeypatch.setattr(_StandInRunner, "devices", [])
+    monkeypatch.setattr(_StandInRunner, "made", [])
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
     budgets: list[object] = []
     jobs: list[object] = []
@@ -424,6 +430,9 @@ def test_quiz_grade_shows_a_bar_of_the_code_answers_when_asked_and_passes_the_bu
     assert sorted(_StandInRunner.devices) == ["0", "1"]  # one answer on each
     # stderr here is not a terminal: the bar shows only when asked
     assert ("code answers" in err and "2/2" in err) == asked, err
+    # Workers by default; --one-off asks for a new child per answer's GPU check.
+    assert main(argv[:5] + [str(tmp_path / "o1"), "--one-off"]) == 0
+    assert _StandInRunner.made == [{}, {"workers": False}]
     assert (
         main(["quiz", "grade", str(key.path), str(subs), "-o", str(tmp_path / "o2"), "--budget", "-1"]) == 2
     )
