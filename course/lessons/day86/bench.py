@@ -1,25 +1,29 @@
 """Day 86's benchmark: the issue's shape table against cuBLAS, each shape with the chooser's pick.
 
-The engine times the squares (``SQUARES``: one build per size, the chooser's, through
-``BenchSpec.build``); ``finish`` times the other shapes of the table the same way (checked
-against float64 first, then kernel and cuBLAS in interleaved batches, inputs rotated past L2)
-and records, for every shape, the chooser's pick, both rates and the ratio as reasons. The page
+Two library peers on the same inputs in the same run: cuBLAS gemmEx, and cuBLASLt through
+nvmath-python with its heuristic plan and with its autotuned plan (``cublas_and_lt_peers``;
+where nvmath-python cannot run, the result's notes say so and gemmEx runs alone). The engine
+times the squares (``SQUARES``: one build per size, the chooser's, through ``BenchSpec.build``);
+``finish`` times the other shapes of the table the same way (checked against float64 first,
+then kernel and peers in interleaved batches, inputs rotated past L2) and records, for every
+shape, the chooser's pick, every rate and the kernel's ratio to each peer as reasons. The page
 renders the table from a recording with ``shape_table``.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ...bench import engine
 from ...bench.arith import gemm_bytes, gemm_flops, paired_ratios, rotation_buffers
+from ...bench.peers import cublaslt_name
 from ...bench.result import BenchResult, Reason
 from ...bench.spec import KERNEL, BenchSpec, Context, Extras
 from ...kernel.host import host_of, timing_floor_note
-from .._ladder import Shape, cublas_peer
+from .._ladder import Shape, cublas_and_lt_peers
 from . import LESSON, chooser
 
 if TYPE_CHECKING:
@@ -40,6 +44,41 @@ def _titles(shape: Shape) -> dict[str, str]:
         "kernel": f"{s}: kernel rate",
         "peer": f"{s}: cuBLAS rate",
     }
+
+
+# The second peer, cuBLASLt through nvmath-python, with each of its two plans: recorded beside
+# gemmEx (whose titles above keep their names), in its own reasons.
+LT_PEERS = (cublaslt_name(False), cublaslt_name(True))
+
+
+def _lt_titles(shape: Shape, name: str) -> tuple[str, str]:
+    s = shape_name(shape)
+    return f"{s}: {name} rate", f"{s} against {name}"
+
+
+def _lt_reasons(
+    shape: Shape,
+    name: str,
+    kernel: float,
+    rate: float,
+    ratio: float,
+    low: float | None,
+    high: float | None,
+    how: str,
+) -> list[Reason]:
+    rate_title, ratio_title = _lt_titles(shape, name)
+    return [
+        Reason(rate_title, rate, "TFLOP/s", "measured", f"{name} on the same inputs; {how}"),
+        Reason(
+            ratio_title,
+            ratio,
+            "x",
+            "measured",
+            f"kernel {kernel:,.0f} TFLOP/s, {name} {rate:,.0f} TFLOP/s; {how}",
+            low,
+            high,
+        ),
+    ]
 
 
 def _tflops(shape: Shape, ms: float) -> float:
@@ -76,22 +115,20 @@ def _shape_reasons(
 
 def _finish(ctx: Context) -> Extras:
     reasons: list[Reason] = []
-    peer = ctx.peers[0]
+    peer, *others = ctx.peers  # gemmEx first (cublas_and_lt_peers), then the cuBLASLt plans that run here
+    square = "the engine's square row, medians of interleaved batches"
     for row in ctx.rows:
         shape = (row.size, row.size, row.size)
         choice = chooser.choose(*shape, ctx.sms)
         p = row.peer(peer.name)
         if p.ratio is not None:
-            reasons += _shape_reasons(
-                shape,
-                choice,
-                row.kernel.rate,
-                p.rate,
-                p.ratio,
-                None,
-                None,
-                "the engine's square row, medians of interleaved batches",
-            )
+            reasons += _shape_reasons(shape, choice, row.kernel.rate, p.rate, p.ratio, None, None, square)
+        for other in others:
+            q = row.peer(other.name)
+            if q.ratio is not None:
+                reasons += _lt_reasons(
+                    shape, other.name, row.kernel.rate, q.rate, q.ratio, None, None, square
+                )
     if not all(s in ctx.sizes for s in chooser.SQUARES):  # a partial run (the page's button): squares only
         return Extras(reasons=tuple(reasons))
     host = host_of(ctx.lesson)
@@ -104,30 +141,29 @@ def _finish(ctx: Context) -> Extras:
         compiled = ctx.compile(size, defines=chooser.defines(choice))
         sets = rotation_buffers((m * k + n * k + m * n) * 2, ctx.l2_bytes)
         work = host.workload(compiled, size, sets, "bench", shape=shape, split=choice.split)
-        calls: dict[str, tuple[Callable[[int], None], Any]] = {
-            KERNEL: (work.launch, None),
-            peer.name: (partial(peer.call, work), None),
-        }
+        calls: dict[str, tuple[Callable[[int], None], Any]] = {KERNEL: (work.launch, None)}
+        for each in ctx.peers:
+            calls[each.name] = (partial(each.call, work), None)
         ctx.verify(size, work, calls)
         samples = ctx.timer.samples_together(
             {key: [partial(call, j) for j in range(work.sets)] for key, (call, _) in calls.items()}
         )
-        r, lo, hi = paired_ratios(samples[KERNEL].per_call_ms, samples[peer.name].per_call_ms)
-        kernel = _tflops(shape, samples[KERNEL].timing().median_ms)
-        theirs = _tflops(shape, samples[peer.name].timing().median_ms)
-        reasons += _shape_reasons(
-            shape,
-            choice,
-            kernel,
-            theirs,
-            r,
-            lo,
-            hi,
-            f"checked against float64 first; median of {len(samples[KERNEL].per_call_ms)} interleaved repeats",
+        how = (
+            f"checked against float64 first; median of {len(samples[KERNEL].per_call_ms)} interleaved repeats"
         )
+        kernel = _tflops(shape, samples[KERNEL].timing().median_ms)
+        said = []
+        for each in ctx.peers:
+            r, lo, hi = paired_ratios(samples[KERNEL].per_call_ms, samples[each.name].per_call_ms)
+            theirs = _tflops(shape, samples[each.name].timing().median_ms)
+            if each is peer:
+                reasons += _shape_reasons(shape, choice, kernel, theirs, r, lo, hi, how)
+            else:
+                reasons += _lt_reasons(shape, each.name, kernel, theirs, r, lo, hi, how)
+            said.append(f"{each.name} {theirs:,.0f}, {r:.2f}x ({lo:.2f}-{hi:.2f})")
         ctx.progress(
             f"{ctx.lesson.id} {shape_name(shape)} ({choice.config} split {choice.split}): "
-            f"{kernel:,.0f} TFLOP/s, cuBLAS {theirs:,.0f}, {r:.2f}x ({lo:.2f}-{hi:.2f})"
+            f"{kernel:,.0f} TFLOP/s; " + "; ".join(said)
         )
         del work, calls
         engine.release()
@@ -135,8 +171,17 @@ def _finish(ctx: Context) -> Extras:
 
 
 @dataclass(frozen=True)
+class LtRate:
+    """One cuBLASLt plan's rate on a shape, and the kernel's ratio to it."""
+
+    rate: float
+    ratio: float
+
+
+@dataclass(frozen=True)
 class ShapeRow:
-    """One shape of a recording: the chooser's pick and both rates."""
+    """One shape of a recording: the chooser's pick, the kernel's and gemmEx's rates, and the
+    cuBLASLt plans the recording measured (by name, ``LT_PEERS``; absent where it had none)."""
 
     shape: Shape
     pick: str
@@ -145,6 +190,7 @@ class ShapeRow:
     ratio: float
     low: float | None
     high: float | None
+    lt: dict[str, LtRate] = field(default_factory=dict)
 
 
 def shape_table(result: BenchResult) -> list[ShapeRow]:
@@ -156,6 +202,13 @@ def shape_table(result: BenchResult) -> list[ShapeRow]:
         if not all(title in by_title for title in t.values()):
             continue
         ratio = by_title[t["ratio"]]
+        lt = {}
+        for name in LT_PEERS:
+            rate_title, ratio_title = _lt_titles(shape, name)
+            if rate_title in by_title and ratio_title in by_title:
+                lt[name] = LtRate(
+                    float(by_title[rate_title].value or 0.0), float(by_title[ratio_title].value or 0.0)
+                )
         rows.append(
             ShapeRow(
                 shape,
@@ -165,6 +218,7 @@ def shape_table(result: BenchResult) -> list[ShapeRow]:
                 float(ratio.value or 0.0),
                 ratio.low,
                 ratio.high,
+                lt,
             )
         )
     return rows
@@ -189,6 +243,13 @@ def _findings(result: BenchResult) -> list[str]:
             f"{worst.ratio:.2f}x at {shape_name(worst.shape)}; {sum(x >= 0.85 for x in ratios)} of "
             f"{len(rows)} at 0.85x or better."
         )
+        for name in LT_PEERS:
+            if all(name in r.lt for r in rows):
+                to_lt = [r.lt[name].ratio for r in rows]
+                out.append(
+                    f"Against {name}, same run: geometric mean {geometric_mean(to_lt):.2f}x; lowest "
+                    f"{min(to_lt):.2f}x at {shape_name(rows[to_lt.index(min(to_lt))].shape)}."
+                )
     return out
 
 
@@ -200,7 +261,7 @@ SPEC = BenchSpec(
     work=gemm_flops,
     set_bytes=lambda n: gemm_bytes(n, 2, 2),
     kernel_label=f"{LESSON.kernel_name} (FP16 in, FP32 accumulate, FP16 out; build and split by the chooser)",
-    peers=cublas_peer,
+    peers=cublas_and_lt_peers,
     finish=_finish,
     findings=_findings,
     notes=(
@@ -210,7 +271,10 @@ SPEC = BenchSpec(
         "B as the transposed operand (TN)",
         "each shape runs the build and split the chooser picks for this GPU's SM count; the squares are "
         "the engine's rows, the other shapes are timed after them the same way (interleaved with cuBLAS)",
-        "one peer: cuBLAS gemmEx; cuBLASLt through nvmath-python is not part of this benchmark",
+        "second peer: cuBLASLt through nvmath-python (nvmath.linalg.advanced.Matmul, D written in place "
+        "as operand C with beta 0, FP32 compute), with cuBLASLt's heuristic plan and with the plan autotuned "
+        "(every algorithm of the plan timed, 10 iterations, fastest first), planned once per shape; the "
+        "ratios against cuBLAS are to gemmEx",
     ),
     size_step=8,
     build=lambda n, sms: chooser.defines(chooser.choose(n, n, n, sms)),

@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 import re
 
+import pytest
+
 from course.bench.result import BenchResult, Reason
 from course.kernel.provenance import Provenance
 from course.lessons.day86 import bench, chooser, figures
@@ -16,17 +18,24 @@ from course.lessons.day86 import bench, chooser, figures
 SMS = 132
 
 
-def _result(shapes=chooser.SHAPES) -> BenchResult:  # type: ignore[no-untyped-def]
+def _lt_rate(i: int, j: int) -> float:
+    return 450.0 + 7 * i + 20 * j  # made up: shape i, cuBLASLt plan j (heuristic, autotuned)
+
+
+def _result(shapes=chooser.SHAPES, lt=bench.LT_PEERS, notes=()) -> BenchResult:  # type: ignore[no-untyped-def]
     reasons: list[Reason] = []
     for i, shape in enumerate(shapes):
         pick = chooser.choose(*shape, SMS)
         kernel, peer = 400.0 + 10 * i, 500.0 + 3 * i
         low, high = (None, None) if len(set(shape)) == 1 else (kernel / peer - 0.02, kernel / peer + 0.01)
         reasons += bench._shape_reasons(shape, pick, kernel, peer, kernel / peer, low, high, "made up")
+        for j, name in enumerate(lt):
+            rate = _lt_rate(i, j)
+            reasons += bench._lt_reasons(shape, name, kernel, rate, kernel / rate, None, None, "made up")
     provenance = Provenance("2026-12-03T00:00:00+00:00", "test", "NVIDIA H200", "9.0", SMS, {})
     return BenchResult(
         lesson="day86", provenance=provenance, l2_bytes=60 * 2**20, unit="TFLOP/s", kernel_name="k",
-        rows=(), reasons=tuple(reasons),
+        rows=(), reasons=tuple(reasons), notes=tuple(notes),
     )  # fmt: skip
 
 
@@ -61,9 +70,9 @@ def test_every_number_in_the_findings_is_the_recordings():
         assert m[7] == r.pick.split(":")[0]
     ratios = [r.ratio for r in rows]
     mean = math.exp(sum(map(math.log, ratios)) / len(ratios))
-    assert f"geometric mean {mean:.2f}x" in lines[-1]
-    assert f"lowest {min(ratios):.2f}x" in lines[-1]
-    assert f"{sum(x >= 0.85 for x in ratios)} of {len(rows)} at 0.85x or better" in lines[-1]
+    assert f"geometric mean {mean:.2f}x" in lines[len(rows)]
+    assert f"lowest {min(ratios):.2f}x" in lines[len(rows)]
+    assert f"{sum(x >= 0.85 for x in ratios)} of {len(rows)} at 0.85x or better" in lines[len(rows)]
 
 
 def test_the_page_table_without_and_with_a_recording(monkeypatch):
@@ -78,3 +87,37 @@ def test_the_page_table_without_and_with_a_recording(monkeypatch):
     assert table.rows[0][2:4] == (f"{first.kernel:,.0f}", f"{first.peer:,.0f}")
     assert "NVIDIA H200 (132 SMs)" in table.note
     assert "<table>" in table._repr_html_()
+
+
+def test_the_cublaslt_plans_are_read_by_name_with_the_kernels_ratio_to_each():
+    rows = bench.shape_table(_result())
+    for i, r in enumerate(rows):
+        assert list(r.lt) == list(bench.LT_PEERS)
+        for j, name in enumerate(bench.LT_PEERS):
+            assert r.lt[name].rate == _lt_rate(i, j)
+            assert r.lt[name].ratio == pytest.approx(r.kernel / _lt_rate(i, j))
+    lines = bench._findings(_result())
+    assert len(lines) == len(rows) + 1 + len(bench.LT_PEERS)  # a sentence a shape, the summary, one a plan
+    for j, name in enumerate(bench.LT_PEERS):
+        to_lt = [r.lt[name].ratio for r in rows]
+        mean = math.exp(sum(map(math.log, to_lt)) / len(to_lt))
+        assert lines[len(rows) + 1 + j].startswith(f"Against {name}, same run: geometric mean {mean:.2f}x")
+
+
+def test_the_page_table_shows_the_cublaslt_columns_or_says_why_they_are_empty(monkeypatch):
+    result = _result()
+    monkeypatch.setattr(figures, "load", lambda lesson_id: result)
+    table = figures.recorded_shapes()
+    assert table.header[-2:] == ("cuBLASLt heuristic", "cuBLASLt autotuned")
+    first = bench.shape_table(result)[0]
+    heuristic = first.lt[bench.LT_PEERS[0]]
+    assert table.rows[0][-2] == f"{heuristic.rate:,.0f} ({heuristic.ratio:.2f}x)"
+    assert f"Against {bench.LT_PEERS[1]}: geometric mean" in table.note
+    why = f"{bench.LT_PEERS[0]}: not measured on this machine: nvmath-python is not installed"
+    bare = _result(lt=(), notes=(why,))
+    monkeypatch.setattr(figures, "load", lambda lesson_id: bare)
+    table = figures.recorded_shapes()
+    assert {row[-1] for row in table.rows} == {"not measured"} and why in table.note
+    older = _result(lt=())
+    monkeypatch.setattr(figures, "load", lambda lesson_id: older)
+    assert "made before they were measured" in figures.recorded_shapes().note
