@@ -167,7 +167,87 @@ def _finish(ctx: Context) -> Extras:
         )
         del work, calls
         engine.release()
+    reasons += _last_wave(ctx, host)
     return Extras(reasons=tuple(reasons))
+
+
+WAVE_K = 4096  # K of the last-partial-wave problems: long enough that one unit is mostly its K loop
+
+
+def wave_shapes(bn: int, cluster: int, sms: int) -> tuple[Shape, Shape]:
+    """Two problems for one build, split 1: one cluster-tile row and as many tile columns as the
+    GPU has cluster slots (exactly one full wave), then one column more (one unit in a second
+    wave): 1/slots more work."""
+    tile_m, _, _ = chooser.kernel_shape()
+    slots = sms // cluster
+    return (tile_m * cluster, slots * bn, WAVE_K), (tile_m * cluster, (slots + 1) * bn, WAVE_K)
+
+
+def wave_title(bn: int, cluster: int) -> str:
+    return f"the last partial wave, 128x{bn} c{cluster}"
+
+
+def _last_wave(ctx: Context, host: Any) -> list[Reason]:
+    """Per build: the time of one full wave of units against one unit more (checked, then timed in
+    interleaved batches): what the model's whole-wave rounding says, measured."""
+    reasons = []
+    for bn, cluster in chooser.CONFIGS:
+        full, plus = wave_shapes(bn, cluster, ctx.sms)
+        compiled = ctx.compile(max(plus), defines={"GEMM_BN": bn, "GEMM_CLUSTER": cluster})
+        works = {}
+        for name, shape in (("full", full), ("plus", plus)):
+            m, n, k = shape
+            sets = rotation_buffers((m * k + n * k + m * n) * 2, ctx.l2_bytes)
+            works[name] = host.workload(compiled, max(shape), sets, "bench", shape=shape, split=1)
+            ctx.verify(max(shape), works[name], {KERNEL: (works[name].launch, None)})
+        samples = ctx.timer.samples_together(
+            {name: [partial(w.launch, j) for j in range(w.sets)] for name, w in works.items()}
+        )
+        r, lo, hi = paired_ratios(samples["plus"].per_call_ms, samples["full"].per_call_ms)
+        t_full = samples["full"].timing().median_ms * 1e3
+        t_plus = samples["plus"].timing().median_ms * 1e3
+        slots = ctx.sms // cluster
+        title = wave_title(bn, cluster)
+        how = f"checked first, median of {len(samples['full'].per_call_ms)} interleaved repeats"
+        reasons.append(
+            Reason(
+                f"{title}: one full wave",
+                t_full,
+                "us",
+                "measured",
+                f"{shape_name(full)}, {slots} units; {how}",
+            )
+        )
+        reasons.append(
+            Reason(
+                f"{title}: one unit more",
+                t_plus,
+                "us",
+                "measured",
+                f"{shape_name(plus)}, {slots + 1} units; {how}",
+            )
+        )
+        reasons.append(
+            Reason(
+                title,
+                r,
+                "x",
+                "measured",
+                f"{shape_name(full)}: {slots} units, one full wave on {slots} clusters, {t_full:.1f} us; "
+                f"{shape_name(plus)}: {slots + 1} units, {t_plus:.1f} us: 1/{slots} more work, and the one "
+                f"unit of the second wave costs {t_plus - t_full:.1f} us ({100 * (t_plus - t_full) / t_full:.0f}% "
+                f"of a full wave); {how}",
+                lo,
+                hi,
+            )
+        )
+        ctx.progress(
+            f"{ctx.lesson.id} last partial wave, 128x{bn} c{cluster}: {slots} units {t_full:.1f} us, "
+            f"{slots + 1} units {t_plus:.1f} us ({r:.2f}x)"
+        )
+        del works
+        engine.release()
+    return reasons
 
 
 @dataclass(frozen=True)
@@ -224,6 +304,44 @@ def shape_table(result: BenchResult) -> list[ShapeRow]:
     return rows
 
 
+@dataclass(frozen=True)
+class WaveRow:
+    """One build's last-partial-wave measurement: one full wave, one unit more, their ratio."""
+
+    bn: int
+    cluster: int
+    full_us: float
+    plus_us: float
+    ratio: float
+    low: float | None
+    high: float | None
+
+
+def wave_table(result: BenchResult) -> list[WaveRow]:
+    """The builds whose last partial wave the recording measured, in ``chooser.CONFIGS`` order."""
+    by_title = {r.title: r for r in result.reasons}
+    rows = []
+    for bn, cluster in chooser.CONFIGS:
+        title = wave_title(bn, cluster)
+        full, plus, ratio = (
+            by_title.get(t) for t in (f"{title}: one full wave", f"{title}: one unit more", title)
+        )
+        if full is None or plus is None or ratio is None:
+            continue
+        rows.append(
+            WaveRow(
+                bn,
+                cluster,
+                float(full.value or 0),
+                float(plus.value or 0),
+                float(ratio.value or 0),
+                ratio.low,
+                ratio.high,
+            )
+        )
+    return rows
+
+
 def geometric_mean(values: list[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
@@ -243,6 +361,12 @@ def _findings(result: BenchResult) -> list[str]:
             f"{worst.ratio:.2f}x at {shape_name(worst.shape)}; {sum(x >= 0.85 for x in ratios)} of "
             f"{len(rows)} at 0.85x or better."
         )
+    for w in wave_table(result):
+        out.append(
+            f"The last partial wave, 128x{w.bn} c{w.cluster}: one unit more than a full wave takes "
+            f"{w.plus_us:,.1f} us against {w.full_us:,.1f} us, {w.ratio:.2f}x the time."
+        )
+    if len(rows) == len(chooser.SHAPES):
         for name in LT_PEERS:
             if all(name in r.lt for r in rows):
                 to_lt = [r.lt[name].ratio for r in rows]

@@ -14,7 +14,7 @@ from ..._html import escape
 from ..._table import text_table
 from ...bench.result import load
 from . import LESSON, chooser
-from .bench import LT_PEERS, ShapeRow, geometric_mean, shape_name, shape_table
+from .bench import LT_PEERS, ShapeRow, geometric_mean, shape_name, shape_table, wave_shapes, wave_table
 
 
 @dataclass(frozen=True)
@@ -125,4 +125,41 @@ def recorded_shapes() -> Table:
         ),
         body,
         summary,
+    )
+
+
+def recorded_waves() -> Table:
+    """The last partial wave's cost per build, from this lesson's benchmark recording."""
+    result = load(LESSON.id)
+    rows = wave_table(result) if result is not None else []
+    if result is None or not rows:
+        return Table(
+            "Not recorded yet: the last partial wave has not been measured on a real GPU for this page, so "
+            "there are no numbers to show here. On an H100 or H200, `python -m course bench day86` measures it.",
+            (),
+            (),
+        )
+    body = tuple(
+        (
+            f"128x{r.bn} c{r.cluster}",
+            " vs ".join(shape_name(s) for s in wave_shapes(r.bn, r.cluster, result.sm_count)),
+            f"{r.full_us:,.1f}",
+            f"{r.plus_us:,.1f}",
+            f"{r.ratio:.2f}x"
+            + (f" ({r.low:.2f}-{r.high:.2f})" if r.low is not None and r.high is not None else ""),
+        )
+        for r in rows
+    )
+    return Table(
+        "One full wave of units, then one unit more (split 1; time per launch; the ratio's spread over "
+        "interleaved repeats in brackets)",
+        (
+            "build",
+            "problems (one full wave vs one unit more)",
+            "full wave us",
+            "one unit more us",
+            "time ratio",
+        ),
+        body,
+        f"Recorded on {result.device} ({result.sm_count} SMs) on {result.recorded_at[:10]}.",
     )

@@ -121,3 +121,49 @@ def test_the_page_table_shows_the_cublaslt_columns_or_says_why_they_are_empty(mo
     older = _result(lt=())
     monkeypatch.setattr(figures, "load", lambda lesson_id: older)
     assert "made before they were measured" in figures.recorded_shapes().note
+
+
+@pytest.mark.parametrize(("bn", "cluster"), chooser.CONFIGS)
+def test_the_last_wave_problems_are_one_full_wave_and_one_unit_more(bn, cluster):
+    full, plus = bench.wave_shapes(bn, cluster, SMS)
+    one = chooser.estimate(*full, SMS, bn, cluster, 1)
+    two = chooser.estimate(*plus, SMS, bn, cluster, 1)
+    assert (one.units, one.waves) == (SMS // cluster, 1)
+    assert (two.units, two.waves) == (SMS // cluster + 1, 2)
+    assert full[0] == plus[0] and full[2] == plus[2] and plus[1] - full[1] == bn
+
+
+def _wave_result(builds) -> BenchResult:  # type: ignore[no-untyped-def]
+    reasons = []
+    for i, (bn, cluster) in enumerate(builds):
+        title = bench.wave_title(bn, cluster)
+        full, plus = 40.0 + i, 75.0 + 2 * i
+        reasons += [
+            Reason(f"{title}: one full wave", full, "us", "measured", "made up"),
+            Reason(f"{title}: one unit more", plus, "us", "measured", "made up"),
+            Reason(title, plus / full, "x", "measured", "made up", plus / full - 0.05, plus / full + 0.02),
+        ]
+    base = _result(shapes=())
+    return BenchResult(
+        lesson="day86", provenance=base.provenance, l2_bytes=base.l2_bytes, unit="TFLOP/s", kernel_name="k",
+        rows=(), reasons=tuple(reasons),
+    )  # fmt: skip
+
+
+def test_the_last_wave_table_and_sentences_are_the_recordings(monkeypatch):
+    builds = chooser.CONFIGS[:3]
+    result = _wave_result(builds)
+    rows = bench.wave_table(result)
+    assert [(r.bn, r.cluster) for r in rows] == list(builds)
+    assert [(r.full_us, r.plus_us) for r in rows] == [(40.0 + i, 75.0 + 2 * i) for i in range(3)]
+    lines = bench._findings(result)
+    assert len(lines) == 3
+    assert lines[0] == (
+        f"The last partial wave, 128x{rows[0].bn} c{rows[0].cluster}: one unit more than a full wave takes "
+        f"75.0 us against 40.0 us, {75 / 40:.2f}x the time."
+    )
+    monkeypatch.setattr(figures, "load", lambda lesson_id: result)
+    table = figures.recorded_waves()
+    assert len(table.rows) == 3 and table.rows[1][2:4] == ("41.0", "77.0")
+    monkeypatch.setattr(figures, "load", lambda lesson_id: _result())
+    assert "Not recorded yet" in str(figures.recorded_waves())
