@@ -404,6 +404,24 @@ def test_cublaslt_without_nvmath_is_an_environment_problem_and_says_how_to_insta
     assert cublaslt_problem().startswith("nvmath-python is not installed")
 
 
+def test_the_gemm_peers_are_gemmex_then_both_cublaslt_plans_each_with_why_it_cannot_run(
+    simulated_gpu, monkeypatch
+):
+    from course.lessons import _ladder
+
+    why = "nvmath-python is not installed (no module named 'nvmath'); pip install nvmath-python"
+    monkeypatch.setattr(_ladder, "cublaslt_problem", lambda: why)
+    peers = _ladder.cublas_and_lt_peers()
+    assert [p.name for p in peers] == [
+        "cuBLAS gemmEx (NK, float16 out)",
+        "cuBLASLt heuristic (nvmath-python)",
+        "cuBLASLt autotuned (nvmath-python)",
+    ]
+    assert [p.unavailable for p in peers] == ["", why, why]
+    monkeypatch.setattr(_ladder, "cublaslt_problem", lambda: "")
+    assert [p.unavailable for p in _ladder.cublas_and_lt_peers()] == ["", "", ""]
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("autotune", [False, True])
 def test_cublaslt_computes_a_times_b_transposed_in_place_on_each_buffer(autotune, gpu_for):
