@@ -203,6 +203,8 @@ def _last_wave(ctx: Context, host: Any) -> list[Reason]:
         samples = ctx.timer.samples_together(
             {name: [partial(w.launch, j) for j in range(w.sets)] for name, w in works.items()}
         )
+        # Recorded as the full wave's time over the one-more-unit time, repeat by repeat (a ratio
+        # of rates, as every ratio the course records); ``wave_table`` reads it back as time.
         r, lo, hi = paired_ratios(samples["plus"].per_call_ms, samples["full"].per_call_ms)
         t_full = samples["full"].timing().median_ms * 1e3
         t_plus = samples["plus"].timing().median_ms * 1e3
@@ -306,7 +308,8 @@ def shape_table(result: BenchResult) -> list[ShapeRow]:
 
 @dataclass(frozen=True)
 class WaveRow:
-    """One build's last-partial-wave measurement: one full wave, one unit more, their ratio."""
+    """One build's last-partial-wave measurement: one full wave, one unit more, and how many
+    times the full wave's time the one unit more takes (with its spread over the repeats)."""
 
     bn: int
     cluster: int
@@ -326,7 +329,7 @@ def wave_table(result: BenchResult) -> list[WaveRow]:
         full, plus, ratio = (
             by_title.get(t) for t in (f"{title}: one full wave", f"{title}: one unit more", title)
         )
-        if full is None or plus is None or ratio is None:
+        if full is None or plus is None or ratio is None or not ratio.value:
             continue
         rows.append(
             WaveRow(
@@ -334,9 +337,9 @@ def wave_table(result: BenchResult) -> list[WaveRow]:
                 cluster,
                 float(full.value or 0),
                 float(plus.value or 0),
-                float(ratio.value or 0),
-                ratio.low,
-                ratio.high,
+                1.0 / float(ratio.value),  # recorded as full over plus: read as plus over full
+                None if ratio.high is None else 1.0 / ratio.high,
+                None if ratio.low is None else 1.0 / ratio.low,
             )
         )
     return rows

@@ -141,7 +141,8 @@ def _wave_result(builds) -> BenchResult:  # type: ignore[no-untyped-def]
         reasons += [
             Reason(f"{title}: one full wave", full, "us", "measured", "made up"),
             Reason(f"{title}: one unit more", plus, "us", "measured", "made up"),
-            Reason(title, plus / full, "x", "measured", "made up", plus / full - 0.05, plus / full + 0.02),
+            # recorded as the engine records ratios: full over plus, with its spread
+            Reason(title, full / plus, "x", "measured", "made up", full / plus - 0.05, full / plus + 0.02),
         ]
     base = _result(shapes=())
     return BenchResult(
@@ -156,6 +157,9 @@ def test_the_last_wave_table_and_sentences_are_the_recordings(monkeypatch):
     rows = bench.wave_table(result)
     assert [(r.bn, r.cluster) for r in rows] == list(builds)
     assert [(r.full_us, r.plus_us) for r in rows] == [(40.0 + i, 75.0 + 2 * i) for i in range(3)]
+    # read back as time: one unit more takes this many times the full wave, the spread inverted
+    assert rows[0].ratio == pytest.approx(75 / 40)
+    assert (rows[0].low, rows[0].high) == pytest.approx((1 / (40 / 75 + 0.02), 1 / (40 / 75 - 0.05)))
     lines = bench._findings(result)
     assert len(lines) == 3
     assert lines[0] == (
