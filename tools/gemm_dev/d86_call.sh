@@ -17,6 +17,8 @@
 #   4. bench86.py: the model's best candidates per shape (kernel against
 #      kernel; its cuBLAS column is launch-bound at small sizes).
 # $OUT gets call.log and the seven evidence files (8 files come back).
+# LEAN=1 RUN86_STEPS=check: the checks alone before the course (a second
+# call after a small change); BENCH_SHAPES: the candidates' shapes.
 set -u
 cd "$(dirname "$0")"
 HERE=$PWD
@@ -29,9 +31,9 @@ main() {
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site ../.whl/*.whl
   export PYTHONPATH=/tmp/site
   python3 -c "import sys, cupy, cuda.bindings, nvmath; print(sys.version.split()[0], 'cupy', cupy.__version__, 'cuda-bindings', cuda.bindings.__version__, 'nvmath-python', nvmath.__version__)"
-  STEPS="check sanitize sass" CHECK_TIMEOUT=60 SAN_TIMEOUT=40 SAN_TOOLS="racecheck memcheck" \
+  STEPS=${RUN86_STEPS:-"check sanitize sass"} CHECK_TIMEOUT=60 SAN_TIMEOUT=40 SAN_TOOLS="racecheck memcheck" \
     SAN_RUNS="bn64_c2:200:136:200:3" OUT=/tmp bash run86.sh
-  SAN_RUNS="bn256_c2:200:136:200:3" SAN_TOOLS=memcheck STEPS=sanitize SAN_TIMEOUT=40 OUT=/tmp bash run86.sh
+  [ -n "${LEAN:-}" ] || SAN_RUNS="bn256_c2:200:136:200:3" SAN_TOOLS=memcheck STEPS=sanitize SAN_TIMEOUT=40 OUT=/tmp bash run86.sh
   if grep -q "FAIL" chk_*.log || ! grep -qx "rc=0" chk_bn64_c2.log || [ "$(grep -lx 'rc=0' chk_*.log | wc -l)" != 6 ]; then
     echo "A CHECK FAILED: nothing recorded"; return 1
   fi
@@ -44,7 +46,7 @@ main() {
     -k "day86 or cublaslt" -W ignore::DeprecationWarning; echo "--- GPU tests: exit $?")
   echo; echo "=== bench86 candidates ($(date -u +%H:%M:%S))"
   cd "$HERE" && timeout -k 5 ${BENCH_TIMEOUT:-45} python3 bench86.py gemm7_shapes.cu --quick --top=3 \
-    512,512,512 1024,1024,1024 128,8192,8192 1024,1024,16384
+    ${BENCH_SHAPES:-512,512,512 1024,1024,1024 128,8192,8192 1024,1024,16384}
   echo "--- bench86: exit $?"
   nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv
   echo "# end $(date -u +%H:%M:%S)"
