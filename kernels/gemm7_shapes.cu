@@ -786,13 +786,6 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
     const Problem p = makeProblem(M, N, K, splitK);
 
     if (t == 0) {
-        // Fetch the three tensor maps into the TMA unit's descriptor cache now,
-        // while the barriers are set up, instead of at the first copy and the
-        // first store (PTX ISA "prefetch.tensormap"; CUTLASS's
-        // prefetch_tma_descriptor): a small problem is mostly latency.
-        asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(&tmA)) : "memory");
-        asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(&tmB)) : "memory");
-        asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(&tmD)) : "memory");
         for (int i = 0; i < kStages; ++i) {
             mbarInit(&s.full[i], 1);
             mbarInit(&s.empty[i], kConsumers * kClusterSize);

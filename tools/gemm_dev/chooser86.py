@@ -108,8 +108,7 @@ def estimate(m: int, n: int, k: int, sms: int, bn: int, cluster: int, split: int
     waves = math.ceil(units / slots)
     per_sm_flops = PEAK_TFLOPS * 1e12 / sms * EFFICIENCY[(bn, cluster)]
     k_tile_us = TILE_M * bn * TILE_K * 2 / per_sm_flops * 1e6
-    loop_us = math.ceil(k_tiles / split) * k_tile_us  # the unit's K loop
-    after_us = FILL_US  # what does not overlap the stream of operands: the fill, the epilogue
+    unit_us = math.ceil(k_tiles / split) * k_tile_us + FILL_US
     if split > 1:
         # Each unit writes its FP32 partial; the last of a tile reads split - 1 of them. Only
         # the busy SMs share L2, spread over the units of one wave. And the reduction is a
@@ -117,11 +116,10 @@ def estimate(m: int, n: int, k: int, sms: int, bn: int, cluster: int, split: int
         partial_bytes = TILE_M * bn * 4
         busy = min(units, slots) * cluster
         l2_per_sm = L2_TBPS * 1e12 / max(busy, 1)
-        after_us += (partial_bytes + partial_bytes * (split - 1) / split) / l2_per_sm * 1e6 + SPLIT_US
-    # The operands stream through device memory during the K loops, so their bytes bound the
-    # loops, not what comes after them (the reduction starts when a unit's loop has ended).
+        unit_us += (partial_bytes + partial_bytes * (split - 1) / split) / l2_per_sm * 1e6 + SPLIT_US
+    compute_us = waves * unit_us
     memory_us = (m * k + n * k + m * n) * 2 / (MEM_TBPS * 1e12) * 1e6
-    est = LAUNCH_US + max(waves * loop_us, memory_us) + waves * after_us
+    est = LAUNCH_US + max(compute_us, memory_us)
     return Choice(bn, cluster, split, units, waves, slots, est)
 
 

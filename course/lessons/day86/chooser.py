@@ -5,9 +5,8 @@ of measured winners. For every configuration the kernel can be compiled
 in (tile 128 x BN with BN in {256, 128, 64}, cluster of 1 or 2 CTAs along M)
 and every split of K, it estimates the time as
 
-    max(waves x K-tiles per unit x time of one K-tile, the operands' bytes
-        through device memory)
-    + waves x (fixed cost per unit + split-K reduction)
+    waves x (K-tiles per unit x time of one K-tile + fixed cost per unit)
+    + split-K reduction traffic
 
 where
 
@@ -31,11 +30,8 @@ where
   version of the reduction (a fence in every thread) spent 3.3 us in the
   epilogue of a split that was not last and 8.7 us in the last one's
   (its timeline at N = 1024, split 2), against about 1 us unsplit;
-- the K loops cannot run faster than the problem's bytes through device
-  memory (A, B read once, D written once) allow; the fill, the epilogue
-  and the reduction come after a unit's loop and add to that bound (a
-  decode step streams 128 MiB of B at the memory's rate, and its split's
-  reduction starts only when the stream has ended).
+- the whole problem cannot run faster than its bytes through device
+  memory (A, B read once, D written once) allow.
 
 The constants are round figures for an H100/H200-class part (the
 datasheet's dense FP16 rate and memory bandwidth, an L2 bandwidth and
@@ -127,8 +123,7 @@ def estimate(m: int, n: int, k: int, sms: int, bn: int, cluster: int, split: int
     waves = math.ceil(units / slots)
     per_sm_flops = PEAK_TFLOPS * 1e12 / sms * EFFICIENCY[(bn, cluster)]
     k_tile_us = tile_m * bn * tile_k * 2 / per_sm_flops * 1e6
-    loop_us = math.ceil(k_tiles / split) * k_tile_us  # the unit's K loop
-    after_us = FILL_US  # what does not overlap the stream of operands: the fill, the epilogue
+    unit_us = math.ceil(k_tiles / split) * k_tile_us + FILL_US
     if split > 1:
         # Each unit writes its FP32 partial; the last of a tile reads split - 1 of them. Only
         # the busy SMs share L2, spread over the units of one wave. And the reduction is a
@@ -136,11 +131,10 @@ def estimate(m: int, n: int, k: int, sms: int, bn: int, cluster: int, split: int
         partial_bytes = tile_m * bn * 4
         busy = min(units, slots) * cluster
         l2_per_sm = L2_TBPS * 1e12 / max(busy, 1)
-        after_us += (partial_bytes + partial_bytes * (split - 1) / split) / l2_per_sm * 1e6 + SPLIT_US
-    # The operands stream through device memory during the K loops, so their bytes bound the
-    # loops, not what comes after them (the reduction starts when a unit's loop has ended).
+        unit_us += (partial_bytes + partial_bytes * (split - 1) / split) / l2_per_sm * 1e6 + SPLIT_US
+    compute_us = waves * unit_us
     memory_us = (m * k + n * k + m * n) * 2 / (MEM_TBPS * 1e12) * 1e6
-    est = LAUNCH_US + max(waves * loop_us, memory_us) + waves * after_us
+    est = LAUNCH_US + max(compute_us, memory_us)
     return Choice(bn, cluster, split, units, waves, slots, est)
 
 

@@ -52,16 +52,15 @@ def test_k_range_of_split_one():
 
 
 def test_workspace_bytes_of_the_decode_step():
-    c = build(128, 1)
-    p = ragged_problem(c, (128, 8192, 8192), 2)
+    c = build(256, 1)
+    p = ragged_problem(c, (128, 8192, 8192), 4)
     assert (
         key("workspace-bytes")
         == p.workspace_floats * 4
-        == models.workspace_bytes(p.cta_tiles, 2, int(c["kBM"]), int(c["kBN"]))
+        == models.workspace_bytes(p.cta_tiles, 4, int(c["kBM"]), int(c["kBN"]))
     )
     pick = chooser.choose(128, 8192, 8192, SMS)
-    assert (pick.bn, pick.cluster, pick.split) == (128, 1, 2)  # what the questions say the chooser picks
-    assert p.units == 128  # the chooser-decode explanation's count
+    assert (pick.bn, pick.cluster, pick.split) == (256, 1, 4)  # what the question says the chooser picks
 
 
 def test_stages_of_the_narrow_builds():
