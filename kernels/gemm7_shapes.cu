@@ -23,21 +23,24 @@
 //    multiple of 16 bytes, so K (rows of A and B) and N (rows of D) must
 //    be multiples of 8 halves; the host refuses anything else.
 //
-// 2. Tile shapes as compile-time configurations. -DGEMM_BN=256 (default)
-//    or 128 sets the tile width (the tile is 128 x GEMM_BN; each of the
+// 2. Tile shapes as compile-time configurations. -DGEMM_BN=256 (default),
+//    128 or 64 sets the tile width (the tile is 128 x GEMM_BN; each of the
 //    two consumer warpgroups owns 64 rows and issues m64nBNk16 wgmmas),
 //    and -DGEMM_CLUSTER=2 (default) or 1 sets the cluster along M that
 //    shares B by multicast (step 5). The ring is as deep as shared memory
-//    allows: 4 stages of 48 KiB at BN 256, 6 of 32 KiB at BN 128. A
-//    smaller tile makes more tiles (more SMs busy at N = 1024) at the cost
-//    of more shared-memory traffic per FLOP.
+//    allows: 4 stages of 48 KiB at BN 256, 6 of 32 KiB at BN 128, 8 of
+//    24 KiB at BN 64. A smaller tile makes more tiles (more SMs busy at
+//    N = 1024, with no split of K to pay for) at the cost of more
+//    shared-memory traffic per FLOP.
 //
 // 3. Split-K with an in-kernel reduction. The runtime argument splitK
 //    cuts each tile's K-tiles into splitK contiguous ranges; a work unit
 //    is (cluster tile, split), and the persistent CTAs walk units as they
 //    walked tiles. With splitK > 1 each consumer warpgroup writes its FP32
-//    partial (64 x BN) to a workspace, fences, and counts itself in with
-//    one atomicAdd on a per-(tile, warpgroup) counter. The one that
+//    partial (64 x BN) to a workspace and counts itself in: a warpgroup
+//    barrier, then one thread's release fence and atomic add on a
+//    per-(tile, warpgroup) counter (CUTLASS's semaphore pattern, not a
+//    fence in every thread). The one that
 //    arrives last adds the others' partials to its registers, resets the
 //    counter to 0 for the next launch, and runs step 6's epilogue (shared
 //    memory, TMA store) on the sum. Nobody waits for anybody, so no order
@@ -87,7 +90,7 @@
 // Needs compute capability 9.0 exactly (wgmma is sm_90a-only).
 //
 // Build: nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -o gemm7_shapes gemm7_shapes.cu
-//        (add -DGEMM_BN=128 and/or -DGEMM_CLUSTER=1 for the other configurations)
+//        (add -DGEMM_BN=128 or 64 and/or -DGEMM_CLUSTER=1 for the other configurations)
 // Run:   ./gemm7_shapes            (a list of ragged shapes, each with splits 1 and 3)
 //        ./gemm7_shapes M N K SPLIT (one shape)
 
@@ -142,10 +145,10 @@ typedef struct CUtensorMap_st CUtensorMap;
 #define GEMM_CLUSTER 2
 #endif
 constexpr int kBM = 128;                  // rows of D one CTA owns
-constexpr int kBN = GEMM_BN;              // columns of D one CTA owns: 256 or 128
+constexpr int kBN = GEMM_BN;              // columns of D one CTA owns: 256, 128 or 64
 constexpr int kBK = 64;                   // K depth of one tile: 64 halves = 128 bytes, one swizzle row
 constexpr int kWgmmaM = 64;               // rows of one wgmma.mma_async
-constexpr int kWgmmaN = kBN;              // columns of one wgmma.mma_async (m64n256k16 or m64n128k16)
+constexpr int kWgmmaN = kBN;              // columns of one wgmma.mma_async (m64n256k16, n128 or n64)
 constexpr int kWgmmaK = 16;               // K depth of one wgmma.mma_async
 constexpr int kThreadsPerBlock = 384;     // warpgroup 0 produces, warpgroups 1 and 2 consume
 constexpr int kConsumers = 2;             // consumer warpgroups: arrivals per empty-barrier phase
@@ -162,8 +165,9 @@ constexpr int kConsumerRegs = 232;        // each consumer warpgroup's ceiling a
 constexpr int kSmemAlign = 1024;          // 128B-swizzle atoms are 8 rows x 128 B = 1024 B
 constexpr int kBoxDCols = 64;             // TMA store box for D: 64 columns = 128 B, one swizzle row
 constexpr int kBoxDRows = 64;             // TMA store box for D: one consumer's 64 rows
-constexpr int kStagingBoxes = 2;          // D boxes each consumer stages per pass
-constexpr int kPasses = kBN / (kBoxDCols * kStagingBoxes);  // epilogue passes per tile: 2 or 1
+constexpr int kPasses = (kBN + 127) / 128;  // epilogue passes per tile: 2 at BN 256, else 1
+constexpr int kStagingBoxes = kBN / (kBoxDCols * kPasses);  // D boxes each consumer stages per pass: 2, or 1 at BN 64
+constexpr int kStagingSlots = 2;          // staging boxes shared memory holds per consumer (every build)
 constexpr int kSmemBytes = 231424;        // dynamic shared memory the launch requests
 constexpr int kPersistent = 1;            // grid = number of SMs (at most); each CTA walks units
 constexpr int kGroupM = 8;                // cluster-tile rows per group of the tile order
@@ -176,12 +180,12 @@ constexpr int kTileBytesB = kBN * kBK * 2;                      // 32 or 16 KiB
 constexpr int kStageBytes = kTileBytesA + kTileBytesB;          // bytes the TMA delivers per K-tile
 // The ring is as deep as shared memory allows: 192 KiB of stages (a stage is
 // 16 KiB of A plus kBN * 128 B of B), beside 32 KiB of D staging and the
-// barriers: 4 stages at BN 256, 6 at BN 128.
+// barriers: 4 stages at BN 256, 6 at BN 128, 8 at BN 64.
 constexpr int kRingBytes = 196608;
 constexpr int kStages = kRingBytes / kStageBytes;               // ring of shared-memory stages
 constexpr int kClusterSize = kClusterM * kClusterN;
 
-static_assert(kBN == 256 || kBN == 128, "GEMM_BN is 256 or 128");
+static_assert(kBN == 256 || kBN == 128 || kBN == 64, "GEMM_BN is 256, 128 or 64");
 static_assert(kClusterM == 1 || kClusterM == 2, "GEMM_CLUSTER is 1 or 2");
 static_assert(kBK * 2 == 128, "one tile row must be exactly one 128-byte swizzle span");
 static_assert(kBM == kWgmmaM * kConsumers, "each consumer covers 64 rows with one m64nBN slice");
@@ -190,7 +194,8 @@ static_assert(kThreadsPerBlock == 128 * (1 + kConsumers),
               "one producer warpgroup plus the consumer warpgroups");
 static_assert(kStages >= 2, "a pipeline needs at least two stages");
 static_assert(kBoxDCols * 2 == 128 && kBoxDRows == kWgmmaM && kPasses >= 1 &&
-                  kBN % (kBoxDCols * kStagingBoxes) == 0,
+                  kStagingBoxes >= 1 && kStagingBoxes <= kStagingSlots &&
+                  kPasses * kStagingBoxes * kBoxDCols == kBN,
               "each consumer stores its 64-row slice as kBN / 64 boxes of 64x64");
 static_assert(kBoxBRows * kClusterM == kBN, "the cluster's CTAs split the B tile evenly");
 static_assert(128 * (kProducerRegs + kConsumers * kConsumerRegs) <= 65536,
@@ -201,7 +206,7 @@ static_assert(128 * (kProducerRegs + kConsumers * kConsumerRegs) <= 65536,
 struct alignas(1024) SharedStorage {
     __half a[kStages][kBM * kBK];  // A tiles: kBM rows of 128 B each, swizzled
     __half b[kStages][kBN * kBK];  // B tiles: kBN rows of 128 B each, swizzled
-    __half dOut[kConsumers][kStagingBoxes][kBoxDRows * kBoxDCols];  // D staging, 8 KiB a box
+    __half dOut[kConsumers][kStagingSlots][kBoxDRows * kBoxDCols];  // D staging, 8 KiB a box
     uint64_t full[kStages];        // mbarrier: "the TMA bytes of this stage have landed"
     uint64_t empty[kStages];       // mbarrier: "the wgmmas of every CTA reading this stage are done"
     unsigned arrived[kConsumers];  // split-K: the ticket each consumer's atomicAdd returned
@@ -432,7 +437,7 @@ __device__ __forceinline__ void wgmmaM64N256K16(float (&acc)[128], uint64_t desc
 }
 // The same for m64n128k16: 64 accumulators per thread (the 128x128
 // configurations). Operand numbering as above: 64 outputs, then descA,
-// descB and scale-d.
+// descB and scale-d. (m64n64k16, for the 128x64 tiles, is below it.)
 __device__ __forceinline__ void wgmmaM64N128K16(float (&acc)[64], uint64_t descA,
                                                 uint64_t descB, int scaleD) {
     asm volatile(
@@ -455,6 +460,24 @@ __device__ __forceinline__ void wgmmaM64N128K16(float (&acc)[64], uint64_t descA
           "+f"(acc[48]), "+f"(acc[49]), "+f"(acc[50]), "+f"(acc[51]), "+f"(acc[52]), "+f"(acc[53]),
           "+f"(acc[54]), "+f"(acc[55]), "+f"(acc[56]), "+f"(acc[57]), "+f"(acc[58]), "+f"(acc[59]),
           "+f"(acc[60]), "+f"(acc[61]), "+f"(acc[62]), "+f"(acc[63])
+        : "l"(descA), "l"(descB), "r"(scaleD));
+}
+// m64n64k16: 32 accumulators per thread (the 128x64 configurations).
+__device__ __forceinline__ void wgmmaM64N64K16(float (&acc)[32], uint64_t descA, uint64_t descB,
+                                               int scaleD) {
+    asm volatile(
+        "{\n\t.reg .pred p;\n\t"
+        "setp.ne.b32 p, %34, 0;\n\t"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16\n\t"
+        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+        "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31},\n\t"
+        "%32, %33, p, 1, 1, 0, 0;\n\t}"
+        : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]),
+          "+f"(acc[6]), "+f"(acc[7]), "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]),
+          "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]), "+f"(acc[16]), "+f"(acc[17]),
+          "+f"(acc[18]), "+f"(acc[19]), "+f"(acc[20]), "+f"(acc[21]), "+f"(acc[22]), "+f"(acc[23]),
+          "+f"(acc[24]), "+f"(acc[25]), "+f"(acc[26]), "+f"(acc[27]), "+f"(acc[28]), "+f"(acc[29]),
+          "+f"(acc[30]), "+f"(acc[31])
         : "l"(descA), "l"(descB), "r"(scaleD));
 }
 // end snippet
@@ -613,14 +636,16 @@ struct CourseTl {
 #endif
 // ---- end of the timeline block ----
 
-// One k16 step of this configuration's wgmma: m64n256k16 or m64n128k16.
+// One k16 step of this configuration's wgmma: m64n256k16, m64n128k16 or m64n64k16.
 template <int R>
 __device__ __forceinline__ void wgmmaStep(float (&acc)[R], uint64_t descA, uint64_t descB,
                                           int scaleD) {
     if constexpr (R == 128) {
         wgmmaM64N256K16(acc, descA, descB, scaleD);
-    } else {
+    } else if constexpr (R == 64) {
         wgmmaM64N128K16(acc, descA, descB, scaleD);
+    } else {
+        wgmmaM64N64K16(acc, descA, descB, scaleD);
     }
 }
 
@@ -675,43 +700,63 @@ __device__ __forceinline__ void storeTile(float (&acc)[kAccRegs], SharedStorage&
 
 // snippet: split-k
 // Split-K, the reduction in the kernel: this consumer's FP32 partial goes
-// to its workspace slot (one slot per (tile, warpgroup, split)); a fence
-// and a barrier, then one atomicAdd counts it in. Returns true for the
-// warpgroup that arrived last: it has added every other partial to acc
-// and must store the tile. The workspace layout puts register r of
-// thread wt at r * 128 + wt, so each store and load of the warpgroup
-// covers 512 contiguous bytes. .cg (L2, not L1): another SM wrote them.
+// to its workspace slot (one slot per (tile, warpgroup, split)); then the
+// warpgroup counts itself in, the way CUTLASS's split-K semaphore does
+// (include/cutlass/barrier.h): a warpgroup barrier (every thread's stores
+// are issued before it), then ONE thread's release fence and atomic add
+// on the (tile, warpgroup) counter. A __threadfence() in every thread
+// (fence.sc.gpu, 128 of them per warpgroup) did the same job at a cost
+// the timeline showed. Returns true for the warpgroup that arrived last:
+// its thread 0 fences again (acquire: the others' partials), the barrier
+// passes that on, and it adds every other partial to acc and must store
+// the tile. The layout keeps four registers together: registers 4q..4q+3
+// of thread wt are float4 number q * 128 + wt, so each 16-byte store and
+// load of the warpgroup covers 2 KiB contiguous. .cg (L2, not L1):
+// another SM wrote them.
 __device__ __forceinline__ bool reduceSplits(float (&acc)[kAccRegs], SharedStorage& s, int cons,
                                              int wt, float* workspace, unsigned* counters,
                                              size_t slot, int split, int splitK) {
     constexpr int kPartial = kWgmmaM * kBN;  // floats per (tile, warpgroup, split)
     float* base = workspace + slot * static_cast<size_t>(splitK) * kPartial;
     float* mine = base + static_cast<size_t>(split) * kPartial;
+    static_assert(kAccRegs % 4 == 0, "registers go out four at a time");
 #pragma unroll
-    for (int r = 0; r < kAccRegs; ++r) {
-        __stcg(mine + r * 128 + wt, acc[r]);
+    for (int q = 0; q < kAccRegs / 4; ++q) {
+        __stcg(reinterpret_cast<float4*>(mine) + q * 128 + wt,
+               make_float4(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]));
     }
-    __threadfence();  // each writer's partial is visible GPU-wide before the count
     warpgroupBarrier(1 + cons);
     if (wt == 0) {
-        s.arrived[cons] = atomicAdd(&counters[slot], 1u);
+        unsigned ticket;
+        // The warpgroup's partial (every thread's stores, ordered before this
+        // thread by the barrier) is visible GPU-wide before the count.
+        asm volatile("fence.acq_rel.gpu;" ::: "memory");  // release: the partial, then the count
+        asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], 1;"
+                     : "=r"(ticket)
+                     : "l"(&counters[slot])
+                     : "memory");
+        if (ticket == static_cast<unsigned>(splitK - 1)) {
+            asm volatile("fence.acq_rel.gpu;" ::: "memory");  // acquire: every other partial
+            counters[slot] = 0;  // ready for the next launch
+        }
+        s.arrived[cons] = ticket;
     }
     warpgroupBarrier(1 + cons);
     const unsigned ticket = *static_cast<volatile unsigned*>(&s.arrived[cons]);
     if (ticket != static_cast<unsigned>(splitK - 1)) {
         return false;  // another split will finish this tile
     }
-    __threadfence();  // the count was the last: every other partial is written
     for (int o = 0; o < splitK; ++o) {
         if (o == split) continue;
-        const float* src = base + static_cast<size_t>(o) * kPartial;
+        const float4* src = reinterpret_cast<const float4*>(base + static_cast<size_t>(o) * kPartial);
 #pragma unroll
-        for (int r = 0; r < kAccRegs; ++r) {
-            acc[r] += __ldcg(src + r * 128 + wt);
+        for (int q = 0; q < kAccRegs / 4; ++q) {
+            const float4 v = __ldcg(src + q * 128 + wt);
+            acc[4 * q] += v.x;
+            acc[4 * q + 1] += v.y;
+            acc[4 * q + 2] += v.z;
+            acc[4 * q + 3] += v.w;
         }
-    }
-    if (wt == 0) {
-        counters[slot] = 0;  // ready for the next launch
     }
     return true;
 }

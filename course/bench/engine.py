@@ -227,7 +227,13 @@ def measure(
         f"{l2 / 2**20:.0f} MiB L2, kernel and peers interleaved"
     )
     ctx = RunContext(lesson, spec, Timer(repeats), l2, provenance.sm_count, progress, sizes)
-    ctx.peers = tuple(spec.peers())
+    declared = tuple(spec.peers())
+    ctx.peers = tuple(p for p in declared if not p.unavailable)
+    absent = tuple(
+        f"{p.name}: not measured on this machine: {p.unavailable}" for p in declared if p.unavailable
+    )
+    for line in absent:
+        progress(f"{lesson.id}: {line}")
     for n in sizes:
         compiled = ctx.compile(n)
         work = ctx.workload(n, compiled)
@@ -269,6 +275,7 @@ def measure(
             "kernel and peers timed in interleaved batches",
         )
         + extras.notes
+        + absent
     )
     gaps = sum(m.timing.gap_repeats for r in ctx.rows for m in (r.kernel, *r.peers))
     if gaps:

@@ -4,6 +4,13 @@
   makes), FP16 inputs, FP32 accumulation, FP32 or FP16 output, B stored
   K x N (row-major) or N x K (K contiguous: the layout wgmma reads
   without a transpose).
+- ``CublasLt``: the same product through cuBLASLt, called through
+  nvmath-python's ``nvmath.linalg.advanced.Matmul`` (NVIDIA's Python math
+  library): planned once per problem with cuBLASLt's heuristic, and
+  optionally autotuned (every algorithm the plan returned timed, the
+  fastest first). What a user who wants the fastest library call would
+  pick. nvmath-python is optional: ``cublaslt_problem`` says why it cannot
+  run here, and a peer that cannot run is reported, not timed.
 - ``device_copy``: ``cudaMemcpyAsync`` device to device, the yardstick of
   anything that reads once and writes once.
 """
@@ -76,6 +83,84 @@ class Cublas:
             c.CUBLAS_COMPUTE_32F,
             c.CUBLAS_GEMM_DEFAULT_TENSOR_OP,
         )
+
+
+def cublaslt_name(autotune: bool) -> str:
+    """How tables and recordings name the cuBLASLt peer with one plan or the other."""
+    return f"cuBLASLt {'autotuned' if autotune else 'heuristic'} (nvmath-python)"
+
+
+class CublasLt:
+    """D = A B^T (row-major, FP16 in, FP32 accumulate, FP16 out) through cuBLASLt, via nvmath-python.
+
+    B is stored N x K, so the product is ``a @ b.T``: nvmath reads the transposed view's strides
+    and hands cuBLASLt the matching layout (its "TN" case, as ``Cublas(b_layout="nk")``). D is
+    operand C of an in-place product (``MatmulOptions.inplace``, beta 0): the result is written
+    into the caller's buffer, as the other peers write theirs. One plan per problem: the first
+    call plans (``Matmul.plan``: cuBLASLt's heuristic, its algorithms best first) and, with
+    ``autotune``, times every algorithm of the plan (``Matmul.autotune``) and puts the fastest
+    first; each later call of the same problem only points the plan at that call's buffers
+    (``reset_operands_unchecked``, no checks: the problem is the same) and executes it on
+    CuPy's current stream. The compute type is nvmath's default for FP16 operands,
+    ``COMPUTE_32F`` (``nvmath.linalg._internal.typemaps``): FP32 accumulation, as gemmEx's.
+    """
+
+    def __init__(self, autotune: bool = False):
+        try:
+            # heavy: nvmath, only where the peer is timed (an optional package)
+            from nvmath.linalg.advanced import Matmul
+        except ImportError as e:
+            raise EnvironmentProblem(
+                f"nvmath-python is not installed ({e}); pip install nvmath-python"
+            ) from None
+        self.matmul = Matmul
+        self.autotune = autotune
+        self.name = cublaslt_name(autotune)
+        self.plan: Any = None
+        self.problem: tuple[Any, ...] | None = None
+
+    def __call__(self, a: Any, b: Any, d: Any) -> None:
+        problem = (a.shape, b.shape, d.shape, a.strides, b.strides, d.strides, a.dtype, d.dtype)
+        if problem != self.problem:
+            self.release()
+            plan = self.matmul(a, b.T, c=d, beta=0.0, options={"inplace": True})
+            plan.plan()
+            if self.autotune:
+                plan.autotune(iterations=10)
+            self.plan, self.problem = plan, problem
+        else:
+            self.plan.reset_operands_unchecked(a=a, b=b.T, c=d)
+        self.plan.execute()
+
+    def release(self) -> None:
+        """Free the plan (its cuBLASLt handle, workspace and references to the last buffers)."""
+        if self.plan is not None:
+            self.plan.free()
+        self.plan, self.problem = None, None
+
+
+def cublaslt_problem() -> str:
+    """Why cuBLASLt through nvmath-python cannot run here ('' when it can): nvmath-python missing,
+    or a 64 x 64 FP16 product that it cannot plan or run (cuBLASLt not found, a driver too old)."""
+    try:
+        peer = CublasLt()
+    except EnvironmentProblem as e:
+        return str(e)
+    # heavy: cupy, when a GPU path runs
+    import cupy as cp
+
+    try:
+        a = cp.ones((64, 64), dtype=cp.float16)
+        d = cp.empty((64, 64), dtype=cp.float16)
+        peer(a, a, d)
+        cp.cuda.get_current_stream().synchronize()
+        if float(d[0, 0]) != 64.0:
+            return f"nvmath-python's cuBLASLt product of two 64 x 64 matrices of ones gave {float(d[0, 0])}, not 64"
+    except Exception as e:  # any failure to load or run cuBLASLt: the reason, said once
+        return f"nvmath-python could not run cuBLASLt here ({type(e).__name__}: {e})"
+    finally:
+        peer.release()
+    return ""
 
 
 def device_copy(dst: Any, src: Any) -> None:

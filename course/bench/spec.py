@@ -78,6 +78,9 @@ class Peer:
     name: str
     call: Callable[[Workload, int], None]  # do the work on buffer set j, writing workload.out(j)
     want: Callable[[Workload], Any] | None = None  # its expected output, when not workload.want()
+    # Why it cannot run on this machine (an optional library missing, ...): such a peer is not
+    # called or timed, and the result's notes say so in one line. '' when it runs.
+    unavailable: str = ""
 
 
 @dataclass(frozen=True)

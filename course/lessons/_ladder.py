@@ -38,7 +38,7 @@ import numpy as np
 
 from ..bench import engine
 from ..bench.arith import gemm_bytes, gemm_flops, paired_ratios
-from ..bench.peers import Cublas
+from ..bench.peers import Cublas, CublasLt, cublaslt_name, cublaslt_problem
 from ..bench.result import BenchResult, Reason, load
 from ..bench.spec import KERNEL, BenchSpec, Context, Extras, Peer
 from ..errors import CourseError
@@ -344,6 +344,23 @@ def cublas_peer() -> tuple[Any, ...]:
         gemm(work.a[j % work.a.shape[0]], work.b[j % work.b.shape[0]], work.d[j])
 
     return (Peer(gemm.name, call),)
+
+
+def cublas_and_lt_peers() -> tuple[Any, ...]:
+    """cuBLAS gemmEx, then cuBLASLt through nvmath-python with its heuristic plan and with its
+    autotuned plan, all on the workload's own buffers (FP16 in and out, B stored N x K). Where
+    nvmath-python is missing or cannot run cuBLASLt, its two peers come back unavailable, with
+    the reason, and the run goes on with gemmEx alone."""
+    peers = list(cublas_peer())
+    problem = cublaslt_problem()
+    for autotune in (False, True):
+        lt = None if problem else CublasLt(autotune=autotune)
+
+        def call(work: Any, j: int, lt: Any = lt) -> None:
+            lt(work.a[j % work.a.shape[0]], work.b[j % work.b.shape[0]], work.d[j])
+
+        peers.append(Peer(cublaslt_name(autotune), call, unavailable=problem))
+    return tuple(peers)
 
 
 def _variant_title(name: str, n: int) -> str:

@@ -367,6 +367,85 @@ def test_too_little_free_memory_is_a_clear_refusal(simulated_gpu):
         measure(get_lesson("day76"), [64], MIN_REPEATS, progress=lambda line: None)
 
 
+def test_a_peer_that_cannot_run_here_is_reported_in_one_line_and_never_called(simulated_gpu, monkeypatch):
+    # An optional library missing (nvmath-python for cuBLASLt): the run goes on with the other
+    # peers, the peer is neither called nor timed, and the result's notes say why in one line.
+    from course.bench import engine
+    from course.bench.spec import Peer
+
+    called: list[int] = []
+    real = spec_of(get_lesson("day78"))
+
+    def peers():
+        absent = Peer(
+            "cuBLASLt heuristic (nvmath-python)", lambda work, j: called.append(j), unavailable="why"
+        )
+        return (*real.peers(), absent)
+
+    monkeypatch.setattr(engine, "spec_of", lambda lesson: dataclasses.replace(real, peers=peers))
+    lines: list[str] = []
+    result = measure(get_lesson("day78"), [64], MIN_REPEATS, progress=lines.append)
+    assert result.peer_names == ("cuBLAS gemmEx",) and not called
+    said = "cuBLASLt heuristic (nvmath-python): not measured on this machine: why"
+    assert result.notes.count(said) == 1
+    assert f"day78: {said}" in lines
+
+
+def test_cublaslt_without_nvmath_is_an_environment_problem_and_says_how_to_install(monkeypatch):
+    import sys
+
+    from course.bench.peers import CublasLt, cublaslt_problem
+
+    monkeypatch.setitem(sys.modules, "nvmath.linalg.advanced", None)  # import fails: not installed
+    with pytest.raises(
+        EnvironmentProblem, match=r"nvmath-python is not installed .*pip install nvmath-python"
+    ):
+        CublasLt()
+    assert cublaslt_problem().startswith("nvmath-python is not installed")
+
+
+def test_the_gemm_peers_are_gemmex_then_both_cublaslt_plans_each_with_why_it_cannot_run(
+    simulated_gpu, monkeypatch
+):
+    from course.lessons import _ladder
+
+    why = "nvmath-python is not installed (no module named 'nvmath'); pip install nvmath-python"
+    monkeypatch.setattr(_ladder, "cublaslt_problem", lambda: why)
+    peers = _ladder.cublas_and_lt_peers()
+    assert [p.name for p in peers] == [
+        "cuBLAS gemmEx (NK, float16 out)",
+        "cuBLASLt heuristic (nvmath-python)",
+        "cuBLASLt autotuned (nvmath-python)",
+    ]
+    assert [p.unavailable for p in peers] == ["", why, why]
+    monkeypatch.setattr(_ladder, "cublaslt_problem", lambda: "")
+    assert [p.unavailable for p in _ladder.cublas_and_lt_peers()] == ["", "", ""]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("autotune", [False, True])
+def test_cublaslt_computes_a_times_b_transposed_in_place_on_each_buffer(autotune, gpu_for):
+    gpu_for("day86")
+    import cupy as cp
+
+    from course.bench.peers import CublasLt, cublaslt_problem
+
+    assert cublaslt_problem() == ""
+    rng = np.random.default_rng(3)
+    m, k, n = 200, 136, 72  # all different, so a swapped dimension or layout shows
+    peer = CublasLt(autotune=autotune)
+    for seed in range(2):  # the second call re-points the same plan at other buffers
+        a = cp.asarray(rng.standard_normal((m, k)).astype(np.float16))
+        b = cp.asarray(rng.standard_normal((n, k)).astype(np.float16))
+        d = cp.full((m, n), np.nan, dtype=cp.float16)
+        peer(a, b, d)
+        want = a.get().astype(np.float64) @ b.get().T.astype(np.float64)
+        np.testing.assert_allclose(
+            d.get().astype(np.float64), want, rtol=2e-2, atol=2e-2, err_msg=f"call {seed}"
+        )
+    peer.release()
+
+
 def test_kernel_is_the_name_of_the_kernels_measurement(simulated_gpu):
     result = measure(get_lesson("day76"), [64], MIN_REPEATS, progress=lambda line: None)
     assert result.rows[0].kernel.name == KERNEL and result.rows[0].kernel.ratio is None

@@ -47,7 +47,14 @@ from dataclasses import dataclass
 
 TILE_M = 128
 TILE_K = 64
-CONFIGS: tuple[tuple[int, int], ...] = ((256, 2), (256, 1), (128, 2), (128, 1))  # (BN, cluster)
+CONFIGS: tuple[tuple[int, int], ...] = (
+    (256, 2),
+    (256, 1),
+    (128, 2),
+    (128, 1),
+    (64, 2),
+    (64, 1),
+)  # (BN, cluster)
 MAX_SPLIT = 8
 
 # Model constants (round figures, not fitted per shape).
@@ -56,11 +63,14 @@ MEM_TBPS = 4.0  # device-memory bandwidth reached by a streaming kernel, TB/s
 L2_TBPS = 8.0  # L2 bandwidth for the split-K workspace traffic, TB/s
 FILL_US = 1.0  # per unit: the ring's first load latency + the part of the epilogue not overlapped
 LAUNCH_US = 2.5  # launch and teardown of one persistent kernel
+SPLIT_US = 3.0  # per split unit: the reduction's round trips (stores, fence, counter, the last one's reads)
 EFFICIENCY = {  # fraction of PEAK_TFLOPS a K-tile loop sustains, by (BN, cluster)
     (256, 2): 1.00,
     (256, 1): 0.96,
     (128, 2): 0.86,
     (128, 1): 0.83,
+    (64, 2): 0.70,
+    (64, 1): 0.67,
 }
 
 
@@ -101,11 +111,12 @@ def estimate(m: int, n: int, k: int, sms: int, bn: int, cluster: int, split: int
     unit_us = math.ceil(k_tiles / split) * k_tile_us + FILL_US
     if split > 1:
         # Each unit writes its FP32 partial; the last of a tile reads split - 1 of them. Only
-        # the busy SMs share L2, spread over the units of one wave.
+        # the busy SMs share L2, spread over the units of one wave. And the reduction is a
+        # chain of round trips through L2 that nothing overlaps (SPLIT_US).
         partial_bytes = TILE_M * bn * 4
         busy = min(units, slots) * cluster
         l2_per_sm = L2_TBPS * 1e12 / max(busy, 1)
-        unit_us += (partial_bytes + partial_bytes * (split - 1) / split) / l2_per_sm * 1e6
+        unit_us += (partial_bytes + partial_bytes * (split - 1) / split) / l2_per_sm * 1e6 + SPLIT_US
     compute_us = waves * unit_us
     memory_us = (m * k + n * k + m * n) * 2 / (MEM_TBPS * 1e12) * 1e6
     est = LAUNCH_US + max(compute_us, memory_us)

@@ -1,6 +1,6 @@
 #!/bin/bash
 # One device call for the Day 86 kernel (kernels/gemm7_shapes.cu): the
-# standalone binaries' ragged-shape checks (all four configurations, in
+# standalone binaries' ragged-shape checks (all six configurations, in
 # parallel), compute-sanitizer at a small ragged size, the SASS's wgmma
 # count, then bench86.py (NVRTC build of every configuration, check and
 # timing against cuBLAS). Run from the staged folder (stage86.sh). Every
@@ -12,7 +12,7 @@ LOG=${OUT:-/tmp}/run86.log
 exec > >(tee "$LOG") 2>&1
 export PYTHONUNBUFFERED=1
 STEPS=${STEPS:-"check sanitize sass bench"}
-CFGS="bn256_c2 bn256_c1 bn128_c2 bn128_c1"
+CFGS="bn256_c2 bn256_c1 bn128_c2 bn128_c1 bn64_c2 bn64_c1"
 date -u
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
 nvcc --version | tail -2

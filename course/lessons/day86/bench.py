@@ -1,25 +1,29 @@
 """Day 86's benchmark: the issue's shape table against cuBLAS, each shape with the chooser's pick.
 
-The engine times the squares (``SQUARES``: one build per size, the chooser's, through
-``BenchSpec.build``); ``finish`` times the other shapes of the table the same way (checked
-against float64 first, then kernel and cuBLAS in interleaved batches, inputs rotated past L2)
-and records, for every shape, the chooser's pick, both rates and the ratio as reasons. The page
+Two library peers on the same inputs in the same run: cuBLAS gemmEx, and cuBLASLt through
+nvmath-python with its heuristic plan and with its autotuned plan (``cublas_and_lt_peers``;
+where nvmath-python cannot run, the result's notes say so and gemmEx runs alone). The engine
+times the squares (``SQUARES``: one build per size, the chooser's, through ``BenchSpec.build``);
+``finish`` times the other shapes of the table the same way (checked against float64 first,
+then kernel and peers in interleaved batches, inputs rotated past L2) and records, for every
+shape, the chooser's pick, every rate and the kernel's ratio to each peer as reasons. The page
 renders the table from a recording with ``shape_table``.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ...bench import engine
 from ...bench.arith import gemm_bytes, gemm_flops, paired_ratios, rotation_buffers
+from ...bench.peers import cublaslt_name
 from ...bench.result import BenchResult, Reason
 from ...bench.spec import KERNEL, BenchSpec, Context, Extras
 from ...kernel.host import host_of, timing_floor_note
-from .._ladder import Shape, cublas_peer
+from .._ladder import Shape, cublas_and_lt_peers
 from . import LESSON, chooser
 
 if TYPE_CHECKING:
@@ -40,6 +44,41 @@ def _titles(shape: Shape) -> dict[str, str]:
         "kernel": f"{s}: kernel rate",
         "peer": f"{s}: cuBLAS rate",
     }
+
+
+# The second peer, cuBLASLt through nvmath-python, with each of its two plans: recorded beside
+# gemmEx (whose titles above keep their names), in its own reasons.
+LT_PEERS = (cublaslt_name(False), cublaslt_name(True))
+
+
+def _lt_titles(shape: Shape, name: str) -> tuple[str, str]:
+    s = shape_name(shape)
+    return f"{s}: {name} rate", f"{s} against {name}"
+
+
+def _lt_reasons(
+    shape: Shape,
+    name: str,
+    kernel: float,
+    rate: float,
+    ratio: float,
+    low: float | None,
+    high: float | None,
+    how: str,
+) -> list[Reason]:
+    rate_title, ratio_title = _lt_titles(shape, name)
+    return [
+        Reason(rate_title, rate, "TFLOP/s", "measured", f"{name} on the same inputs; {how}"),
+        Reason(
+            ratio_title,
+            ratio,
+            "x",
+            "measured",
+            f"kernel {kernel:,.0f} TFLOP/s, {name} {rate:,.0f} TFLOP/s; {how}",
+            low,
+            high,
+        ),
+    ]
 
 
 def _tflops(shape: Shape, ms: float) -> float:
@@ -76,22 +115,20 @@ def _shape_reasons(
 
 def _finish(ctx: Context) -> Extras:
     reasons: list[Reason] = []
-    peer = ctx.peers[0]
+    peer, *others = ctx.peers  # gemmEx first (cublas_and_lt_peers), then the cuBLASLt plans that run here
+    square = "the engine's square row, medians of interleaved batches"
     for row in ctx.rows:
         shape = (row.size, row.size, row.size)
         choice = chooser.choose(*shape, ctx.sms)
         p = row.peer(peer.name)
         if p.ratio is not None:
-            reasons += _shape_reasons(
-                shape,
-                choice,
-                row.kernel.rate,
-                p.rate,
-                p.ratio,
-                None,
-                None,
-                "the engine's square row, medians of interleaved batches",
-            )
+            reasons += _shape_reasons(shape, choice, row.kernel.rate, p.rate, p.ratio, None, None, square)
+        for other in others:
+            q = row.peer(other.name)
+            if q.ratio is not None:
+                reasons += _lt_reasons(
+                    shape, other.name, row.kernel.rate, q.rate, q.ratio, None, None, square
+                )
     if not all(s in ctx.sizes for s in chooser.SQUARES):  # a partial run (the page's button): squares only
         return Extras(reasons=tuple(reasons))
     host = host_of(ctx.lesson)
@@ -104,39 +141,129 @@ def _finish(ctx: Context) -> Extras:
         compiled = ctx.compile(size, defines=chooser.defines(choice))
         sets = rotation_buffers((m * k + n * k + m * n) * 2, ctx.l2_bytes)
         work = host.workload(compiled, size, sets, "bench", shape=shape, split=choice.split)
-        calls: dict[str, tuple[Callable[[int], None], Any]] = {
-            KERNEL: (work.launch, None),
-            peer.name: (partial(peer.call, work), None),
-        }
+        calls: dict[str, tuple[Callable[[int], None], Any]] = {KERNEL: (work.launch, None)}
+        for each in ctx.peers:
+            calls[each.name] = (partial(each.call, work), None)
         ctx.verify(size, work, calls)
         samples = ctx.timer.samples_together(
             {key: [partial(call, j) for j in range(work.sets)] for key, (call, _) in calls.items()}
         )
-        r, lo, hi = paired_ratios(samples[KERNEL].per_call_ms, samples[peer.name].per_call_ms)
-        kernel = _tflops(shape, samples[KERNEL].timing().median_ms)
-        theirs = _tflops(shape, samples[peer.name].timing().median_ms)
-        reasons += _shape_reasons(
-            shape,
-            choice,
-            kernel,
-            theirs,
-            r,
-            lo,
-            hi,
-            f"checked against float64 first; median of {len(samples[KERNEL].per_call_ms)} interleaved repeats",
+        how = (
+            f"checked against float64 first; median of {len(samples[KERNEL].per_call_ms)} interleaved repeats"
         )
+        kernel = _tflops(shape, samples[KERNEL].timing().median_ms)
+        said = []
+        for each in ctx.peers:
+            r, lo, hi = paired_ratios(samples[KERNEL].per_call_ms, samples[each.name].per_call_ms)
+            theirs = _tflops(shape, samples[each.name].timing().median_ms)
+            if each is peer:
+                reasons += _shape_reasons(shape, choice, kernel, theirs, r, lo, hi, how)
+            else:
+                reasons += _lt_reasons(shape, each.name, kernel, theirs, r, lo, hi, how)
+            said.append(f"{each.name} {theirs:,.0f}, {r:.2f}x ({lo:.2f}-{hi:.2f})")
         ctx.progress(
             f"{ctx.lesson.id} {shape_name(shape)} ({choice.config} split {choice.split}): "
-            f"{kernel:,.0f} TFLOP/s, cuBLAS {theirs:,.0f}, {r:.2f}x ({lo:.2f}-{hi:.2f})"
+            f"{kernel:,.0f} TFLOP/s; " + "; ".join(said)
         )
         del work, calls
         engine.release()
+    reasons += _last_wave(ctx, host)
     return Extras(reasons=tuple(reasons))
+
+
+WAVE_K = 4096  # K of the last-partial-wave problems: long enough that one unit is mostly its K loop
+
+
+def wave_shapes(bn: int, cluster: int, sms: int) -> tuple[Shape, Shape]:
+    """Two problems for one build, split 1: one cluster-tile row and as many tile columns as the
+    GPU has cluster slots (exactly one full wave), then one column more (one unit in a second
+    wave): 1/slots more work."""
+    tile_m, _, _ = chooser.kernel_shape()
+    slots = sms // cluster
+    return (tile_m * cluster, slots * bn, WAVE_K), (tile_m * cluster, (slots + 1) * bn, WAVE_K)
+
+
+def wave_title(bn: int, cluster: int) -> str:
+    return f"the last partial wave, 128x{bn} c{cluster}"
+
+
+def _last_wave(ctx: Context, host: Any) -> list[Reason]:
+    """Per build: the time of one full wave of units against one unit more (checked, then timed in
+    interleaved batches): what the model's whole-wave rounding says, measured."""
+    reasons = []
+    for bn, cluster in chooser.CONFIGS:
+        full, plus = wave_shapes(bn, cluster, ctx.sms)
+        compiled = ctx.compile(max(plus), defines={"GEMM_BN": bn, "GEMM_CLUSTER": cluster})
+        works = {}
+        for name, shape in (("full", full), ("plus", plus)):
+            m, n, k = shape
+            sets = rotation_buffers((m * k + n * k + m * n) * 2, ctx.l2_bytes)
+            works[name] = host.workload(compiled, max(shape), sets, "bench", shape=shape, split=1)
+            ctx.verify(max(shape), works[name], {KERNEL: (works[name].launch, None)})
+        samples = ctx.timer.samples_together(
+            {name: [partial(w.launch, j) for j in range(w.sets)] for name, w in works.items()}
+        )
+        # Recorded as the full wave's time over the one-more-unit time, repeat by repeat (a ratio
+        # of rates, as every ratio the course records); ``wave_table`` reads it back as time.
+        r, lo, hi = paired_ratios(samples["plus"].per_call_ms, samples["full"].per_call_ms)
+        t_full = samples["full"].timing().median_ms * 1e3
+        t_plus = samples["plus"].timing().median_ms * 1e3
+        slots = ctx.sms // cluster
+        title = wave_title(bn, cluster)
+        how = f"checked first, median of {len(samples['full'].per_call_ms)} interleaved repeats"
+        reasons.append(
+            Reason(
+                f"{title}: one full wave",
+                t_full,
+                "us",
+                "measured",
+                f"{shape_name(full)}, {slots} units; {how}",
+            )
+        )
+        reasons.append(
+            Reason(
+                f"{title}: one unit more",
+                t_plus,
+                "us",
+                "measured",
+                f"{shape_name(plus)}, {slots + 1} units; {how}",
+            )
+        )
+        reasons.append(
+            Reason(
+                title,
+                r,
+                "x",
+                "measured",
+                f"{shape_name(full)}: {slots} units, one full wave on {slots} clusters, {t_full:.1f} us; "
+                f"{shape_name(plus)}: {slots + 1} units, {t_plus:.1f} us: 1/{slots} more work, and the one "
+                f"unit of the second wave costs {t_plus - t_full:.1f} us ({100 * (t_plus - t_full) / t_full:.0f}% "
+                f"of a full wave); {how}",
+                lo,
+                hi,
+            )
+        )
+        ctx.progress(
+            f"{ctx.lesson.id} last partial wave, 128x{bn} c{cluster}: {slots} units {t_full:.1f} us, "
+            f"{slots + 1} units {t_plus:.1f} us ({r:.2f}x)"
+        )
+        del works
+        engine.release()
+    return reasons
+
+
+@dataclass(frozen=True)
+class LtRate:
+    """One cuBLASLt plan's rate on a shape, and the kernel's ratio to it."""
+
+    rate: float
+    ratio: float
 
 
 @dataclass(frozen=True)
 class ShapeRow:
-    """One shape of a recording: the chooser's pick and both rates."""
+    """One shape of a recording: the chooser's pick, the kernel's and gemmEx's rates, and the
+    cuBLASLt plans the recording measured (by name, ``LT_PEERS``; absent where it had none)."""
 
     shape: Shape
     pick: str
@@ -145,6 +272,7 @@ class ShapeRow:
     ratio: float
     low: float | None
     high: float | None
+    lt: dict[str, LtRate] = field(default_factory=dict)
 
 
 def shape_table(result: BenchResult) -> list[ShapeRow]:
@@ -156,6 +284,13 @@ def shape_table(result: BenchResult) -> list[ShapeRow]:
         if not all(title in by_title for title in t.values()):
             continue
         ratio = by_title[t["ratio"]]
+        lt = {}
+        for name in LT_PEERS:
+            rate_title, ratio_title = _lt_titles(shape, name)
+            if rate_title in by_title and ratio_title in by_title:
+                lt[name] = LtRate(
+                    float(by_title[rate_title].value or 0.0), float(by_title[ratio_title].value or 0.0)
+                )
         rows.append(
             ShapeRow(
                 shape,
@@ -165,6 +300,46 @@ def shape_table(result: BenchResult) -> list[ShapeRow]:
                 float(ratio.value or 0.0),
                 ratio.low,
                 ratio.high,
+                lt,
+            )
+        )
+    return rows
+
+
+@dataclass(frozen=True)
+class WaveRow:
+    """One build's last-partial-wave measurement: one full wave, one unit more, and how many
+    times the full wave's time the one unit more takes (with its spread over the repeats)."""
+
+    bn: int
+    cluster: int
+    full_us: float
+    plus_us: float
+    ratio: float
+    low: float | None
+    high: float | None
+
+
+def wave_table(result: BenchResult) -> list[WaveRow]:
+    """The builds whose last partial wave the recording measured, in ``chooser.CONFIGS`` order."""
+    by_title = {r.title: r for r in result.reasons}
+    rows = []
+    for bn, cluster in chooser.CONFIGS:
+        title = wave_title(bn, cluster)
+        full, plus, ratio = (
+            by_title.get(t) for t in (f"{title}: one full wave", f"{title}: one unit more", title)
+        )
+        if full is None or plus is None or ratio is None or not ratio.value:
+            continue
+        rows.append(
+            WaveRow(
+                bn,
+                cluster,
+                float(full.value or 0),
+                float(plus.value or 0),
+                1.0 / float(ratio.value),  # recorded as full over plus: read as plus over full
+                None if ratio.high is None else 1.0 / ratio.high,
+                None if ratio.low is None else 1.0 / ratio.low,
             )
         )
     return rows
@@ -189,6 +364,19 @@ def _findings(result: BenchResult) -> list[str]:
             f"{worst.ratio:.2f}x at {shape_name(worst.shape)}; {sum(x >= 0.85 for x in ratios)} of "
             f"{len(rows)} at 0.85x or better."
         )
+    for w in wave_table(result):
+        out.append(
+            f"The last partial wave, 128x{w.bn} c{w.cluster}: one unit more than a full wave takes "
+            f"{w.plus_us:,.1f} us against {w.full_us:,.1f} us, {w.ratio:.2f}x the time."
+        )
+    if len(rows) == len(chooser.SHAPES):
+        for name in LT_PEERS:
+            if all(name in r.lt for r in rows):
+                to_lt = [r.lt[name].ratio for r in rows]
+                out.append(
+                    f"Against {name}, same run: geometric mean {geometric_mean(to_lt):.2f}x; lowest "
+                    f"{min(to_lt):.2f}x at {shape_name(rows[to_lt.index(min(to_lt))].shape)}."
+                )
     return out
 
 
@@ -200,7 +388,7 @@ SPEC = BenchSpec(
     work=gemm_flops,
     set_bytes=lambda n: gemm_bytes(n, 2, 2),
     kernel_label=f"{LESSON.kernel_name} (FP16 in, FP32 accumulate, FP16 out; build and split by the chooser)",
-    peers=cublas_peer,
+    peers=cublas_and_lt_peers,
     finish=_finish,
     findings=_findings,
     notes=(
@@ -210,7 +398,10 @@ SPEC = BenchSpec(
         "B as the transposed operand (TN)",
         "each shape runs the build and split the chooser picks for this GPU's SM count; the squares are "
         "the engine's rows, the other shapes are timed after them the same way (interleaved with cuBLAS)",
-        "one peer: cuBLAS gemmEx; cuBLASLt through nvmath-python is not part of this benchmark",
+        "second peer: cuBLASLt through nvmath-python (nvmath.linalg.advanced.Matmul, D written in place "
+        "as operand C with beta 0, FP32 compute), with cuBLASLt's heuristic plan and with the plan autotuned "
+        "(every algorithm of the plan timed, 10 iterations, fastest first), planned once per shape; the "
+        "ratios against cuBLAS are to gemmEx",
     ),
     size_step=8,
     build=lambda n, sms: chooser.defines(chooser.choose(n, n, n, sms)),

@@ -2,7 +2,7 @@
 
 A small model of a persistent GEMM on an SM-count-sized grid, not a table
 of measured winners. For every configuration the kernel can be compiled
-in (tile 128 x BN with BN in {256, 128}, cluster of 1 or 2 CTAs along M)
+in (tile 128 x BN with BN in {256, 128, 64}, cluster of 1 or 2 CTAs along M)
 and every split of K, it estimates the time as
 
     waves x (K-tiles per unit x time of one K-tile + fixed cost per unit)
@@ -17,13 +17,19 @@ where
 - one K-tile of a 128 x BN tile is 128 x BN x 64 x 2 FLOP at the SM's
   share of the dense FP16 rate, times an efficiency that is lower for the
   narrower tile (128 x 128 does half the MMA work of 128 x 256 per K-tile
-  for two thirds of the staged bytes, and its wgmmas are shorter) and for
-  a cluster of one (no multicast: every CTA loads its own B from L2);
+  for two thirds of the staged bytes, and its wgmmas are shorter; 128 x 64
+  a quarter of it for half the bytes) and for a cluster of one (no
+  multicast: every CTA loads its own B from L2);
 - the fixed cost per unit is the ring's fill (the first K-tile's load
   latency) and the epilogue that does not overlap the next unit;
 - split-K adds, per unit, the partial written to the workspace and, for
   the last split of a tile, the other partials read back, at the SM's
-  share of L2 bandwidth;
+  share of L2 bandwidth; and a fixed SPLIT_US for the reduction's chain of
+  round trips that nothing overlaps (the partial's stores reaching L2,
+  the counter's atomic, the last split's reads): on the H200 the first
+  version of the reduction (a fence in every thread) spent 3.3 us in the
+  epilogue of a split that was not last and 8.7 us in the last one's
+  (its timeline at N = 1024, split 2), against about 1 us unsplit;
 - the whole problem cannot run faster than its bytes through device
   memory (A, B read once, D written once) allow.
 
@@ -55,7 +61,14 @@ def kernel_shape() -> tuple[int, int, int]:
     return int(c["kBM"]), int(c["kBK"]), int(c["kMinMultiple"])
 
 
-CONFIGS: tuple[tuple[int, int], ...] = ((256, 2), (256, 1), (128, 2), (128, 1))  # (BN, cluster)
+CONFIGS: tuple[tuple[int, int], ...] = (
+    (256, 2),
+    (256, 1),
+    (128, 2),
+    (128, 1),
+    (64, 2),
+    (64, 1),
+)  # (BN, cluster)
 MAX_SPLIT = 8
 
 # Model constants (round figures, not fitted per shape).
@@ -64,11 +77,14 @@ MEM_TBPS = 4.0  # device-memory bandwidth reached by a streaming kernel, TB/s
 L2_TBPS = 8.0  # L2 bandwidth for the split-K workspace traffic, TB/s
 FILL_US = 1.0  # per unit: the ring's first load latency + the part of the epilogue not overlapped
 LAUNCH_US = 2.5  # launch and teardown of one persistent kernel
+SPLIT_US = 3.0  # per split unit: the reduction's round trips (stores, fence, counter, the last one's reads)
 EFFICIENCY = {  # fraction of PEAK_TFLOPS a K-tile loop sustains, by (BN, cluster)
     (256, 2): 1.00,
     (256, 1): 0.96,
     (128, 2): 0.86,
     (128, 1): 0.83,
+    (64, 2): 0.70,
+    (64, 1): 0.67,
 }
 
 
@@ -110,11 +126,12 @@ def estimate(m: int, n: int, k: int, sms: int, bn: int, cluster: int, split: int
     unit_us = math.ceil(k_tiles / split) * k_tile_us + FILL_US
     if split > 1:
         # Each unit writes its FP32 partial; the last of a tile reads split - 1 of them. Only
-        # the busy SMs share L2, spread over the units of one wave.
+        # the busy SMs share L2, spread over the units of one wave. And the reduction is a
+        # chain of round trips through L2 that nothing overlaps (SPLIT_US).
         partial_bytes = tile_m * bn * 4
         busy = min(units, slots) * cluster
         l2_per_sm = L2_TBPS * 1e12 / max(busy, 1)
-        unit_us += (partial_bytes + partial_bytes * (split - 1) / split) / l2_per_sm * 1e6
+        unit_us += (partial_bytes + partial_bytes * (split - 1) / split) / l2_per_sm * 1e6 + SPLIT_US
     compute_us = waves * unit_us
     memory_us = (m * k + n * k + m * n) * 2 / (MEM_TBPS * 1e12) * 1e6
     est = LAUNCH_US + max(compute_us, memory_us)

@@ -14,7 +14,7 @@ from ..._html import escape
 from ..._table import text_table
 from ...bench.result import load
 from . import LESSON, chooser
-from .bench import geometric_mean, shape_name, shape_table
+from .bench import LT_PEERS, ShapeRow, geometric_mean, shape_name, shape_table, wave_shapes, wave_table
 
 
 @dataclass(frozen=True)
@@ -77,6 +77,11 @@ def recorded_shapes() -> Table:
             (),
         )
     rows = shape_table(result)
+
+    def lt_cell(r: ShapeRow, name: str) -> str:
+        x = r.lt.get(name)
+        return "not measured" if x is None else f"{x.rate:,.0f} ({x.ratio:.2f}x)"
+
     body = tuple(
         (
             shape_name(r.shape),
@@ -85,6 +90,7 @@ def recorded_shapes() -> Table:
             f"{r.peer:,.0f}",
             f"{r.ratio:.2f}x"
             + (f" ({r.low:.2f}-{r.high:.2f})" if r.low is not None and r.high is not None else ""),
+            *(lt_cell(r, name) for name in LT_PEERS),
         )
         for r in rows
     )
@@ -92,13 +98,68 @@ def recorded_shapes() -> Table:
     if rows:
         ratios = [r.ratio for r in rows]
         summary = (
-            f"{len(rows)} shapes; geometric mean {geometric_mean(ratios):.2f}x, lowest {min(ratios):.2f}x. "
-            f"Recorded on {result.device} ({result.sm_count} SMs) on "
+            f"{len(rows)} shapes; geometric mean {geometric_mean(ratios):.2f}x cuBLAS gemmEx, lowest "
+            f"{min(ratios):.2f}x. Recorded on {result.device} ({result.sm_count} SMs) on "
             f"{result.recorded_at[:10]}; the chooser's pick for that SM count."
         )
+        for name in LT_PEERS:
+            if all(name in r.lt for r in rows):
+                to_lt = [r.lt[name].ratio for r in rows]
+                summary += f" Against {name}: geometric mean {geometric_mean(to_lt):.2f}x."
+        missing = [n for n in result.notes if "not measured on this machine" in n]
+        if missing:
+            summary += " " + " ".join(missing)
+        elif not any(r.lt for r in rows):
+            summary += " This recording has no cuBLASLt columns: it was made before they were measured."
     return Table(
-        "Against cuBLAS, shape by shape (TFLOP/s; the ratio's spread over interleaved repeats in brackets)",
-        ("M x N x K", "the chooser's pick", "kernel", "cuBLAS", "ratio"),
+        "Against cuBLAS, shape by shape (TFLOP/s; the ratio's spread over interleaved repeats in brackets; "
+        "the cuBLASLt columns give its rate and the kernel's ratio to it)",
+        (
+            "M x N x K",
+            "the chooser's pick",
+            "kernel",
+            "cuBLAS gemmEx",
+            "ratio",
+            "cuBLASLt heuristic",
+            "cuBLASLt autotuned",
+        ),
         body,
         summary,
+    )
+
+
+def recorded_waves() -> Table:
+    """The last partial wave's cost per build, from this lesson's benchmark recording."""
+    result = load(LESSON.id)
+    rows = wave_table(result) if result is not None else []
+    if result is None or not rows:
+        return Table(
+            "Not recorded yet: the last partial wave has not been measured on a real GPU for this page, so "
+            "there are no numbers to show here. On an H100 or H200, `python -m course bench day86` measures it.",
+            (),
+            (),
+        )
+    body = tuple(
+        (
+            f"128x{r.bn} c{r.cluster}",
+            " vs ".join(shape_name(s) for s in wave_shapes(r.bn, r.cluster, result.sm_count)),
+            f"{r.full_us:,.1f}",
+            f"{r.plus_us:,.1f}",
+            f"{r.ratio:.2f}x"
+            + (f" ({r.low:.2f}-{r.high:.2f})" if r.low is not None and r.high is not None else ""),
+        )
+        for r in rows
+    )
+    return Table(
+        "One full wave of units, then one unit more (split 1; time per launch; the ratio's spread over "
+        "interleaved repeats in brackets)",
+        (
+            "build",
+            "problems (one full wave vs one unit more)",
+            "full wave us",
+            "one unit more us",
+            "time ratio",
+        ),
+        body,
+        f"Recorded on {result.device} ({result.sm_count} SMs) on {result.recorded_at[:10]}.",
     )

@@ -3,8 +3,8 @@
 The workload is the ladder's (``course.lessons._ladder.TmaGemmWorkload``) with a shape and a
 split: the tile width and cluster are the build's (``-DGEMM_BN``, ``-DGEMM_CLUSTER``, read from
 the compiled kernel's flags), and the split, unless given, is the chooser's best for that build
-on this GPU's SM count. The lesson run is a shape ragged in M, N and K (``RUN_SHAPE``) with every
-element checked against float64.
+on this GPU's SM count. The lesson run is a shape ragged in M, N and K (``RUN_SHAPE``), split
+``RUN_SPLIT`` ways, with every element checked against float64.
 """
 
 from __future__ import annotations
@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 
 # Ragged in all three: M = 7.8 tiles of 128, N = 4.03 tiles of 256, K = 8.1 K-tiles of 64.
 RUN_SHAPE: Shape = (1000, 1032, 520)
+# The run splits K three ways, so that it runs the reduction (and the coding exercise's lines in
+# it): the chooser, which prices the reduction's round trips, would not split this small a shape.
+RUN_SPLIT = 3
 
 
 def build_of(compiled: Compiled | None) -> tuple[int, int]:
@@ -63,7 +66,7 @@ class ShapesHost(TmaGemmHost):
         super().__init__(LESSON)
         self.last: tuple[Shape, int] = (
             RUN_SHAPE,
-            1,
+            RUN_SPLIT,
         )  # the latest workload's (shape, split), for its PASS line
 
     def workload(
@@ -73,6 +76,8 @@ class ShapesHost(TmaGemmHost):
         if shape is None:
             shape = RUN_SHAPE if purpose == "lesson" else (n, n, n)
         split = options.get("split")
+        if split is None and options.get("shape") is None and purpose == "lesson":
+            split = RUN_SPLIT
         if split is None:
             bn, cluster = build_of(compiled)
             split = chooser.best_for(*shape, sm_count(), bn, cluster).split

@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 import re
 
+import pytest
+
 from course.bench.result import BenchResult, Reason
 from course.kernel.provenance import Provenance
 from course.lessons.day86 import bench, chooser, figures
@@ -16,17 +18,24 @@ from course.lessons.day86 import bench, chooser, figures
 SMS = 132
 
 
-def _result(shapes=chooser.SHAPES) -> BenchResult:  # type: ignore[no-untyped-def]
+def _lt_rate(i: int, j: int) -> float:
+    return 450.0 + 7 * i + 20 * j  # made up: shape i, cuBLASLt plan j (heuristic, autotuned)
+
+
+def _result(shapes=chooser.SHAPES, lt=bench.LT_PEERS, notes=()) -> BenchResult:  # type: ignore[no-untyped-def]
     reasons: list[Reason] = []
     for i, shape in enumerate(shapes):
         pick = chooser.choose(*shape, SMS)
         kernel, peer = 400.0 + 10 * i, 500.0 + 3 * i
         low, high = (None, None) if len(set(shape)) == 1 else (kernel / peer - 0.02, kernel / peer + 0.01)
         reasons += bench._shape_reasons(shape, pick, kernel, peer, kernel / peer, low, high, "made up")
+        for j, name in enumerate(lt):
+            rate = _lt_rate(i, j)
+            reasons += bench._lt_reasons(shape, name, kernel, rate, kernel / rate, None, None, "made up")
     provenance = Provenance("2026-12-03T00:00:00+00:00", "test", "NVIDIA H200", "9.0", SMS, {})
     return BenchResult(
         lesson="day86", provenance=provenance, l2_bytes=60 * 2**20, unit="TFLOP/s", kernel_name="k",
-        rows=(), reasons=tuple(reasons),
+        rows=(), reasons=tuple(reasons), notes=tuple(notes),
     )  # fmt: skip
 
 
@@ -61,9 +70,9 @@ def test_every_number_in_the_findings_is_the_recordings():
         assert m[7] == r.pick.split(":")[0]
     ratios = [r.ratio for r in rows]
     mean = math.exp(sum(map(math.log, ratios)) / len(ratios))
-    assert f"geometric mean {mean:.2f}x" in lines[-1]
-    assert f"lowest {min(ratios):.2f}x" in lines[-1]
-    assert f"{sum(x >= 0.85 for x in ratios)} of {len(rows)} at 0.85x or better" in lines[-1]
+    assert f"geometric mean {mean:.2f}x" in lines[len(rows)]
+    assert f"lowest {min(ratios):.2f}x" in lines[len(rows)]
+    assert f"{sum(x >= 0.85 for x in ratios)} of {len(rows)} at 0.85x or better" in lines[len(rows)]
 
 
 def test_the_page_table_without_and_with_a_recording(monkeypatch):
@@ -78,3 +87,87 @@ def test_the_page_table_without_and_with_a_recording(monkeypatch):
     assert table.rows[0][2:4] == (f"{first.kernel:,.0f}", f"{first.peer:,.0f}")
     assert "NVIDIA H200 (132 SMs)" in table.note
     assert "<table>" in table._repr_html_()
+
+
+def test_the_cublaslt_plans_are_read_by_name_with_the_kernels_ratio_to_each():
+    rows = bench.shape_table(_result())
+    for i, r in enumerate(rows):
+        assert list(r.lt) == list(bench.LT_PEERS)
+        for j, name in enumerate(bench.LT_PEERS):
+            assert r.lt[name].rate == _lt_rate(i, j)
+            assert r.lt[name].ratio == pytest.approx(r.kernel / _lt_rate(i, j))
+    lines = bench._findings(_result())
+    assert len(lines) == len(rows) + 1 + len(bench.LT_PEERS)  # a sentence a shape, the summary, one a plan
+    for j, name in enumerate(bench.LT_PEERS):
+        to_lt = [r.lt[name].ratio for r in rows]
+        mean = math.exp(sum(map(math.log, to_lt)) / len(to_lt))
+        assert lines[len(rows) + 1 + j].startswith(f"Against {name}, same run: geometric mean {mean:.2f}x")
+
+
+def test_the_page_table_shows_the_cublaslt_columns_or_says_why_they_are_empty(monkeypatch):
+    result = _result()
+    monkeypatch.setattr(figures, "load", lambda lesson_id: result)
+    table = figures.recorded_shapes()
+    assert table.header[-2:] == ("cuBLASLt heuristic", "cuBLASLt autotuned")
+    first = bench.shape_table(result)[0]
+    heuristic = first.lt[bench.LT_PEERS[0]]
+    assert table.rows[0][-2] == f"{heuristic.rate:,.0f} ({heuristic.ratio:.2f}x)"
+    assert f"Against {bench.LT_PEERS[1]}: geometric mean" in table.note
+    why = f"{bench.LT_PEERS[0]}: not measured on this machine: nvmath-python is not installed"
+    bare = _result(lt=(), notes=(why,))
+    monkeypatch.setattr(figures, "load", lambda lesson_id: bare)
+    table = figures.recorded_shapes()
+    assert {row[-1] for row in table.rows} == {"not measured"} and why in table.note
+    older = _result(lt=())
+    monkeypatch.setattr(figures, "load", lambda lesson_id: older)
+    assert "made before they were measured" in figures.recorded_shapes().note
+
+
+@pytest.mark.parametrize(("bn", "cluster"), chooser.CONFIGS)
+def test_the_last_wave_problems_are_one_full_wave_and_one_unit_more(bn, cluster):
+    full, plus = bench.wave_shapes(bn, cluster, SMS)
+    one = chooser.estimate(*full, SMS, bn, cluster, 1)
+    two = chooser.estimate(*plus, SMS, bn, cluster, 1)
+    assert (one.units, one.waves) == (SMS // cluster, 1)
+    assert (two.units, two.waves) == (SMS // cluster + 1, 2)
+    assert full[0] == plus[0] and full[2] == plus[2] and plus[1] - full[1] == bn
+
+
+def _wave_result(builds) -> BenchResult:  # type: ignore[no-untyped-def]
+    reasons = []
+    for i, (bn, cluster) in enumerate(builds):
+        title = bench.wave_title(bn, cluster)
+        full, plus = 40.0 + i, 75.0 + 2 * i
+        reasons += [
+            Reason(f"{title}: one full wave", full, "us", "measured", "made up"),
+            Reason(f"{title}: one unit more", plus, "us", "measured", "made up"),
+            # recorded as the engine records ratios: full over plus, with its spread
+            Reason(title, full / plus, "x", "measured", "made up", full / plus - 0.05, full / plus + 0.02),
+        ]
+    base = _result(shapes=())
+    return BenchResult(
+        lesson="day86", provenance=base.provenance, l2_bytes=base.l2_bytes, unit="TFLOP/s", kernel_name="k",
+        rows=(), reasons=tuple(reasons),
+    )  # fmt: skip
+
+
+def test_the_last_wave_table_and_sentences_are_the_recordings(monkeypatch):
+    builds = chooser.CONFIGS[:3]
+    result = _wave_result(builds)
+    rows = bench.wave_table(result)
+    assert [(r.bn, r.cluster) for r in rows] == list(builds)
+    assert [(r.full_us, r.plus_us) for r in rows] == [(40.0 + i, 75.0 + 2 * i) for i in range(3)]
+    # read back as time: one unit more takes this many times the full wave, the spread inverted
+    assert rows[0].ratio == pytest.approx(75 / 40)
+    assert (rows[0].low, rows[0].high) == pytest.approx((1 / (40 / 75 + 0.02), 1 / (40 / 75 - 0.05)))
+    lines = bench._findings(result)
+    assert len(lines) == 3
+    assert lines[0] == (
+        f"The last partial wave, 128x{rows[0].bn} c{rows[0].cluster}: one unit more than a full wave takes "
+        f"75.0 us against 40.0 us, {75 / 40:.2f}x the time."
+    )
+    monkeypatch.setattr(figures, "load", lambda lesson_id: result)
+    table = figures.recorded_waves()
+    assert len(table.rows) == 3 and table.rows[1][2:4] == ("41.0", "77.0")
+    monkeypatch.setattr(figures, "load", lambda lesson_id: _result())
+    assert "Not recorded yet" in str(figures.recorded_waves())

@@ -22,7 +22,8 @@ def test_every_candidate_is_a_build_the_kernel_has():
 def test_the_picks_on_an_h200():
     # The picks the page explains (the dev notes list the same ones).
     picks = {shape: chooser.choose(*shape, SMS) for shape in chooser.SHAPES}
-    assert (picks[(1024, 1024, 1024)].bn, picks[(1024, 1024, 1024)].split) == (128, 2)
+    # The small squares: the narrow tile fills the SMs with no split of K to pay for.
+    assert all((picks[(s, s, s)].bn, picks[(s, s, s)].split) == (64, 1) for s in (512, 1024))
     assert all(
         (picks[s].bn, picks[s].cluster, picks[s].split) == (256, 2, 1)
         for s in [(4096, 4096, 4096), (8192, 8192, 8192), (4096, 11008, 4096), (16384, 4096, 4096)]
@@ -57,8 +58,8 @@ def test_best_for_a_build_is_the_cheapest_of_that_build():
     pick = chooser.best_for(1000, 1032, 520, SMS, 256, 2)
     same = [c for c in chooser.candidates(1000, 1032, 520, SMS) if (c.bn, c.cluster) == (256, 2)]
     assert pick == min(same, key=lambda c: c.est_us)
-    with pytest.raises(CourseError, match="no configuration 128x64"):
-        chooser.best_for(1000, 1032, 520, SMS, 64, 2)
+    with pytest.raises(CourseError, match="no configuration 128x32"):
+        chooser.best_for(1000, 1032, 520, SMS, 32, 2)
 
 
 def test_an_invalid_split_has_no_estimate():

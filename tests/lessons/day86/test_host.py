@@ -8,7 +8,7 @@ from course.errors import CourseError
 from course.lessons import get_lesson
 from course.lessons._ladder import Problem, check_shape, ragged_problem
 from course.lessons.day86 import chooser
-from course.lessons.day86.host import HOST, RUN_SHAPE, build_of
+from course.lessons.day86.host import HOST, RUN_SHAPE, RUN_SPLIT, build_of
 from course.quiz.loader import load_quiz
 
 LESSON = get_lesson("day86")
@@ -101,4 +101,8 @@ def test_the_host_declares_its_run_options_and_cases():
         assert set(e.options) <= set(HOST.run_options)
         if "shape" in e.options:
             check_shape(*e.options["shape"], 8)
-    assert chooser.best_for(*RUN_SHAPE, 132, 256, 2).split == 3  # the split the page says the run uses
+    # The run splits K (so its reduction runs); the chooser, pricing the reduction, would not here.
+    assert RUN_SPLIT == 3 and chooser.best_for(*RUN_SHAPE, 132, 256, 2).split == 1
+    assert [e.options for e in HOST.cases if e.name == "no-split"] == [
+        {"split": 1}
+    ]  # the run without it
