@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from ..lesson import Lesson
 from .draw import png_bytes
 from .model import Timeline
-from .store import load, recorded_path
+from .store import load, recorded_cost, recorded_path
 from .summary import summarize
 
 
@@ -102,6 +102,9 @@ def _section(lesson: Lesson, directory: Path | None) -> TimelineSection:
         if p is not None
         else "Recorded timeline."
     )
+    cost = recorded_cost(lesson.id, directory)
+    if cost is not None:
+        said += " " + cost.sentence()
     return TimelineSection(lesson.id, recorded, png, False, said)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -224,3 +225,58 @@ def load(lesson_id: str, directory: Path | None = None, roles: Sequence[str] = (
     if timeline.lesson != lesson_id:
         raise TimelineError(f"the timeline is for lesson {timeline.lesson!r}, not {lesson_id!r}", path=path)
     return timeline
+
+
+@dataclass(frozen=True)
+class RecordedCost:
+    """What recording cost a lesson's kernel, from the honesty checks (``checks.json``): the
+    stamped build against the plain one, both checked, timed interleaved on the same GPU."""
+
+    n: int
+    plain_ms: float
+    timeline_ms: float
+    device: str
+    recorded_at: str
+
+    @property
+    def ratio(self) -> float:
+        return self.timeline_ms / self.plain_ms
+
+    def sentence(self) -> str:
+        pct = (self.ratio - 1.0) * 100.0
+        cost = f"{pct:.0f}% of its time" if pct >= 0.5 else "nothing measurable"
+        return (
+            f"Recording costs this kernel {cost} at N = {self.n} ({self.plain_ms * 1000:.0f} µs built plain, "
+            f"{self.timeline_ms * 1000:.0f} µs recording; both checked, then timed interleaved on the "
+            f"{self.device}, {self.recorded_at[:10]})"
+            + (
+                ", so the recorded run is about that much slower than the kernel the speed section times."
+                if pct >= 10
+                else "."
+            )
+        )
+
+
+CHECKS_FILE = "checks.json"
+
+
+def recorded_cost(lesson_id: str, directory: Path | None = None) -> RecordedCost | None:
+    """The recorded cost of the stamps for ``lesson_id``; None where the checks did not measure it."""
+    path = (directory or timeline_dir()) / CHECKS_FILE
+    if not path.exists():
+        return None
+    data = _data.read_json(path, "the timeline checks", TimelineError)
+    entry = (data.get("lessons") or {}).get(lesson_id) if isinstance(data, dict) else None
+    overhead = entry.get("overhead") if isinstance(entry, dict) else None
+    if not isinstance(overhead, dict):
+        return None
+    try:
+        return RecordedCost(
+            int(entry.get("n", data.get("n"))),
+            float(overhead["plain_ms"]),
+            float(overhead["timeline_ms"]),
+            str(data["device"]),
+            str(data["recorded_at"]),
+        )
+    except (KeyError, TypeError, ValueError) as e:
+        raise TimelineError(f"the overhead of {lesson_id} cannot be read ({e})", path=path) from None

@@ -1,0 +1,59 @@
+"""The timeline section says what recording cost the kernel, from the recorded honesty checks."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from course.errors import CourseError
+from course.lessons import get_lesson
+from course.timeline.section import timeline_section
+from course.timeline.store import CHECKS_FILE, recorded_cost, timeline_dir
+
+
+def _checks(tmp_path, overhead):
+    data = {
+        "device": "NVIDIA H200",
+        "recorded_at": "2026-11-30T16:47:50+00:00",
+        "n": 4096,
+        "lessons": {"day80": {"n": 4096, "overhead": overhead}},
+    }
+    (tmp_path / CHECKS_FILE).write_text(json.dumps(data))
+
+
+def test_the_cost_is_read_from_the_checks_and_said_with_its_numbers(tmp_path):
+    _checks(tmp_path, {"plain_ms": 0.2, "timeline_ms": 0.25})
+    cost = recorded_cost("day80", tmp_path)
+    assert cost is not None and cost.ratio == pytest.approx(1.25)
+    said = cost.sentence()
+    assert "25% of its time at N = 4096 (200 µs built plain, 250 µs recording" in said
+    assert "about that much slower" in said  # over 10%: the learner is told what it means
+    _checks(tmp_path, {"plain_ms": 0.2, "timeline_ms": 0.204})
+    said = recorded_cost("day80", tmp_path).sentence()
+    assert "2% of its time" in said and "slower" not in said
+    _checks(tmp_path, {"plain_ms": 6.60, "timeline_ms": 6.55})
+    assert "nothing measurable" in recorded_cost("day80", tmp_path).sentence()
+    assert recorded_cost("day81", tmp_path) is None  # not measured: nothing said
+
+
+def test_a_broken_checks_file_is_named(tmp_path):
+    _checks(tmp_path, {"plain_ms": "fast"})
+    with pytest.raises(CourseError) as e:
+        recorded_cost("day80", tmp_path)
+    assert CHECKS_FILE in str(e.value.path)
+
+
+def test_each_recorded_page_says_its_own_recorded_cost():
+    data = json.loads((timeline_dir() / CHECKS_FILE).read_text())
+    for lesson_id, entry in data["lessons"].items():
+        overhead = entry.get("overhead")
+        if overhead is None:  # not measured for this lesson: nothing is said
+            assert "Recording costs" not in timeline_section(get_lesson(lesson_id)).message
+            continue
+        pct = (overhead["timeline_ms"] / overhead["plain_ms"] - 1) * 100
+        message = timeline_section(get_lesson(lesson_id)).message
+        if pct >= 0.5:
+            assert f"Recording costs this kernel {pct:.0f}% of its time" in message, lesson_id
+        else:
+            assert "Recording costs this kernel nothing measurable" in message, lesson_id
