@@ -267,9 +267,9 @@ def recorded_cost(lesson_id: str, directory: Path | None = None) -> RecordedCost
         return None
     data = _data.read_json(path, "the timeline checks", TimelineError)
     entry = (data.get("lessons") or {}).get(lesson_id) if isinstance(data, dict) else None
-    overhead = entry.get("overhead") if isinstance(entry, dict) else None
-    if not isinstance(overhead, dict):
+    if not isinstance(entry, dict) or not isinstance(entry.get("overhead"), dict):
         return None
+    overhead = entry["overhead"]
     try:
         return RecordedCost(
             int(entry.get("n", data.get("n"))),
