@@ -103,6 +103,4 @@ def test_the_host_declares_its_run_options_and_cases():
             check_shape(*e.options["shape"], 8)
     # The run splits K (so its reduction runs); the chooser, pricing the reduction, would not here.
     assert RUN_SPLIT == 3 and chooser.best_for(*RUN_SHAPE, 132, 256, 2).split == 1
-    assert [e.options for e in HOST.cases if e.name == "no-split"] == [
-        {"split": 1}
-    ]  # the run without it
+    assert [e.options for e in HOST.cases if e.name == "no-split"] == [{"split": 1}]  # the run without it
