@@ -27,8 +27,17 @@ from ..errors import EnvironmentProblem
 WORKSPACE_BYTES = 32 << 20  # cuBLASLt's workspace: enough for every FP8 algorithm the heuristic offers
 
 
+def device_scales(scale_a: float, scale_b: float) -> Any:
+    """The two per-tensor scales as a float32 CuPy array on the device, made once per input set
+    (copied before timing: a copy from pageable memory inside a timed loop would synchronise)."""
+    # heavy: cupy, when a GPU path runs
+    import cupy as cp
+
+    return cp.asarray(np.array([scale_a, scale_b], dtype=np.float32))
+
+
 class LtFp8:
-    """A cuBLASLt FP8 matmul plan for one shape: ``plan(a_bits, b_bits, d, scale_a, scale_b)``."""
+    """A cuBLASLt FP8 matmul plan for one shape: ``plan(a_bits, b_bits, d, device_scales(sa, sb))``."""
 
     def __init__(self, m: int, n: int, k: int, fast_accum: bool = False):
         # heavy: cupy, when a GPU path runs
@@ -52,7 +61,7 @@ class LtFp8:
         attr = lt.MatmulDescAttribute
         self.desc = lt.matmul_desc_create(int(ComputeType.COMPUTE_32F), int(CudaDataType.CUDA_R_32F))
         # Kept alive on self: cuBLASLt reads attribute buffers at set time, scales at run time.
-        self._host = {
+        self._host: dict[str, np.ndarray] = {
             "transa": np.array(1, dtype=np.int32),  # CUBLAS_OP_T
             "transb": np.array(0, dtype=np.int32),  # CUBLAS_OP_N
             "fast": np.array(1 if fast_accum else 0, dtype=np.int8),
@@ -60,18 +69,11 @@ class LtFp8:
             "beta": np.array(0.0, dtype=np.float32),
             "workspace": np.array(WORKSPACE_BYTES, dtype=np.uint64),
         }
-        self.scales = cp.ones(2, dtype=cp.float32)  # [scale of cuBLASLt's A = our B, of its B = our A]
         h = self._host
         self._set(attr.TRANSA, h["transa"])
         self._set(attr.TRANSB, h["transb"])
         self._set(attr.FAST_ACCUM, h["fast"])
-        ptrs = {
-            "a": np.array(self.scales.data.ptr, dtype=np.uint64),
-            "b": np.array(self.scales.data.ptr + 4, dtype=np.uint64),
-        }
-        self._host.update({"pa": ptrs["a"], "pb": ptrs["b"]})
-        self._set(attr.A_SCALE_POINTER, ptrs["a"])
-        self._set(attr.B_SCALE_POINTER, ptrs["b"])
+        self._scales_at = -1  # the device address the scale pointers were last set to
         e4m3, f16 = int(CudaDataType.CUDA_R_8F_E4M3), int(CudaDataType.CUDA_R_16F)
         self.a_layout = lt.matrix_layout_create(e4m3, k, n, k)  # our B: K x N column-major, ld K
         self.b_layout = lt.matrix_layout_create(e4m3, k, m, k)  # our A: K x M column-major, ld K
@@ -107,15 +109,22 @@ class LtFp8:
     def _set(self, attribute: Any, value: np.ndarray) -> None:
         self.lt.matmul_desc_set_attribute(self.desc, int(attribute), value.ctypes.data, value.nbytes)
 
-    def set_scales(self, scale_a: float, scale_b: float) -> None:
-        """The per-tensor scales of our A and B (asynchronous on the current stream)."""
-        # heavy: cupy, when a GPU path runs
-        import cupy as cp
+    def _point_at(self, scales: Any) -> None:
+        """Point cuBLASLt's scale attributes at ``scales`` = [scale of A, scale of B] on the device
+        (its "A" is our B). A host-side descriptor change, no copy: set only when the array moves."""
+        ptr = int(scales.data.ptr)
+        if ptr == self._scales_at:
+            return
+        attr = self.lt.MatmulDescAttribute
+        self._host["pa"] = np.array(ptr + 4, dtype=np.uint64)  # cuBLASLt's A = our B: scales[1]
+        self._host["pb"] = np.array(ptr, dtype=np.uint64)  # cuBLASLt's B = our A: scales[0]
+        self._set(attr.A_SCALE_POINTER, self._host["pa"])
+        self._set(attr.B_SCALE_POINTER, self._host["pb"])
+        self._scales_at = ptr
 
-        self.scales.set(np.array([scale_b, scale_a], dtype=np.float32), stream=cp.cuda.get_current_stream())
-
-    def __call__(self, a: Any, b: Any, d: Any) -> None:
-        """D = scale_a scale_b (A B^T) on the current CuPy stream (``a``, ``b``: uint8 e4m3 bits)."""
+    def __call__(self, a: Any, b: Any, d: Any, scales: Any) -> None:
+        """D = scale_a scale_b (A B^T) on the current CuPy stream. ``a``, ``b``: uint8 e4m3 bits;
+        ``scales``: a float32 CuPy array [scale_a, scale_b] (``device_scales``), read by the GPU."""
         # heavy: cupy, when a GPU path runs
         import cupy as cp
 
@@ -124,6 +133,7 @@ class LtFp8:
             raise ValueError(
                 f"this plan is for A {m}x{k}, B {n}x{k}, D {m}x{n} (got {a.shape}, {b.shape}, {d.shape})"
             )
+        self._point_at(scales)
         h = self._host
         self.lt.matmul(
             self.handle,

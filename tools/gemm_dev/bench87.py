@@ -36,7 +36,7 @@ from cuda.bindings import driver
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # the staged course package (course.hopper.fp8, course.bench.lt_fp8)
-from course.bench.lt_fp8 import LtFp8  # noqa: E402
+from course.bench.lt_fp8 import LtFp8, device_scales  # noqa: E402
 from course.hopper import fp8  # noqa: E402
 
 REPS = 20
@@ -168,9 +168,10 @@ def launcher(ops: Operands, b: Build, every: int, sms: int):
 
 
 def lt_launcher(ops: Operands, plan: LtFp8):
+    scales = [device_scales(ops.qa[j].scale, ops.qb[j].scale) for j in range(ops.sets)]
+
     def run(j: int) -> None:
-        plan.set_scales(ops.qa[j].scale, ops.qb[j].scale)
-        plan(ops.qa[j].bits, ops.qb[j].bits, ops.d[j])
+        plan(ops.qa[j].bits, ops.qb[j].bits, ops.d[j], scales[j])
 
     return run
 

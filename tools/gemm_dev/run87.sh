@@ -5,7 +5,8 @@
 # builds, quantiser check, correctness and speed against cuBLASLt FP8 at
 # 4096 and 8192, the accuracy curve against K). Run from the staged folder
 # (stage87.sh). Every step has a timeout: a deadlocked mbarrier never
-# returns. Output: $OUT/run87.log and $OUT/bench87.json. STEPS (default
+# returns; then `course run day87` and `course bench day87` from the
+# staged tree. Output: $OUT/run87.log, $OUT/bench87.json, $OUT/bench/. STEPS (default
 # "check sanitize bench") picks steps; BENCH_ARGS goes to bench87.py.
 cd "$(dirname "$0")"
 export OUT=${OUT:-/tmp}
@@ -16,7 +17,7 @@ if [ -d ../.whl ]; then  # nvmath-python, carried as a wheel
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site ../.whl/nvmath_python-*.whl
   export PYTHONPATH=/tmp/site
 fi
-STEPS=${STEPS:-"check sanitize bench"}
+STEPS=${STEPS:-"check sanitize bench course"}
 CFGS="bn256_c2_p0 bn256_c1_p0 bn128_c2_p1 bn128_c1_p1"
 date -u
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
@@ -45,6 +46,11 @@ if [[ $STEPS == *bench* ]]; then
   echo "=== bench87"
   timeout -k 5 ${BENCH_TIMEOUT:-300} python3 bench87.py gemm8_fp8.cu $BENCH_ARGS
   echo "bench rc=$?"
+fi
+if [[ $STEPS == *course* ]]; then  # the course's own host and benchmark, from the staged tree
+  ( cd tree && export PYTHONPATH=/tmp/site:$PWD COURSE_REQUIRE_GPU=1
+    echo "=== course run day87"; timeout -k 5 120 python3 -m course run day87; echo "rc=$?"
+    echo "=== course bench day87"; timeout -k 5 ${COURSE_BENCH_TIMEOUT:-240} python3 -m course bench day87 --out "$OUT/bench"; echo "rc=$?" )
 fi
 nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv
 date -u

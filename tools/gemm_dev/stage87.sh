@@ -8,7 +8,10 @@ WT=$(cd "$(dirname "$0")/../.." && pwd)
 DEST=/work/main/.dev87
 rm -rf "$DEST"; mkdir -p "$DEST/bin"
 cp "$WT"/kernels/gemm8_fp8.cu "$WT"/tools/gemm_dev/{bench87.py,run87.sh} "$DEST/"
-cp -r "$WT"/course "$DEST/course"; find "$DEST/course" -name __pycache__ -prune -exec rm -rf {} +
+cp -r "$WT"/course "$DEST/course"
+# A checkout of this tree for `python -m course run/bench day87` (the device gets /work/main's tree).
+mkdir -p "$DEST/tree"; cp -r "$WT"/{course,kernels,content,evidence,notebooks} "$DEST/tree/"
+find "$DEST" -name __pycache__ -prune -exec rm -rf {} +
 REP="$WT"/tools/gemm_dev/ptxas/gemm8_fp8.txt
 echo "# kernels/gemm8_fp8.cu, $(nvcc --version | tail -1)" > "$REP"
 for c in "256 2 0" "256 1 0" "128 2 1" "128 1 1"; do
