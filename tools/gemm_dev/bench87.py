@@ -357,6 +357,7 @@ def accuracy(builds: dict, sms: int, ks: tuple[int, ...]) -> None:
 def main() -> int:
     src = Path(sys.argv[1]).read_text()
     quick = "--quick" in sys.argv
+    skip_accuracy = "--no-accuracy" in sys.argv
     dev = cp.cuda.Device()
     sms = int(dev.attributes["MultiProcessorCount"])
     props = cp.cuda.runtime.getDeviceProperties(0)
@@ -391,18 +392,11 @@ def main() -> int:
         say(f"compiled {b.name()} with NVRTC in {b.compile_s:.1f}s")
     stream = cp.cuda.Stream(non_blocking=True)
     with stream:
-        for name, fn, args in (
-            ("speed", speed, (builds, sms, (4096,) if quick else (4096, 8192), have_torch)),
-            (
-                "accuracy",
-                accuracy,
-                (
-                    builds,
-                    sms,
-                    (256, 1024, 4096, 16384) if quick else (256, 512, 1024, 2048, 4096, 8192, 16384),
-                ),
-            ),
-        ):
+        ks = (256, 1024, 4096, 16384) if quick else (256, 512, 1024, 2048, 4096, 8192, 16384)
+        steps: list = [("speed", speed, (builds, sms, (4096,) if quick else (4096, 8192), have_torch))]
+        if not skip_accuracy:
+            steps.append(("accuracy", accuracy, (builds, sms, ks)))
+        for name, fn, args in steps:
             t0 = time.perf_counter()
             try:
                 fn(*args)

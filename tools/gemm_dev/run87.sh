@@ -1,56 +1,74 @@
 #!/bin/bash
-# One device call for the Day 87 kernel (kernels/gemm8_fp8.cu): the
-# standalone binaries' ragged-shape checks (four builds, in parallel),
-# compute-sanitizer racecheck at small ragged sizes, then bench87.py (NVRTC
-# builds, quantiser check, correctness and speed against cuBLASLt FP8 at
-# 4096 and 8192, the accuracy curve against K). Run from the staged folder
-# (stage87.sh). Every step has a timeout: a deadlocked mbarrier never
-# returns; then `course run day87` and `course bench day87` from the
-# staged tree. Output: $OUT/run87.log, $OUT/bench87.json, $OUT/bench/. STEPS (default
-# "check sanitize bench") picks steps; BENCH_ARGS goes to bench87.py.
+# One device call for the Day 87 kernel (kernels/gemm8_fp8.cu), run from the
+# staged folder (stage87.sh), most needed first, each step with its own time
+# limit inside BUDGET seconds (a deadlocked mbarrier never returns):
+#   check     the standalone binaries' ragged-shape self-checks (four builds, in parallel)
+#   course    from the staged tree: python -m course run day87, record day87
+#             (--out $OUT/evidence), bench day87 (--out $OUT/bench: against cuBLASLt
+#             FP8, the promotion intervals, the accuracy curve against K), then
+#             pytest -m gpu tests/lessons/day87
+#   bench     bench87.py: the quantiser against ml_dtypes, every build at 4096 and
+#             8192 beside cuBLASLt and torch._scaled_mm (BENCH_ARGS, e.g. --no-accuracy)
+#   sanitize  compute-sanitizer racecheck and synccheck at small ragged shapes
+# Output: $OUT/run87.log, $OUT/bench87.json, $OUT/evidence/, $OUT/bench/.
 cd "$(dirname "$0")"
 export OUT=${OUT:-/tmp}
-LOG=$OUT/run87.log
-exec > >(tee "$LOG") 2>&1
+mkdir -p "$OUT/evidence" "$OUT/bench"
 export PYTHONUNBUFFERED=1
 if [ -d ../.whl ]; then  # nvmath-python, carried as a wheel
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site ../.whl/nvmath_python-*.whl
   export PYTHONPATH=/tmp/site
 fi
-STEPS=${STEPS:-"check sanitize bench course"}
+STEPS=${STEPS:-"check course bench sanitize"}
 CFGS="bn256_c2_p0 bn256_c1_p0 bn128_c2_p1 bn128_c1_p1"
+START=$(date +%s)
+BUDGET=${BUDGET:-450}
+left() { echo $((BUDGET - ($(date +%s) - START))); }
+step() {  # step NAME LIMIT CMD...: run CMD with at most LIMIT seconds (less if the budget is short)
+  local name=$1 limit=$2; shift 2
+  local l; l=$(left); [ "$l" -lt "$limit" ] && limit=$l
+  echo; echo "=== $name ($(date -u +%H:%M:%S), limit ${limit}s) ==="
+  if [ "$limit" -le 10 ]; then echo "NOT RUN: the call's time is spent"; return; fi
+  timeout -k 5 "$limit" "$@"; echo "--- $name: exit $?"
+}
+main() {
 date -u
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
 nvcc --version | tail -2
-python3 -c "import cupy, cuda.bindings; print('cupy', cupy.__version__, 'cuda-bindings', cuda.bindings.__version__)"
+python3 -c "import sys, cupy, cuda.bindings; print(sys.version.split()[0], 'cupy', cupy.__version__, 'cuda-bindings', cuda.bindings.__version__)"
 if [[ $STEPS == *check* ]]; then
   pids=""
   for c in $CFGS; do
-    ( timeout -k 5 ${CHECK_TIMEOUT:-60} ./bin/gemm8_$c > chk_$c.log 2>&1; echo "rc=$?" >> chk_$c.log ) &
+    ( timeout -k 5 60 ./bin/gemm8_$c > chk_$c.log 2>&1; echo "rc=$?" >> chk_$c.log ) &
     pids="$pids $!"
   done
   for p in $pids; do wait $p; done
   for c in $CFGS; do echo "=== check $c"; cat chk_$c.log; done
   if grep -qE "rc=(124|137)" chk_*.log; then echo "a check timed out: skipping the sanitizer"; STEPS=${STEPS/sanitize/}; fi
 fi
+if [[ $STEPS == *course* ]]; then  # the course's own host and benchmark, from the staged tree
+  cd tree
+  export COURSE_REQUIRE_GPU=1
+  PYTHONPATH=/tmp/site:$PWD step "course run day87" 90 python3 -m course run day87
+  PYTHONPATH=/tmp/site:$PWD step "course record day87" 90 python3 -m course record day87 --out "$OUT/evidence"
+  PYTHONPATH=/tmp/site:$PWD step "course bench day87" ${COURSE_BENCH_TIMEOUT:-220} python3 -m course bench day87 --out "$OUT/bench"
+  PYTHONPATH=/tmp/site:$PWD step "GPU tests: tests/lessons/day87" 120 python3 -m pytest -q -p no:cacheprovider -m gpu \
+    tests/lessons/day87 -W ignore::DeprecationWarning
+  unset COURSE_REQUIRE_GPU
+  cd ..
+fi
+if [[ $STEPS == *bench* ]]; then
+  step "bench87" 120 python3 bench87.py gemm8_fp8.cu $BENCH_ARGS
+fi
 if [[ $STEPS == *sanitize* ]]; then
   for run in "bn256_c2_p0:200:136:144:0" "bn128_c2_p1:200:136:1104:3"; do
     set -- ${run//:/ }
     for tool in racecheck synccheck; do
-      echo "=== sanitizer $tool $*"
-      timeout -k 5 60 compute-sanitizer --tool $tool ./bin/gemm8_$1 $2 $3 $4 $5 2>&1 | tail -3
+      step "sanitizer $tool $*" 40 compute-sanitizer --tool $tool ./bin/gemm8_$1 $2 $3 $4 $5
     done
   done
 fi
-if [[ $STEPS == *bench* ]]; then
-  echo "=== bench87"
-  timeout -k 5 ${BENCH_TIMEOUT:-300} python3 bench87.py gemm8_fp8.cu $BENCH_ARGS
-  echo "bench rc=$?"
-fi
-if [[ $STEPS == *course* ]]; then  # the course's own host and benchmark, from the staged tree
-  ( cd tree && export PYTHONPATH=/tmp/site:$PWD COURSE_REQUIRE_GPU=1
-    echo "=== course run day87"; timeout -k 5 120 python3 -m course run day87; echo "rc=$?"
-    echo "=== course bench day87"; timeout -k 5 ${COURSE_BENCH_TIMEOUT:-240} python3 -m course bench day87 --out "$OUT/bench"; echo "rc=$?" )
-fi
 nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv
 date -u
+}
+main 2>&1 | tee "$OUT/run87.log"

@@ -10,7 +10,7 @@ rm -rf "$DEST"; mkdir -p "$DEST/bin"
 cp "$WT"/kernels/gemm8_fp8.cu "$WT"/tools/gemm_dev/{bench87.py,run87.sh} "$DEST/"
 cp -r "$WT"/course "$DEST/course"
 # A checkout of this tree for `python -m course run/bench day87` (the device gets /work/main's tree).
-mkdir -p "$DEST/tree"; cp -r "$WT"/{course,kernels,content,evidence,notebooks} "$DEST/tree/"
+mkdir -p "$DEST/tree"; cp -r "$WT"/{course,kernels,content,evidence,notebooks,tests,pyproject.toml} "$DEST/tree/"
 find "$DEST" -name __pycache__ -prune -exec rm -rf {} +
 REP="$WT"/tools/gemm_dev/ptxas/gemm8_fp8.txt
 echo "# kernels/gemm8_fp8.cu, $(nvcc --version | tail -1)" > "$REP"
