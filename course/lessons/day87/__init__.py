@@ -14,6 +14,8 @@ LESSON = wgmma_gemm_lesson(
         "constants",
         "smem-layout",
         "descriptor",
+        "mbarrier",
+        "tma-load",
         "wgmma",
         "schedule",
         "epilogue",
