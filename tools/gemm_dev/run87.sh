@@ -5,7 +5,8 @@
 #   check     the standalone binaries' ragged-shape self-checks (four builds, in parallel)
 #   course    from the staged tree: python -m course run day87, record day87
 #             (--out $OUT/evidence), bench day87 (--out $OUT/bench: against cuBLASLt
-#             FP8, the promotion intervals, the accuracy curve against K), then
+#             FP8, the promotion intervals, the accuracy curve against K), timeline
+#             day87 --n 1024 (--out $OUT/timeline), then
 #             pytest -m gpu tests/lessons/day87
 #   bench     bench87.py: the quantiser against ml_dtypes, every build at 4096 and
 #             8192 beside cuBLASLt and torch._scaled_mm (BENCH_ARGS, e.g. --no-accuracy)
@@ -13,7 +14,7 @@
 # Output: $OUT/run87.log, $OUT/bench87.json, $OUT/evidence/, $OUT/bench/.
 cd "$(dirname "$0")"
 export OUT=${OUT:-/tmp}
-mkdir -p "$OUT/evidence" "$OUT/bench"
+mkdir -p "$OUT/evidence" "$OUT/bench" "$OUT/timeline"
 export PYTHONUNBUFFERED=1
 if [ -d ../.whl ]; then  # nvmath-python, carried as a wheel
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site ../.whl/nvmath_python-*.whl
@@ -52,6 +53,7 @@ if [[ $STEPS == *course* ]]; then  # the course's own host and benchmark, from t
   PYTHONPATH=/tmp/site:$PWD step "course run day87" 90 python3 -m course run day87
   PYTHONPATH=/tmp/site:$PWD step "course record day87" 90 python3 -m course record day87 --out "$OUT/evidence"
   PYTHONPATH=/tmp/site:$PWD step "course bench day87" ${COURSE_BENCH_TIMEOUT:-220} python3 -m course bench day87 --out "$OUT/bench"
+  PYTHONPATH=/tmp/site:$PWD step "course timeline day87 --n 1024" 60 python3 -m course timeline day87 --n 1024 --out "$OUT/timeline"
   PYTHONPATH=/tmp/site:$PWD step "GPU tests: tests/lessons/day87" 120 python3 -m pytest -q -p no:cacheprovider -m gpu \
     tests/lessons/day87 -W ignore::DeprecationWarning
   unset COURSE_REQUIRE_GPU
