@@ -18,7 +18,7 @@ import numpy as np
 from ...errors import CourseError
 from . import LESSON
 
-__all__ = ["K_TILE", "chain_sum", "promotions", "scale_of_d"]
+__all__ = ["K_TILE", "chain_sum", "promotions", "scale_of_d", "staged_pair"]
 
 _K = LESSON.constants()
 K_TILE = int(_K["kBK"])  # elements of K per K-tile: 128
@@ -67,3 +67,12 @@ def chain_sum(terms: np.ndarray, bits: int, group: int = 32, every: int = 0) -> 
 def scale_of_d(scale_a: float, scale_b: float) -> float:
     """What the kernel multiplies every element of D by: sA * sB, in float32 as it receives it."""
     return float(np.float32(np.float32(scale_a) * np.float32(scale_b)))
+
+
+def staged_pair(sb: int, half: int, a0: int, a1: int, s: int) -> tuple[int, int, int]:
+    """The coding exercise's model: (byte offset from the chunk's address, lo x 64, hi x 64) of one
+    stored pair, for accumulators ``a0``, ``a1`` and scale ``s`` / 8. Box ``sb`` is 64 x 64 halves
+    further on; ``half`` = 1 is 8 rows down; each value stored is its accumulator times the scale."""
+    rows, cols = int(_K["kBoxDRows"]), int(_K["kBoxDCols"])
+    scale = s / 8
+    return (sb * rows * cols + half * 8 * cols) * 2, int(a0 * scale * 64), int(a1 * scale * 64)
