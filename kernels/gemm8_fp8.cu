@@ -20,10 +20,10 @@
 //    the descriptors are step 7's byte for byte: a K-tile of 128 elements
 //    is one 128-byte swizzle row, four k32 wgmmas deep. There is no
 //    transpose for 8-bit types: the instruction takes no trans-a / trans-b
-//    immediates for .e4m3 / .e5m2, and both operands must be K-major in
-//    shared memory ("Matrices A and B are K-major" for every type but
-//    .f16/.bf16: PTX ISA, wgmma "Matrix Data-types" and "Shared Memory
-//    Matrix Layout"). A (M x K) and B (N x K), both K contiguous, is the
+//    immediates for .e4m3 / .e5m2 (the transpose is offered for .f16 and
+//    .bf16 only), so both operands must be K-major in shared memory (PTX
+//    ISA, wgmma.mma_async, "Matrix Data-types" and "Shared Memory Matrix
+//    Layout"). A (M x K) and B (N x K), both K contiguous, is the
 //    ladder's TN layout already; a row-major K x N B would need a
 //    transpose first.
 //
