@@ -166,9 +166,7 @@ def encode(tile_map: TileMap, address: int) -> np.void:
     """
     tile_map.check(address)
     if tile_map.elem_bytes not in _DTYPES:
-        raise TensorMapRuleError(
-            "dtype", f"element size must be 4, 2 or 1 bytes (got {tile_map.elem_bytes})"
-        )
+        raise TensorMapRuleError("dtype", f"element size must be 4, 2 or 1 bytes (got {tile_map.elem_bytes})")
     d = driver()
     u64, u32 = d.cuuint64_t, d.cuuint32_t
     swizzle = {
