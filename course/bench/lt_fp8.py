@@ -27,13 +27,17 @@ from ..errors import EnvironmentProblem
 WORKSPACE_BYTES = 32 << 20  # cuBLASLt's workspace: enough for every FP8 algorithm the heuristic offers
 
 
-def device_scales(scale_a: float, scale_b: float) -> Any:
-    """The two per-tensor scales as a float32 CuPy array on the device, made once per input set
-    (copied before timing: a copy from pageable memory inside a timed loop would synchronise)."""
+def device_scales(scale_a: float, scale_b: float) -> tuple[Any, Any]:
+    """The two per-tensor scales as float32 scalars on the device, each its own allocation (so each
+    is aligned as cuBLASLt expects a scale pointer to be), made once per input set: a copy from
+    pageable memory inside a timed loop would synchronise."""
     # heavy: cupy, when a GPU path runs
     import cupy as cp
 
-    return cp.asarray(np.array([scale_a, scale_b], dtype=np.float32))
+    return (
+        cp.asarray(np.array([scale_a], dtype=np.float32)),
+        cp.asarray(np.array([scale_b], dtype=np.float32)),
+    )
 
 
 class LtFp8:
@@ -73,7 +77,11 @@ class LtFp8:
         self._set(attr.TRANSA, h["transa"])
         self._set(attr.TRANSB, h["transb"])
         self._set(attr.FAST_ACCUM, h["fast"])
-        self._scales_at = -1  # the device address the scale pointers were last set to
+        # The scale pointers are set before the heuristic is asked, so it picks among algorithms that
+        # scale; each call then points them at its input set's scales (a descriptor change, no copy).
+        self._scales_at: tuple[int, int] = (-1, -1)
+        self._ones = device_scales(1.0, 1.0)
+        self._point_at(self._ones)
         e4m3, f16 = int(CudaDataType.CUDA_R_8F_E4M3), int(CudaDataType.CUDA_R_16F)
         self.a_layout = lt.matrix_layout_create(e4m3, k, n, k)  # our B: K x N column-major, ld K
         self.b_layout = lt.matrix_layout_create(e4m3, k, m, k)  # our A: K x M column-major, ld K
@@ -99,7 +107,7 @@ class LtFp8:
             self.heuristic.ctypes.data,
             count.ctypes.data,
         )
-        if int(count[0]) < 1:
+        if int(count[0]) < 1 or int(self.heuristic["state"][0]) != 0:
             raise EnvironmentProblem(
                 f"cuBLASLt offers no FP8 algorithm for {m} x {n} x {k} on this GPU (it needs compute "
                 "capability 8.9 or newer, and K, N multiples of 16)"
@@ -109,22 +117,22 @@ class LtFp8:
     def _set(self, attribute: Any, value: np.ndarray) -> None:
         self.lt.matmul_desc_set_attribute(self.desc, int(attribute), value.ctypes.data, value.nbytes)
 
-    def _point_at(self, scales: Any) -> None:
-        """Point cuBLASLt's scale attributes at ``scales`` = [scale of A, scale of B] on the device
-        (its "A" is our B). A host-side descriptor change, no copy: set only when the array moves."""
-        ptr = int(scales.data.ptr)
-        if ptr == self._scales_at:
+    def _point_at(self, scales: tuple[Any, Any]) -> None:
+        """Point cuBLASLt's scale attributes at ``scales`` = (scale of our A, scale of our B) on the
+        device; its "A" is our B. Set only when the arrays change."""
+        ptrs = (int(scales[0].data.ptr), int(scales[1].data.ptr))
+        if ptrs == self._scales_at:
             return
         attr = self.lt.MatmulDescAttribute
-        self._host["pa"] = np.array(ptr + 4, dtype=np.uint64)  # cuBLASLt's A = our B: scales[1]
-        self._host["pb"] = np.array(ptr, dtype=np.uint64)  # cuBLASLt's B = our A: scales[0]
+        self._host["pa"] = np.array(ptrs[1], dtype=np.uint64)  # cuBLASLt's A = our B
+        self._host["pb"] = np.array(ptrs[0], dtype=np.uint64)  # cuBLASLt's B = our A
         self._set(attr.A_SCALE_POINTER, self._host["pa"])
         self._set(attr.B_SCALE_POINTER, self._host["pb"])
-        self._scales_at = ptr
+        self._scales_at = ptrs
 
     def __call__(self, a: Any, b: Any, d: Any, scales: Any) -> None:
         """D = scale_a scale_b (A B^T) on the current CuPy stream. ``a``, ``b``: uint8 e4m3 bits;
-        ``scales``: a float32 CuPy array [scale_a, scale_b] (``device_scales``), read by the GPU."""
+        ``scales``: (scale_a, scale_b) as float32 device scalars (``device_scales``), read by the GPU."""
         # heavy: cupy, when a GPU path runs
         import cupy as cp
 

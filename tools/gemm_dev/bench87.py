@@ -167,6 +167,39 @@ def launcher(ops: Operands, b: Build, every: int, sms: int):
     return run
 
 
+def nvmath_torch_launcher(ops: Operands):
+    """cuBLASLt through nvmath's high-level Matmul on torch float8 tensors (a cross-check of the
+    low-level path; its result is copied into D only when ``run.copy`` is set, for the check)."""
+    import nvmath
+    import torch
+    from nvmath.linalg.advanced import Matmul, MatmulQuantizationScales
+
+    plans = []
+    for j in range(ops.sets):
+        a = torch.from_dlpack(ops.qa[j].bits).view(torch.float8_e4m3fn)
+        b = torch.from_dlpack(ops.qb[j].bits).view(torch.float8_e4m3fn)
+        mm = Matmul(
+            a,
+            b.T,
+            quantization_scales=MatmulQuantizationScales(a=ops.qa[j].scale, b=ops.qb[j].scale),
+            options={"result_type": nvmath.CudaDataType.CUDA_R_16F},
+        )
+        mm.plan()
+        plans.append(mm)
+    stream = torch.cuda.ExternalStream(cp.cuda.get_current_stream().ptr)
+    td = [torch.from_dlpack(d) for d in ops.d]
+
+    def run(j: int) -> None:
+        out = plans[j].execute(stream=stream)
+        if run.copy:  # type: ignore[attr-defined]
+            with torch.cuda.stream(stream):
+                td[j].copy_(out)
+
+    run.copy = True  # type: ignore[attr-defined]
+    run.keep = plans  # type: ignore[attr-defined]
+    return run
+
+
 def lt_launcher(ops: Operands, plan: LtFp8):
     scales = [device_scales(ops.qa[j].scale, ops.qb[j].scale) for j in range(ops.sets)]
 
@@ -216,7 +249,7 @@ def errors(ops: Operands, j: int = 0) -> dict:
             cp.linalg.norm(ref.astype(cp.float16).astype(cp.float64) - ref) / cp.linalg.norm(ref)
         ),
     }
-    bad = cp.argwhere(~(rel <= 1e-2))
+    bad = cp.argwhere(~(rel <= 5e-2))  # the course's BENCH_TOLERANCE
     if bad.shape[0]:
         r, c = (int(x) for x in bad[0])
         row = int(ops.rows[r])
@@ -275,15 +308,26 @@ def speed(builds: dict, sms: int, sizes: tuple[int, ...], have_torch: bool) -> N
         for p in plans:
             runs[p.name] = lt_launcher(ops, p)
         if have_torch:
-            try:
-                runs["torch._scaled_mm"] = torch_launcher(ops)
-            except Exception as e:
-                say(f"torch._scaled_mm unavailable: {type(e).__name__}: {e}")
+            for name, make in (
+                ("torch._scaled_mm", torch_launcher),
+                ("nvmath Matmul (torch fp8)", nvmath_torch_launcher),
+            ):
+                try:
+                    runs[name] = make(ops)
+                except Exception as e:
+                    say(f"{name} unavailable: {type(e).__name__}: {e}")
         checked: dict = {}
         for name, fn in list(runs.items()):
             ops.d[0].fill(cp.nan)
-            fn(0)
-            cp.cuda.get_current_stream().synchronize()
+            try:
+                fn(0)
+                cp.cuda.get_current_stream().synchronize()
+            except Exception as e:
+                say(f"N={n} {name}: FAILED {type(e).__name__}: {e}")
+                runs.pop(name)
+                continue
+            if hasattr(fn, "copy"):
+                fn.copy = False  # timed without the copy
             err = errors(ops)
             checked[name] = err
             ok = err["nan"] == 0 and "first_wrong" not in err
@@ -339,8 +383,12 @@ def accuracy(builds: dict, sms: int, ks: tuple[int, ...]) -> None:
             row = {}
             for name, fn in runs.items():
                 ops.d[0].fill(cp.nan)
-                fn(0)
-                cp.cuda.get_current_stream().synchronize()
+                try:
+                    fn(0)
+                    cp.cuda.get_current_stream().synchronize()
+                except Exception as e:
+                    say(f"accuracy K={k} {name}: FAILED {type(e).__name__}: {e}")
+                    continue
                 row[name] = errors(ops)
             for p in plans:
                 p.close()

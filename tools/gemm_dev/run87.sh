@@ -16,11 +16,11 @@ cd "$(dirname "$0")"
 export OUT=${OUT:-/tmp}
 mkdir -p "$OUT/evidence" "$OUT/bench" "$OUT/timeline"
 export PYTHONUNBUFFERED=1
-if [ -d ../.whl ]; then  # nvmath-python, carried as a wheel
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site ../.whl/nvmath_python-*.whl
+if [ -d ../.whl ]; then  # nvmath-python and the test tools (tomli_w, nbval, ...), carried as wheels
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site ../.whl/*.whl
   export PYTHONPATH=/tmp/site
 fi
-STEPS=${STEPS:-"check course bench sanitize"}
+STEPS=${STEPS:-"check probe course bench sanitize"}
 CFGS="bn256_c2_p0 bn256_c1_p0 bn128_c2_p1 bn128_c1_p1"
 START=$(date +%s)
 BUDGET=${BUDGET:-450}
@@ -46,6 +46,22 @@ if [[ $STEPS == *check* ]]; then
   for p in $pids; do wait $p; done
   for c in $CFGS; do echo "=== check $c"; cat chk_$c.log; done
   if grep -qE "rc=(124|137)" chk_*.log; then echo "a check timed out: skipping the sanitizer"; STEPS=${STEPS/sanitize/}; fi
+fi
+if [[ $STEPS == *probe* ]]; then  # one cuBLASLt FP8 call at 1024^3, with cuBLASLt's error log on
+  CUBLASLT_LOG_LEVEL=1 PYTHONPATH=/tmp/site:$PWD step "cuBLASLt FP8 probe" 60 python3 -c "
+import cupy as cp, numpy as np
+from course.hopper import fp8
+from course.bench.lt_fp8 import LtFp8, device_scales
+rng = cp.random.default_rng(1)
+qa = fp8.quantize(rng.standard_normal((1024, 1024), dtype=cp.float32), cp)
+qb = fp8.quantize(rng.standard_normal((1024, 1024), dtype=cp.float32), cp)
+d = cp.empty((1024, 1024), dtype=cp.float16)
+for fast in (False, True):
+    plan = LtFp8(1024, 1024, 1024, fast_accum=fast)
+    plan(qa.bits, qb.bits, d, device_scales(qa.scale, qb.scale))
+    ref = (fp8.decode(qa.bits, cp) * qa.scale) @ (fp8.decode(qb.bits, cp) * qb.scale).T
+    print(plan.name, 'normwise error', float(cp.linalg.norm(d.astype(cp.float64) - ref) / cp.linalg.norm(ref)))
+"
 fi
 if [[ $STEPS == *course* ]]; then  # the course's own host and benchmark, from the staged tree
   cd tree
