@@ -48,7 +48,7 @@ if [[ $STEPS == *check* ]]; then
   if grep -qE "rc=(124|137)" chk_*.log; then echo "a check timed out: skipping the sanitizer"; STEPS=${STEPS/sanitize/}; fi
 fi
 if [[ $STEPS == *probe* ]]; then  # one cuBLASLt FP8 call at 1024^3, with cuBLASLt's error log on
-  CUBLASLT_LOG_LEVEL=1 PYTHONPATH=/tmp/site:$PWD step "cuBLASLt FP8 probe" 60 python3 -c "
+  CUBLASLT_LOG_LEVEL=1 PYTHONPATH=/tmp/site:$PWD step "cuBLASLt FP8 probe" 40 python3 -c "
 import cupy as cp, numpy as np
 from course.hopper import fp8
 from course.bench.lt_fp8 import LtFp8, device_scales
@@ -66,17 +66,17 @@ fi
 if [[ $STEPS == *course* ]]; then  # the course's own host and benchmark, from the staged tree
   cd tree
   export COURSE_REQUIRE_GPU=1
-  PYTHONPATH=/tmp/site:$PWD step "course run day87" 90 python3 -m course run day87
-  PYTHONPATH=/tmp/site:$PWD step "course record day87" 90 python3 -m course record day87 --out "$OUT/evidence"
-  PYTHONPATH=/tmp/site:$PWD step "course bench day87" ${COURSE_BENCH_TIMEOUT:-220} python3 -m course bench day87 --out "$OUT/bench"
-  PYTHONPATH=/tmp/site:$PWD step "course timeline day87 --n 1024" 60 python3 -m course timeline day87 --n 1024 --out "$OUT/timeline"
-  PYTHONPATH=/tmp/site:$PWD step "GPU tests: tests/lessons/day87" 120 python3 -m pytest -q -p no:cacheprovider -m gpu \
+  PYTHONPATH=/tmp/site:$PWD step "course run day87" 60 python3 -m course run day87
+  PYTHONPATH=/tmp/site:$PWD step "course bench day87" ${COURSE_BENCH_TIMEOUT:-150} python3 -m course bench day87 --out "$OUT/bench"
+  PYTHONPATH=/tmp/site:$PWD step "course record day87" 60 python3 -m course record day87 --out "$OUT/evidence"
+  PYTHONPATH=/tmp/site:$PWD step "course timeline day87 --n 1024" 45 python3 -m course timeline day87 --n 1024 --out "$OUT/timeline"
+  PYTHONPATH=/tmp/site:$PWD step "GPU tests: tests/lessons/day87" 90 python3 -m pytest -q -p no:cacheprovider -m gpu \
     tests/lessons/day87 tests/exercises/coding/test_gpu.py -k day87 -W ignore::DeprecationWarning
   unset COURSE_REQUIRE_GPU
   cd ..
 fi
 if [[ $STEPS == *bench* ]]; then
-  step "bench87" 120 python3 bench87.py gemm8_fp8.cu $BENCH_ARGS
+  step "bench87" 90 python3 bench87.py gemm8_fp8.cu $BENCH_ARGS
 fi
 if [[ $STEPS == *sanitize* ]]; then
   for run in "bn256_c2_p0:200:136:144:0" "bn128_c2_p1:200:136:1104:3"; do
