@@ -66,12 +66,20 @@ fi
 if [[ $STEPS == *course* ]]; then  # the course's own host and benchmark, from the staged tree
   cd tree
   export COURSE_REQUIRE_GPU=1
-  PYTHONPATH=/tmp/site:$PWD step "course run day87" 60 python3 -m course run day87
-  PYTHONPATH=/tmp/site:$PWD step "course bench day87" ${COURSE_BENCH_TIMEOUT:-150} python3 -m course bench day87 --out "$OUT/bench"
-  PYTHONPATH=/tmp/site:$PWD step "course record day87" 60 python3 -m course record day87 --out "$OUT/evidence"
-  PYTHONPATH=/tmp/site:$PWD step "course timeline day87 --n 1024" 45 python3 -m course timeline day87 --n 1024 --out "$OUT/timeline"
-  PYTHONPATH=/tmp/site:$PWD step "GPU tests: tests/lessons/day87" 90 python3 -m pytest -q -p no:cacheprovider -m gpu \
-    tests/lessons/day87 tests/exercises/coding/test_gpu.py -k day87 -W ignore::DeprecationWarning
+  export PYTHONPATH=/tmp/site:$PWD CUBLASLT_LOG_LEVEL=1  # cuBLASLt prints its errors, nothing else
+  for c in ${COURSE_STEPS:-run bench record timeline tests}; do
+    case $c in
+      run) step "course run day87" 60 python3 -m course run day87 ;;
+      bench) step "course bench day87" ${COURSE_BENCH_TIMEOUT:-150} python3 -m course bench day87 \
+               --out "$OUT/bench" ${COURSE_BENCH_ARGS:-} ;;
+      record) step "course record day87" 60 python3 -m course record day87 --out "$OUT/evidence" ;;
+      timeline) step "course timeline day87 --n 1024" 45 python3 -m course timeline day87 --n 1024 \
+                  --out "$OUT/timeline" ;;
+      tests) step "GPU tests: tests/lessons/day87" 90 python3 -m pytest -q -p no:cacheprovider -m gpu \
+               tests/lessons/day87 tests/exercises/coding/test_gpu.py -k day87 -W ignore::DeprecationWarning ;;
+    esac
+  done
+  export PYTHONPATH=/tmp/site; unset CUBLASLT_LOG_LEVEL
   unset COURSE_REQUIRE_GPU
   cd ..
 fi
