@@ -240,6 +240,7 @@ def test_the_cuda_wheels_come_in_two_matching_sets():
         "cuda-python": "cuda-python>=12.6,<13",
         "nvidia-cuda-nvrtc-cu12": "nvidia-cuda-nvrtc-cu12>=12.6",
         "nvidia-cuda-runtime-cu12": "nvidia-cuda-runtime-cu12>=12.6",
+        "nvmath-python": "nvmath-python>=1.0",
     }
     # CUDA 13's NVIDIA wheels dropped the -cuXX suffix (nvidia-cuda-nvrtc-cu13
     # on PyPI is an empty placeholder); the major version is the pin instead.
@@ -248,6 +249,7 @@ def test_the_cuda_wheels_come_in_two_matching_sets():
         "cuda-python": "cuda-python>=13,<14",
         "nvidia-cuda-nvrtc": "nvidia-cuda-nvrtc>=13,<14",
         "nvidia-cuda-runtime": "nvidia-cuda-runtime>=13,<14",
+        "nvmath-python": "nvmath-python>=1.0",
     }
     install = (ROOT / "scripts" / "install.sh").read_text()
     assert "extras=cuda$cuda" in install
