@@ -16,4 +16,3 @@ def test_without_a_driver_the_peer_says_what_is_missing():
     pytest.importorskip("nvmath", reason="nvmath-python is not installed")
     with pytest.raises(EnvironmentProblem, match="cuBLASLt could not be started through nvmath-python"):
         lt_fp8.LtFp8(1024, 1024, 1024)
-
