@@ -83,7 +83,13 @@ _RULES = {r.id: r for r in ENCODE_RULES}
 
 Swizzle = Literal["none", "32B", "64B", "128B"]
 _SWIZZLE_BYTES = {"none": 0, "32B": 32, "64B": 64, "128B": 128}
-_DTYPES = {4: "CU_TENSOR_MAP_DATA_TYPE_FLOAT32", 2: "CU_TENSOR_MAP_DATA_TYPE_FLOAT16"}
+# One data type per element size: the TMA copies bytes and never reads the values, so 8-bit
+# floats (e4m3, e5m2) travel as UINT8 (Day 87's FP8 GEMM).
+_DTYPES = {
+    4: "CU_TENSOR_MAP_DATA_TYPE_FLOAT32",
+    2: "CU_TENSOR_MAP_DATA_TYPE_FLOAT16",
+    1: "CU_TENSOR_MAP_DATA_TYPE_UINT8",
+}
 
 
 def _broken(rule_id: str, found: str) -> TensorMapRuleError:
@@ -93,13 +99,13 @@ def _broken(rule_id: str, found: str) -> TensorMapRuleError:
 
 @dataclass(frozen=True)
 class TileMap:
-    """A rank-2 tiled tensor map over a row-major matrix (float32 or float16)."""
+    """A rank-2 tiled tensor map over a row-major matrix (float32, float16 or 8-bit elements)."""
 
     width: int  # elements per row (the contiguous dimension, x)
     height: int  # rows (y)
     box_width: int  # tile width in elements
     box_height: int  # tile height in rows
-    elem_bytes: int = 4  # 4: float32, 2: float16
+    elem_bytes: int = 4  # 4: float32, 2: float16, 1: 8-bit (FP8 bits, moved as UINT8)
     swizzle: Swizzle = "none"
     stride: int = 0  # bytes from one row to the next; 0: width x element size (rows packed)
 
@@ -160,7 +166,7 @@ def encode(tile_map: TileMap, address: int) -> np.void:
     """
     tile_map.check(address)
     if tile_map.elem_bytes not in _DTYPES:
-        raise TensorMapRuleError("dtype", f"element size must be 4 or 2 bytes (got {tile_map.elem_bytes})")
+        raise TensorMapRuleError("dtype", f"element size must be 4, 2 or 1 bytes (got {tile_map.elem_bytes})")
     d = driver()
     u64, u32 = d.cuuint64_t, d.cuuint32_t
     swizzle = {

@@ -96,12 +96,12 @@ def test_encode_refuses_a_broken_map_before_the_driver(no_driver, m, address, ru
     assert info.value.rule == rule
 
 
-@pytest.mark.parametrize("elem_bytes", [1, 8])
+@pytest.mark.parametrize("elem_bytes", [3, 8])
 def test_encode_refuses_an_element_size_it_has_no_data_type_for(no_driver, elem_bytes):
     m = TileMap(256, 256, 64, 64, elem_bytes=elem_bytes)
     m.check()  # the layout itself is fine
     with pytest.raises(
-        TensorMapRuleError, match=rf"element size must be 4 or 2 bytes \(got {elem_bytes}\)"
+        TensorMapRuleError, match=rf"element size must be 4, 2 or 1 bytes \(got {elem_bytes}\)"
     ) as info:
         encode(m, 0)
     assert info.value.rule == "dtype"
@@ -144,6 +144,20 @@ def test_encode_passes_the_maps_shape_to_the_driver_and_returns_its_128_bytes(mo
     assert oob == "CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE"
     assert out.dtype == tensormap.TENSOR_MAP_DTYPE and out.dtype.itemsize == 128
     assert out["opaque"].tolist() == list(range(100, 116))
+
+
+def test_an_fp8_map_is_a_uint8_map_whose_rows_are_bytes(monkeypatch):
+    # Day 87: e4m3 A, K = 528 bytes a row, a 128-byte box inner dimension under the 128B swizzle.
+    calls: list = []
+    monkeypatch.setattr(tensormap, "driver", lambda: _fake_driver(calls))
+    encode(TileMap(528, 1000, 128, 128, elem_bytes=1, swizzle="128B"), 0x7F0000000)
+    ((dtype, _rank, _address, dims, strides, box, *_rest),) = calls
+    assert dtype == "CU_TENSOR_MAP_DATA_TYPE_UINT8"
+    assert dims == [("u64", 528), ("u64", 1000)] and strides == [("u64", 528)]
+    assert box == [("u32", 128), ("u32", 128)]
+    with pytest.raises(TensorMapRuleError) as info:  # 520 bytes: not a multiple of 16
+        TileMap(520, 1000, 128, 128, elem_bytes=1, swizzle="128B").check()
+    assert info.value.rule == "stride-16B"
 
 
 def test_a_driver_refusal_names_the_call_and_the_map(monkeypatch):

@@ -56,7 +56,8 @@ def test_day78_and_every_ladder_step_are_instrumented():
     ladder = {
         f"gemm{i}_{name}.cu"
         for i, name in enumerate(
-            ("tma", "pipeline", "two_consumers", "persistent", "cluster", "epilogue", "shapes"), start=1
+            ("tma", "pipeline", "two_consumers", "persistent", "cluster", "epilogue", "shapes", "fp8"),
+            start=1,
         )
     }
     assert {lesson.kernel_file for lesson in INSTRUMENTED} == {"wgmma_gemm.cu", *ladder}

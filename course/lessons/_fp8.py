@@ -1,0 +1,305 @@
+"""The host side of the FP8 GEMM (Day 87): e4m3 operands with per-tensor scales, FP16 D.
+
+The kernel (``kernels/gemm8_fp8.cu``) computes D = s (A B^T) for any M x N x K, A (M x K) and
+B (N x K) in e4m3 bytes, s = sA * sB. Its launch contract is the ladder's ragged one without
+split-K, plus the scale and the promotion interval::
+
+    gemm8Fp8(tmA, tmB, tmD, M, N, K, scale, promoteEvery)
+
+and everything the host needs is read from the kernel's constants (``kBM``, ``kBN``,
+``kClusterM``, ``kPromote``, ``kMinMultipleK``, ``kMinMultipleN``, ``kE4m3Max``, ``kScaleA``,
+``kScaleB``, ``kRelTolerance``) for the build it was compiled as (``-DGEMM_BN``,
+``-DGEMM_CLUSTER``, ``-DGEMM_PROMOTE``).
+
+Two kinds of input, as for every ladder step:
+
+- "lesson": the C++ program's own: the ladder's LCG values {-8..8}/8, exact in e4m3, with its
+  fixed power-of-two scales, so every element is checked to ``kRelTolerance``;
+- "bench": N(0, 1) (or U(0, 1)) in FP32, quantised on the GPU with ``course.hopper.fp8``
+  (amax -> scale = amax / 448, round to nearest even, saturation at 448), checked against the
+  float64 product of the *dequantised* inputs: the kernel is held to what it was given, and
+  the quantisation's own error (a few percent per element) is a separate, taught, number.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..bench.lt_fp8 import device_scales
+from ..errors import CourseError
+from ..hopper import fp8
+from ..hopper.tensormap import TileMap, encode
+from ..kernel.host import Check, LaunchConfig, LessonHost, Mismatch, Workload, check_relative
+from ..kernel.lcg import lcg_operands
+from ._ladder import LCG_SEED, SAMPLE_ROWS, Shape, sm_count
+
+if TYPE_CHECKING:
+    from ..kernel.compile import Compiled
+    from ..lesson import Lesson
+
+RUN_SHAPE: Shape = (1000, 1032, 528)  # ragged in all three: 7.8 x 4.03 tiles, 4.1 K-tiles of 128
+# Timing inputs are N(0, 1) quantised per tensor: D against float64 of the dequantised inputs,
+# relative to max(|ref|, sqrt(K)). Besides D's FP16 rounding (2^-11 relative), the tensor cores'
+# FP8 accumulation loses bits as K grows (the lesson's subject): on the H200 the never-promoting
+# build's largest such error at 4096^3 was 1.0e-2 (tools/gemm_dev/runs/2026-12-03_h200_run87_1.log),
+# against 9e-4 promoting every K-tile. 5e-2 holds the never-promoting build up to K = 8192 and
+# still fails a wrong layout or a wrong scale, whose errors are of order 1.
+BENCH_TOLERANCE = 5e-2
+
+
+@dataclass(frozen=True)
+class Build:
+    """One compiled configuration of the FP8 kernel, from its -D flags."""
+
+    bn: int
+    cluster: int
+    promote: int  # 1: the promoting build (a second accumulator); 0: the wgmma accumulator only
+
+    @property
+    def name(self) -> str:
+        return f"128x{self.bn} cluster {self.cluster}" + (", promoting build" if self.promote else "")
+
+
+def build_of(lesson: Lesson, compiled: Compiled | None) -> Build:
+    flags = dict(compiled.options.defines) if compiled is not None else {}
+    c = lesson.constants(flags)
+    return Build(int(c["kBN"]), int(c["kClusterM"]), int(c["kPromote"]))
+
+
+def check_fp8_shape(m: int, n: int, k: int, constants: dict[str, int | float]) -> None:
+    """Refuse, before anything is allocated, a shape the tensor maps cannot describe: a TMA row
+    stride must be a multiple of 16 bytes, so K (e4m3 rows of A and B, 1 byte an element) must be a
+    multiple of 16 and N (FP16 rows of D) a multiple of 8."""
+    for name, value in (("M", m), ("N", n), ("K", k)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise CourseError(f"{name} must be a positive integer (got {value!r} in {m} x {n} x {k})")
+    mk, mn = int(constants["kMinMultipleK"]), int(constants["kMinMultipleN"])
+    bad = [
+        f"{name} = {v} is not a multiple of {mult}"
+        for name, v, mult in (("N", n, mn), ("K", k, mk))
+        if v % mult
+    ]
+    if bad:
+        raise CourseError(
+            f"{m} x {n} x {k} is refused before launch: {' and '.join(bad)}. A TMA tensor map's row stride "
+            f"must be a multiple of 16 bytes (rule stride-16B): rows of A and B are K e4m3 bytes, rows of D "
+            f"are N halves. Pad K to a multiple of {mk} and N to a multiple of {mn} with zeros (zero columns "
+            "add nothing to the product)."
+        )
+
+
+def check_every(every: Any, build: Build) -> int:
+    """The promotion interval for this build: 0 (never) always; P >= 1 K-tiles only in a promoting build."""
+    if isinstance(every, bool) or not isinstance(every, int) or every < 0:
+        raise CourseError(f"promote_every must be an integer >= 0: 0 never promotes (got {every!r})")
+    if every and not build.promote:
+        raise CourseError(
+            f"promote_every = {every} needs the promoting build (compile with GEMM_PROMOTE=1 and GEMM_BN=128: "
+            f"the second accumulator does not fit beside a 256-wide tile's); this build is {build.name}"
+        )
+    return every
+
+
+def grid_for(m: int, n: int, build: Build, sms: int) -> int:
+    """CTAs: one per cluster tile, at most one per SM, rounded down to whole clusters."""
+    tiles_m = -(-m // 128)
+    units = -(-tiles_m // build.cluster) * -(-n // build.bn)
+    return min(sms // build.cluster, units) * build.cluster
+
+
+class Fp8GemmWorkload(Workload):
+    """``sets`` copies of quantised A (M x K), B (N x K) and FP16 D (M x N), with tensor maps."""
+
+    def __init__(
+        self,
+        lesson: Lesson,
+        compiled: Compiled | None,
+        n: int,
+        sets: int,
+        purpose: str,
+        shape: Shape | None = None,
+        promote_every: int = 0,
+        dist: str = "normal",
+    ):
+        # heavy: cupy, when a GPU path runs
+        import cupy as cp
+
+        c = lesson.constants(dict(compiled.options.defines) if compiled is not None else None)
+        self.constants = c
+        self.build = build_of(lesson, compiled)
+        m, cols, k = shape if shape is not None else (n, n, n)
+        check_fp8_shape(m, cols, k, c)
+        self.shape: Shape = (m, cols, k)
+        self.every = check_every(promote_every, self.build)
+        grid = (grid_for(m, cols, self.build, sm_count()), 1, 1)
+        config = LaunchConfig(grid, (int(c["kThreadsPerBlock"]),), int(c["kSmemBytes"]))
+        super().__init__(compiled, n, sets, config)  # type: ignore[arg-type]
+        if purpose == "lesson":  # the C++ program's: LCG {-8..8}/8 (exact in e4m3), its fixed scales
+            a, b = lcg_operands(m, cols, k, (LCG_SEED + 7 * m + 13 * cols + 31 * k) % 2**32)
+            qa = [fp8.Quantized(cp.asarray(fp8.e4m3_bits(a)), float(c["kScaleA"]), 1.0, 0)]
+            qb = [fp8.Quantized(cp.asarray(fp8.e4m3_bits(b)), float(c["kScaleB"]), 1.0, 0)]
+            self.tolerance, self.floor = float(c["kRelTolerance"]), 1.0
+        else:
+            if dist not in ("normal", "uniform"):
+                raise CourseError(f"dist must be 'normal' or 'uniform' (got {dist!r})")
+            rng = cp.random.default_rng(9000 + m + 3 * cols + 7 * k)
+            draw = rng.standard_normal if dist == "normal" else rng.random
+            qa = [fp8.quantize(draw((m, k), dtype=cp.float32), cp) for _ in range(sets)]
+            qb = [fp8.quantize(draw((cols, k), dtype=cp.float32), cp) for _ in range(sets)]
+            self.tolerance, self.floor = BENCH_TOLERANCE, float(k) ** 0.5
+        self.qa, self.qb = qa, qb
+        self.d = cp.empty((sets, m, cols), dtype=cp.float16)
+        box_k = int(c["kBK"])
+        a_map = TileMap(k, m, box_k, int(c["kBoxARows"]), elem_bytes=1, swizzle="128B")
+        b_map = TileMap(k, cols, box_k, int(c["kBoxBRows"]), elem_bytes=1, swizzle="128B")
+        d_map = TileMap(cols, m, int(c["kBoxDCols"]), int(c["kBoxDRows"]), elem_bytes=2, swizzle="128B")
+        self.maps_a = [encode(a_map, int(q.bits.data.ptr)) for q in qa]
+        self.maps_b = [encode(b_map, int(q.bits.data.ptr)) for q in qb]
+        self.maps_d = [encode(d_map, int(self.d[j].data.ptr)) for j in range(sets)]
+        self._want: Any = None
+        self._scales: dict[int, Any] = {}
+
+    def scale(self, j: int) -> float:
+        """What the kernel multiplies set j's D by: sA * sB, in float32 as the kernel receives it."""
+        qa, qb = self.qa[j % len(self.qa)], self.qb[j % len(self.qb)]
+        return float(np.float32(qa.scale) * np.float32(qb.scale))
+
+    def args(self, j: int) -> tuple[Any, ...]:
+        m, cols, k = self.shape
+        return (
+            self.maps_a[j % len(self.maps_a)],
+            self.maps_b[j % len(self.maps_b)],
+            self.maps_d[j],
+            np.int32(m),
+            np.int32(cols),
+            np.int32(k),
+            np.float32(self.scale(j)),
+            np.int32(self.every),
+        )
+
+    def out(self, j: int) -> Any:
+        return self.d[j]
+
+    def launch_every(self, j: int, every: int) -> None:
+        """Enqueue the kernel on set j with another promotion interval (a promoting build's
+        intervals timed side by side on the same buffers)."""
+        c = self.config
+        self.compiled.allow_shared(c.shared_mem)
+        args = (*self.args(j)[:-1], np.int32(check_every(every, self.build)))
+        self.compiled.function(c.grid, c.block, args, shared_mem=c.shared_mem)
+
+    def device_scales(self, j: int) -> Any:
+        """Set j's [sA, sB] as a float32 array on the device (the cuBLASLt peer's scale pointers)."""
+        key = j % len(self.qa)
+        if key not in self._scales:
+            self._scales[key] = device_scales(self.qa[key].scale, self.qb[key].scale)
+        return self._scales[key]
+
+    def dequantized(self, j: int = 0, xp: Any = None) -> tuple[Any, Any]:
+        """Set j's A and B as the kernel sees them, in float64: the e4m3 values times their scales."""
+        # heavy: cupy, when a GPU path runs
+        import cupy as cp
+
+        xp = xp or cp
+        qa, qb = self.qa[j % len(self.qa)], self.qb[j % len(self.qb)]
+        a_bits, b_bits = (q.bits if xp is cp else cp.asnumpy(q.bits) for q in (qa, qb))
+        return fp8.decode(a_bits, xp) * qa.scale, fp8.decode(b_bits, xp) * qb.scale
+
+    def want(self) -> Any:
+        # float64 on the GPU: the dequantised inputs' exact product (D = s A B^T, B stored N x K).
+        if self._want is None:
+            a, b = self.dequantized()
+            self._want = a @ b.T
+        return self._want
+
+    def check(self, got: Any, want: Any | None = None) -> Check:
+        return check_relative(got, self.want() if want is None else want, self.tolerance, self.floor)
+
+    def host_check(self) -> Check:
+        """As the C++ program checks, on the host: every element up to 1024 rows; above, every
+        element for NaN (the poison) and 128 whole rows plus the last (the ragged edge)."""
+        # heavy: cupy, when a GPU path runs
+        import cupy as cp
+
+        got = cp.asnumpy(self.d[0])
+        a, b = self.dequantized(0, np)
+        m, cols = got.shape
+        if m <= 1024:
+            return check_relative(got, a @ b.T, self.tolerance, self.floor)
+        unwritten = np.flatnonzero(np.isnan(got))
+        if unwritten.size:
+            i = int(unwritten[0])
+            never = Mismatch(i, i // cols, i % cols, float("nan"), float("nan"))
+            return Check("relative", int(unwritten.size), got.size, None, self.tolerance, never, self.floor)
+        step = m // SAMPLE_ROWS
+        rows = np.append(np.array([i * step + (i * 37) % step for i in range(SAMPLE_ROWS)]), m - 1)
+        sub = check_relative(got[rows], a[rows] @ b.T, self.tolerance, self.floor)
+        first = sub.mismatch
+        if first is not None:
+            row = int(rows[first.row])
+            first = Mismatch(row * cols + first.col, row, first.col, first.got, first.want, first.error)
+        return Check("relative", sub.failures, got.size, sub.max_error, self.tolerance, first, self.floor)
+
+
+def relative_error(got: Any, want: Any) -> float:
+    """The accuracy curve's measure: ||got - want||_F / ||want||_F (numpy or CuPy arrays)."""
+    xp = type(want).__module__.split(".")[0]
+    if xp == "cupy":
+        # heavy: cupy, when a GPU path runs
+        import cupy as cp
+
+        g = got.astype(cp.float64)
+        return float(cp.linalg.norm(g - want) / cp.linalg.norm(want))
+    g = np.asarray(got, dtype=np.float64)
+    return float(np.linalg.norm(g - want) / np.linalg.norm(want))
+
+
+class Fp8GemmHost(LessonHost):
+    """The FP8 GEMM's host: ``page.run(shape=(M, N, K), promote_every=P)``."""
+
+    run_options = ("shape", "promote_every")
+
+    def __init__(self, lesson: Lesson):
+        self.lesson = lesson
+        self.last: tuple[Shape, int] = (RUN_SHAPE, 0)  # the latest workload's (shape, interval)
+
+    def workload(
+        self, compiled: Compiled, n: int, sets: int = 1, purpose: str = "lesson", **options: Any
+    ) -> Fp8GemmWorkload:
+        shape = options.get("shape")
+        if shape is not None:
+            try:
+                m, cols, k = (int(v) for v in shape)
+            except (TypeError, ValueError):
+                raise CourseError(f"shape must be three integers (M, N, K) (got {shape!r})") from None
+            shape = (m, cols, k)
+        elif purpose == "lesson":
+            shape = RUN_SHAPE
+        every = options.get("promote_every", 0)
+        work = Fp8GemmWorkload(
+            self.lesson, compiled, n, sets, purpose, shape, every, options.get("dist", "normal")
+        )
+        self.last = (work.shape, work.every)
+        return work
+
+    def pass_line(self, n: int, check: Check) -> str:
+        (m, cols, k), every = self.last
+        which = "every element" if m <= 1024 else f"{SAMPLE_ROWS} rows and the last, every element for NaN"
+        return (
+            f"gemm8 {m}x{cols}x{k} promote every {every}: PASS, {which}, max rel error "
+            f"{check.max_error:g} (tolerance {check.tolerance:g})"
+        )
+
+    def fail_line(self, check: Check) -> str:
+        m = check.mismatch
+        if m is None:
+            return "no mismatch"
+        if m.error is None:
+            return (
+                f"FAIL at D[{m.row}][{m.col}]: never written (still the NaN the run filled D with); "
+                f"{check.failures} of {check.total} elements unwritten"
+            )
+        return f"FAIL at D[{m.row}][{m.col}]: gpu {m.got:f}, ref {m.want:f}, rel {m.error:g} > {check.tolerance:g}"

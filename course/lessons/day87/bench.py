@@ -1,0 +1,282 @@
+"""Day 87's benchmark: the FP8 kernel against cuBLASLt FP8, promotion's price, the accuracy curve.
+
+The engine times the squares (the default build, 128 x 256 with a cluster of 2, never
+promoting) against cuBLASLt's FP8 matmul through nvmath-python on the same e4m3 buffers and
+scales, with its fast accumulation off (its default) and on. ``finish`` then, at 4096 and 8192,
+times the promoting build (128 x 128, ``GEMM_PROMOTE=1``) at each interval of ``INTERVALS`` in
+the same interleaved batches as the default build and cuBLASLt; and measures the accuracy
+curve: the relative error ||D - R|| / ||R|| against K, R the float64 product of the dequantised
+inputs, for N(0, 1) and U(0, 1) inputs, never promoting, promoting, and cuBLASLt both ways. The
+page renders both from a recording (``promotion_table``, ``accuracy_curve``).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from ...bench import engine
+from ...bench.arith import gemm_flops, paired_ratios, rotation_buffers
+from ...bench.lt_fp8 import LtFp8
+from ...bench.result import BenchResult, Reason
+from ...bench.spec import KERNEL, BenchSpec, Context, Extras, Peer
+from .._fp8 import BENCH_TOLERANCE, relative_error
+from . import LESSON
+from .host import HOST
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+SIZES = (1024, 2048, 4096, 8192)
+PAGE_SIZES = (1024, 2048)  # the page's button: two squares, a minute or so
+PROMOTE_BUILD = {"GEMM_BN": 128, "GEMM_PROMOTE": 1}  # the build with a second accumulator
+INTERVALS = (0, 1, 2, 4)  # promotion every P K-tiles of 128 (0: never), timed side by side
+PROMOTE_SIZES = (4096, 8192)
+ACCURACY_MN = 1024  # M = N of the accuracy curve
+ACCURACY_KS = (256, 512, 1024, 2048, 4096, 8192, 16384)
+DISTS = ("normal", "uniform")
+LT = "cuBLASLt FP8"
+LT_FAST = "cuBLASLt FP8 (fast accumulation)"
+# The accuracy curve's contestants: (name, build defines, promotion interval) for the kernel.
+CURVE_KERNELS = (
+    ("never promoted (128x256)", None, 0),
+    ("promoted every 128 (P=1)", PROMOTE_BUILD, 1),
+    ("promoted every 512 (P=4)", PROMOTE_BUILD, 4),
+)
+CURVE_NAMES = tuple(name for name, _, _ in CURVE_KERNELS) + (LT, LT_FAST)
+
+
+def lt_peers() -> tuple[Peer, ...]:
+    """cuBLASLt FP8 on the workload's own e4m3 buffers and scales, fast accumulation off and on;
+    one plan per shape (a plan is made once, outside the timed calls)."""
+    plans: dict[tuple[Any, bool], LtFp8] = {}
+
+    def call(fast: bool, work: Any, j: int) -> None:
+        key = (work.shape, fast)
+        plan = plans.get(key)
+        if plan is None:
+            m, n, k = work.shape
+            plan = plans[key] = LtFp8(m, n, k, fast_accum=fast)
+        s = j % len(work.qa)
+        plan(work.qa[s].bits, work.qb[s].bits, work.d[j], work.device_scales(j))
+
+    return (Peer(LT, partial(call, False)), Peer(LT_FAST, partial(call, True)))
+
+
+def _interval_name(every: int) -> str:
+    return (
+        "promoting build, never (P=0)" if every == 0 else f"promoting build, every {128 * every} (P={every})"
+    )
+
+
+def promotion_title(every: int, n: int) -> str:
+    return f"{_interval_name(every)} at N={n}"
+
+
+def accuracy_title(dist: str, k: int, name: str) -> str:
+    return f"accuracy {dist} K={k}: {name}"
+
+
+def _ratio_reasons(ctx: Context) -> list[Reason]:
+    out = []
+    for row in ctx.rows:
+        for peer in ctx.peers:
+            p = row.peer(peer.name)
+            out.append(
+                Reason(
+                    f"Against {peer.name} at N={row.size}",
+                    p.ratio,
+                    "x",
+                    "measured",
+                    f"kernel {row.kernel.rate:,.0f} TFLOP/s, {peer.name} {p.rate:,.0f} TFLOP/s on the same e4m3 "
+                    "inputs (N(0, 1), per-tensor scales), FP16 D, timed in interleaved batches",
+                )
+            )
+    return out
+
+
+def _promotion(ctx: Context, n: int) -> list[Reason]:
+    host = HOST
+    base_c = ctx.compile(n)
+    prom_c = ctx.compile(n, defines=PROMOTE_BUILD)
+    sets = rotation_buffers(4 * n * n, ctx.l2_bytes)
+    base = host.workload(base_c, n, sets, "bench")
+    prom = host.workload(prom_c, n, sets, "bench")
+    lt = ctx.peers[0]
+    calls: dict[str, tuple[Callable[[int], None], Any]] = {
+        KERNEL: (base.launch, None),
+        **{_interval_name(p): (partial(prom.launch_every, every=p), None) for p in INTERVALS},
+        lt.name: (partial(lt.call, base), None),
+    }
+    # every interval is checked on set 0 before anything is timed
+    for p in INTERVALS:
+        prom.poison(0)
+        prom.launch_every(0, p)
+        check = prom.check(prom.out(0))
+        if not check.passed:
+            ctx.verify(n, prom, {_interval_name(p): (partial(prom.launch_every, every=p), None)})
+    ctx.verify(n, base, {KERNEL: calls[KERNEL], lt.name: calls[lt.name]})
+    samples = ctx.timer.samples_together(
+        {key: [partial(call, j) for j in range(sets)] for key, (call, _) in calls.items()}
+    )
+    out = []
+    for p in INTERVALS:
+        mine = samples[_interval_name(p)].per_call_ms
+        r, lo, hi = paired_ratios(mine, samples[KERNEL].per_call_ms)
+        rl, llo, lhi = paired_ratios(mine, samples[lt.name].per_call_ms)
+        rate = ctx.rate(n, samples[_interval_name(p)].timing().median_ms)
+        out.append(
+            Reason(
+                promotion_title(p, n),
+                r,
+                "x",
+                "measured",
+                f"the 128x128 build with GEMM_PROMOTE=1 at promote_every={p}: {rate:,.0f} TFLOP/s, {r:.2f}x the "
+                f"default build ({lo:.2f}x to {hi:.2f}x) and {rl:.2f}x {lt.name} ({llo:.2f}x to {lhi:.2f}x) over "
+                f"{len(mine)} interleaved repeats",
+                lo,
+                hi,
+            )
+        )
+        out.append(
+            Reason(f"{promotion_title(p, n)}: rate", rate, "TFLOP/s", "measured", "median of the repeats")
+        )
+        out.append(
+            Reason(
+                f"{promotion_title(p, n)} against {lt.name}", rl, "x", "measured", "same batches", llo, lhi
+            )
+        )
+        ctx.progress(
+            f"{ctx.lesson.id} N={n} {_interval_name(p)}: {rate:,.0f} TFLOP/s, {r:.2f}x, {rl:.2f}x {lt.name}"
+        )
+    del base, prom, calls
+    engine.release()
+    return out
+
+
+def _accuracy(ctx: Context) -> list[Reason]:
+    host = HOST
+    builds = {
+        "base": ctx.compile(ACCURACY_MN),
+        "promote": ctx.compile(ACCURACY_MN, defines=PROMOTE_BUILD),
+    }
+    peers = {p.name: p for p in ctx.peers}
+    out = []
+    for dist in DISTS:
+        for k in ACCURACY_KS:
+            shape = (ACCURACY_MN, ACCURACY_MN, k)
+            errors: dict[str, float] = {}
+            base = host.workload(builds["base"], ACCURACY_MN, 1, "bench", shape=shape, dist=dist)
+            prom = host.workload(builds["promote"], ACCURACY_MN, 1, "bench", shape=shape, dist=dist)
+            want = base.want()  # both workloads draw the same inputs: same seed, same shape
+            runs: dict[str, tuple[Any, Callable[[], None]]] = {}
+            for name, defines, every in CURVE_KERNELS:
+                work = prom if defines else base
+                runs[name] = (work, partial(work.launch_every, 0, every))
+            for name in (LT, LT_FAST):
+                runs[name] = (base, partial(peers[name].call, base, 0))
+            for name, (work, run) in runs.items():
+                work.poison(0)
+                run()
+                errors[name] = relative_error(work.out(0), want)
+            for name, err in errors.items():
+                out.append(
+                    Reason(
+                        accuracy_title(dist, k, name),
+                        err,
+                        "relative error",
+                        "measured",
+                        f"||D - R||_F / ||R||_F at {ACCURACY_MN} x {ACCURACY_MN} x {k}, R the float64 product of the "
+                        f"dequantised {dist} inputs (FP16 D)",
+                    )
+                )
+            ctx.progress(
+                f"{ctx.lesson.id} accuracy {dist} K={k}: "
+                + ", ".join(f"{n} {e:.2e}" for n, e in errors.items())
+            )
+            del base, prom, runs, want
+            engine.release()
+    return out
+
+
+def _finish(ctx: Context) -> Extras:
+    reasons = _ratio_reasons(ctx)
+    if not all(s in ctx.sizes for s in PROMOTE_SIZES):  # a partial run (the page's button): squares only
+        return Extras(reasons=tuple(reasons))
+    for n in PROMOTE_SIZES:
+        reasons += _promotion(ctx, n)
+    reasons += _accuracy(ctx)
+    return Extras(reasons=tuple(reasons))
+
+
+def accuracy_curve(result: BenchResult) -> dict[str, dict[str, list[tuple[int, float]]]]:
+    """dist -> contestant -> [(K, relative error)], from a recording (missing points left out)."""
+    by_title = {r.title: r for r in result.reasons}
+    out: dict[str, dict[str, list[tuple[int, float]]]] = {}
+    for dist in DISTS:
+        for name in CURVE_NAMES:
+            points = [
+                (k, float(r.value))
+                for k in ACCURACY_KS
+                if (r := by_title.get(accuracy_title(dist, k, name))) is not None and r.value is not None
+            ]
+            if points:
+                out.setdefault(dist, {})[name] = points
+    return out
+
+
+def promotion_table(result: BenchResult) -> list[tuple[int, int, float, float, float]]:
+    """(N, P, TFLOP/s, x the default build, x cuBLASLt) for each recorded interval."""
+    by_title = {r.title: r for r in result.reasons}
+    rows = []
+    for n in PROMOTE_SIZES:
+        for p in INTERVALS:
+            t = promotion_title(p, n)
+            got = [by_title.get(x) for x in (t, f"{t}: rate", f"{t} against {LT}")]
+            if all(g is not None and g.value is not None for g in got):
+                ratio, rate, vs_lt = (float(g.value) for g in got)  # type: ignore[union-attr,arg-type]
+                rows.append((n, p, rate, ratio, vs_lt))
+    return rows
+
+
+def _findings(result: BenchResult) -> list[str]:
+    out = []
+    for row in result.rows:
+        parts = [f"{p.ratio:.2f}x {p.name} ({p.rate:,.0f} TFLOP/s)" for p in row.peers if p.ratio is not None]
+        out.append(f"N = {row.size}: {row.kernel.rate:,.0f} TFLOP/s, " + "; ".join(parts) + ".")
+    for n, p, rate, ratio, vs_lt in promotion_table(result):
+        out.append(
+            f"{_interval_name(p)[0].upper()}{_interval_name(p)[1:]} at N = {n}: {rate:,.0f} TFLOP/s, "
+            f"{ratio:.2f}x the default build, {vs_lt:.2f}x {LT}."
+        )
+    curve = accuracy_curve(result)
+    for dist, lines in curve.items():
+        at = {name: dict(points).get(ACCURACY_KS[-1]) for name, points in lines.items()}
+        parts = [f"{name} {err:.1e}" for name, err in at.items() if err is not None]
+        if parts:
+            out.append(f"Relative error at K = {ACCURACY_KS[-1]}, {dist} inputs: " + ", ".join(parts) + ".")
+    return out
+
+
+SPEC = BenchSpec(
+    sizes=SIZES,
+    page_sizes=PAGE_SIZES,
+    max_size=16384,
+    unit="TFLOP/s",
+    work=gemm_flops,
+    set_bytes=lambda n: 4 * n * n,  # A and B one byte an element, D two
+    kernel_label=f"{LESSON.kernel_name} (e4m3 in, FP32 accumulate, FP16 out; 128x256, cluster 2, never promoting)",
+    peers=lt_peers,
+    finish=_finish,
+    findings=_findings,
+    notes=(
+        "rates count 2*M*N*K FLOPs; inputs drawn from N(0, 1) in FP32 and quantised per tensor to e4m3 "
+        "(scale = amax / 448, round to nearest even); B stored N x K",
+        "checked against the float64 product of the dequantised inputs on the GPU before timing: relative error "
+        f"|got - ref| / max(|ref|, sqrt(K)) at most {BENCH_TOLERANCE:g}",
+        "cuBLASLt: cublasLtMatmul through nvmath-python's low-level bindings on the same CuPy buffers, e4m3 A and "
+        "B (TN), FP16 C and D, CUBLAS_COMPUTE_32F, per-tensor scales by A_SCALE_POINTER / B_SCALE_POINTER, the "
+        "heuristic's first algorithm, 32 MiB workspace; fast accumulation off (its default) and on",
+    ),
+    size_step=16,
+)

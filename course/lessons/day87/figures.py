@@ -1,0 +1,102 @@
+"""Day 87's tables for the page, rendered from the benchmark recording alone.
+
+- ``accuracy``: the relative error of D against K, per input distribution and contestant
+  (``bench.accuracy_curve``);
+- ``promotion``: the promoting build's rate at each interval beside the default build and
+  cuBLASLt (``bench.promotion_table``);
+- ``speed_against_lt``: the default build against cuBLASLt FP8 at each recorded size.
+
+Without a recording each says so and shows no number.
+"""
+
+from __future__ import annotations
+
+from ...bench.result import BenchResult, load
+from ..day86.figures import Table  # the ladder's titled table (HTML on a page, text in a terminal)
+from . import LESSON
+from .bench import ACCURACY_KS, ACCURACY_MN, CURVE_NAMES, LT, accuracy_curve, promotion_table
+
+_NOT_RECORDED = (
+    "Not recorded yet: this has not been measured on a real GPU for this page, so there are no numbers "
+    "to show here. On an H100 or H200, `python -m course bench day87` measures it."
+)
+
+
+def _recording() -> BenchResult | None:
+    return load(LESSON.id)
+
+
+def _where(result: BenchResult) -> str:
+    return f"Recorded on {result.device} ({result.sm_count} SMs) on {result.recorded_at[:10]}."
+
+
+def accuracy(dist: str = "uniform") -> Table:
+    """||D - R|| / ||R|| against K for one input distribution ("normal" or "uniform")."""
+    result = _recording()
+    curve = accuracy_curve(result).get(dist) if result is not None else None
+    if result is None or not curve:
+        return Table(_NOT_RECORDED, (), ())
+    names = [n for n in CURVE_NAMES if n in curve]
+    by_name = {n: dict(curve[n]) for n in names}
+    rows = tuple(
+        (str(k), *(f"{by_name[n][k]:.2e}" if k in by_name[n] else "" for n in names))
+        for k in ACCURACY_KS
+        if any(k in by_name[n] for n in names)
+    )
+    inputs = "N(0, 1)" if dist == "normal" else "U(0, 1), all positive"
+    return Table(
+        f"Relative error ||D - R|| / ||R|| at M = N = {ACCURACY_MN}, {inputs} inputs quantised per tensor "
+        "(R: float64 product of the dequantised inputs)",
+        ("K", *names),
+        rows,
+        _where(result) + " D is FP16, so about 1e-4 of every error is D's own rounding.",
+    )
+
+
+def promotion() -> Table:
+    """The promoting build (128 x 128) at each interval, beside the default build and cuBLASLt."""
+    result = _recording()
+    rows = promotion_table(result) if result is not None else []
+    if result is None or not rows:
+        return Table(_NOT_RECORDED, (), ())
+    body = tuple(
+        (
+            str(n),
+            "never" if p == 0 else f"every {128 * p} of K (P={p})",
+            f"{rate:,.0f}",
+            f"{ratio:.2f}x",
+            f"{vs_lt:.2f}x",
+        )
+        for n, p, rate, ratio, vs_lt in rows
+    )
+    return Table(
+        "The price of promotion: the promoting build (128 x 128) in the same interleaved batches",
+        ("N", "promotion", "TFLOP/s", "x default build", f"x {LT}"),
+        body,
+        _where(result),
+    )
+
+
+def speed_against_lt() -> Table:
+    """The default build against cuBLASLt FP8 (both accumulation modes) at each recorded size."""
+    result = _recording()
+    if result is None or not result.rows:
+        return Table(_NOT_RECORDED, (), ())
+    names = [p.name for p in result.rows[0].peers]
+    body = tuple(
+        (
+            str(row.size),
+            f"{row.kernel.rate:,.0f}",
+            *(
+                f"{p.rate:,.0f} ({p.ratio:.2f}x)" if p.ratio is not None else f"{p.rate:,.0f}"
+                for p in row.peers
+            ),
+        )
+        for row in result.rows
+    )
+    return Table(
+        "TFLOP/s, e4m3 in, FP16 out (the kernel's rate over each peer's in brackets)",
+        ("N", "kernel", *names),
+        body,
+        _where(result),
+    )

@@ -1,0 +1,1108 @@
+// SPDX-License-Identifier: MIT
+//
+// GEMM ladder, step 8: FP8. D = scaleA * scaleB * (A B^T) with A and B in
+// e4m3 (8 bits: 1 sign, 4 exponent, 3 mantissa bits), accumulated in FP32
+// and rounded to FP16 once at the end, for any M x N x K (N a multiple of
+// 8, K a multiple of 16).
+//
+// Step 7 (gemm7_shapes.cu) runs FP16 at cuBLAS speed. Hopper's tensor
+// cores run e4m3 and e5m2 at twice the FP16 rate (the datasheet's dense
+// peaks: about 1,979 against 989 TFLOP/s on H100/H200 SXM). Four things
+// change here.
+//
+// 1. The instruction: wgmma.mma_async.sync.aligned.m64nNk32.f32.e4m3.e4m3
+//    (PTX ISA "Asynchronous Warpgroup Level Matrix Multiply-Accumulate
+//    Instructions: wgmma.mma_async", https://docs.nvidia.com/cuda/
+//    parallel-thread-execution/index.html
+//    #asynchronous-warpgroup-level-matrix-instructions-wgmma-mma-async).
+//    One instruction covers k = 32: 32 one-byte elements are 32 bytes, the
+//    same bytes as FP16's k16, so the shared-memory tiles, the swizzle and
+//    the descriptors are step 7's byte for byte: a K-tile of 128 elements
+//    is one 128-byte swizzle row, four k32 wgmmas deep. There is no
+//    transpose for 8-bit types: the instruction takes no trans-a / trans-b
+//    immediates for .e4m3 / .e5m2 (the transpose is offered for .f16 and
+//    .bf16 only), so both operands must be K-major in shared memory (PTX
+//    ISA, wgmma.mma_async, "Matrix Data-types" and "Shared Memory Matrix
+//    Layout"). A (M x K) and B (N x K), both K contiguous, is the
+//    ladder's TN layout already; a row-major K x N B would need a
+//    transpose first.
+//
+// 2. Scales. e4m3 spans only +-448 (its largest finite value) down to
+//    2^-9, with 3 mantissa bits. The host quantises each matrix with one
+//    scale, s = amax / 448, stores round(x / s) saturated to +-448, and
+//    passes sA * sB to the kernel, which multiplies it into every element
+//    in the epilogue, just before the FP16 rounding: one FMUL per element
+//    of D, nothing in the K loop.
+//
+// 3. What the accumulator keeps. The FP32 accumulator of an FP8 wgmma
+//    chain is not a full FP32 adder: DeepSeek-V3's report (arXiv
+//    2412.19437, section 3.3.2, "Increasing Accumulation Precision") found
+//    about 14 bits kept on H800, and moved partial sums into FP32
+//    registers on the CUDA cores every 128 elements of K. This file does
+//    the same, as a build option: -DGEMM_PROMOTE=1 gives each consumer a
+//    second accumulator in registers (total), and the run-time argument
+//    promoteEvery = P makes the wgmma chain restart (scale-d = 0) every P
+//    K-tiles of 128, after its sum has been added into total with FP32
+//    adds. P = 0 never promotes: the whole K runs in the wgmma
+//    accumulator and total receives it once at the end. The second
+//    accumulator costs registers: 64 + 64 per thread at a 128-wide tile,
+//    and a 256-wide tile (128 + 128 plus addresses) does not fit the 232
+//    a consumer gets, so a promoting build is 128 x 128.
+//    (DeepGEMM, github.com/deepseek-ai/DeepGEMM, deep_gemm/include/
+//    deep_gemm/fp8_gemm.cuh: the same two accumulators, promoted with the
+//    block scales every 128 of K.)
+//
+// 4. Rows are bytes. A TMA row stride must be a multiple of 16 bytes:
+//    K (rows of A and B, one byte an element) a multiple of 16, N (rows of
+//    D, FP16) a multiple of 8. The tensor maps of A and B are UINT8 (the
+//    TMA moves bytes; only wgmma reads them as e4m3); out-of-bounds boxes
+//    fill with 0x00, which is e4m3 +0, so step 7's ragged edges carry over.
+//
+// What does not change: the warp-specialised ring, setmaxnreg, the
+// cluster's multicast of B, the persistent grouped tile order, the
+// epilogue through shared memory and a TMA store. Split-K (step 7's
+// third idea) is left out: FP8's short K-tiles make it less needed, and
+// its reduction would have to sit after the promotion.
+//
+// The problem:
+//   A  M x K, row-major, e4m3 bits (K contiguous)
+//   B  N x K, row-major, e4m3 bits (K contiguous; cuBLAS's TN case)
+//   D  M x N, row-major, FP16,
+//      D[m][n] = scale * sum_k A[m][k] * B[n][k], scale = sA * sB.
+//
+// Launch contract:
+//   kernel  gemm8Fp8(tmA, tmB, tmD, M, N, K, scale, promoteEvery),
+//           compiled with __cluster_dims__(kClusterM, 1, 1)
+//   grid    (min(SMs rounded down to a multiple of kClusterM,
+//           units * kClusterM), 1, 1), units = ceil(ceil(M/kBM)/kClusterM)
+//           * ceil(N/kBN)
+//   block   kThreadsPerBlock = 384; dynamic shared memory kSmemBytes
+//   tmA     2D UINT8 map over A: dims {K, M}, row stride K bytes, box
+//           {kBK, kBoxARows} = {128, 128}, 128B swizzle, OOB fill NONE
+//           (zeros)
+//   tmB     the same over B: dims {K, N}, box {128, kBoxBRows} (kBN /
+//           kClusterM rows: each CTA of the cluster loads one slice)
+//   tmD     2D FP16 map over D: dims {N, M}, row stride N*2, box
+//           {kBoxDCols, kBoxDRows} = {64, 64}, 128B swizzle
+//   scale   float, sA * sB, multiplied into D in the epilogue
+//   promoteEvery  0 (never) or P >= 1 K-tiles of kBK; must be 0 unless
+//           built with -DGEMM_PROMOTE=1
+//
+// Technique credit: the ladder's source github.com/pranjalssh/fast.cu;
+// promotion: DeepSeek-V3 (arXiv 2412.19437) and DeepGEMM. This file is
+// the course's own code.
+//
+// Needs compute capability 9.0 exactly (wgmma is sm_90a-only).
+//
+// Build: nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -o gemm8_fp8 gemm8_fp8.cu
+//        (the promoting build: add -DGEMM_PROMOTE=1 -DGEMM_BN=128; -DGEMM_CLUSTER=1 for no cluster)
+// Run:   ./gemm8_fp8                      (a list of ragged shapes, each with the build's intervals)
+//        ./gemm8_fp8 M N K PROMOTE_EVERY  (one shape)
+
+#ifndef __CUDACC_RTC__
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include <cuda.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+#include <cuda_runtime.h>
+#include <cudaTypedefs.h>
+#else
+// Under NVRTC (the course compiles this same file at run time) there is
+// no cuda.h: declare the 128-byte, 64-byte aligned opaque tensor map the
+// way cuda.h does, as Day 76 (tma_tile.cu) explains. Fixed-width integers
+// come from libcu++.
+#include <cuda/std/cstdint>
+#include <cuda_fp16.h>
+using cuda::std::uint32_t;
+using cuda::std::uint64_t;
+using cuda::std::uint8_t;
+using cuda::std::uintptr_t;
+struct alignas(64) CUtensorMap_st {
+    unsigned long long opaque[16];
+};
+typedef struct CUtensorMap_st CUtensorMap;
+#endif
+
+#ifndef __CUDACC_RTC__
+// The one error macro, verbatim from the other lesson files.
+#define CUDA_CHECK(call)                                                 \
+    do {                                                                 \
+        cudaError_t err_ = (call);                                       \
+        if (err_ != cudaSuccess) {                                       \
+            std::fprintf(stderr, "CUDA error %s:%d: %s: %s\n", __FILE__, \
+                         __LINE__, #call, cudaGetErrorString(err_));     \
+            std::exit(EXIT_FAILURE);                                     \
+        }                                                                \
+    } while (0)
+#endif  // __CUDACC_RTC__
+
+// snippet: constants
+// The configuration: tile width, cluster and promotion, one compiled kernel each.
+#ifndef GEMM_BN
+#define GEMM_BN 256
+#endif
+#ifndef GEMM_CLUSTER
+#define GEMM_CLUSTER 2
+#endif
+#ifndef GEMM_PROMOTE
+#define GEMM_PROMOTE 0
+#endif
+typedef uint8_t fp8_t;                    // one e4m3 element, as the TMA moves it: a byte
+constexpr int kBM = 128;                  // rows of D one CTA owns
+constexpr int kBN = GEMM_BN;              // columns of D one CTA owns: 256 or 128
+constexpr int kBK = 128;                  // K depth of one tile: 128 e4m3 = 128 bytes, one swizzle row
+constexpr int kWgmmaM = 64;               // rows of one wgmma.mma_async
+constexpr int kWgmmaN = kBN;              // columns of one wgmma.mma_async (m64n256k32 or m64n128k32)
+constexpr int kWgmmaK = 32;               // K depth of one FP8 wgmma.mma_async: 32 bytes, as FP16's k16
+constexpr int kThreadsPerBlock = 384;     // warpgroup 0 produces, warpgroups 1 and 2 consume
+constexpr int kConsumers = 2;             // consumer warpgroups: arrivals per empty-barrier phase
+constexpr int kBoxARows = 128;            // TMA box for A: kBK x kBoxARows bytes
+constexpr int kClusterM = GEMM_CLUSTER;   // CTAs per cluster, stacked along M, sharing B
+constexpr int kClusterN = 1;              // CTAs per cluster along N (A is not shared)
+constexpr int kBoxBRows = kBN / kClusterM;  // TMA box for B: one slice per CTA of the cluster
+constexpr int kAccRegs = kWgmmaM * kWgmmaN / 128;  // floats per thread per m64nBN accumulator
+constexpr int kPromote = GEMM_PROMOTE;    // 1: a second FP32 accumulator the wgmma sums are added into
+#ifndef GEMM_SETMAXNREG
+#define GEMM_SETMAXNREG 1
+#endif
+constexpr int kProducerRegs = 40;         // producer warpgroup's ceiling after setmaxnreg.dec
+constexpr int kConsumerRegs = 232;        // each consumer warpgroup's ceiling after setmaxnreg.inc
+constexpr int kSmemAlign = 1024;          // 128B-swizzle atoms are 8 rows x 128 B = 1024 B
+constexpr int kBoxDCols = 64;             // TMA store box for D: 64 columns = 128 B, one swizzle row
+constexpr int kBoxDRows = 64;             // TMA store box for D: one consumer's 64 rows
+constexpr int kStagingBoxes = 2;          // D boxes each consumer stages per pass
+constexpr int kPasses = kBN / (kBoxDCols * kStagingBoxes);  // epilogue passes per tile: 2 or 1
+constexpr int kSmemBytes = 231424;        // dynamic shared memory the launch requests
+constexpr int kPersistent = 1;            // grid = number of SMs (at most); each CTA walks units
+constexpr int kGroupM = 8;                // cluster-tile rows per group of the tile order
+constexpr int kMinMultipleK = 16;         // K: 16 e4m3 = 16 bytes, the TMA stride rule for A and B
+constexpr int kMinMultipleN = 8;          // N: 8 halves = 16 bytes, the TMA stride rule for D
+constexpr float kE4m3Max = 448.0f;        // largest finite e4m3 (S.1111.110 = 1.75 * 2^8)
+static_assert(kPersistent == 1, "the host launches at most one CTA per SM and the kernel walks units");
+static_assert(kE4m3Max == 1.75f * 256.0f, "e4m3's largest finite value: 1.75 * 2^8 (the host saturates to it)");
+static_assert(kMinMultipleK * sizeof(fp8_t) == 16 && kMinMultipleN * 2 == 16,
+              "a TMA global stride is a multiple of 16 bytes");
+
+constexpr int kTileBytesA = kBM * kBK;                          // 16 KiB
+constexpr int kTileBytesB = kBN * kBK;                          // 32 or 16 KiB
+constexpr int kStageBytes = kTileBytesA + kTileBytesB;          // bytes the TMA delivers per K-tile
+// The ring is as deep as shared memory allows: 192 KiB of stages (a stage is
+// 16 KiB of A plus kBN * 128 B of B), beside 32 KiB of D staging and the
+// barriers: 4 stages at BN 256, 6 at BN 128. Each stage holds twice the K
+// of step 7's, in the same bytes.
+constexpr int kRingBytes = 196608;
+constexpr int kStages = kRingBytes / kStageBytes;               // ring of shared-memory stages
+constexpr int kClusterSize = kClusterM * kClusterN;
+
+static_assert(kBN == 256 || kBN == 128, "GEMM_BN is 256 or 128");
+static_assert(kClusterM == 1 || kClusterM == 2, "GEMM_CLUSTER is 1 or 2");
+static_assert(kPromote == 0 || kPromote == 1, "GEMM_PROMOTE is 0 or 1");
+static_assert(kPromote == 0 || kBN == 128,
+              "a promoting build keeps two accumulators per thread: 2 x 64 fit a consumer's 232 "
+              "registers at BN 128, 2 x 128 at BN 256 do not");
+static_assert(kBK * sizeof(fp8_t) == 128, "one tile row must be exactly one 128-byte swizzle span");
+static_assert(kBM == kWgmmaM * kConsumers, "each consumer covers 64 rows with one m64nBN slice");
+static_assert(kBoxARows == kBM && kBoxBRows <= 256, "TMA boxes are at most 256 rows");
+static_assert(kThreadsPerBlock == 128 * (1 + kConsumers),
+              "one producer warpgroup plus the consumer warpgroups");
+static_assert(kStages >= 2, "a pipeline needs at least two stages");
+static_assert(kBoxDCols * 2 == 128 && kBoxDRows == kWgmmaM && kPasses >= 1 &&
+                  kBN % (kBoxDCols * kStagingBoxes) == 0,
+              "each consumer stores its 64-row slice as kBN / 64 boxes of 64x64");
+static_assert(kBoxBRows * kClusterM == kBN, "the cluster's CTAs split the B tile evenly");
+static_assert(128 * (kProducerRegs + kConsumers * kConsumerRegs) <= 65536,
+              "the three warpgroups' ceilings must fit the 64K-register file");
+// end snippet
+
+// snippet: smem-layout
+struct alignas(1024) SharedStorage {
+    fp8_t a[kStages][kBM * kBK];   // A tiles: kBM rows of 128 B each, swizzled
+    fp8_t b[kStages][kBN * kBK];   // B tiles: kBN rows of 128 B each, swizzled
+    __half dOut[kConsumers][kStagingBoxes][kBoxDRows * kBoxDCols];  // D staging, 8 KiB a box
+    uint64_t full[kStages];        // mbarrier: "the TMA bytes of this stage have landed"
+    uint64_t empty[kStages];       // mbarrier: "the wgmmas of every CTA reading this stage are done"
+};
+static_assert(kSmemBytes == sizeof(SharedStorage) + kSmemAlign,
+              "kSmemBytes must be the storage plus the alignment slack");
+static_assert(kSmemBytes <= 227 * 1024, "Hopper's per-block shared memory ceiling");
+// end snippet
+
+// snippet: descriptor
+// A wgmma matrix descriptor (PTX ISA "Matrix Descriptor Format",
+// https://docs.nvidia.com/cuda/parallel-thread-execution/index.html
+// #asynchronous-warpgroup-level-matrix-shared-memory-layout-matrix-descriptor):
+// bits 13..0 start address >> 4, 29..16 leading byte offset >> 4, 45..32
+// stride byte offset >> 4, 63..62 swizzle mode (1 = 128B).
+// For a K-major operand in the 128B swizzle mode the TMA wrote, one "atom"
+// is 8 rows x 128 bytes (8 rows x 128 e4m3): the stride byte offset is
+// the step from one 8-row group to the next, 1024 B. The leading byte
+// offset would step along K to the next atom, but a k32 slice (32 B) never
+// leaves the 128-byte row, so the field is unused; 1 is the customary
+// filler. The descriptor counts bytes, never elements: it is step 7's,
+// unchanged, because an FP8 k32 slice is as many bytes as an FP16 k16
+// one. The hardware finds the 16-byte chunks by undoing the XOR swizzle
+// (chunk ^= row % 8) itself.
+// The next k32 slice starts 32 bytes further along the row: descriptor + 2.
+// That works inside a swizzled row only because the tile base is
+// 1024-aligned, so the hardware's XOR sees the same row bits the TMA used.
+__device__ __forceinline__ uint64_t swizzledDesc(const void* smemPtr) {
+    const uint32_t addr = static_cast<uint32_t>(__cvta_generic_to_shared(smemPtr));
+    return uint64_t((addr & 0x3FFFFu) >> 4)        // start address
+           | (uint64_t(1) << 16)                   // leading byte offset: unused here
+           | (uint64_t(1024 >> 4) << 32)           // stride byte offset: 8 rows x 128 B
+           | (uint64_t(1) << 62);                  // swizzle mode: 128B
+}
+// end snippet
+
+// snippet: mbarrier
+// The mbarrier, in raw PTX (PTX ISA "Parallel Synchronization and
+// Communication Instructions: mbarrier", https://docs.nvidia.com/cuda/
+// parallel-thread-execution/index.html
+// #parallel-synchronization-and-communication-instructions-mbarrier).
+// A phase completes when (a) the expected number of arrivals arrived and
+// (b) the transaction count, raised by expect-tx and lowered by the bytes
+// the TMA engine writes, is back at zero. Then the phase flips and waiters
+// on its parity are released.
+__device__ __forceinline__ uint32_t smemAddr(const void* p) {
+    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void mbarInit(uint64_t* bar, uint32_t arrivals) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smemAddr(bar)),
+                 "r"(arrivals)
+                 : "memory");
+}
+
+// One arrival that also announces `bytes` of incoming TMA traffic.
+__device__ __forceinline__ void mbarArriveExpectTx(uint64_t* bar, uint32_t bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(
+                     smemAddr(bar)),
+                 "r"(bytes)
+                 : "memory");
+}
+
+// A plain arrival (release semantics at CTA scope by default): orders
+// this thread's earlier work before the arrival that others wait for.
+__device__ __forceinline__ void mbarArrive(uint64_t* bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smemAddr(bar)) : "memory");
+}
+
+// An arrival on the barrier at the same offset in CTA `ctaRank` of this
+// cluster: mapa turns our shared::cta address into that CTA's
+// shared::cluster address (PTX ISA "mapa", https://docs.nvidia.com/cuda/
+// parallel-thread-execution/index.html
+// #data-movement-and-conversion-instructions-mapa).
+// Default semantics (release, CTA scope), as CUTLASS's ClusterBarrier
+// uses. What the arrival must order is the wgmmas' shared-memory reads
+// before the peer's next TMA write, and those reads have *completed*
+// (wgmma.wait_group) before the arrival is issued: no memory fence is
+// needed for that. Written .release.cluster, ptxas puts MEMBAR.ALL.GPU
+// in front of every arrival (seen in this file's SASS, nvdisasm 13.5),
+// and on the H200 that version ran at about 0.7x the speed of step 4
+// (measured on the H200 on 2026-11-30 while this step was written).
+__device__ __forceinline__ void mbarArriveCluster(uint64_t* bar, uint32_t ctaRank) {
+    asm volatile(
+        "{\n\t.reg .b32 remote;\n\t"
+        "mapa.shared::cluster.u32 remote, %0, %1;\n\t"
+        "mbarrier.arrive.shared::cluster.b64 _, [remote];\n\t}" ::"r"(smemAddr(bar)),
+        "r"(ctaRank)
+        : "memory");
+}
+
+// Spin until the phase with this parity has completed ("try_wait.parity",
+// https://docs.nvidia.com/cuda/parallel-thread-execution/index.html
+// #parallel-synchronization-and-communication-instructions-mbarrier-test-wait-mbarrier-try-wait).
+// try_wait may itself sleep for a while in hardware before reporting
+// false, so the loop is not a hot spin.
+__device__ __forceinline__ void mbarWait(uint64_t* bar, uint32_t parity) {
+    uint32_t done = 0;
+    do {
+        asm volatile(
+            "{\n\t.reg .pred p;\n\t"
+            "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+            "selp.u32 %0, 1, 0, p;\n\t}"
+            : "=r"(done)
+            : "r"(smemAddr(bar)), "r"(parity)
+            : "memory");
+    } while (!done);
+}
+
+// Every thread of every CTA in the cluster arrives, then waits for all
+// (PTX ISA "barrier.cluster", https://docs.nvidia.com/cuda/
+// parallel-thread-execution/index.html
+// #parallel-synchronization-and-communication-instructions-barrier-cluster).
+// Release/acquire: shared-memory writes before it are visible to the
+// whole cluster after it. It also does __syncthreads()'s job.
+__device__ __forceinline__ void clusterSync() {
+    asm volatile(
+        "barrier.cluster.arrive.release.aligned;\n\t"
+        "barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+__device__ __forceinline__ uint32_t clusterCtaRank() {
+    uint32_t rank;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+    return rank;
+}
+// end snippet
+
+// snippet: tma-load
+// One 2D tile copy, global -> shared, completing on an mbarrier by bytes
+// (PTX ISA "cp.async.bulk.tensor", https://docs.nvidia.com/cuda/
+// parallel-thread-execution/index.html
+// #data-movement-and-conversion-instructions-cp-async-bulk-tensor).
+// Coordinates are elements, innermost (K) first. The map is read through
+// its generic address: a __grid_constant__ parameter lives in the
+// constant bank and has one.
+__device__ __forceinline__ void tmaLoad2d(void* dst, const CUtensorMap* map,
+                                          uint64_t* bar, int k, int row) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile"
+        ".mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(
+            smemAddr(dst)),
+        "l"(reinterpret_cast<uint64_t>(map)), "r"(k), "r"(row), "r"(smemAddr(bar))
+        : "memory");
+}
+
+// The other direction: one box of D, shared -> global, tracked by the
+// issuing thread's bulk async-groups instead of an mbarrier.
+__device__ __forceinline__ void tmaStore2d(const CUtensorMap* map, const void* src, int col,
+                                           int row) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group"
+        " [%0, {%1, %2}], [%3];" ::"l"(reinterpret_cast<uint64_t>(map)),
+        "r"(col), "r"(row), "r"(smemAddr(src))
+        : "memory");
+}
+
+// The same copy, multicast: the engine writes the box at dst's offset in
+// the shared memory of every CTA whose bit is set in ctaMask, and
+// signals the barrier at bar's offset in each of them.
+__device__ __forceinline__ void tmaLoad2dMulticast(void* dst, const CUtensorMap* map,
+                                                   uint64_t* bar, int k, int row,
+                                                   uint16_t ctaMask) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile"
+        ".mbarrier::complete_tx::bytes.multicast::cluster"
+        " [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(smemAddr(dst)),
+        "l"(reinterpret_cast<uint64_t>(map)), "r"(k), "r"(row), "r"(smemAddr(bar)),
+        "h"(ctaMask)
+        : "memory");
+}
+// end snippet
+
+// snippet: wgmma
+__device__ __forceinline__ void wgmmaFence() {
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void wgmmaCommit() {
+    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+template <int kPending>
+__device__ __forceinline__ void wgmmaWait() {
+    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(kPending) : "memory");
+}
+
+// One m64n256k32 FP8 wgmma, A and B both e4m3 from shared memory through
+// descriptors, FP32 accumulators. scaleD = 0 computes D = A*B, 1 computes
+// D += A*B; it is a predicate, so it may be a run-time value (the
+// promotion uses it to restart the chain). The two immediates after it
+// are scale-a = scale-b = 1 (no negation). Unlike the FP16 form there are
+// no trans-a / trans-b immediates: 8-bit operands are K-major only.
+__device__ __forceinline__ void wgmmaM64N256K32E4M3(float (&acc)[128], uint64_t descA,
+                                                    uint64_t descB, int scaleD) {
+    asm volatile(
+        "{\n\t.reg .pred p;\n\t"
+        "setp.ne.b32 p, %130, 0;\n\t"
+        "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3\n\t"
+        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+        "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
+        "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
+        "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,"
+        "%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,"
+        "%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,"
+        "%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,"
+        "%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127},\n\t"
+        "%128, %129, p, 1, 1;\n\t}"
+        : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]),
+          "+f"(acc[6]), "+f"(acc[7]), "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]),
+          "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]), "+f"(acc[16]),
+          "+f"(acc[17]), "+f"(acc[18]), "+f"(acc[19]), "+f"(acc[20]), "+f"(acc[21]),
+          "+f"(acc[22]), "+f"(acc[23]), "+f"(acc[24]), "+f"(acc[25]), "+f"(acc[26]),
+          "+f"(acc[27]), "+f"(acc[28]), "+f"(acc[29]), "+f"(acc[30]), "+f"(acc[31]),
+          "+f"(acc[32]), "+f"(acc[33]), "+f"(acc[34]), "+f"(acc[35]), "+f"(acc[36]),
+          "+f"(acc[37]), "+f"(acc[38]), "+f"(acc[39]), "+f"(acc[40]), "+f"(acc[41]),
+          "+f"(acc[42]), "+f"(acc[43]), "+f"(acc[44]), "+f"(acc[45]), "+f"(acc[46]),
+          "+f"(acc[47]), "+f"(acc[48]), "+f"(acc[49]), "+f"(acc[50]), "+f"(acc[51]),
+          "+f"(acc[52]), "+f"(acc[53]), "+f"(acc[54]), "+f"(acc[55]), "+f"(acc[56]),
+          "+f"(acc[57]), "+f"(acc[58]), "+f"(acc[59]), "+f"(acc[60]), "+f"(acc[61]),
+          "+f"(acc[62]), "+f"(acc[63]), "+f"(acc[64]), "+f"(acc[65]), "+f"(acc[66]),
+          "+f"(acc[67]), "+f"(acc[68]), "+f"(acc[69]), "+f"(acc[70]), "+f"(acc[71]),
+          "+f"(acc[72]), "+f"(acc[73]), "+f"(acc[74]), "+f"(acc[75]), "+f"(acc[76]),
+          "+f"(acc[77]), "+f"(acc[78]), "+f"(acc[79]), "+f"(acc[80]), "+f"(acc[81]),
+          "+f"(acc[82]), "+f"(acc[83]), "+f"(acc[84]), "+f"(acc[85]), "+f"(acc[86]),
+          "+f"(acc[87]), "+f"(acc[88]), "+f"(acc[89]), "+f"(acc[90]), "+f"(acc[91]),
+          "+f"(acc[92]), "+f"(acc[93]), "+f"(acc[94]), "+f"(acc[95]), "+f"(acc[96]),
+          "+f"(acc[97]), "+f"(acc[98]), "+f"(acc[99]), "+f"(acc[100]), "+f"(acc[101]),
+          "+f"(acc[102]), "+f"(acc[103]), "+f"(acc[104]), "+f"(acc[105]), "+f"(acc[106]),
+          "+f"(acc[107]), "+f"(acc[108]), "+f"(acc[109]), "+f"(acc[110]), "+f"(acc[111]),
+          "+f"(acc[112]), "+f"(acc[113]), "+f"(acc[114]), "+f"(acc[115]), "+f"(acc[116]),
+          "+f"(acc[117]), "+f"(acc[118]), "+f"(acc[119]), "+f"(acc[120]), "+f"(acc[121]),
+          "+f"(acc[122]), "+f"(acc[123]), "+f"(acc[124]), "+f"(acc[125]), "+f"(acc[126]),
+          "+f"(acc[127])
+        : "l"(descA), "l"(descB), "r"(scaleD));
+}
+// The same for m64n128k32: 64 accumulators per thread (the 128x128
+// configurations). Operand numbering as above: 64 outputs, then descA,
+// descB and scale-d.
+__device__ __forceinline__ void wgmmaM64N128K32E4M3(float (&acc)[64], uint64_t descA,
+                                                    uint64_t descB, int scaleD) {
+    asm volatile(
+        "{\n\t.reg .pred p;\n\t"
+        "setp.ne.b32 p, %66, 0;\n\t"
+        "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3\n\t"
+        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+        "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
+        "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
+        "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63},\n\t"
+        "%64, %65, p, 1, 1;\n\t}"
+        : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]),
+          "+f"(acc[6]), "+f"(acc[7]), "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]),
+          "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]), "+f"(acc[16]),
+          "+f"(acc[17]), "+f"(acc[18]), "+f"(acc[19]), "+f"(acc[20]), "+f"(acc[21]),
+          "+f"(acc[22]), "+f"(acc[23]), "+f"(acc[24]), "+f"(acc[25]), "+f"(acc[26]),
+          "+f"(acc[27]), "+f"(acc[28]), "+f"(acc[29]), "+f"(acc[30]), "+f"(acc[31]),
+          "+f"(acc[32]), "+f"(acc[33]), "+f"(acc[34]), "+f"(acc[35]), "+f"(acc[36]),
+          "+f"(acc[37]), "+f"(acc[38]), "+f"(acc[39]), "+f"(acc[40]), "+f"(acc[41]),
+          "+f"(acc[42]), "+f"(acc[43]), "+f"(acc[44]), "+f"(acc[45]), "+f"(acc[46]),
+          "+f"(acc[47]), "+f"(acc[48]), "+f"(acc[49]), "+f"(acc[50]), "+f"(acc[51]),
+          "+f"(acc[52]), "+f"(acc[53]), "+f"(acc[54]), "+f"(acc[55]), "+f"(acc[56]),
+          "+f"(acc[57]), "+f"(acc[58]), "+f"(acc[59]), "+f"(acc[60]), "+f"(acc[61]),
+          "+f"(acc[62]), "+f"(acc[63])
+        : "l"(descA), "l"(descB), "r"(scaleD));
+}
+// end snippet
+
+// snippet: schedule
+// The problem's tile counts, worked out once per CTA from M, N and K:
+// everything the producer and the consumers must agree on.
+struct Problem {
+    int tilesN;         // tile columns of D: ceil(N / kBN)
+    int clusterTilesM;  // cluster-tile rows: ceil(ceil(M / kBM) / kClusterM)
+    int kTiles;         // K-tiles: ceil(K / kBK), the last one zero-filled past K
+    int units;          // clusterTilesM * tilesN
+};
+
+__device__ __forceinline__ Problem makeProblem(int M, int N, int K) {
+    Problem p;
+    p.tilesN = (N + kBN - 1) / kBN;
+    p.clusterTilesM = ((M + kBM - 1) / kBM + kClusterM - 1) / kClusterM;
+    p.kTiles = (K + kBK - 1) / kBK;
+    p.units = p.clusterTilesM * p.tilesN;
+    return p;
+}
+
+// Work unit u -> cluster tile, in step 6's grouped order: kGroupM
+// cluster-tile rows form a group, walked down a column, then one column
+// right, so the CTAs running at once share A rows and B columns in L2.
+__device__ __forceinline__ void unitCoords(const Problem& p, int unit, int& mBlock, int& nBlock) {
+    const int group = unit / (kGroupM * p.tilesN);
+    const int firstM = group * kGroupM;
+    const int rows = p.clusterTilesM - firstM < kGroupM ? p.clusterTilesM - firstM : kGroupM;
+    const int inGroup = unit - group * (kGroupM * p.tilesN);
+    mBlock = firstM + inGroup % rows;  // in cluster-tile rows
+    nBlock = inGroup / rows;
+}
+// end snippet
+
+
+// Two floats rounded to one __half2 and stored as 4 bytes at a 32-bit
+// shared-memory address.
+__device__ __forceinline__ void stShared32(uint32_t addr, float lo, float hi) {
+    const __half2 h = __floats2half2_rn(lo, hi);
+    asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr),
+                 "r"(*reinterpret_cast<const uint32_t*>(&h))
+                 : "memory");
+}
+
+// A barrier for one warpgroup only (bar.sync with a thread count): the
+// two consumers stage and store independently. ID 0 is __syncthreads().
+__device__ __forceinline__ void warpgroupBarrier(int id) {
+    asm volatile("bar.sync %0, 128;" ::"r"(id) : "memory");
+}
+
+// ---- Timeline stamps: the same block in every instrumented kernel ----
+// Built with -DCOURSE_TIMELINE, one thread per warpgroup (COURSE_TL_INIT
+// elects it) stamps (event, stage, %globaltimer, clock64) at each COURSE_TL
+// line into fixed slots of a buffer the host points courseTimeline at:
+// every event of CTAs 0..kTlCtas-1, and the start and end of every CTA's
+// warpgroups. Each slot has one writer, so no atomics; a null
+// courseTimeline records nothing. Built without it, each line is ((void)0)
+// and the cubin is the same, byte for byte (the course's tests compare
+// them). The host reads the buffer back and puts both clocks on one time
+// axis; the page's timeline section says how, and when it trusts clock64.
+#ifdef COURSE_TIMELINE
+enum : unsigned {   // each event begins an activity that lasts to the next
+    TL_START = 1,   // kernel start: setup
+    TL_END,         // kernel end
+    TL_WAIT_EMPTY,  // producer waits for a free stage (empty barrier)
+    TL_LOAD,        // producer issues a stage's loads (or copies it)
+    TL_WAIT_FULL,   // consumer waits for a stage's data (full barrier)
+    TL_MMA,         // consumer issues wgmma
+    TL_MMA_WAIT,    // consumer commits and waits for wgmma (wait_group)
+    TL_RELEASE,     // consumer has released a stage (empty arrival)
+    TL_SYNC,        // a barrier wait (__syncthreads, a cluster barrier)
+    TL_EPI          // epilogue: accumulators out to D
+};
+constexpr unsigned kTlCtas = 4;        // CTAs recorded event by event
+constexpr unsigned kTlWarpgroups = 4;  // slots per CTA: warpgroups 0..3
+constexpr unsigned kTlCap = 8192;      // events kept per slot, a power of 2
+// Buffer, in 8-byte words: the slots' events, then 8 words of layout and
+// one word per slot (who recorded it), then [start, end] of every CTA's
+// warpgroups.
+constexpr unsigned kTlHead = 2 * kTlCap * kTlCtas * kTlWarpgroups;
+constexpr unsigned kTlSpan = kTlHead + 8 + kTlCtas * kTlWarpgroups;
+static_assert((kTlCap & (kTlCap - 1)) == 0, "kTlCap: a power of 2");
+__device__ unsigned long long* courseTimeline;  // set by the host, else null
+
+struct CourseTl {
+    unsigned next = ~0u;  // word of this warpgroup's next event; ~0u: none
+    unsigned slot = ~0u;  // cta * kTlWarpgroups + wg; ~0u: not elected
+    __device__ __forceinline__ CourseTl(int wg, bool elected) {
+        unsigned long long* buf = courseTimeline;
+        if (!elected || buf == nullptr) return;  // this thread records nothing
+        const unsigned cta =
+            blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+        slot = cta * kTlWarpgroups + unsigned(wg);
+        if (slot == 0) {  // the layout, for the host to check
+            buf[kTlHead] = 0x4C54455352554F43ull;  // "COURSETL"
+            buf[kTlHead + 1] = 1;                  // layout version
+            buf[kTlHead + 2] = kTlCtas;
+            buf[kTlHead + 3] = kTlWarpgroups;
+            buf[kTlHead + 4] = kTlCap;
+            buf[kTlHead + 5] = gridDim.x * gridDim.y * gridDim.z;
+        }
+        if (cta < kTlCtas) {
+            unsigned sm;
+            asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+            buf[kTlHead + 8 + slot] = 1ull << 32 | sm << 8 | unsigned(wg);
+            next = 2 * kTlCap * slot;
+        }
+        stamp(TL_START, 0);
+    }
+    __device__ __forceinline__ void stamp(unsigned kind, unsigned stage) {
+        if (kind == TL_START || kind == TL_END) {  // every CTA: [start, end]
+            if (slot == ~0u) return;
+            unsigned long long t;
+            asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+            courseTimeline[kTlSpan + 2ull * slot + (kind == TL_END)] = t;
+        }
+        // No branch from here on (a branch between a wgmma and its
+        // wait_group makes ptxas inject warpgroup.arrive, info C7519),
+        // and only the store is predicated (a predicated definition keeps
+        // its register live around the K loop). An event is two words:
+        // %globaltimer ns, then clock64's low 32 bits | stage:8 | kind:8.
+        asm volatile(
+            "{\n\t.reg .pred p;\n\t.reg .b64 t, c, w, a;\n\t"
+            "setp.ne.u32 p, %0, -1;\n\t"
+            "mov.u64 t, %%globaltimer;\n\t"
+            "mov.u64 c, %%clock64;\n\t"
+            "mad.wide.u32 a, %0, 8, %2;\n\t"
+            "cvt.u64.u32 w, %1;\n\t"
+            "bfi.b64 w, c, w, 32, 32;\n\t"
+            "@p st.global.v2.u64 [a], {t, w};\n\t}"
+            ::"r"(next), "r"((stage & 0xFFu) << 8 | (kind & 0xFFu)),
+            "l"(courseTimeline));
+        // A full slot keeps its last place for the latest event (the end).
+        const unsigned after = next + 2;
+        next = (next != ~0u) & ((after & (2 * kTlCap - 1)) != 0) ? after : next;
+    }
+};
+#define COURSE_TL_INIT(wg, elected) CourseTl courseTl_(wg, elected)
+#define COURSE_TL(kind, stage) courseTl_.stamp(kind, stage)
+#else
+#define COURSE_TL_INIT(wg, elected) ((void)0)
+#define COURSE_TL(kind, stage) ((void)0)
+#endif
+// ---- end of the timeline block ----
+
+// One k32 step of this configuration's wgmma: m64n256k32 or m64n128k32.
+template <int R>
+__device__ __forceinline__ void wgmmaStep(float (&acc)[R], uint64_t descA, uint64_t descB,
+                                          int scaleD) {
+    if constexpr (R == 128) {
+        wgmmaM64N256K32E4M3(acc, descA, descB, scaleD);
+    } else {
+        wgmmaM64N128K32E4M3(acc, descA, descB, scaleD);
+    }
+}
+
+// snippet: epilogue
+// Step 6's epilogue, for kPasses passes of two 64x64 boxes: registers ->
+// 128B-swizzled staging boxes -> TMA store. The store clips at D's
+// bounds, so a tile on the ragged edge needs nothing special. New here:
+// the per-tensor scales. Every element is multiplied by scale = sA * sB
+// in FP32 just before its rounding to FP16, the one place the
+// quantisation is undone: D = (sA * qA) (sB * qB)^T = sA sB (qA qB^T).
+__device__ __forceinline__ void storeTile(const float (&acc)[kAccRegs], SharedStorage& s, int cons,
+                                          int wt, const CUtensorMap* tmD, int col0, int row0,
+                                          float scale) {
+    const int warp = wt / 32;
+    const int lane = wt % 32;
+#pragma unroll
+    for (int pass = 0; pass < kPasses; ++pass) {
+        // The previous store may still be reading the staging boxes.
+        if (wt == 0) {
+            asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+        }
+        warpgroupBarrier(1 + cons);
+        // Register pair r holds columns 8 * (r / 4) + 2 * (lane % 4) + {0, 1}
+        // of row 16 * warp + lane / 4 (+ 8 for r % 4 >= 2): chunk
+        // j = (r / 4) % 8 of box (r / 4) / 8, at swizzled position j ^ (row % 8).
+        const uint32_t rowAddr =
+            smemAddr(s.dOut[cons][0]) + (16 * warp + lane / 4) * 128 + (lane % 4) * 4;
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+            const uint32_t chunkAddr = rowAddr + ((j ^ (lane / 4)) * 16);
+#pragma unroll
+            for (int sb = 0; sb < kStagingBoxes; ++sb) {
+#pragma unroll
+                for (int half = 0; half < 2; ++half) {
+                    const int box = pass * kStagingBoxes + sb;
+                    const int r = (box * 8 + j) * 4 + half * 2;
+                    stShared32(chunkAddr + (sb * kBoxDRows * kBoxDCols + half * 8 * kBoxDCols) * 2,
+                               acc[r] * scale, acc[r + 1] * scale);
+                }
+            }
+        }
+        // Generic-proxy writes, async-proxy reader: fence, then barrier.
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        warpgroupBarrier(1 + cons);
+        if (wt == 0) {
+#pragma unroll
+            for (int sb = 0; sb < kStagingBoxes; ++sb) {
+                const int box = pass * kStagingBoxes + sb;
+                tmaStore2d(tmD, s.dOut[cons][sb], col0 + box * kBoxDCols, row0);
+            }
+            asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+        }
+    }
+}
+// end snippet
+
+
+// snippet: promote
+// The promotion: the wgmma chain's sum, added into FP32 registers with
+// ordinary FADDs on the CUDA cores (full FP32: 24-bit significands,
+// round to nearest). The caller has waited for the chain (wait_group 0),
+// and restarts it afterwards with scale-d = 0.
+__device__ __forceinline__ void promote(float (&total)[kAccRegs], const float (&acc)[kAccRegs]) {
+#pragma unroll
+    for (int r = 0; r < kAccRegs; ++r) {
+        total[r] += acc[r];
+    }
+}
+// end snippet
+
+// D = scale * (A * B^T), A and B e4m3, for any M x N x K (N a multiple of
+// 8, K of 16). Launch contract: see the header. extern "C" keeps the name
+// unmangled for CuPy.
+extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
+    __cluster_dims__(kClusterM, kClusterN, 1)
+    gemm8Fp8(const __grid_constant__ CUtensorMap tmA,
+             const __grid_constant__ CUtensorMap tmB,
+             const __grid_constant__ CUtensorMap tmD, int M, int N, int K, float scale,
+             int promoteEvery) {
+    // snippet: setup
+    extern __shared__ uint8_t smemRaw[];
+    SharedStorage& s = *reinterpret_cast<SharedStorage*>(
+        (reinterpret_cast<uintptr_t>(smemRaw) + kSmemAlign - 1) &
+        ~uintptr_t(kSmemAlign - 1));
+
+    const int t = static_cast<int>(threadIdx.x);
+    const int wg = t / 128;                           // 0 produces, 1 and 2 consume
+    const int wt = t % 128;                           // thread within its warpgroup
+    COURSE_TL_INIT(wg, wt == 0);
+    const uint32_t rank = kClusterM > 1 ? clusterCtaRank() : 0u;
+    const int firstUnit = static_cast<int>(blockIdx.x) / kClusterSize;  // cluster id
+    const int unitStep = static_cast<int>(gridDim.x) / kClusterSize;    // clusters in the grid
+    const Problem p = makeProblem(M, N, K);
+
+    if (t == 0) {
+        for (int i = 0; i < kStages; ++i) {
+            mbarInit(&s.full[i], 1);
+            mbarInit(&s.empty[i], kConsumers * kClusterSize);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    clusterSync();
+    // end snippet
+
+    if (wg == 0) {
+        // snippet: producer
+#if GEMM_SETMAXNREG
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kProducerRegs));
+#endif
+        if (wt == 0) {
+            int stage = 0;
+            uint32_t phase = 0;
+            for (int unit = firstUnit; unit < p.units; unit += unitStep) {
+                int mBlock, nBlock;
+                unitCoords(p, unit, mBlock, nBlock);
+                mBlock = mBlock * kClusterM + static_cast<int>(rank);
+                for (int kt = 0; kt < p.kTiles; ++kt) {
+                    COURSE_TL(TL_WAIT_EMPTY, stage);
+                    mbarWait(&s.empty[stage], phase ^ 1);
+                    COURSE_TL(TL_LOAD, stage);
+                    // Whole boxes' bytes, also where a box reaches past
+                    // M, N or K: the engine counts the zero fill too.
+                    mbarArriveExpectTx(&s.full[stage], kStageBytes);
+                    tmaLoad2d(s.a[stage], &tmA, &s.full[stage], kt * kBK, mBlock * kBM);
+                    if constexpr (kClusterM > 1) {
+                        tmaLoad2dMulticast(&s.b[stage][rank * kBoxBRows * kBK], &tmB,
+                                           &s.full[stage], kt * kBK,
+                                           nBlock * kBN + static_cast<int>(rank) * kBoxBRows,
+                                           static_cast<uint16_t>((1u << kClusterSize) - 1));
+                    } else {
+                        tmaLoad2d(s.b[stage], &tmB, &s.full[stage], kt * kBK, nBlock * kBN);
+                    }
+                    if (++stage == kStages) {
+                        stage = 0;
+                        phase ^= 1;
+                    }
+                }
+            }
+        }
+        // end snippet
+    } else {
+        // snippet: consumer
+#if GEMM_SETMAXNREG
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kConsumerRegs));
+#endif
+        const int cons = wg - 1;          // which 64-row half of the tile
+        float acc[kAccRegs];              // the wgmma chain's; never zeroed: a chain starts with scale-d = 0
+#if GEMM_PROMOTE
+        float total[kAccRegs];            // FP32 registers the chain's sums are promoted into
+#endif
+        int stage = 0;
+        uint32_t phase = 0;
+        int prevStage = 0;
+        for (int unit = firstUnit; unit < p.units; unit += unitStep) {
+            int mBlock, nBlock;
+            unitCoords(p, unit, mBlock, nBlock);
+            mBlock = mBlock * kClusterM + static_cast<int>(rank);
+#if GEMM_PROMOTE
+#pragma unroll
+            for (int r = 0; r < kAccRegs; ++r) total[r] = 0.0f;
+#endif
+            int chain = 0;  // K-tiles in the wgmma chain since it last started
+            for (int kt = 0; kt < p.kTiles; ++kt) {
+                COURSE_TL(TL_WAIT_FULL, stage);
+                mbarWait(&s.full[stage], phase);
+                COURSE_TL(TL_MMA, stage);
+                wgmmaFence();
+#pragma unroll
+                for (int ks = 0; ks < kBK / kWgmmaK; ++ks) {
+                    wgmmaStep(acc, swizzledDesc(&s.a[stage][cons * kWgmmaM * kBK + ks * kWgmmaK]),
+                              swizzledDesc(&s.b[stage][ks * kWgmmaK]),
+                              (chain > 0 || ks > 0) ? 1 : 0);
+                }
+                COURSE_TL(TL_MMA_WAIT, stage);
+                wgmmaCommit();
+                wgmmaWait<1>();
+                if (kt > 0 && wt < kClusterSize) {
+                    mbarArriveCluster(&s.empty[prevStage], static_cast<uint32_t>(wt));
+                    COURSE_TL(TL_RELEASE, prevStage);
+                }
+                prevStage = stage;
+                if (++stage == kStages) {
+                    stage = 0;
+                    phase ^= 1;
+                }
+                ++chain;
+#if GEMM_PROMOTE
+                // Every promoteEvery K-tiles (never when it is 0, and not
+                // after the last: the end of the tile promotes that one),
+                // wait for the chain and move its sum into total; the next
+                // K-tile's first wgmma restarts the chain. Meanwhile the
+                // other consumer warpgroup keeps the tensor cores busy.
+                if (chain == promoteEvery && kt + 1 < p.kTiles) {
+                    wgmmaWait<0>();
+                    promote(total, acc);
+                    chain = 0;
+                }
+#endif
+            }
+            COURSE_TL(TL_MMA_WAIT, prevStage);
+            wgmmaWait<0>();
+            if (wt < kClusterSize) {
+                mbarArriveCluster(&s.empty[prevStage], static_cast<uint32_t>(wt));
+                COURSE_TL(TL_RELEASE, prevStage);
+            }
+            // end snippet
+            COURSE_TL(TL_EPI, 0);
+#if GEMM_PROMOTE
+            promote(total, acc);  // the last chain
+            storeTile(total, s, cons, wt, &tmD, nBlock * kBN, mBlock * kBM + cons * kBoxDRows, scale);
+#else
+            storeTile(acc, s, cons, wt, &tmD, nBlock * kBN, mBlock * kBM + cons * kBoxDRows, scale);
+#endif
+        }
+        if (wt == 0) {
+            asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+        }
+    }
+    COURSE_TL(TL_SYNC, 0);
+    clusterSync();
+    COURSE_TL(TL_END, 0);
+}
+#ifndef __CUDACC_RTC__
+// snippet: tensor-maps
+// cuTensorMapEncodeTiled through the runtime's driver entry point query,
+// as in Day 76: no -lcuda at build time.
+static PFN_cuTensorMapEncodeTiled_v12000 getEncodeTiled() {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult qr = cudaDriverEntryPointSymbolNotFound;
+    CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000,
+                                                cudaEnableDefault, &qr));
+    if (qr != cudaDriverEntryPointSuccess || fn == nullptr) {
+        std::fprintf(stderr, "cuTensorMapEncodeTiled not found in this driver\n");
+        std::exit(EXIT_FAILURE);
+    }
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+}
+
+// A row-major matrix of rows x cols (cols contiguous) of elemBytes-byte
+// elements, read or written in boxes of boxCols x boxRows with 128B
+// swizzle: A and B as UINT8 (the TMA moves e4m3 as bytes), D as FLOAT16.
+// Out-of-bounds loads fill zeros (FLOAT_OOB_FILL_NONE; 0x00 is e4m3 +0);
+// stores clip at rows x cols.
+static CUtensorMap encode2d(PFN_cuTensorMapEncodeTiled_v12000 encode, const void* base,
+                            CUtensorMapDataType type, int elemBytes, int rows, int cols,
+                            int boxCols, int boxRows) {
+    CUtensorMap map{};
+    const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
+    const cuuint64_t strides[1] = {static_cast<cuuint64_t>(cols) * elemBytes};
+    const cuuint32_t box[2] = {static_cast<cuuint32_t>(boxCols), static_cast<cuuint32_t>(boxRows)};
+    const cuuint32_t elemStrides[2] = {1, 1};
+    const CUresult r = encode(&map, type, 2, const_cast<void*>(base), dims, strides, box,
+                              elemStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                              CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+        std::fprintf(stderr, "cuTensorMapEncodeTiled failed (%d x %d, box %d x %d): CUresult %d\n",
+                     rows, cols, boxRows, boxCols, static_cast<int>(r));
+        std::exit(EXIT_FAILURE);
+    }
+    return map;
+}
+// end snippet
+
+// snippet: check
+// Inputs are k/8 for k in -8..8: exact in e4m3 (3 mantissa bits), and
+// every product is a multiple of 1/64, so each partial sum here needs at
+// most 6 + log2(K) + 1 significant bits: exact even in an accumulator
+// that keeps only about 14 (the promotion's reason, measured on the page
+// with inputs that are not so kind). The scales are powers of two, so the
+// one rounding is D's conversion to FP16, at most 2^-11 relative (2^-12
+// absolute below 1). 2e-3 is four times that.
+constexpr double kRelTolerance = 2e-3;
+constexpr float kScaleA = 0.5f;   // the self-check's per-tensor scales: powers of two, exact
+constexpr float kScaleB = 0.25f;
+
+// The float64 reference of the dequantised inputs, every element of D.
+static std::vector<double> reference(const std::vector<float>& a, const std::vector<float>& b,
+                                     int M, int N, int K, double scale) {
+    std::vector<double> ref(static_cast<size_t>(M) * N);
+    for (int m = 0; m < M; ++m) {
+        const float* ar = &a[static_cast<size_t>(m) * K];
+        for (int n = 0; n < N; ++n) {
+            const float* br = &b[static_cast<size_t>(n) * K];
+            double sum = 0.0;
+            for (int k = 0; k < K; ++k) sum += double(ar[k]) * double(br[k]);
+            ref[static_cast<size_t>(m) * N + n] = scale * sum;
+        }
+    }
+    return ref;
+}
+
+// Every element of D against the reference, the ragged edges included;
+// the first wrong one is named, with whether it lies in the last
+// (partial) tile row or column. Also checks the guard past D's end: the
+// TMA store must not write outside the tensor.
+static bool checkD(const std::vector<double>& ref, const std::vector<__half>& dOut, int M, int N,
+                   int K, int every, size_t guard, const char* label) {
+    double worst = 0.0;
+    for (int m = 0; m < M; ++m) {
+        for (int n = 0; n < N; ++n) {
+            const double want = ref[static_cast<size_t>(m) * N + n];
+            const double got = __half2float(dOut[static_cast<size_t>(m) * N + n]);
+            const double rel = std::fabs(got - want) / std::max(std::fabs(want), 1.0);
+            if (!(rel <= kRelTolerance)) {  // NaN (never written) fails too
+                const bool edgeM = m >= M / kBM * kBM, edgeN = n >= N / kBN * kBN;
+                std::fprintf(stderr,
+                             "FAIL %s %dx%dx%d promote every %d at D[%d][%d]%s%s: got %g, ref %g, "
+                             "rel error %g > %g\n",
+                             label, M, N, K, every, m, n, edgeM ? " (ragged M edge)" : "",
+                             edgeN ? " (ragged N edge)" : "", got, want, rel, kRelTolerance);
+                return false;
+            }
+            worst = std::max(worst, rel);
+        }
+    }
+    const size_t elems = static_cast<size_t>(M) * N;
+    for (size_t i = elems; i < elems + guard; ++i) {
+        const uint16_t bits = *reinterpret_cast<const uint16_t*>(&dOut[i]);
+        if (bits != 0x7BFFu) {
+            std::fprintf(stderr, "FAIL %s %dx%dx%d promote every %d: the guard after D was written "
+                         "at element %zu past the end\n", label, M, N, K, every, i - elems);
+            return false;
+        }
+    }
+    std::printf("%s %dx%dx%d promote every %d: PASS, every element, max rel error %g "
+                "(tolerance %g)\n", label, M, N, K, every, worst, kRelTolerance);
+    return true;
+}
+// end snippet
+
+// One shape: LCG inputs (as e4m3 bits, converted by cuda_fp8.h's
+// saturating conversion), the reference once; for each promotion
+// interval, a NaN-poisoned D with a guard, two launches (the second must
+// match the first bit for bit), check.
+static bool runShape(PFN_cuTensorMapEncodeTiled_v12000 encode, const cudaDeviceProp& prop, int M,
+                     int N, int K, const std::vector<int>& intervals) {
+    // snippet: refuse
+    if (M < 1 || N < kMinMultipleN || K < kMinMultipleK || N % kMinMultipleN ||
+        K % kMinMultipleK) {
+        std::fprintf(stderr,
+                     "refused %dx%dx%d: N must be a positive multiple of %d (a row of FP16 D) and "
+                     "K of %d (a row of e4m3 A and B): a TMA tensor's row stride must be a "
+                     "multiple of 16 bytes; M at least 1\n",
+                     M, N, K, kMinMultipleN, kMinMultipleK);
+        return false;
+    }
+    // end snippet
+    const int tilesN = (N + kBN - 1) / kBN;
+    const int clusterTilesM = ((M + kBM - 1) / kBM + kClusterM - 1) / kClusterM;
+    const size_t elemsA = static_cast<size_t>(M) * K, elemsB = static_cast<size_t>(N) * K;
+    const size_t elemsD = static_cast<size_t>(M) * N, guard = 4096;
+    std::vector<float> fA(elemsA), fB(elemsB);
+    std::vector<fp8_t> hA(elemsA), hB(elemsB);
+    std::vector<__half> hD(elemsD + guard), hFirst(elemsD + guard);
+    uint32_t state = 20261201u + static_cast<uint32_t>(M * 7 + N * 13 + K * 31);
+    for (size_t i = 0; i < elemsA + elemsB; ++i) {
+        state = state * 1664525u + 1013904223u;
+        const float v = static_cast<float>(static_cast<int>(state >> 24) % 17 - 8) / 8.0f;
+        const fp8_t bits = static_cast<fp8_t>(__nv_cvt_float_to_fp8(v, __NV_SATFINITE, __NV_E4M3));
+        if (i < elemsA) {
+            fA[i] = v;
+            hA[i] = bits;
+        } else {
+            fB[i - elemsA] = v;
+            hB[i - elemsA] = bits;
+        }
+    }
+    const std::vector<double> ref =
+        reference(fA, fB, M, N, K, double(kScaleA) * double(kScaleB));
+    fp8_t *dA = nullptr, *dB = nullptr;
+    __half* dD = nullptr;
+    CUDA_CHECK(cudaMalloc(&dA, elemsA));
+    CUDA_CHECK(cudaMalloc(&dB, elemsB));
+    CUDA_CHECK(cudaMalloc(&dD, (elemsD + guard) * sizeof(__half)));
+    CUDA_CHECK(cudaMemcpy(dA, hA.data(), elemsA, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(dB, hB.data(), elemsB, cudaMemcpyHostToDevice));
+    const CUtensorMap tmA = encode2d(encode, dA, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, M, K, kBK,
+                                     kBoxARows);
+    const CUtensorMap tmB = encode2d(encode, dB, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, N, K, kBK,
+                                     kBoxBRows);
+    const CUtensorMap tmD = encode2d(encode, dD, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, M, N,
+                                     kBoxDCols, kBoxDRows);
+    const int units = clusterTilesM * tilesN;
+    const int slots = prop.multiProcessorCount / kClusterSize;
+    const dim3 grid((units < slots ? units : slots) * kClusterSize);
+    bool ok = true;
+    for (int every : intervals) {
+        if (every < 0 || (every > 0 && !kPromote)) {
+            std::fprintf(stderr, "refused promote every %d: this build takes 0 (never)%s\n", every,
+                         kPromote ? " or a positive number of K-tiles"
+                                  : "; build with -DGEMM_PROMOTE=1 -DGEMM_BN=128 to promote");
+            ok = false;
+            continue;
+        }
+        for (int launch = 0; launch < 2; ++launch) {
+            // Poison: 0xFFFF is an FP16 NaN; the guard holds 0x7BFF (65504).
+            CUDA_CHECK(cudaMemset(dD, 0xFF, elemsD * sizeof(__half)));
+            std::vector<uint16_t> g(guard, 0x7BFFu);
+            CUDA_CHECK(cudaMemcpy(dD + elemsD, g.data(), guard * sizeof(uint16_t),
+                                  cudaMemcpyHostToDevice));
+            gemm8Fp8<<<grid, kThreadsPerBlock, kSmemBytes>>>(tmA, tmB, tmD, M, N, K,
+                                                             kScaleA * kScaleB, every);
+            CUDA_CHECK(cudaGetLastError());
+            CUDA_CHECK(cudaDeviceSynchronize());
+            CUDA_CHECK(cudaMemcpy((launch == 0 ? hFirst : hD).data(), dD,
+                                  (elemsD + guard) * sizeof(__half), cudaMemcpyDeviceToHost));
+        }
+        bool same = true;
+        for (size_t i = 0; i < elemsD + guard && same; ++i) {
+            if (*reinterpret_cast<const uint16_t*>(&hD[i]) !=
+                *reinterpret_cast<const uint16_t*>(&hFirst[i])) {
+                std::fprintf(stderr, "FAIL gemm8 %dx%dx%d promote every %d: launch 2 differs from "
+                             "launch 1 at element %zu\n", M, N, K, every, i);
+                same = false;
+            }
+        }
+        ok = same && checkD(ref, hFirst, M, N, K, every, guard, "gemm8") && ok;
+    }
+    CUDA_CHECK(cudaFree(dA));
+    CUDA_CHECK(cudaFree(dB));
+    CUDA_CHECK(cudaFree(dD));
+    return ok;
+}
+
+int main(int argc, char** argv) {
+    // snippet: gate
+    cudaDeviceProp prop;
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    if (prop.major != 9 || prop.minor != 0) {
+        std::fprintf(stderr,
+                     "%s is CC %d.%d. This program needs CC 9.0 (Hopper): "
+                     "wgmma is sm_90a-only and no Blackwell card has it.\n",
+                     prop.name, prop.major, prop.minor);
+        return EXIT_FAILURE;
+    }
+    // end snippet
+    CUDA_CHECK(cudaFuncSetAttribute(gemm8Fp8, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    kSmemBytes));
+    const PFN_cuTensorMapEncodeTiled_v12000 encode = getEncodeTiled();
+    std::printf("configuration: tile %dx%d, cluster %d, promote build %d, %d stages, %d SMs\n",
+                kBM, kBN, kClusterM, kPromote, kStages, prop.multiProcessorCount);
+    if (argc == 5) {
+        return runShape(encode, prop, std::atoi(argv[1]), std::atoi(argv[2]), std::atoi(argv[3]),
+                        {std::atoi(argv[4])})
+                   ? EXIT_SUCCESS
+                   : EXIT_FAILURE;
+    }
+    if (argc != 1) {
+        std::fprintf(stderr, "usage: %s [M N K PROMOTE_EVERY]\n", argv[0]);
+        return EXIT_FAILURE;
+    }
+    // Not tile multiples in M, N or K (the last one has more tiles than
+    // SMs), each with the intervals this build takes.
+    const int shapes[][3] = {{200, 136, 144},  {1000, 1032, 528}, {130, 392, 1104},
+                             {2056, 264, 208}, {72, 8, 16},       {1, 8, 1008},
+                             {2304, 2504, 768}};
+    const std::vector<int> intervals = kPromote ? std::vector<int>{0, 1, 3} : std::vector<int>{0};
+    bool ok = true;
+    for (const auto& sh : shapes) {
+        ok = runShape(encode, prop, sh[0], sh[1], sh[2], intervals) && ok;
+    }
+    std::printf(ok ? "ALL PASS\n" : "SOME FAILED\n");
+    return ok ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+#endif  // __CUDACC_RTC__

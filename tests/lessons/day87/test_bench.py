@@ -1,0 +1,108 @@
+"""Day 87's benchmark record on the CPU: the accuracy curve, the promotion table and the findings
+read the recording's reasons, and the page's tables show those numbers and no others.
+
+A result is built here the way ``finish`` builds one (the same titles), from made-up numbers."""
+
+from __future__ import annotations
+
+import re
+
+from course.bench.result import BenchResult, Measurement, Reason, SizeRow, Timing
+from course.kernel.provenance import Provenance
+from course.lessons.day87 import bench, figures
+
+SMS = 132
+
+
+def _result(ks=bench.ACCURACY_KS) -> BenchResult:  # type: ignore[no-untyped-def]
+    reasons: list[Reason] = []
+    for i, dist in enumerate(bench.DISTS):
+        for j, k in enumerate(ks):
+            for n, name in enumerate(bench.CURVE_NAMES):
+                err = (1 + i) * 1e-4 * (j + 1) * (n + 1)
+                reasons.append(
+                    Reason(bench.accuracy_title(dist, k, name), err, "relative error", "measured", "x")
+                )
+    for n in bench.PROMOTE_SIZES:
+        for p in bench.INTERVALS:
+            t = bench.promotion_title(p, n)
+            reasons += [
+                Reason(t, 0.9 - 0.05 * p, "x", "measured", "x", 0.85 - 0.05 * p, 0.95 - 0.05 * p),
+                Reason(f"{t}: rate", 1000.0 + n / 100 - 10 * p, "TFLOP/s", "measured", "x"),
+                Reason(f"{t} against {bench.LT}", 0.8 - 0.04 * p, "x", "measured", "x", 0.7, 0.9),
+            ]
+    t = Timing(0.1, 0.1, 0.1, 10, 4, 2)
+    rows = tuple(
+        SizeRow(
+            n,
+            2.0 * n**3,
+            1.0,
+            True,
+            "made up",
+            Measurement("kernel", t, 1100.0 + n / 100),
+            (
+                Measurement(bench.LT, t, 1200.0, (1100.0 + n / 100) / 1200.0),
+                Measurement(bench.LT_FAST, t, 1300.0, (1100.0 + n / 100) / 1300.0),
+            ),
+        )
+        for n in (4096, 8192)
+    )
+    provenance = Provenance("2026-12-03T00:00:00+00:00", "test", "NVIDIA H200", "9.0", SMS, {})
+    return BenchResult(
+        lesson="day87", provenance=provenance, l2_bytes=60 * 2**20, unit="TFLOP/s", kernel_name="k",
+        rows=rows, reasons=tuple(reasons),
+    )  # fmt: skip
+
+
+def test_the_curve_reads_every_point():
+    curve = bench.accuracy_curve(_result())
+    assert set(curve) == set(bench.DISTS)
+    assert set(curve["uniform"]) == set(bench.CURVE_NAMES)
+    points = curve["uniform"][bench.CURVE_NAMES[0]]
+    assert [k for k, _ in points] == list(bench.ACCURACY_KS)
+    assert points[-1][1] == 2e-4 * len(bench.ACCURACY_KS)
+
+
+def test_a_partial_curve_shows_what_it_has():
+    curve = bench.accuracy_curve(_result(ks=bench.ACCURACY_KS[:2]))
+    assert [k for k, _ in curve["normal"][bench.LT]] == list(bench.ACCURACY_KS[:2])
+    assert not any("K = 16384" in line for line in bench._findings(_result(ks=bench.ACCURACY_KS[:2])))
+
+
+def test_the_promotion_table_reads_rate_and_both_ratios():
+    rows = bench.promotion_table(_result())
+    assert len(rows) == len(bench.PROMOTE_SIZES) * len(bench.INTERVALS)
+    n, p, rate, ratio, vs_lt = rows[1]
+    assert (n, p) == (4096, 1) and rate == 1000.0 + 40.96 - 10 and ratio == 0.85 and vs_lt == 0.76
+
+
+def test_every_number_in_the_findings_is_the_recordings():
+    result = _result()
+    lines = bench._findings(result)
+    for row, line in zip(result.rows, lines, strict=False):
+        assert line.startswith(f"N = {row.size}: {row.kernel.rate:,.0f} TFLOP/s, ")
+        for peer in row.peers:
+            assert f"{peer.ratio:.2f}x {peer.name} ({peer.rate:,.0f} TFLOP/s)" in line
+    promo = [line for line in lines if "the default build" in line]
+    assert len(promo) == len(bench.PROMOTE_SIZES) * len(bench.INTERVALS)
+    for (n, p, rate, ratio, vs_lt), line in zip(bench.promotion_table(result), promo, strict=True):
+        assert ("never (P=0)" in line) == (p == 0)
+        assert f"N = {n}: {rate:,.0f} TFLOP/s, {ratio:.2f}x the default build, {vs_lt:.2f}x" in line
+    last = [line for line in lines if line.startswith("Relative error at K = 16384, uniform")]
+    assert last and all(re.search(rf"{re.escape(n)} \d\.\de-\d\d", last[0]) for n in bench.CURVE_NAMES)
+
+
+def test_the_page_tables_without_and_with_a_recording(monkeypatch):
+    monkeypatch.setattr(figures, "load", lambda lesson_id: None)
+    for table in (figures.accuracy("normal"), figures.promotion(), figures.speed_against_lt()):
+        assert "Not recorded yet" in str(table) and not table.rows
+    result = _result()
+    monkeypatch.setattr(figures, "load", lambda lesson_id: result)
+    acc = figures.accuracy("uniform")
+    assert len(acc.rows) == len(bench.ACCURACY_KS) and acc.header[1:] == bench.CURVE_NAMES
+    assert acc.rows[0][1] == f"{bench.accuracy_curve(result)['uniform'][bench.CURVE_NAMES[0]][0][1]:.2e}"
+    promo = figures.promotion()
+    assert promo.rows[0][2] == f"{bench.promotion_table(result)[0][2]:,.0f}"
+    speed = figures.speed_against_lt()
+    assert speed.rows[0][:2] == ("4096", f"{result.rows[0].kernel.rate:,.0f}")
+    assert "NVIDIA H200 (132 SMs)" in speed.note and "<table>" in speed._repr_html_()

@@ -1,0 +1,69 @@
+"""Day 87 on a Hopper GPU: every build on ragged shapes, every element against float64 of the
+dequantised inputs; the promoting build at several intervals; a refused shape; cuBLASLt agrees."""
+
+from __future__ import annotations
+
+import pytest
+
+from course.errors import CourseError
+from course.kernel.compile import compile_lesson
+from course.kernel.host import run_lesson
+from course.lessons import get_lesson
+
+LESSON = get_lesson("day87")
+# The C++ program's shapes: not tile multiples in M, N or K (K a multiple of 16).
+SHAPES = [(200, 136, 144), (1000, 1032, 528), (130, 392, 1104), (2056, 264, 208), (72, 8, 16), (1, 8, 1008)]
+BUILDS = [(256, 2, 0), (256, 1, 0), (128, 2, 1), (128, 1, 1)]
+
+
+@pytest.mark.gpu
+@pytest.mark.hopper
+@pytest.mark.parametrize(
+    ("bn", "cluster", "promote"), BUILDS, ids=[f"128x{b}-c{c}-p{p}" for b, c, p in BUILDS]
+)
+def test_every_build_is_exact_on_ragged_shapes(gpu_for, bn, cluster, promote):
+    gpu_for("day87")
+    compiled = compile_lesson(
+        LESSON, defines={"GEMM_BN": bn, "GEMM_CLUSTER": cluster, "GEMM_PROMOTE": promote}
+    )
+    for shape in SHAPES:
+        for every in (0, 1, 3) if promote else (0,):
+            result = run_lesson(
+                LESSON, compiled=compiled, progress=lambda line: None, shape=shape, promote_every=every
+            )
+            assert result.passed, (bn, cluster, promote, shape, every, result.lines)
+            assert result.check.total == shape[0] * shape[1]
+            assert f"{'x'.join(map(str, shape))} promote every {every}: PASS" in result.lines[-1]
+
+
+@pytest.mark.gpu
+@pytest.mark.hopper
+def test_a_refused_shape_and_interval_are_refused_before_launch(gpu_for):
+    gpu_for("day87")
+    with pytest.raises(CourseError, match="stride-16B"):
+        run_lesson(LESSON, progress=lambda line: None, shape=(1000, 1032, 520))
+    with pytest.raises(CourseError, match="needs the promoting build"):
+        run_lesson(LESSON, progress=lambda line: None, promote_every=1)
+
+
+@pytest.mark.gpu
+@pytest.mark.hopper
+def test_quantised_normal_inputs_match_float64_and_cublaslt(gpu_for):
+    gpu_for("day87")
+    # heavy: nvmath, the peer's library
+    pytest.importorskip(
+        "nvmath", reason="nvmath-python is not installed: no cuBLASLt FP8 peer to compare with"
+    )
+    from course.lessons.day87.bench import lt_peers
+    from course.lessons.day87.host import HOST
+
+    compiled = compile_lesson(LESSON)
+    work = HOST.workload(compiled, 1024, 1, "bench", shape=(1024, 1024, 2048))
+    work.poison(0)
+    work.launch(0)
+    assert work.check(work.out(0)).passed
+    for peer in lt_peers():
+        work.poison(0)
+        peer.call(work, 0)
+        check = work.check(work.out(0))
+        assert check.passed, (peer.name, check.describe())
