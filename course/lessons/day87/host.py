@@ -7,14 +7,14 @@
 
 from __future__ import annotations
 
-from ...kernel.host import Experiment
+from ...kernel.host import Case
 from .._fp8 import Fp8GemmHost
 from . import LESSON
 
 
 class Fp8Host(Fp8GemmHost):
-    experiments = (
-        Experiment(
+    cases = (
+        Case(
             "one-row",
             {"shape": (1, 8, 1008)},
             True,
