@@ -130,11 +130,11 @@ class SpeedSection:
             rows = table_rows(self.result)
             # The headings wrap (the numbers do not), so the table fits the notebook's width.
             head = "".join(
-                f"<th style='padding:2px 8px;vertical-align:bottom'>{esc(c)}</th>" for c in rows[0]
+                f"<th style='padding:2px 5px;vertical-align:bottom'>{esc(c)}</th>" for c in rows[0]
             )
             # A cell wraps at its spaces only ("12.3 µs / (12.1-12.9)"), never inside a number.
             body = "".join(
-                "<tr>" + "".join(f"<td style='padding:2px 8px'>{esc(c)}</td>" for c in r) + "</tr>"
+                "<tr>" + "".join(f"<td style='padding:2px 5px'>{esc(c)}</td>" for c in r) + "</tr>"
                 for r in rows[1:]
             )
             parts.append(f"<table><tr>{head}</tr>{body}</table>")

@@ -27,7 +27,7 @@ class Table:
     note: str = ""
 
     def _repr_html_(self) -> str:
-        cell = "style='text-align:right;padding:2px 8px'"
+        cell = "style='text-align:right;padding:2px 5px'"
         head = "".join(f"<th {cell}>{escape(h)}</th>" for h in self.header)
         body = "".join(
             "<tr>" + "".join(f"<td {cell}>{escape(v)}</td>" for v in row) + "</tr>" for row in self.rows

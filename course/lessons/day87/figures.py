@@ -12,6 +12,7 @@ Without a recording each says so and shows no number.
 from __future__ import annotations
 
 from ...bench.result import BenchResult, load
+from ...picture import Picture, picture
 from ..day86.figures import Table  # the ladder's titled table (HTML on a page, text in a terminal)
 from . import LESSON
 from .bench import ACCURACY_KS, ACCURACY_MN, CURVE_NAMES, LT, accuracy_curve, promotion_table
@@ -100,3 +101,34 @@ def speed_against_lt() -> Table:
         body,
         _where(result),
     )
+
+
+def chain_figure(bits: int = 13, every: int = 4, seed: int = 3) -> Picture:
+    """The model's relative error against K: a running sum truncated to ``bits`` bits after each
+    group of 32 terms (one k32 wgmma), never promoted and promoted every ``every`` groups (every
+    128 elements of K). All-positive terms, so every truncation errs the same way (``models.chain_sum``)."""
+    import numpy as np
+
+    from . import models
+
+    rng = np.random.default_rng(seed)
+    ks = [128 * 2**i for i in range(8)]  # 128 .. 16384
+    never, promoted = [], []
+    for k in ks:
+        terms = np.abs(rng.standard_normal(k)) * np.abs(rng.standard_normal(k))
+        exact = float(terms.sum())
+        never.append(abs(models.chain_sum(terms, bits) - exact) / exact)
+        promoted.append(abs(models.chain_sum(terms, bits, every=every) - exact) / exact)
+    fig = picture(figsize=(8, 4.4))
+    ax = fig.add_subplot()
+    ax.loglog(ks, never, "o-", color="#cf222e", label=f"one chain, {bits} bits kept")
+    ax.loglog(ks, promoted, "s-", color="#1a7f37", label=f"promoted every {32 * every} of K")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(ks, [str(k) for k in ks])
+    ax.set_xlabel("K (elements summed)")
+    ax.set_ylabel("relative error of the sum")
+    ax.set_title("A model accumulator: the chain's error grows with K; promotion keeps it flat")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.readable()
+    return fig

@@ -54,3 +54,17 @@ def test_bad_arguments_are_refused():
 def test_the_scale_of_d_is_a_float32_product():
     assert models.scale_of_d(0.5, 0.25) == 0.125
     assert models.scale_of_d(1 / 3, 3.0) == float(np.float32(np.float32(1 / 3) * np.float32(3.0)))
+
+
+def test_the_pages_chain_picture_draws_the_models_two_curves():
+    from course.lessons.day87.figures import chain_figure
+    from course.picture import Picture
+
+    fig = chain_figure()
+    assert isinstance(fig, Picture) and fig._repr_png_()[:8] == b"\x89PNG\r\n\x1a\n"
+    (ax,) = fig.axes
+    never, promoted = (line.get_ydata() for line in ax.get_lines())
+    assert list(ax.get_lines()[0].get_xdata()) == [128 * 2**i for i in range(8)]
+    # the one chain's error grows with K; the promoted sum's stays within a small factor
+    assert never[-1] > 10 * never[0] and never[-1] > 10 * promoted[-1]
+    assert max(promoted) < 3 * min(promoted)
