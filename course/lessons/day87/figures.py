@@ -11,10 +11,12 @@ Without a recording each says so and shows no number.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ...bench.result import BenchResult, load
 from ...picture import Picture, picture
 from ..day86.figures import Table  # the ladder's titled table (HTML on a page, text in a terminal)
-from . import LESSON
+from . import LESSON, models
 from .bench import ACCURACY_KS, ACCURACY_MN, CURVE_NAMES, LT, accuracy_curve, promotion_table
 
 _NOT_RECORDED = (
@@ -107,10 +109,6 @@ def chain_figure(bits: int = 13, every: int = 4, seed: int = 3) -> Picture:
     """The model's relative error against K: a running sum truncated to ``bits`` bits after each
     group of 32 terms (one k32 wgmma), never promoted and promoted every ``every`` groups (every
     128 elements of K). All-positive terms, so every truncation errs the same way (``models.chain_sum``)."""
-    import numpy as np
-
-    from . import models
-
     rng = np.random.default_rng(seed)
     ks = [128 * 2**i for i in range(8)]  # 128 .. 16384
     never, promoted = [], []
