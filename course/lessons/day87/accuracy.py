@@ -1,0 +1,341 @@
+"""Day 87: what the tensor cores' FP8 accumulator keeps, from the measured curves.
+
+The recording (``bench.accuracy_curve``) holds the relative error of D against K for the kernel
+never promoting, promoting every 128 and every 512 elements of K, and cuBLASLt, on N(0, 1) and
+U(0, 1) inputs. This module puts a model beside it and finds the one number the model has:
+
+- :func:`aligned_chains`, the model: DeepSeek-V3's description of Hopper's FP8 accumulation
+  (arXiv 2412.19437, section 3.5.2, *Compute Hardware*): the products of one instruction's
+  group of K and the running sum are aligned to the largest exponent among them and only the
+  highest ``bits`` bits of each are added, the rest cut off (toward zero here: with the floor,
+  N(0, 1) inputs would gain a bias the measurement does not show). Every ``every`` groups the
+  chain is added into an FP32 total and restarts (the kernel's promotion). D is that total
+  times sA sB, rounded to FP16, as the kernel stores it.
+- :func:`fit`: the number of bits whose model curve lies closest (in log error) to the measured
+  never-promoted curve on U(0, 1) inputs, where every cut errs the same way;
+- :func:`model_figure`: the model alone (before the page has shown a measurement);
+- :func:`curves_figure`: the measured curves, with the fitted model dashed beside each of the
+  kernel's three;
+- :func:`promotion_choice` / :func:`promotion_explorer`: pick a promotion interval and see the
+  model's error, the recorded error and speed, and, on a GPU that runs the lesson, both measured.
+
+The model's inputs are drawn as the benchmark draws them (FP32 from the distribution, quantised
+per tensor), for ``SAMPLE_ROWS`` x ``SAMPLE_COLS`` outputs at the largest K; every smaller K is a
+prefix of the same sums, so one pass gives the whole curve.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from ...bench.result import BenchResult, load
+from ...errors import CourseError
+from ...hopper import fp8
+from ...picture import Picture, picture
+from ..day86.figures import Table  # the ladder's titled table (HTML on a page, text in a terminal)
+from . import LESSON
+from .bench import (
+    ACCURACY_KS,
+    ACCURACY_MN,
+    CURVE_KERNELS,
+    DISTS,
+    LT,
+    LT_FAST,
+    PROMOTE_SIZES,
+    accuracy_curve,
+    promotion_table,
+)
+
+GROUP = 32  # products one k32 wgmma adds per row and column: the model's unit of alignment
+TILE_GROUPS = 4  # groups per K-tile of 128: promotion every P K-tiles is every 4P groups
+BITS_TRIED = tuple(range(11, 18))
+SAMPLE_ROWS, SAMPLE_COLS = 16, 8  # outputs the model sums (128): enough for a stable norm
+SEED = 87
+INTERVALS_OFFERED = (0, 1, 2, 4, 8, 16)  # promotion every P K-tiles; 0: never
+
+_NOT_RECORDED = (
+    "Not recorded yet: this has not been measured on a real GPU for this page, so there is no "
+    "measured curve to show. On an H100 or H200, `python -m course bench day87` measures it."
+)
+_STYLE = {  # contestant -> (colour, marker)
+    CURVE_KERNELS[0][0]: ("#cf222e", "o"),
+    CURVE_KERNELS[1][0]: ("#1a7f37", "s"),
+    CURVE_KERNELS[2][0]: ("#0969da", "^"),
+    LT: ("#6e7781", "x"),
+    LT_FAST: ("#bf8700", "+"),
+}
+
+
+def _products(dist: str, k: int, seed: int = SEED) -> tuple[np.ndarray, float]:
+    """The exact products a_ik * b_jk of e4m3 inputs drawn as the benchmark draws them, one row
+    per output (``SAMPLE_ROWS * SAMPLE_COLS`` rows, ``k`` columns), and sA * sB."""
+    if dist not in DISTS:
+        raise CourseError(f"dist must be one of {', '.join(DISTS)} (got {dist!r})")
+    rng = np.random.default_rng(seed)
+    draw = rng.standard_normal if dist == "normal" else rng.random
+    qa = fp8.quantize(draw((SAMPLE_ROWS, k)).astype(np.float32))
+    qb = fp8.quantize(draw((SAMPLE_COLS, k)).astype(np.float32))
+    a, b = fp8.decode(qa.bits), fp8.decode(qb.bits)
+    # an e4m3 product has at most 8 significant bits: exact in float32
+    products = (a[:, None, :] * b[None, :, :]).reshape(-1, k).astype(np.float32)
+    return products, float(qa.scale) * float(qb.scale)
+
+
+def aligned_chains(
+    products: np.ndarray, bits: Sequence[int], every: Sequence[int], marks: Sequence[int]
+) -> np.ndarray:
+    """The model's sum of each row of ``products`` (outputs x K) for every ``bits`` x ``every``
+    pair, read at each K in ``marks``: shape (len(bits), len(every), len(marks), outputs).
+
+    Per group of ``GROUP`` products: the largest magnitude among the group and the chain fixes
+    the exponent e (all below 2^e); the chain and each product keep their multiples of
+    2^(e - bits), the rest cut toward zero; the kept parts are added (exactly, then to FP32).
+    ``every`` counts groups (0: never); a promotion adds the chain into an FP32 total."""
+    rows, k = products.shape
+    if k % GROUP or any(m % GROUP or not 0 < m <= k for m in marks):
+        raise CourseError(f"K and every mark must be multiples of {GROUP} up to K = {k} (got {list(marks)})")
+    if min(bits) < 1 or min(every) < 0:
+        raise CourseError(f"bits must be >= 1 and every >= 0 (got {list(bits)}, {list(every)})")
+    b = np.asarray(bits, dtype=np.int64)[:, None, None]
+    ev = np.asarray(every, dtype=np.int64)[None, :, None]
+    chain = np.zeros((len(bits), len(every), rows))
+    total = np.zeros_like(chain)
+    out = np.empty((len(bits), len(every), len(marks), rows))
+    at = {m // GROUP - 1: i for i, m in enumerate(marks)}
+    for g in range(k // GROUP):
+        p = products[:, g * GROUP : (g + 1) * GROUP].astype(np.float64)
+        big = np.maximum(np.abs(chain), np.abs(p).max(axis=1))
+        _, e = np.frexp(big)  # big < 2^e
+        q = np.ldexp(1.0, e - b)
+        kept = np.trunc(p / q[..., None]) * q[..., None]
+        chain = (np.trunc(chain / q) * q + kept.sum(axis=-1)).astype(np.float32).astype(np.float64)
+        promote = (ev > 0) & ((g + 1) % np.maximum(ev, 1) == 0)
+        total = np.where(promote, (total + chain).astype(np.float32), total)
+        chain = np.where(promote, 0.0, chain)
+        if g in at:
+            out[:, :, at[g], :] = (total + chain).astype(np.float32)
+    return out
+
+
+def model_errors(
+    dist: str, bits: Sequence[int], every: Sequence[int], ks: Sequence[int] = ACCURACY_KS
+) -> np.ndarray:
+    """||D - R|| / ||R|| of the model (shape: bits x every x ks), D rounded to FP16 after the
+    scale, R the float64 product of the dequantised inputs."""
+    products, scale = _products(dist, max(ks))
+    sums = aligned_chains(products, bits, every, ks)
+    exact = np.stack([products[:, :k].astype(np.float64).sum(axis=1) for k in ks])  # ks x outputs
+    want = exact * scale
+    got = (sums * scale).astype(np.float16).astype(np.float64)
+    return np.linalg.norm(got - want, axis=-1) / np.linalg.norm(want, axis=-1)
+
+
+@dataclass(frozen=True)
+class Fit:
+    """The bits that fit the measured never-promoted U(0, 1) curve, and how well the model with
+    them matches every measured point of the kernel's three curves (worst ratio, model/measured)."""
+
+    bits: int
+    worst: float  # the largest |model/measured - 1| over both distributions and the three curves
+    points: int
+
+    def sentence(self) -> str:
+        return (
+            f"A model accumulator that keeps {self.bits} bits after aligning each group of {GROUP} products and "
+            f"the running sum to their largest exponent (the rest cut off) matches all {self.points} measured "
+            f"points of the kernel's three curves within {self.worst:.0%}; the fit tried {BITS_TRIED[0]} to "
+            f"{BITS_TRIED[-1]} bits on the never-promoted U(0, 1) curve."
+        )
+
+
+def _kernel_every(every_tiles: int) -> int:
+    return TILE_GROUPS * every_tiles
+
+
+def fit(curve: dict[str, dict[str, list[tuple[int, float]]]]) -> Fit | None:
+    """The fit of the model to a recording's curve (``bench.accuracy_curve``), or None if the
+    never-promoted U(0, 1) curve was not recorded."""
+    never = CURVE_KERNELS[0][0]
+    measured = dict(curve.get("uniform", {}).get(never, []))
+    if not measured:
+        return None
+    ks = tuple(sorted(measured))
+    errs = model_errors("uniform", BITS_TRIED, (0,), ks)[:, 0, :]
+    miss = ((np.log(errs) - np.log([measured[k] for k in ks])) ** 2).sum(axis=1)
+    bits = BITS_TRIED[int(np.argmin(miss))]
+    worst, points = 0.0, 0
+    for dist, lines in curve.items():
+        everys = [_kernel_every(p) for _, _, p in CURVE_KERNELS]
+        model = model_errors(dist, (bits,), everys)[0]
+        for i, (name, _, _) in enumerate(CURVE_KERNELS):
+            for k, err in lines.get(name, []):
+                worst = max(worst, abs(model[i, ACCURACY_KS.index(k)] / err - 1))
+                points += 1
+    return Fit(bits, worst, points)
+
+
+@lru_cache(maxsize=1)
+def _recorded() -> tuple[BenchResult | None, Fit | None]:
+    result = load(LESSON.id)
+    return result, (fit(accuracy_curve(result)) if result is not None else None)
+
+
+def model_figure(bits: int = 14) -> Picture:
+    """The model alone, on U(0, 1) inputs: one chain over all of K against promotion every 128."""
+    errs = model_errors("uniform", (bits,), (0, _kernel_every(1)))[0]
+    fig = picture(figsize=(8, 4.4))
+    ax = fig.add_subplot()
+    ax.loglog(
+        ACCURACY_KS, errs[0], "o-", color=_STYLE[CURVE_KERNELS[0][0]][0], label=f"one chain, {bits} bits kept"
+    )
+    ax.loglog(
+        ACCURACY_KS, errs[1], "s-", color=_STYLE[CURVE_KERNELS[1][0]][0], label="promoted every 128 of K"
+    )
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(ACCURACY_KS, [str(k) for k in ACCURACY_KS])
+    ax.set_xlabel("K")
+    ax.set_ylabel("||D - R|| / ||R||")
+    ax.set_title(f"The model: U(0, 1) inputs in e4m3, {bits} bits kept per aligned group of {GROUP}")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.readable()
+    return fig
+
+
+def curves_figure() -> Picture | Table:
+    """The measured curves for both distributions, the fitted model dashed beside the kernel's."""
+    result, fitted = _recorded()
+    curve = accuracy_curve(result) if result is not None else {}
+    if result is None or not curve:
+        return Table(_NOT_RECORDED, (), ())
+    fig = picture(figsize=(11, 4.8))
+    axes = fig.subplots(1, 2, sharey=True)
+    for ax, dist in zip(axes, DISTS, strict=True):
+        lines = curve.get(dist, {})
+        for name, points in lines.items():
+            colour, marker = _STYLE.get(name, ("#000000", "."))
+            ks, errs = zip(*points, strict=True)
+            ax.loglog(ks, errs, marker=marker, color=colour, label=name, linewidth=1.5)
+        if fitted is not None:
+            everys = [_kernel_every(p) for _, _, p in CURVE_KERNELS]
+            model = model_errors(dist, (fitted.bits,), everys)[0]
+            for i, (name, _, _) in enumerate(CURVE_KERNELS):
+                if name in lines:
+                    ax.loglog(ACCURACY_KS, model[i], "--", color=_STYLE[name][0], alpha=0.6, linewidth=1)
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(ACCURACY_KS, [str(k) for k in ACCURACY_KS])
+        ax.set_xlabel("K")
+        ax.set_title("N(0, 1) inputs" if dist == "normal" else "U(0, 1) inputs, all positive")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].set_ylabel("||D - R|| / ||R||")
+    handles, labels = axes[1].get_legend_handles_labels()
+    if fitted is not None:
+        (dash,) = axes[1].plot([], [], "--", color="#57606a")
+        handles, labels = [*handles, dash], [*labels, f"model, {fitted.bits} bits kept (dashed)"]
+    fig.legend(handles, labels, loc="outside lower center", ncols=3)
+    fig.suptitle(f"Measured at M = N = {ACCURACY_MN} on {result.device}, {result.recorded_at[:10]}")
+    fig.readable()
+    return fig
+
+
+def findings() -> str:
+    """The sentences the page prints under the curves, from the recording and the fit."""
+    result, fitted = _recorded()
+    curve = accuracy_curve(result) if result is not None else {}
+    if result is None or not curve:
+        return _NOT_RECORDED
+    k = ACCURACY_KS[-1]
+    out = []
+    for dist in DISTS:
+        at = {name: dict(points) for name, points in curve.get(dist, {}).items()}
+        never = at.get(CURVE_KERNELS[0][0], {})
+        every128 = at.get(CURVE_KERNELS[1][0], {})
+        if never and every128:
+            first = min(never)
+            out.append(
+                f"{'N(0, 1)' if dist == 'normal' else 'U(0, 1)'}: never promoting, the error grows from "
+                f"{never[first]:.2e} at K = {first} to {never[k]:.2e} at K = {k}; promoting every 128 it stays "
+                f"between {min(every128.values()):.2e} and {max(every128.values()):.2e}"
+                + (f" (cuBLASLt's default: {at[LT][k]:.2e} at K = {k})" if k in at.get(LT, {}) else "")
+                + "."
+            )
+    fast = dict(curve.get("uniform", {}).get(LT_FAST, []))
+    if len(fast) >= 2:
+        last, before = sorted(fast)[-1], sorted(fast)[-2]
+        out.append(
+            f"cuBLASLt with fast accumulation, U(0, 1): {fast[before]:.2e} at K = {before}, {fast[last]:.2e} at "
+            f"K = {last}."
+        )
+    if fitted is not None:
+        out.append(fitted.sentence())
+    return "\n".join(out)
+
+
+def promotion_choice(every: int) -> Table:
+    """Promotion every ``every`` K-tiles of 128 (0: never): the model's error at the largest K for
+    both distributions, and what the recording measured for that interval (error and speed)."""
+    if every < 0:
+        raise CourseError(f"every must be >= 0 (got {every})")
+    result, fitted = _recorded()
+    k = ACCURACY_KS[-1]
+    label = "never" if every == 0 else f"every {128 * every} of K"
+    rows: list[tuple[str, ...]] = []
+    if fitted is not None:
+        model = {d: model_errors(d, (fitted.bits,), (_kernel_every(every),), (k,))[0, 0, 0] for d in DISTS}
+        rows.append(
+            (f"model, {fitted.bits} bits kept", f"{model['normal']:.2e}", f"{model['uniform']:.2e}", "")
+        )
+    if result is not None:
+        curve = accuracy_curve(result)
+        name = {p: n for n, _, p in CURVE_KERNELS}.get(every)
+        errs = [dict(curve.get(d, {}).get(name, [])).get(k) if name else None for d in DISTS]
+        speeds = [(n, ratio) for n, p, _, ratio, _ in promotion_table(result) if p == every]
+        speed = ", ".join(f"{ratio:.2f}x at N = {n}" for n, ratio in speeds)
+        if any(e is not None for e in errs) or speed:
+            rows.append(
+                (
+                    f"measured, {result.device}",
+                    *(f"{e:.2e}" if e is not None else "not measured" for e in errs),
+                    speed,
+                )
+            )
+    if not rows:
+        return Table(_NOT_RECORDED, (), ())
+    return Table(
+        f"Promoting {label}: relative error at K = {k}, and speed against the default build",
+        ("", "error, N(0, 1)", "error, U(0, 1)", "speed (x the default build)"),
+        tuple(rows),
+        f"Speed is recorded for every {', '.join(str(128 * p) for p in (1, 2, 4))} of K at N = "
+        f"{' and '.join(str(n) for n in PROMOTE_SIZES)} (the promoting build is 128 x 128, the default 128 x 256); "
+        "the model has no speed.",
+    )
+
+
+def promotion_explorer(every: int = 1) -> Any:
+    """A slider over the promotion intervals that shows :func:`promotion_choice` for the one
+    picked; where ipywidgets is missing, the table for ``every``."""
+    try:
+        # optional: ipywidgets, for the slider; the table alone without it
+        import ipywidgets as widgets
+    except ImportError:
+        return promotion_choice(every)
+    slider = widgets.SelectionSlider(
+        options=[("never" if p == 0 else str(128 * p), p) for p in INTERVALS_OFFERED],
+        value=every if every in INTERVALS_OFFERED else 1,
+        description="promote every",
+        style={"description_width": "initial"},
+    )
+    shown = widgets.Output()
+
+    def show(change: Any = None) -> None:
+        shown.outputs = ()
+        shown.append_display_data(promotion_choice(slider.value))
+
+    slider.observe(show, names="value")
+    show()
+    return widgets.VBox([slider, shown])

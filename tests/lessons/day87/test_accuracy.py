@@ -1,0 +1,128 @@
+"""Day 87's accumulator model and its fit to the measured curves, on the CPU.
+
+The model (``accuracy.aligned_chains``) is checked on sums worked by hand, against plain FP32
+sums when it keeps every bit, and by its fit: curves the model itself made with a known number
+of bits are fitted back to that number. The page's pieces render a recording's numbers and say
+so when there is none."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from course.errors import CourseError
+from course.lessons.day87 import accuracy, bench
+from course.picture import Picture
+from tests.lessons.day87.test_bench import _result
+
+
+def _one_row(*values: float) -> np.ndarray:
+    row = np.zeros(accuracy.GROUP, dtype=np.float32)
+    row[: len(values)] = values
+    return row[None, :]
+
+
+def test_a_product_below_the_kept_bits_is_cut_off():
+    tiny = 2.0**-20
+    got = accuracy.aligned_chains(_one_row(1.0, tiny), bits=(14, 22), every=(0,), marks=(accuracy.GROUP,))
+    assert got[0, 0, 0, 0] == 1.0  # 14 bits below 2^1 reach 2^-13: 2^-20 is lost
+    assert got[1, 0, 0, 0] == 1.0 + tiny  # 22 bits reach 2^-21: kept
+
+
+def test_the_cut_is_toward_zero_for_negative_values_too():
+    got = accuracy.aligned_chains(
+        _one_row(-1.0, -(2.0**-20)), bits=(14,), every=(0,), marks=(accuracy.GROUP,)
+    )
+    assert got[0, 0, 0, 0] == -1.0  # the floor would give -1 - 2^-13
+
+
+def test_with_every_bit_kept_the_model_is_an_fp32_sum():
+    rng = np.random.default_rng(0)
+    products = rng.standard_normal((4, 8 * accuracy.GROUP)).astype(np.float32)
+    got = accuracy.aligned_chains(products, bits=(60,), every=(0,), marks=(8 * accuracy.GROUP,))[0, 0, 0]
+    want = products.astype(np.float64).reshape(4, 8, accuracy.GROUP).sum(axis=2)
+    acc = np.zeros(4, dtype=np.float32)
+    for g in range(8):
+        acc = (acc.astype(np.float64) + want[:, g]).astype(np.float32)
+    assert np.array_equal(got.astype(np.float32), acc)
+
+
+def test_promotion_restarts_the_chain_so_a_small_product_survives():
+    # a chain at 2^10 cuts a product of 2^-5 at 14 bits (2^-3 is its last kept bit); promoted
+    # after the first group, the chain restarts at zero and the product is kept whole
+    group = accuracy.GROUP
+    products = np.zeros((1, 2 * group), dtype=np.float32)
+    products[0, 0] = 2.0**10
+    products[0, group] = 2.0**-5
+    got = accuracy.aligned_chains(products, bits=(14,), every=(0, 1), marks=(2 * group,))
+    assert got[0, 0, 0, 0] == 2.0**10
+    assert got[0, 1, 0, 0] == 2.0**10 + 2.0**-5
+
+
+@pytest.mark.parametrize("bits", [12, 15])
+def test_the_fit_finds_the_bits_of_curves_the_model_made(bits):
+    ks = bench.ACCURACY_KS
+    never = bench.CURVE_KERNELS[0][0]
+    model = accuracy.model_errors("uniform", (bits,), (0,), ks)[0, 0]
+    fitted = accuracy.fit({"uniform": {never: list(zip(ks, model, strict=True))}})
+    assert fitted is not None and fitted.bits == bits
+    assert fitted.worst < 1e-9 and fitted.points == len(ks)
+
+
+def test_without_the_never_promoted_curve_there_is_no_fit():
+    assert accuracy.fit({"normal": {bench.CURVE_KERNELS[0][0]: [(256, 1e-3)]}}) is None
+
+
+def test_bad_arguments_are_refused():
+    with pytest.raises(CourseError, match="multiples of 32"):
+        accuracy.aligned_chains(np.zeros((1, 48), dtype=np.float32), (14,), (0,), (48,))
+    with pytest.raises(CourseError, match="dist"):
+        accuracy.model_errors("cauchy", (14,), (0,))
+    with pytest.raises(CourseError, match="every"):
+        accuracy.promotion_choice(-1)
+
+
+def _recorded(monkeypatch, result):  # type: ignore[no-untyped-def]
+    accuracy._recorded.cache_clear()
+    monkeypatch.setattr(accuracy, "load", lambda lesson_id: result)
+
+
+def test_without_a_recording_each_piece_says_so(monkeypatch):
+    _recorded(monkeypatch, None)
+    assert "Not recorded yet" in str(accuracy.curves_figure())
+    assert accuracy.findings().startswith("Not recorded yet")
+    choice = str(accuracy.promotion_choice(1))
+    assert "Not recorded yet" in choice and "model" not in choice
+    accuracy._recorded.cache_clear()
+
+
+def test_with_a_recording_the_pieces_show_its_numbers(monkeypatch):
+    result = _result()
+    _recorded(monkeypatch, result)
+    assert isinstance(accuracy.curves_figure(), Picture)
+    text = accuracy.findings()
+    curve = bench.accuracy_curve(result)
+    never = dict(curve["uniform"][bench.CURVE_KERNELS[0][0]])
+    assert f"{never[bench.ACCURACY_KS[-1]]:.2e}" in text
+    assert re.search(r"keeps \d+ bits", text)  # the fit's sentence
+    choice = str(accuracy.promotion_choice(4))
+    p4 = [r for r in bench.promotion_table(result) if r[1] == 4]
+    assert all(f"{ratio:.2f}x at N = {n}" in choice for n, _, _, ratio, _ in p4)
+    every512 = dict(curve["normal"][bench.CURVE_KERNELS[2][0]])
+    assert f"{every512[bench.ACCURACY_KS[-1]]:.2e}" in choice
+    only_model = str(accuracy.promotion_choice(8))  # no curve, no speed recorded: the model alone
+    assert "model, " in only_model and "measured, " not in only_model
+    accuracy._recorded.cache_clear()
+
+
+def test_the_explorer_is_a_slider_over_the_intervals():
+    widgets = pytest.importorskip("ipywidgets")
+    box = accuracy.promotion_explorer(every=2)
+    slider, shown = box.children
+    assert isinstance(slider, widgets.SelectionSlider) and slider.value == 2
+    assert [v for _, v in slider.options] == list(accuracy.INTERVALS_OFFERED)
+    assert len(shown.outputs) == 1
+    slider.value = 4
+    assert len(shown.outputs) == 1
