@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from html import escape
 from typing import Any
 
 import numpy as np
@@ -243,12 +244,28 @@ def curves_figure() -> Picture | Table:
     return fig
 
 
-def findings() -> str:
-    """The sentences the page prints under the curves, from the recording and the fit."""
+@dataclass(frozen=True)
+class Findings:
+    """Sentences a page shows as a list (HTML) and a terminal as lines."""
+
+    lines: tuple[str, ...]
+
+    def _repr_html_(self) -> str:
+        return "<ul>" + "".join(f"<li>{escape(line)}</li>" for line in self.lines) + "</ul>"
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines)
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def findings() -> Findings:
+    """The sentences the page shows under the curves, from the recording and the fit."""
     result, fitted = _recorded()
     curve = accuracy_curve(result) if result is not None else {}
     if result is None or not curve:
-        return _NOT_RECORDED
+        return Findings((_NOT_RECORDED,))
     k = ACCURACY_KS[-1]
     out = []
     for dist in DISTS:
@@ -273,7 +290,7 @@ def findings() -> str:
         )
     if fitted is not None:
         out.append(fitted.sentence())
-    return "\n".join(out)
+    return Findings(tuple(out))
 
 
 def promotion_choice(every: int) -> Table:

@@ -92,7 +92,7 @@ def _recorded(monkeypatch, result):  # type: ignore[no-untyped-def]
 def test_without_a_recording_each_piece_says_so(monkeypatch):
     _recorded(monkeypatch, None)
     assert "Not recorded yet" in str(accuracy.curves_figure())
-    assert accuracy.findings().startswith("Not recorded yet")
+    assert str(accuracy.findings()).startswith("Not recorded yet")
     choice = str(accuracy.promotion_choice(1))
     assert "Not recorded yet" in choice and "model" not in choice
     accuracy._recorded.cache_clear()
@@ -102,7 +102,9 @@ def test_with_a_recording_the_pieces_show_its_numbers(monkeypatch):
     result = _result()
     _recorded(monkeypatch, result)
     assert isinstance(accuracy.curves_figure(), Picture)
-    text = accuracy.findings()
+    shown = accuracy.findings()
+    text = str(shown)
+    assert shown._repr_html_().count("<li>") == len(text.splitlines())
     curve = bench.accuracy_curve(result)
     never = dict(curve["uniform"][bench.CURVE_KERNELS[0][0]])
     assert f"{never[bench.ACCURACY_KS[-1]]:.2e}" in text
