@@ -91,7 +91,10 @@ def test_the_grader_scores_right_wrong_faulting_and_hanging_code(gpu_for, tmp_pa
         )
     limit = 10.0
     start = time.monotonic()
-    report = grade_submissions(key, subs, run_code=CodeRunner(use_gpu=True, timeout_s=limit), progress=print)
+    with CodeRunner(
+        use_gpu=True, timeout_s=limit
+    ) as runner:  # its workers end with the block (their pipes too)
+        report = grade_submissions(key, subs, run_code=runner, progress=print)
     seconds = time.monotonic() - start
     got = {r.learner: (r.items[0].outcome, r.total) for r in report.results}
     print(got, f"{seconds:.1f} s")
@@ -134,7 +137,8 @@ def test_side_by_side_on_the_gpu_every_outcome_is_the_serial_one(gpu_for, tmp_pa
         )
     got = {}
     for jobs in (1, 4):
-        report = grade_submissions(key, subs, run_code=CodeRunner(use_gpu=True, timeout_s=10.0), jobs=jobs)
+        with CodeRunner(use_gpu=True, timeout_s=10.0) as runner:  # its workers end with the block
+            report = grade_submissions(key, subs, run_code=runner, jobs=jobs)
         got[jobs] = {r.learner: (r.items[0].outcome, r.total) for r in report.results}
         print(jobs, got[jobs])
     assert got[4] == got[1]
