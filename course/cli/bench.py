@@ -74,27 +74,28 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def recorded_rows(lesson_ids: list[str], directory: Path | None = None) -> list[dict[str, object]]:
-    """One object per lesson and size from the recorded evidence: the kernel's rate and its first peer's."""
+    """One object per lesson, size and peer from the recorded evidence: the kernel's rate and that
+    peer's (a size timed with no peer gives one object with no peer)."""
     out: list[dict[str, object]] = []
     for lesson_id in lesson_ids:
         result = bench.load(lesson_id, directory)
         if result is None:
             continue
         for row in result.rows:
-            peer = row.peers[0] if row.peers else None
-            out.append(
-                {
-                    "lesson": lesson_id,
-                    "n": row.size,
-                    "kernel": round(row.kernel.rate, 3),
-                    "peer": peer.name if peer else None,
-                    "peer_rate": round(peer.rate, 3) if peer else None,
-                    "ratio": round(peer.ratio, 4) if peer and peer.ratio is not None else None,
-                    "unit": result.unit,
-                    "device": result.device,
-                    "recorded_at": result.recorded_at,
-                }
-            )
+            for peer in row.peers or (None,):
+                out.append(
+                    {
+                        "lesson": lesson_id,
+                        "n": row.size,
+                        "kernel": round(row.kernel.rate, 3),
+                        "peer": peer.name if peer else None,
+                        "peer_rate": round(peer.rate, 3) if peer else None,
+                        "ratio": round(peer.ratio, 4) if peer and peer.ratio is not None else None,
+                        "unit": result.unit,
+                        "device": result.device,
+                        "recorded_at": result.recorded_at,
+                    }
+                )
     return out
 
 
@@ -105,11 +106,16 @@ def _print_recorded(lesson_ids: list[str], directory: Path | None, as_json: bool
         return 0
     missing = [lesson_id for lesson_id in lesson_ids if bench.load(lesson_id, directory) is None]
     header = ["lesson", "N", "kernel", "peer", "peer rate", "kernel/peer", "unit", "device", "recorded"]
+    # a size's second and later peers: lesson, N and the kernel's rate only on its first line
+    again = [
+        i > 0 and (r["lesson"], r["n"]) == (rows[i - 1]["lesson"], rows[i - 1]["n"])
+        for i, r in enumerate(rows)
+    ]
     cells = [
         [
-            str(r["lesson"]),
-            str(r["n"]),
-            f"{r['kernel']:,.1f}",
+            "" if repeat else str(r["lesson"]),
+            "" if repeat else str(r["n"]),
+            "" if repeat else f"{r['kernel']:,.1f}",
             str(r["peer"] or ""),
             f"{r['peer_rate']:,.1f}" if r["peer_rate"] is not None else "",
             f"{r['ratio']:.3f}x" if r["ratio"] is not None else "",
@@ -117,7 +123,7 @@ def _print_recorded(lesson_ids: list[str], directory: Path | None, as_json: bool
             str(r["device"]),
             str(r["recorded_at"])[:10],
         ]
-        for r in rows
+        for r, repeat in zip(rows, again, strict=True)
     ]
     print(text_table(header, cells, align="right"))
     for lesson_id in missing:

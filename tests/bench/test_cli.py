@@ -52,14 +52,27 @@ def test_recorded_prints_every_lessons_evidence(no_gpu, capsys):
         if result is None:
             assert f"{lesson_id}: no recorded benchmark in this checkout" in lines
             continue
-        rows = [line for line in lines[2:] if line.split()[:1] == [lesson_id]]
-        assert [int(line.split()[1]) for line in rows] == list(result.sizes)
-        for line, row in zip(rows, result.rows, strict=True):
-            cells = line.split()
+        # a size's first line names the lesson, N and the kernel's rate; its other peers follow, unnamed
+        groups: list[list[str]] = []
+        current = None
+        for line in lines[2:]:
+            first = line.split()[0]
+            if first in BENCHED:
+                current = first
+                if first == lesson_id:
+                    groups.append([line])
+            elif current == lesson_id and "no recorded benchmark" not in line:
+                groups[-1].append(line)
+        assert [int(g[0].split()[1]) for g in groups] == list(result.sizes)
+        for group, row in zip(groups, result.rows, strict=True):
+            cells = group[0].split()
             assert float(cells[2].replace(",", "")) == pytest.approx(row.kernel.rate, abs=0.051)
-            ratio = next(c for c in cells if re.fullmatch(r"\d+\.\d{3}x", c))
-            assert float(ratio[:-1]) == pytest.approx(row.peers[0].ratio, abs=0.0006)
-            assert cells[-1] == result.recorded_at[:10] and result.unit in cells
+            assert len(group) == max(1, len(row.peers))
+            for line, peer in zip(group, row.peers, strict=True):
+                cells = line.split()
+                ratio = next(c for c in cells if re.fullmatch(r"\d+\.\d{3}x", c))
+                assert float(ratio[:-1]) == pytest.approx(peer.ratio, abs=0.0006)
+                assert cells[-1] == result.recorded_at[:10] and result.unit in cells
 
 
 def test_recorded_json_lists_the_committed_evidence(no_gpu, capsys):
@@ -72,12 +85,14 @@ def test_recorded_json_lists_the_committed_evidence(no_gpu, capsys):
     for lesson_id in recorded:
         result = load(lesson_id)
         mine = [o for o in objects if o["lesson"] == lesson_id]
-        assert [o["n"] for o in mine] == list(result.sizes)
-        for o, row in zip(mine, result.rows, strict=True):
+        assert [(o["n"], o["peer"]) for o in mine] == [
+            (row.size, p.name) for row in result.rows for p in row.peers
+        ]
+        pairs = [(row, p) for row in result.rows for p in row.peers]
+        for o, (row, peer) in zip(mine, pairs, strict=True):
             assert set(o) >= RECORDED_FIELDS
             assert o["kernel"] == pytest.approx(row.kernel.rate, abs=1e-3)
-            assert o["peer"] == row.peers[0].name
-            assert o["peer_rate"] == pytest.approx(row.peers[0].rate, abs=1e-3)
+            assert o["peer_rate"] == pytest.approx(peer.rate, abs=1e-3)
             assert (o["unit"], o["device"], o["recorded_at"]) == (
                 result.unit,
                 result.device,
@@ -103,7 +118,11 @@ def test_recorded_json_reads_the_folder_given(no_gpu, tmp_path, capsys):
         "device": "Some GPU",
         "recorded_at": "2026-11-30T10:00:00+00:00",
     }
-    assert [o["n"] for o in objects] == [256, 512] and {o["lesson"] for o in objects} == {lesson_id}
+    peers = len(result.rows[0].peers)
+    assert [o["n"] for o in objects] == [256] * peers + [512] * peers and {o["lesson"] for o in objects} == {
+        lesson_id
+    }
+    assert [o["peer"] for o in objects[:peers]] == [p.name for p in result.rows[0].peers]
 
 
 def test_recorded_table_reads_the_folder_given(no_gpu, tmp_path, capsys):
@@ -113,7 +132,10 @@ def test_recorded_table_reads_the_folder_given(no_gpu, tmp_path, capsys):
     )
     assert bench("--recorded", "--out", str(tmp_path)) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert [line.split()[:2] for line in lines[2:4]] == [[lesson_id, "256"], [lesson_id, "512"]]
+    peers = max(1, len(load(lesson_id, tmp_path).rows[0].peers))
+    named = [line.split()[:2] for line in lines[2:] if line.split()[:1] == [lesson_id]]
+    assert named == [[lesson_id, "256"], [lesson_id, "512"]]
+    assert lines[2 + peers].split()[:2] == [lesson_id, "512"]  # 256's other peers between, unnamed
     for other in BENCHED[1:]:
         assert f"{other}: no recorded benchmark in this checkout" in lines
 
