@@ -286,11 +286,11 @@ class Fp8GemmWorkload(Workload):
         if self.build.block:
             if xp is cp:
                 return qa.dequantized(cp), qb.dequantized(cp)
-            host = (
+            ha, hb = (
                 fp8.BlockQuantized(cp.asnumpy(q.bits), cp.asnumpy(q.scales), q.block, q.saturated)
                 for q in (qa, qb)
             )
-            return tuple(q.dequantized(np) for q in host)  # type: ignore[return-value]
+            return ha.dequantized(np), hb.dequantized(np)
         a_bits, b_bits = (q.bits if xp is cp else cp.asnumpy(q.bits) for q in (qa, qb))
         return fp8.decode(a_bits, xp) * qa.scale, fp8.decode(b_bits, xp) * qb.scale
 
