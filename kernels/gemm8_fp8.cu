@@ -72,8 +72,8 @@
 //    promoted after every K-tile, total += partial * sA[row] * sB, with
 //    FP32 FMAs on the CUDA cores, and the epilogue multiplies by 1.
 //    The scales are float32 arrays in global memory, read with plain
-//    loads issued before the K-tile's wgmmas, so their latency hides
-//    behind the tensor cores' work: sA is K-block-major, [ceil(K/128)][M]
+//    loads issued a K-tile ahead, so their latency hides behind the
+//    tensor cores' work: sA is K-block-major, [ceil(K/128)][M]
 //    (one K-block's row scales contiguous, the layout DeepGEMM's
 //    transposed scales use), sB is [ceil(N/128)][ceil(K/128)].
 //    (DeepGEMM, github.com/deepseek-ai/DeepGEMM, deep_gemm/include/
@@ -753,8 +753,9 @@ __device__ __forceinline__ void promote(float (&total)[kAccRegs], const float (&
 // This thread's block scales for K-tile kt: its two rows' scales of A
 // (rows row and row + 8 of D, the rows its accumulator registers hold;
 // 0 past M, where D is clipped anyway) and the CTA's scale of B. Plain
-// read-only loads, issued before the K-tile's wgmmas and first used
-// after them: the load's latency hides behind the tensor cores' work.
+// read-only loads, issued one K-tile ahead of their use, so their
+// latency (an L2 hit is several hundred cycles) hides behind the tensor
+// cores' work: a K-tile's four wgmmas are about as long as one such load.
 struct BlockScales {
     float a0, a8, b;
 };
@@ -871,7 +872,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
 #if GEMM_BLOCK_SCALES
         promoteEvery = 1;                 // the scales change every K-tile, so the chain must too
         const int scaleRow = cons * kWgmmaM + 16 * (wt / 32) + (wt % 32) / 4;  // first row this thread holds
-        BlockScales scales;               // the current K-tile's
+        BlockScales scales, next;         // the current K-tile's, and the next one's (in flight)
 #endif
         int stage = 0;
         uint32_t phase = 0;
@@ -885,10 +886,16 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
             for (int r = 0; r < kAccRegs; ++r) total[r] = 0.0f;
 #endif
             int chain = 0;  // K-tiles in the wgmma chain since it last started
+#if GEMM_BLOCK_SCALES
+            next = loadBlockScales(scalesA, scalesB, M, p.kTiles, mBlock * kBM + scaleRow, nBlock, 0);
+#endif
             for (int kt = 0; kt < p.kTiles; ++kt) {
 #if GEMM_BLOCK_SCALES
-                scales = loadBlockScales(scalesA, scalesB, M, p.kTiles, mBlock * kBM + scaleRow,
-                                         nBlock, kt);
+                // One K-tile ahead: the loads issued here are first used at the end of the next
+                // K-tile, two K-tiles of wgmmas later (the last K-tile reloads its own: no branch).
+                scales = next;
+                next = loadBlockScales(scalesA, scalesB, M, p.kTiles, mBlock * kBM + scaleRow, nBlock,
+                                       kt + 1 < p.kTiles ? kt + 1 : kt);
 #endif
                 COURSE_TL(TL_WAIT_FULL, stage);
                 mbarWait(&s.full[stage], phase);
