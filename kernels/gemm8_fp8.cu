@@ -72,15 +72,17 @@
 //    promoted after every K-tile, total += partial * sA[row] * sB, with
 //    FP32 FMAs on the CUDA cores, and the epilogue multiplies by 1.
 //    The scales are float32 arrays in global memory, read with plain
-//    loads issued a K-tile ahead, so their latency hides behind the
-//    tensor cores' work: sA is K-block-major, [ceil(K/128)][M]
+//    loads issued a K-tile ahead of their use: sA is K-block-major, [ceil(K/128)][M]
 //    (one K-block's row scales contiguous, the layout DeepGEMM's
 //    transposed scales use), sB is [ceil(N/128)][ceil(K/128)].
 //    (DeepGEMM, github.com/deepseek-ai/DeepGEMM, deep_gemm/include/
 //    deep_gemm/fp8_gemm.cuh: its consumer adds each K-block's accumulator
 //    times scale_a * scale_b into a second accumulator after the block's
 //    wgmmas; it stages the scales in shared memory (A's by TMA with the
-//    tiles), this file reads them from global memory.)
+//    tiles), this file reads them from global memory.) Measured on the
+//    H200 (2026-12-03, 4096 and 8192), this build ran at 0.82x and 0.78x
+//    the per-tensor promoting build at P = 1: the scaled promotion is not
+//    free here, and staging the scales as DeepGEMM does is the next step.
 //
 // What does not change: the warp-specialised ring, setmaxnreg, the
 // cluster's multicast of B, the persistent grouped tile order, the
@@ -753,9 +755,9 @@ __device__ __forceinline__ void promote(float (&total)[kAccRegs], const float (&
 // This thread's block scales for K-tile kt: its two rows' scales of A
 // (rows row and row + 8 of D, the rows its accumulator registers hold;
 // 0 past M, where D is clipped anyway) and the CTA's scale of B. Plain
-// read-only loads, issued one K-tile ahead of their use, so their
-// latency (an L2 hit is several hundred cycles) hides behind the tensor
-// cores' work: a K-tile's four wgmmas are about as long as one such load.
+// read-only loads, issued one K-tile ahead of their use, so that their
+// latency (an L2 hit is several hundred cycles, about a K-tile's four
+// wgmmas) overlaps the tensor cores' work.
 struct BlockScales {
     float a0, a8, b;
 };

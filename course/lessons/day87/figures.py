@@ -160,10 +160,11 @@ def skewed_accuracy() -> Table:
     return Table(
         "Relative error of D on skewed inputs: row i of A times 2^(i % 16 - 8), B's 128-row block j times "
         "2^(j % 8 - 8)",
-        ("M x N x K", "scales", *(f"{m}, against the {r}" for r in REFERENCES for m in METRICS)),
+        ("M x N x K", "scales", *(f"{m} ({r.split()[0]})" for r in REFERENCES for m in METRICS)),
         body,
-        _where(result) + " The worst 1x128 piece is the largest ||D - R|| / ||R|| over pieces of one row and "
-        "128 columns of D, each of one magnitude.",
+        _where(result) + " R is the float64 product of the original inputs, or of the dequantised ones (what "
+        "the kernel was given). The worst 1x128 piece is the largest ||D - R|| / ||R|| over pieces of one row "
+        "and 128 columns of D, each of one magnitude.",
     )
 
 
