@@ -58,6 +58,32 @@
 //    TMA moves bytes; only wgmma reads them as e4m3); out-of-bounds boxes
 //    fill with 0x00, which is e4m3 +0, so step 7's ragged edges carry over.
 //
+// A variant, block scales, as a build option (-DGEMM_BLOCK_SCALES=1, on
+//    top of the promoting 128 x 128 build). One scale per tensor lets the
+//    largest element set the step of every other: e4m3 spans 448 down to
+//    2^-6 in normal numbers, so a row 2^15 smaller than the largest lands
+//    in the subnormals (one to three significant bits) and one 2^18
+//    smaller rounds to zero. DeepSeek-V3's
+//    recipe (arXiv 2412.19437, section 3.3.2, "Fine-Grained Quantization")
+//    scales A per row per 128 elements of K (1 x 128) and B per 128 x 128
+//    block, so each scale covers exactly one K-tile of one row of A and
+//    one K-tile of the CTA's 128 columns of B. The scales then change
+//    every K-tile, so they cannot wait for the epilogue: the chain is
+//    promoted after every K-tile, total += partial * sA[row] * sB, with
+//    FP32 FMAs on the CUDA cores, and the epilogue multiplies by 1.
+//    The scales are float32 arrays in global memory, read with plain
+//    loads issued a K-tile ahead of their use: sA is K-block-major, [ceil(K/128)][M]
+//    (one K-block's row scales contiguous, the layout DeepGEMM's
+//    transposed scales use), sB is [ceil(N/128)][ceil(K/128)].
+//    (DeepGEMM, github.com/deepseek-ai/DeepGEMM, deep_gemm/include/
+//    deep_gemm/fp8_gemm.cuh: its consumer adds each K-block's accumulator
+//    times scale_a * scale_b into a second accumulator after the block's
+//    wgmmas; it stages the scales in shared memory (A's by TMA with the
+//    tiles), this file reads them from global memory.) Measured on the
+//    H200 (2026-12-03, 4096 and 8192), this build ran at 0.82x and 0.78x
+//    the per-tensor promoting build at P = 1: the scaled promotion is not
+//    free here, and staging the scales as DeepGEMM does is the next step.
+//
 // What does not change: the warp-specialised ring, setmaxnreg, the
 // cluster's multicast of B, the persistent grouped tile order, the
 // epilogue through shared memory and a TMA store. Split-K (step 7's
@@ -87,6 +113,10 @@
 //   scale   float, sA * sB, multiplied into D in the epilogue
 //   promoteEvery  0 (never) or P >= 1 K-tiles of kBK; must be 0 unless
 //           built with -DGEMM_PROMOTE=1
+//   scalesA, scalesB  only when built with -DGEMM_BLOCK_SCALES=1: float32
+//           sA [ceil(K/128)][M] and sB [ceil(N/128)][ceil(K/128)]; the
+//           build promotes after every K-tile whatever promoteEvery says
+//           (pass 1), and scale should be 1
 //
 // Technique credit: the ladder's source github.com/pranjalssh/fast.cu;
 // promotion: DeepSeek-V3 (arXiv 2412.19437) and DeepGEMM. This file is
@@ -95,7 +125,8 @@
 // Needs compute capability 9.0 exactly (wgmma is sm_90a-only).
 //
 // Build: nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -o gemm8_fp8 gemm8_fp8.cu
-//        (the promoting build: add -DGEMM_PROMOTE=1 -DGEMM_BN=128; -DGEMM_CLUSTER=1 for no cluster)
+//        (the promoting build: add -DGEMM_PROMOTE=1 -DGEMM_BN=128; -DGEMM_CLUSTER=1 for no cluster;
+//        the block-scaled build: -DGEMM_PROMOTE=1 -DGEMM_BN=128 -DGEMM_BLOCK_SCALES=1)
 // Run:   ./gemm8_fp8                      (a list of ragged shapes, each with the build's intervals)
 //        ./gemm8_fp8 M N K PROMOTE_EVERY  (one shape)
 
@@ -153,6 +184,9 @@ typedef struct CUtensorMap_st CUtensorMap;
 #ifndef GEMM_PROMOTE
 #define GEMM_PROMOTE 0
 #endif
+#ifndef GEMM_BLOCK_SCALES
+#define GEMM_BLOCK_SCALES 0
+#endif
 typedef uint8_t fp8_t;                    // one e4m3 element, as the TMA moves it: a byte
 constexpr int kBM = 128;                  // rows of D one CTA owns
 constexpr int kBN = GEMM_BN;              // columns of D one CTA owns: 256 or 128
@@ -168,6 +202,8 @@ constexpr int kClusterN = 1;              // CTAs per cluster along N (A is not 
 constexpr int kBoxBRows = kBN / kClusterM;  // TMA box for B: one slice per CTA of the cluster
 constexpr int kAccRegs = kWgmmaM * kWgmmaN / 128;  // floats per thread per m64nBN accumulator
 constexpr int kPromote = GEMM_PROMOTE;    // 1: a second FP32 accumulator the wgmma sums are added into
+constexpr int kBlockScales = GEMM_BLOCK_SCALES;  // 1: 1x128 scales of A, 128x128 of B, applied at each promotion
+constexpr int kScaleBlock = 128;          // elements of K (and rows of B) one block scale covers
 #ifndef GEMM_SETMAXNREG
 #define GEMM_SETMAXNREG 1
 #endif
@@ -206,6 +242,10 @@ static_assert(kPromote == 0 || kPromote == 1, "GEMM_PROMOTE is 0 or 1");
 static_assert(kPromote == 0 || kBN == 128,
               "a promoting build keeps two accumulators per thread: 2 x 64 fit a consumer's 232 "
               "registers at BN 128, 2 x 128 at BN 256 do not");
+static_assert(kBlockScales == 0 || kBlockScales == 1, "GEMM_BLOCK_SCALES is 0 or 1");
+static_assert(kBlockScales == 0 || (kPromote == 1 && kBN == kScaleBlock && kBK == kScaleBlock),
+              "block scales are applied at promotion, one K-tile at a time, and one 128x128 scale of B "
+              "must cover the CTA's columns: build with GEMM_PROMOTE=1 and GEMM_BN=128");
 static_assert(kBK * sizeof(fp8_t) == 128, "one tile row must be exactly one 128-byte swizzle span");
 static_assert(kBM == kWgmmaM * kConsumers, "each consumer covers 64 rows with one m64nBN slice");
 static_assert(kBoxARows == kBM && kBoxBRows <= 256, "TMA boxes are at most 256 rows");
@@ -710,6 +750,43 @@ __device__ __forceinline__ void promote(float (&total)[kAccRegs], const float (&
 }
 // end snippet
 
+#if GEMM_BLOCK_SCALES
+// snippet: block-scales
+// This thread's block scales for K-tile kt: its two rows' scales of A
+// (rows row and row + 8 of D, the rows its accumulator registers hold;
+// 0 past M, where D is clipped anyway) and the CTA's scale of B. Plain
+// read-only loads, issued one K-tile ahead of their use, so that their
+// latency (an L2 hit is several hundred cycles, about a K-tile's four
+// wgmmas) overlaps the tensor cores' work.
+struct BlockScales {
+    float a0, a8, b;
+};
+__device__ __forceinline__ BlockScales loadBlockScales(const float* __restrict__ scalesA,
+                                                       const float* __restrict__ scalesB, int M,
+                                                       int kTiles, int row, int nBlock, int kt) {
+    const float* sA = scalesA + static_cast<size_t>(kt) * M;  // K-block kt's row scales, contiguous
+    BlockScales s;
+    s.a0 = row < M ? __ldg(sA + row) : 0.0f;
+    s.a8 = row + 8 < M ? __ldg(sA + row + 8) : 0.0f;
+    s.b = __ldg(scalesB + static_cast<size_t>(nBlock) * kTiles + kt);
+    return s;
+}
+
+// The scaled promotion: total += partial * sA[row] * sB, one FFMA per
+// register. Register r holds row 16 * warp + lane / 4 for r % 4 < 2 and
+// the row 8 below for r % 4 >= 2 (the accumulator layout of the
+// epilogue), so two products of scales serve all 64 registers.
+__device__ __forceinline__ void promoteScaled(float (&total)[kAccRegs],
+                                              const float (&acc)[kAccRegs], BlockScales s) {
+    const float s0 = s.a0 * s.b, s8 = s.a8 * s.b;
+#pragma unroll
+    for (int r = 0; r < kAccRegs; ++r) {
+        total[r] = fmaf(acc[r], (r % 4) < 2 ? s0 : s8, total[r]);
+    }
+}
+// end snippet
+#endif
+
 // D = scale * (A * B^T), A and B e4m3, for any M x N x K (N a multiple of
 // 8, K of 16). Launch contract: see the header. extern "C" keeps the name
 // unmangled for CuPy.
@@ -718,7 +795,11 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
     gemm8Fp8(const __grid_constant__ CUtensorMap tmA,
              const __grid_constant__ CUtensorMap tmB,
              const __grid_constant__ CUtensorMap tmD, int M, int N, int K, float scale,
-             int promoteEvery) {
+             int promoteEvery
+#if GEMM_BLOCK_SCALES
+             , const float* __restrict__ scalesA, const float* __restrict__ scalesB
+#endif
+             ) {
     // snippet: setup
     extern __shared__ uint8_t smemRaw[];
     SharedStorage& s = *reinterpret_cast<SharedStorage*>(
@@ -790,6 +871,11 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
 #if GEMM_PROMOTE
         float total[kAccRegs];            // FP32 registers the chain's sums are promoted into
 #endif
+#if GEMM_BLOCK_SCALES
+        promoteEvery = 1;                 // the scales change every K-tile, so the chain must too
+        const int scaleRow = cons * kWgmmaM + 16 * (wt / 32) + (wt % 32) / 4;  // first row this thread holds
+        BlockScales scales, next;         // the current K-tile's, and the next one's (in flight)
+#endif
         int stage = 0;
         uint32_t phase = 0;
         int prevStage = 0;
@@ -802,7 +888,17 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
             for (int r = 0; r < kAccRegs; ++r) total[r] = 0.0f;
 #endif
             int chain = 0;  // K-tiles in the wgmma chain since it last started
+#if GEMM_BLOCK_SCALES
+            next = loadBlockScales(scalesA, scalesB, M, p.kTiles, mBlock * kBM + scaleRow, nBlock, 0);
+#endif
             for (int kt = 0; kt < p.kTiles; ++kt) {
+#if GEMM_BLOCK_SCALES
+                // One K-tile ahead: the loads issued here are first used at the end of the next
+                // K-tile, two K-tiles of wgmmas later (the last K-tile reloads its own: no branch).
+                scales = next;
+                next = loadBlockScales(scalesA, scalesB, M, p.kTiles, mBlock * kBM + scaleRow, nBlock,
+                                       kt + 1 < p.kTiles ? kt + 1 : kt);
+#endif
                 COURSE_TL(TL_WAIT_FULL, stage);
                 mbarWait(&s.full[stage], phase);
                 COURSE_TL(TL_MMA, stage);
@@ -834,7 +930,11 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
                 // other consumer warpgroup keeps the tensor cores busy.
                 if (chain == promoteEvery && kt + 1 < p.kTiles) {
                     wgmmaWait<0>();
+#if GEMM_BLOCK_SCALES
+                    promoteScaled(total, acc, scales);  // this K-tile's block scales
+#else
                     promote(total, acc);
+#endif
                     chain = 0;
                 }
 #endif
@@ -847,7 +947,10 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
             }
             // end snippet
             COURSE_TL(TL_EPI, 0);
-#if GEMM_PROMOTE
+#if GEMM_BLOCK_SCALES
+            promoteScaled(total, acc, scales);  // the last K-tile, with its scales
+            storeTile(total, s, cons, wt, &tmD, nBlock * kBN, mBlock * kBM + cons * kBoxDRows, scale);
+#elif GEMM_PROMOTE
             promote(total, acc);  // the last chain
             storeTile(total, s, cons, wt, &tmD, nBlock * kBN, mBlock * kBM + cons * kBoxDRows, scale);
 #else
@@ -916,7 +1019,14 @@ constexpr double kRelTolerance = 2e-3;
 constexpr float kScaleA = 0.5f;   // the self-check's per-tensor scales: powers of two, exact
 constexpr float kScaleB = 0.25f;
 
-// The float64 reference of the dequantised inputs, every element of D.
+// The block-scaled build's self-check scales, powers of two (exact):
+// sA[kb][m] = 2^((m + 3 kb) % 5 - 2), sB[nb][kb] = 2^((nb + kb) % 3 - 1).
+static float blockScaleA(int m, int kb) { return std::ldexp(1.0f, (m + 3 * kb) % 5 - 2); }
+static float blockScaleB(int nb, int kb) { return std::ldexp(1.0f, (nb + kb) % 3 - 1); }
+
+// The float64 reference of the dequantised inputs, every element of D:
+// scale * sum_k a b, each 128-element K-block's sum times its block
+// scales when the build has them.
 static std::vector<double> reference(const std::vector<float>& a, const std::vector<float>& b,
                                      int M, int N, int K, double scale) {
     std::vector<double> ref(static_cast<size_t>(M) * N);
@@ -925,7 +1035,12 @@ static std::vector<double> reference(const std::vector<float>& a, const std::vec
         for (int n = 0; n < N; ++n) {
             const float* br = &b[static_cast<size_t>(n) * K];
             double sum = 0.0;
-            for (int k = 0; k < K; ++k) sum += double(ar[k]) * double(br[k]);
+            for (int k0 = 0; k0 < K; k0 += kScaleBlock) {
+                double part = 0.0;
+                for (int k = k0; k < std::min(K, k0 + kScaleBlock); ++k) part += double(ar[k]) * double(br[k]);
+                const int kb = k0 / kScaleBlock;
+                sum += kBlockScales ? part * blockScaleA(m, kb) * blockScaleB(n / kScaleBlock, kb) : part;
+            }
             ref[static_cast<size_t>(m) * N + n] = scale * sum;
         }
     }
@@ -1008,8 +1123,20 @@ static bool runShape(PFN_cuTensorMapEncodeTiled_v12000 encode, const cudaDeviceP
             hB[i - elemsA] = bits;
         }
     }
-    const std::vector<double> ref =
-        reference(fA, fB, M, N, K, double(kScaleA) * double(kScaleB));
+    // Per-tensor scales go to the epilogue; block scales to the promotion (and 1 to the epilogue).
+    const float scale = kBlockScales ? 1.0f : kScaleA * kScaleB;
+    const std::vector<double> ref = reference(fA, fB, M, N, K, double(scale));
+    const int kBlocks = (K + kScaleBlock - 1) / kScaleBlock, nBlocks = (N + kScaleBlock - 1) / kScaleBlock;
+    std::vector<float> hSA(static_cast<size_t>(kBlocks) * M), hSB(static_cast<size_t>(nBlocks) * kBlocks);
+    for (int kb = 0; kb < kBlocks; ++kb) {
+        for (int m = 0; m < M; ++m) hSA[static_cast<size_t>(kb) * M + m] = blockScaleA(m, kb);
+        for (int nb = 0; nb < nBlocks; ++nb) hSB[static_cast<size_t>(nb) * kBlocks + kb] = blockScaleB(nb, kb);
+    }
+    float *dSA = nullptr, *dSB = nullptr;
+    CUDA_CHECK(cudaMalloc(&dSA, hSA.size() * sizeof(float)));
+    CUDA_CHECK(cudaMalloc(&dSB, hSB.size() * sizeof(float)));
+    CUDA_CHECK(cudaMemcpy(dSA, hSA.data(), hSA.size() * sizeof(float), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(dSB, hSB.data(), hSB.size() * sizeof(float), cudaMemcpyHostToDevice));
     fp8_t *dA = nullptr, *dB = nullptr;
     __half* dD = nullptr;
     CUDA_CHECK(cudaMalloc(&dA, elemsA));
@@ -1028,6 +1155,12 @@ static bool runShape(PFN_cuTensorMapEncodeTiled_v12000 encode, const cudaDeviceP
     const dim3 grid((units < slots ? units : slots) * kClusterSize);
     bool ok = true;
     for (int every : intervals) {
+        if (kBlockScales && every != 1) {
+            std::fprintf(stderr, "refused promote every %d: the block-scaled build promotes every "
+                         "K-tile; pass 1\n", every);
+            ok = false;
+            continue;
+        }
         if (every < 0 || (every > 0 && !kPromote)) {
             std::fprintf(stderr, "refused promote every %d: this build takes 0 (never)%s\n", every,
                          kPromote ? " or a positive number of K-tiles"
@@ -1041,8 +1174,11 @@ static bool runShape(PFN_cuTensorMapEncodeTiled_v12000 encode, const cudaDeviceP
             std::vector<uint16_t> g(guard, 0x7BFFu);
             CUDA_CHECK(cudaMemcpy(dD + elemsD, g.data(), guard * sizeof(uint16_t),
                                   cudaMemcpyHostToDevice));
-            gemm8Fp8<<<grid, kThreadsPerBlock, kSmemBytes>>>(tmA, tmB, tmD, M, N, K,
-                                                             kScaleA * kScaleB, every);
+            gemm8Fp8<<<grid, kThreadsPerBlock, kSmemBytes>>>(tmA, tmB, tmD, M, N, K, scale, every
+#if GEMM_BLOCK_SCALES
+                                                             , dSA, dSB
+#endif
+            );
             CUDA_CHECK(cudaGetLastError());
             CUDA_CHECK(cudaDeviceSynchronize());
             CUDA_CHECK(cudaMemcpy((launch == 0 ? hFirst : hD).data(), dD,
@@ -1057,8 +1193,11 @@ static bool runShape(PFN_cuTensorMapEncodeTiled_v12000 encode, const cudaDeviceP
                 same = false;
             }
         }
-        ok = same && checkD(ref, hFirst, M, N, K, every, guard, "gemm8") && ok;
+        ok = same && checkD(ref, hFirst, M, N, K, every, guard,
+                            kBlockScales ? "gemm8 block scales" : "gemm8") && ok;
     }
+    CUDA_CHECK(cudaFree(dSA));
+    CUDA_CHECK(cudaFree(dSB));
     CUDA_CHECK(cudaFree(dA));
     CUDA_CHECK(cudaFree(dB));
     CUDA_CHECK(cudaFree(dD));
@@ -1080,8 +1219,8 @@ int main(int argc, char** argv) {
     CUDA_CHECK(cudaFuncSetAttribute(gemm8Fp8, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     kSmemBytes));
     const PFN_cuTensorMapEncodeTiled_v12000 encode = getEncodeTiled();
-    std::printf("configuration: tile %dx%d, cluster %d, promote build %d, %d stages, %d SMs\n",
-                kBM, kBN, kClusterM, kPromote, kStages, prop.multiProcessorCount);
+    std::printf("configuration: tile %dx%d, cluster %d, promote build %d, block scales %d, %d stages, "
+                "%d SMs\n", kBM, kBN, kClusterM, kPromote, kBlockScales, kStages, prop.multiProcessorCount);
     if (argc == 5) {
         return runShape(encode, prop, std::atoi(argv[1]), std::atoi(argv[2]), std::atoi(argv[3]),
                         {std::atoi(argv[4])})
@@ -1097,7 +1236,9 @@ int main(int argc, char** argv) {
     const int shapes[][3] = {{200, 136, 144},  {1000, 1032, 528}, {130, 392, 1104},
                              {2056, 264, 208}, {72, 8, 16},       {1, 8, 1008},
                              {2304, 2504, 768}};
-    const std::vector<int> intervals = kPromote ? std::vector<int>{0, 1, 3} : std::vector<int>{0};
+    const std::vector<int> intervals = kBlockScales ? std::vector<int>{1}
+                                       : kPromote   ? std::vector<int>{0, 1, 3}
+                                                    : std::vector<int>{0};
     bool ok = true;
     for (const auto& sh : shapes) {
         ok = runShape(encode, prop, sh[0], sh[1], sh[2], intervals) && ok;

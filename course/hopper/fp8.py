@@ -1,4 +1,4 @@
-"""e4m3, the 8-bit float Hopper's FP8 wgmma reads, and per-tensor quantisation to it.
+"""e4m3, the 8-bit float Hopper's FP8 wgmma reads, and quantisation to it, per tensor or per block.
 
 An e4m3 number is one byte: a sign bit, 4 exponent bits (bias 7) and 3 mantissa bits
 (the OCP "OFP8 Formats for Deep Learning" specification, v1.0, 2023, its E4M3; NVIDIA's
@@ -13,6 +13,11 @@ into e4m3 with a scale: ``s = amax / 448``, ``q = round(x / s)`` saturated at +-
 product ``(sA qA)(sB qB)^T = sA sB (qA qB^T)`` is computed on the quantised values, the scales
 applied once at the end. The largest element lands on 448, the rest keep about 3 significant
 bits down to 2^-6 * s, and anything below 2^-10 * s rounds to zero.
+
+One scale per tensor lets its largest element decide every other element's step. Block scales
+(DeepSeek-V3, arXiv 2412.19437, section 3.3.2) give each 1 x 128 piece of a row of A and each
+128 x 128 block of B its own amax / 448 (:func:`quantize_blocks`); the kernel then applies them
+per K-block, at promotion, instead of once at the end.
 
 Every function here takes an array module (``numpy`` or ``cupy``) so that the same code runs on
 the host and on the GPU; the bits are a ``uint8`` array (CuPy has no 8-bit float type).
@@ -103,6 +108,42 @@ def quantize(x: Any, xp: ModuleType = np, scale: float | None = None) -> Quantiz
     ``bits = e4m3(x / scale)``, saturating at +-448 (a given scale smaller than ``amax / 448``
     clips the largest elements: ``saturated`` counts them)."""
     x = xp.asarray(x, dtype=xp.float32)
+    _check_finite(x, xp)
+    amax = float(xp.abs(x).max())
+    s = scale_for(amax) if scale is None else float(np.float32(scale))
+    if s <= 0:
+        raise CourseError(f"the scale must be positive (got {scale!r})")
+    y = x / xp.float32(s)
+    saturated = int((xp.abs(y) > E4M3_MAX).sum())
+    return Quantized(e4m3_bits(y, xp), s, amax, saturated)
+
+
+SCALE_BLOCK = 128  # elements of K (and rows of B) one block scale covers (kScaleBlock in the kernel)
+
+
+@dataclass(frozen=True)
+class BlockQuantized:
+    """One matrix in e4m3 with one scale per ``block`` (rows x columns) of it:
+    ``x[i, j] ~= scales[i // block[0], j // block[1]] * decode(bits[i, j])``. Blocks at the right and
+    bottom edges are cut short where the matrix ends."""
+
+    bits: Any  # uint8, the matrix's shape
+    scales: Any  # float32, [ceil(rows / block[0]), ceil(cols / block[1])]
+    block: tuple[int, int]  # (1, 128): A's rows per K-block; (128, 128): B's blocks
+    saturated: int  # elements that saturation changed: |x / scale| >= 464, which rounds above 448 unsaturated
+
+    def expanded_scales(self, xp: ModuleType = np) -> Any:
+        """Each element's scale, the matrix's shape (float64)."""
+        rows, cols = self.bits.shape
+        s = xp.asarray(self.scales, dtype=xp.float64)
+        return xp.repeat(xp.repeat(s, self.block[0], axis=0), self.block[1], axis=1)[:rows, :cols]
+
+    def dequantized(self, xp: ModuleType = np) -> Any:
+        """The matrix the kernel is given, in float64: each e4m3 value times its block's scale."""
+        return decode(xp.asarray(self.bits), xp) * self.expanded_scales(xp)
+
+
+def _check_finite(x: Any, xp: ModuleType) -> None:
     if x.size == 0:
         raise CourseError("cannot quantise an empty matrix")
     finite = xp.isfinite(x)
@@ -112,10 +153,37 @@ def quantize(x: Any, xp: ModuleType = np, scale: float | None = None) -> Quantiz
             f"the matrix has a NaN or an infinity at flat index {first}: e4m3 has no infinity and a scale "
             "cannot be chosen; clean the input first"
         )
-    amax = float(xp.abs(x).max())
-    s = scale_for(amax) if scale is None else float(np.float32(scale))
-    if s <= 0:
-        raise CourseError(f"the scale must be positive (got {scale!r})")
-    y = x / xp.float32(s)
-    saturated = int((xp.abs(y) > E4M3_MAX).sum())
-    return Quantized(e4m3_bits(y, xp), s, amax, saturated)
+
+
+def block_amax(x: Any, block: tuple[int, int], xp: ModuleType = np) -> Any:
+    """max |x| over each ``block`` of a 2-D ``x``, [ceil(rows / block[0]), ceil(cols / block[1])]; the
+    edge blocks are padded with zeros, which change no maximum of absolute values."""
+    rows, cols = x.shape
+    br, bc = block
+    nr, nc = -(-rows // br), -(-cols // bc)
+    padded = xp.zeros((nr * br, nc * bc), dtype=xp.float32)
+    padded[:rows, :cols] = xp.abs(x)
+    return padded.reshape(nr, br, nc, bc).max(axis=(1, 3))
+
+
+def quantize_blocks(x: Any, block: tuple[int, int], xp: ModuleType = np) -> BlockQuantized:
+    """Block-scaled e4m3 quantisation of a 2-D ``x`` (DeepSeek-V3's fine-grained scaling: ``block`` =
+    (1, 128) for activations, (128, 128) for weights): each block's scale is its amax / 448 as a float32
+    value (1.0 for an all-zero block, whose elements are all e4m3 zero whatever the scale), then
+    ``bits = e4m3(x / scale)``, rounded to nearest even and saturated at +-448."""
+    if len(block) != 2 or any(isinstance(b, bool) or not isinstance(b, int) or b < 1 for b in block):
+        raise CourseError(f"block must be two positive integers (rows, columns) (got {block!r})")
+    x = xp.asarray(x, dtype=xp.float32)
+    if x.ndim != 2:
+        raise CourseError(f"block quantisation takes a matrix (got {x.ndim} dimensions, shape {x.shape})")
+    _check_finite(x, xp)
+    amax = block_amax(x, block, xp)
+    scales = xp.where(amax > 0, amax / xp.float32(E4M3_MAX), xp.float32(1.0)).astype(xp.float32)
+    rows, cols = x.shape
+    full = xp.repeat(xp.repeat(scales, block[0], axis=0), block[1], axis=1)[:rows, :cols]
+    y = x / full
+    # A block's largest element lands on 448 only up to the float32 rounding of its scale (a hair
+    # above it rounds to 448 all the same); saturation changes an element from 464 up, the midpoint
+    # to 480, where e4m3's next step would be.
+    saturated = int((xp.abs(y) >= E4M3_MAX + 16).sum())
+    return BlockQuantized(e4m3_bits(y, xp), scales, (int(block[0]), int(block[1])), saturated)

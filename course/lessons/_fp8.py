@@ -1,10 +1,14 @@
-"""The host side of the FP8 GEMM (Day 87): e4m3 operands with per-tensor scales, FP16 D.
+"""The host side of the FP8 GEMM (Day 87): e4m3 operands with per-tensor or block scales, FP16 D.
 
 The kernel (``kernels/gemm8_fp8.cu``) computes D = s (A B^T) for any M x N x K, A (M x K) and
 B (N x K) in e4m3 bytes, s = sA * sB. Its launch contract is the ladder's ragged one without
 split-K, plus the scale and the promotion interval::
 
     gemm8Fp8(tmA, tmB, tmD, M, N, K, scale, promoteEvery)
+
+and, in the block-scaled build (``-DGEMM_BLOCK_SCALES=1``), two more: A's 1 x 128 scales as a
+[ceil(K/128), M] float32 array and B's 128 x 128 scales as [ceil(N/128), ceil(K/128)], applied at
+every promotion (``promoteEvery`` 1, ``scale`` 1).
 
 and everything the host needs is read from the kernel's constants (``kBM``, ``kBN``,
 ``kClusterM``, ``kPromote``, ``kMinMultipleK``, ``kMinMultipleN``, ``kE4m3Max``, ``kScaleA``,
@@ -19,6 +23,12 @@ Two kinds of input, as for every ladder step:
   (amax -> scale = amax / 448, round to nearest even, saturation at 448), checked against the
   float64 product of the *dequantised* inputs: the kernel is held to what it was given, and
   the quantisation's own error (a few percent per element) is a separate, taught, number.
+  ``dist="skewed"`` draws N(0, 1) with row i of A times 2^(i % 16 - 8) and the rows of B's
+  128-row block j times 2^(j % 8 - 8): magnitudes one scale per tensor cannot serve.
+
+The block-scaled build quantises each input per block (``fp8.quantize_blocks``); its "lesson"
+inputs are the same LCG values with the C++ program's power-of-two block scales
+(:func:`self_check_block_scales`).
 """
 
 from __future__ import annotations
@@ -48,6 +58,7 @@ RUN_SHAPE: Shape = (1000, 1032, 528)  # ragged in all three: 7.8 x 4.03 tiles, 4
 # against 9e-4 promoting every K-tile. 5e-2 holds the never-promoting build up to K = 8192 and
 # still fails a wrong layout or a wrong scale, whose errors are of order 1.
 BENCH_TOLERANCE = 5e-2
+DISTS = ("normal", "uniform", "skewed")  # the bench inputs' distributions (draw_inputs)
 
 
 @dataclass(frozen=True)
@@ -57,16 +68,53 @@ class Build:
     bn: int
     cluster: int
     promote: int  # 1: the promoting build (a second accumulator); 0: the wgmma accumulator only
+    block: int = 0  # 1: 1x128 / 128x128 block scales, applied at every promotion
 
     @property
     def name(self) -> str:
-        return f"128x{self.bn} cluster {self.cluster}" + (", promoting build" if self.promote else "")
+        kind = ", block scales" if self.block else ", promoting build" if self.promote else ""
+        return f"128x{self.bn} cluster {self.cluster}{kind}"
 
 
 def build_of(lesson: Lesson, compiled: Compiled | None) -> Build:
     flags = dict(compiled.options.defines) if compiled is not None else {}
     c = lesson.constants(flags)
-    return Build(int(c["kBN"]), int(c["kClusterM"]), int(c["kPromote"]))
+    return Build(int(c["kBN"]), int(c["kClusterM"]), int(c["kPromote"]), int(c["kBlockScales"]))
+
+
+def self_check_block_scales(m: int, n: int, k: int, block: int = fp8.SCALE_BLOCK) -> tuple[Any, Any]:
+    """The C++ program's block scales, powers of two (exact), in the quantiser's orientation:
+    A's [M, ceil(K/128)] with sA[m][kb] = 2^((m + 3 kb) % 5 - 2) and B's [ceil(N/128), ceil(K/128)]
+    with sB[nb][kb] = 2^((nb + kb) % 3 - 1) (``blockScaleA`` and ``blockScaleB`` in the kernel file)."""
+    kb = np.arange(-(-k // block))
+    a = np.ldexp(np.float32(1), (np.arange(m)[:, None] + 3 * kb[None, :]) % 5 - 2).astype(np.float32)
+    b = np.ldexp(np.float32(1), (np.arange(-(-n // block))[:, None] + kb[None, :]) % 3 - 1).astype(np.float32)
+    return a, b
+
+
+def skew(x: Any, rows_per_step: int, steps: int = 16, xp: Any = np) -> Any:
+    """``x`` with row i times 2^((i // rows_per_step) % steps - 8): 2^-8 and up, in a repeating ramp."""
+    i = xp.arange(x.shape[0]) // rows_per_step
+    return x * xp.ldexp(xp.float32(1), (i % steps - 8).astype(xp.int32))[:, None].astype(xp.float32)
+
+
+def draw_inputs(shape: Shape, dist: str, sets: int = 1) -> tuple[list[Any], list[Any]]:
+    """The bench inputs in float32 on the GPU, before quantisation: ``sets`` A (M x K), then ``sets``
+    B (N x K), from a generator seeded by the shape (the same inputs for every build)."""
+    # heavy: cupy, when a GPU path runs
+    import cupy as cp
+
+    if dist not in DISTS:
+        raise CourseError(f"dist must be one of {', '.join(DISTS)} (got {dist!r})")
+    m, cols, k = shape
+    rng = cp.random.default_rng(9000 + m + 3 * cols + 7 * k)
+    draw = rng.random if dist == "uniform" else rng.standard_normal
+    a = [draw((m, k), dtype=cp.float32) for _ in range(sets)]
+    b = [draw((cols, k), dtype=cp.float32) for _ in range(sets)]
+    if dist == "skewed":  # A up to 2^7, B up to 2^-1: D up to about 2^6 sqrt(K) 4, inside FP16's 65504
+        a = [skew(x, 1, 16, cp) for x in a]
+        b = [skew(x, fp8.SCALE_BLOCK, 8, cp) for x in b]
+    return a, b
 
 
 def check_fp8_shape(m: int, n: int, k: int, constants: dict[str, int | float]) -> None:
@@ -92,9 +140,17 @@ def check_fp8_shape(m: int, n: int, k: int, constants: dict[str, int | float]) -
 
 
 def check_every(every: Any, build: Build) -> int:
-    """The promotion interval for this build: 0 (never) always; P >= 1 K-tiles only in a promoting build."""
+    """The promotion interval for this build: 0 (never) always; P >= 1 K-tiles only in a promoting build;
+    exactly 1 in the block-scaled build (None: the build's default, 1 there and 0 elsewhere)."""
+    if every is None:
+        return 1 if build.block else 0
     if isinstance(every, bool) or not isinstance(every, int) or every < 0:
         raise CourseError(f"promote_every must be an integer >= 0: 0 never promotes (got {every!r})")
+    if build.block and every != 1:
+        raise CourseError(
+            f"promote_every = {every}, but the block-scaled build promotes after every K-tile (its scales "
+            "change every 128 elements of K): pass 1 or leave it out"
+        )
     if every and not build.promote:
         raise CourseError(
             f"promote_every = {every} needs the promoting build (compile with GEMM_PROMOTE=1 and GEMM_BN=128: "
@@ -121,7 +177,7 @@ class Fp8GemmWorkload(Workload):
         sets: int,
         purpose: str,
         shape: Shape | None = None,
-        promote_every: int = 0,
+        promote_every: int | None = None,
         dist: str = "normal",
     ):
         # heavy: cupy, when a GPU path runs
@@ -137,20 +193,36 @@ class Fp8GemmWorkload(Workload):
         grid = (grid_for(m, cols, self.build, sm_count()), 1, 1)
         config = LaunchConfig(grid, (int(c["kThreadsPerBlock"]),), int(c["kSmemBytes"]))
         super().__init__(compiled, n, sets, config)  # type: ignore[arg-type]
+        blocks = ((1, fp8.SCALE_BLOCK), (fp8.SCALE_BLOCK, fp8.SCALE_BLOCK))
+        qa: list[Any]
+        qb: list[Any]
         if purpose == "lesson":  # the C++ program's: LCG {-8..8}/8 (exact in e4m3), its fixed scales
             a, b = lcg_operands(m, cols, k, (LCG_SEED + 7 * m + 13 * cols + 31 * k) % 2**32)
-            qa = [fp8.Quantized(cp.asarray(fp8.e4m3_bits(a)), float(c["kScaleA"]), 1.0, 0)]
-            qb = [fp8.Quantized(cp.asarray(fp8.e4m3_bits(b)), float(c["kScaleB"]), 1.0, 0)]
+            if self.build.block:
+                sa, sb = self_check_block_scales(m, cols, k)
+                qa = [fp8.BlockQuantized(cp.asarray(fp8.e4m3_bits(a)), cp.asarray(sa), blocks[0], 0)]
+                qb = [fp8.BlockQuantized(cp.asarray(fp8.e4m3_bits(b)), cp.asarray(sb), blocks[1], 0)]
+            else:
+                qa = [fp8.Quantized(cp.asarray(fp8.e4m3_bits(a)), float(c["kScaleA"]), 1.0, 0)]
+                qb = [fp8.Quantized(cp.asarray(fp8.e4m3_bits(b)), float(c["kScaleB"]), 1.0, 0)]
             self.tolerance, self.floor = float(c["kRelTolerance"]), 1.0
         else:
-            if dist not in ("normal", "uniform"):
-                raise CourseError(f"dist must be 'normal' or 'uniform' (got {dist!r})")
-            rng = cp.random.default_rng(9000 + m + 3 * cols + 7 * k)
-            draw = rng.standard_normal if dist == "normal" else rng.random
-            qa = [fp8.quantize(draw((m, k), dtype=cp.float32), cp) for _ in range(sets)]
-            qb = [fp8.quantize(draw((cols, k), dtype=cp.float32), cp) for _ in range(sets)]
+            fa, fb = draw_inputs(self.shape, dist, sets)
+            if self.build.block:
+                qa = [fp8.quantize_blocks(x, blocks[0], cp) for x in fa]
+                qb = [fp8.quantize_blocks(x, blocks[1], cp) for x in fb]
+            else:
+                qa = [fp8.quantize(x, cp) for x in fa]
+                qb = [fp8.quantize(x, cp) for x in fb]
+            del fa, fb
             self.tolerance, self.floor = BENCH_TOLERANCE, float(k) ** 0.5
         self.qa, self.qb = qa, qb
+        # The block-scaled build's scale arrays in the kernel's layout: A's K-block-major.
+        self.kernel_scales = [
+            (cp.ascontiguousarray(x.scales.T), cp.ascontiguousarray(y.scales))
+            for x, y in zip(qa, qb, strict=True)
+            if self.build.block
+        ]
         self.d = cp.empty((sets, m, cols), dtype=cp.float16)
         box_k = int(c["kBK"])
         a_map = TileMap(k, m, box_k, int(c["kBoxARows"]), elem_bytes=1, swizzle="128B")
@@ -163,12 +235,16 @@ class Fp8GemmWorkload(Workload):
         self._scales: dict[int, Any] = {}
 
     def scale(self, j: int) -> float:
-        """What the kernel multiplies set j's D by: sA * sB, in float32 as the kernel receives it."""
+        """What the kernel multiplies set j's D by: sA * sB, in float32 as the kernel receives it;
+        1 with block scales (applied at promotion)."""
+        if self.build.block:
+            return 1.0
         qa, qb = self.qa[j % len(self.qa)], self.qb[j % len(self.qb)]
         return float(np.float32(qa.scale) * np.float32(qb.scale))
 
     def args(self, j: int) -> tuple[Any, ...]:
         m, cols, k = self.shape
+        extra = self.kernel_scales[j % len(self.kernel_scales)] if self.build.block else ()
         return (
             self.maps_a[j % len(self.maps_a)],
             self.maps_b[j % len(self.maps_b)],
@@ -178,6 +254,7 @@ class Fp8GemmWorkload(Workload):
             np.int32(k),
             np.float32(self.scale(j)),
             np.int32(self.every),
+            *extra,
         )
 
     def out(self, j: int) -> Any:
@@ -188,7 +265,8 @@ class Fp8GemmWorkload(Workload):
         intervals timed side by side on the same buffers)."""
         c = self.config
         self.compiled.allow_shared(c.shared_mem)
-        args = (*self.args(j)[:-1], np.int32(check_every(every, self.build)))
+        args = list(self.args(j))
+        args[7] = np.int32(check_every(every, self.build))  # promoteEvery
         self.compiled.function(c.grid, c.block, args, shared_mem=c.shared_mem)
 
     def device_scales(self, j: int) -> Any:
@@ -205,6 +283,14 @@ class Fp8GemmWorkload(Workload):
 
         xp = xp or cp
         qa, qb = self.qa[j % len(self.qa)], self.qb[j % len(self.qb)]
+        if self.build.block:
+            if xp is cp:
+                return qa.dequantized(cp), qb.dequantized(cp)
+            ha, hb = (
+                fp8.BlockQuantized(cp.asnumpy(q.bits), cp.asnumpy(q.scales), q.block, q.saturated)
+                for q in (qa, qb)
+            )
+            return ha.dequantized(np), hb.dequantized(np)
         a_bits, b_bits = (q.bits if xp is cp else cp.asnumpy(q.bits) for q in (qa, qb))
         return fp8.decode(a_bits, xp) * qa.scale, fp8.decode(b_bits, xp) * qb.scale
 
@@ -257,6 +343,30 @@ def relative_error(got: Any, want: Any) -> float:
     return float(np.linalg.norm(g - want) / np.linalg.norm(want))
 
 
+def segment_error(got: Any, want: Any, width: int = fp8.SCALE_BLOCK) -> float:
+    """The worst piece of D: max over rows i and column blocks j of ||D[i, j] - R[i, j]|| / ||R[i, j]||,
+    D[i, j] the ``width`` columns of block j in row i (the last block cut short; a piece whose reference
+    is all zero is left out). With skewed inputs every such piece has one magnitude, so a piece that one
+    per-tensor scale flushed to zero shows as an error near 1, however small its share of ||R||."""
+    xp = np
+    if type(want).__module__.split(".")[0] == "cupy":
+        # heavy: cupy, when a GPU path runs
+        import cupy as cp
+
+        xp = cp
+    g = xp.asarray(got).astype(xp.float64)
+    rows, cols = want.shape
+    blocks = -(-cols // width)
+    pad = blocks * width - cols
+    diff = xp.pad(g - want, ((0, 0), (0, pad))).reshape(rows, blocks, width)
+    ref = xp.pad(want, ((0, 0), (0, pad))).reshape(rows, blocks, width)
+    num, den = xp.linalg.norm(diff, axis=2), xp.linalg.norm(ref, axis=2)
+    keep = den > 0
+    if not bool(keep.any()):
+        raise CourseError("the reference is all zero: no piece of D has a relative error")
+    return float((num[keep] / den[keep]).max())
+
+
 class Fp8GemmHost(LessonHost):
     """The FP8 GEMM's host: ``page.run(shape=(M, N, K), promote_every=P)``."""
 
@@ -264,7 +374,7 @@ class Fp8GemmHost(LessonHost):
 
     def __init__(self, lesson: Lesson):
         self.lesson = lesson
-        self.last: tuple[Shape, int] = (RUN_SHAPE, 0)  # the latest workload's (shape, interval)
+        self.last: tuple[Shape, int, bool] = (RUN_SHAPE, 0, False)  # latest (shape, interval, block scales)
 
     def workload(
         self, compiled: Compiled, n: int, sets: int = 1, purpose: str = "lesson", **options: Any
@@ -278,18 +388,19 @@ class Fp8GemmHost(LessonHost):
             shape = (m, cols, k)
         elif purpose == "lesson":
             shape = RUN_SHAPE
-        every = options.get("promote_every", 0)
+        every = options.get("promote_every")
         work = Fp8GemmWorkload(
             self.lesson, compiled, n, sets, purpose, shape, every, options.get("dist", "normal")
         )
-        self.last = (work.shape, work.every)
+        self.last = (work.shape, work.every, bool(work.build.block))
         return work
 
     def pass_line(self, n: int, check: Check) -> str:
-        (m, cols, k), every = self.last
+        (m, cols, k), every, block = self.last
         which = "every element" if m <= 1024 else f"{SAMPLE_ROWS} rows and the last, every element for NaN"
+        label = "gemm8 block scales" if block else "gemm8"
         return (
-            f"gemm8 {m}x{cols}x{k} promote every {every}: PASS, {which}, max rel error "
+            f"{label} {m}x{cols}x{k} promote every {every}: PASS, {which}, max rel error "
             f"{check.max_error:g} (tolerance {check.tolerance:g})"
         )
 

@@ -81,3 +81,57 @@ def test_bad_input_is_refused_with_what_and_where():
     with pytest.raises(CourseError, match="amax must be a finite number"):
         fp8.scale_for(float("nan"))
     assert fp8.scale_for(0.0) == 1.0  # an all-zero matrix keeps scale 1
+
+
+def _block_definition(x: np.ndarray, block: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """Block quantisation written out element by element: each block's amax / 448 as float32 (1 for an
+    all-zero block), then each element rounded to e4m3 by the brute-force nearest-even search."""
+    rows, cols = x.shape
+    br, bc = block
+    scales = np.ones((-(-rows // br), -(-cols // bc)), dtype=np.float32)
+    bits = np.empty(x.shape, dtype=np.uint8)
+    for i in range(scales.shape[0]):
+        for j in range(scales.shape[1]):
+            piece = x[i * br : (i + 1) * br, j * bc : (j + 1) * bc]
+            amax = float(np.abs(piece).max())
+            if amax > 0:
+                scales[i, j] = np.float32(amax / 448)
+            bits[i * br : (i + 1) * br, j * bc : (j + 1) * bc] = _nearest_even(piece / scales[i, j])
+    return scales, bits
+
+
+@pytest.mark.parametrize("block", [(1, 128), (128, 128)])
+def test_block_quantisation_is_its_definition_with_ragged_edges_and_an_all_zero_block(block):
+    rng = np.random.default_rng(11)
+    x = (rng.standard_normal((200, 300)) * np.exp2(rng.integers(-6, 6, (200, 1)))).astype(np.float32)
+    x[:, 128:256] = 0  # a whole K-block of zeros: every (1, 128) block there, and a (128, 128) one
+    q = fp8.quantize_blocks(x, block)
+    scales, bits = _block_definition(x, block)
+    assert q.scales.shape == (-(-200 // block[0]), 3)  # 200 and 300 are not multiples of 128
+    assert np.array_equal(q.scales, scales) and np.array_equal(q.bits, bits)
+    assert np.all(q.scales[:, 1] == 1.0) and np.isfinite(q.dequantized()).all()
+    assert np.all(q.dequantized()[:, 128:256] == 0) and q.saturated == 0
+    # each block's largest element lands on 448 and dequantises within half a step
+    back = q.dequantized()
+    big = np.abs(x) >= fp8.E4M3_MIN_NORMAL * q.expanded_scales()
+    assert np.max(np.abs(back[big] - x[big]) / np.abs(x[big])) <= 2.0**-4 + 1e-6
+
+
+def test_block_scales_keep_a_small_row_that_one_scale_flushes():
+    x = np.ones((2, 128), dtype=np.float32)
+    x[1] *= 2.0**-20  # scaled by 448 / amax: 448 * 2^-20 < 2^-10, half e4m3's smallest subnormal
+    assert np.all(fp8.decode(fp8.quantize(x).bits)[1] == 0)
+    q = fp8.quantize_blocks(x, (1, 128))
+    assert np.allclose(q.dequantized(), x, rtol=1e-6, atol=0)  # 448 times a float32 amax / 448
+
+
+def test_block_quantisation_refuses_what_it_cannot_quantise():
+    with pytest.raises(CourseError, match="NaN or an infinity at flat index 1"):
+        fp8.quantize_blocks(np.array([[0.0, np.nan]]), (1, 128))
+    with pytest.raises(CourseError, match="takes a matrix"):
+        fp8.quantize_blocks(np.ones(8), (1, 128))
+    with pytest.raises(CourseError, match="two positive integers"):
+        fp8.quantize_blocks(np.ones((2, 2)), (0, 128))
+    big = np.full((1, 4), 1000.0, dtype=np.float32)
+    q = fp8.BlockQuantized(fp8.e4m3_bits(big), np.ones((1, 1), dtype=np.float32), (1, 128), 0)
+    assert q.dequantized().tolist() == [[448.0] * 4]

@@ -20,6 +20,7 @@ LESSON = wgmma_gemm_lesson(
         "schedule",
         "epilogue",
         "promote",
+        "block-scales",
         "setup",
         "producer",
         "consumer",

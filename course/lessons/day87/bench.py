@@ -8,6 +8,11 @@ the same interleaved batches as the default build and cuBLASLt; and measures the
 curve: the relative error ||D - R|| / ||R|| against K, R the float64 product of the dequantised
 inputs, for N(0, 1) and U(0, 1) inputs, never promoting, promoting, and cuBLASLt both ways. The
 page renders both from a recording (``promotion_table``, ``accuracy_curve``).
+
+The block-scaled build (``GEMM_BLOCK_SCALES=1``: A scaled per 1 x 128, B per 128 x 128, applied at
+every promotion) is timed in the same batches as the promoting build (``block_table``), and its
+accuracy set beside per-tensor scales on skewed inputs, rows and blocks of very different
+magnitudes, against float64 of the original and of the dequantised inputs (``block_accuracy``).
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from ...bench.lt_fp8 import LtFp8
 from ...bench.result import BenchResult, Reason
 from ...bench.spec import KERNEL, BenchSpec, Context, Extras, Peer
 from ...kernel.host import timing_floor
-from .._fp8 import BENCH_TOLERANCE, relative_error
+from .._fp8 import BENCH_TOLERANCE, draw_inputs, relative_error, segment_error
 from . import LESSON
 from .host import HOST
 
@@ -34,6 +39,13 @@ PAGE_SIZES = (4096,)  # the page's button: one square, seconds
 PROMOTE_BUILD = {"GEMM_BN": 128, "GEMM_PROMOTE": 1}  # the build with a second accumulator
 INTERVALS = (0, 1, 2, 4)  # promotion every P K-tiles of 128 (0: never), timed side by side
 PROMOTE_SIZES = (4096, 8192)
+BLOCK_BUILD = {**PROMOTE_BUILD, "GEMM_BLOCK_SCALES": 1}  # 1x128 / 128x128 scales, promoted every K-tile
+BLOCK = "block-scaled build"
+# The skewed-input accuracy comparison: a ragged shape and a square.
+BLOCK_SHAPES = ((1000, 1032, 528), (4096, 4096, 4096))
+SCALINGS = ("per-tensor scales (P=1)", "block scales")
+REFERENCES = ("original inputs", "dequantised inputs")
+METRICS = ("whole D", "worst 1x128 piece")
 ACCURACY_MN = 1024  # M = N of the accuracy curve
 ACCURACY_KS = (256, 512, 1024, 2048, 4096, 8192, 16384)
 DISTS = ("normal", "uniform")
@@ -79,6 +91,14 @@ def accuracy_title(dist: str, k: int, name: str) -> str:
     return f"accuracy {dist} K={k}: {name}"
 
 
+def block_title(n: int) -> str:
+    return f"{BLOCK} at N={n}"
+
+
+def skew_title(shape: tuple[int, int, int], scaling: str, reference: str, metric: str) -> str:
+    return f"skewed {'x'.join(map(str, shape))}: {scaling} against {reference}, {metric}"
+
+
 def _ratio_reasons(ctx: Context) -> list[Reason]:
     out = []
     for row in ctx.rows:
@@ -104,10 +124,12 @@ def _promotion(ctx: Context, n: int) -> list[Reason]:
     sets = rotation_buffers(4 * n * n, ctx.l2_bytes)
     base = host.workload(base_c, n, sets, "bench")
     prom = host.workload(prom_c, n, sets, "bench")
+    blk = host.workload(ctx.compile(n, defines=BLOCK_BUILD), n, sets, "bench")
     lt = ctx.peers[0]
     calls: dict[str, tuple[Callable[[int], None], Any]] = {
         KERNEL: (base.launch, None),
         **{_interval_name(p): (partial(prom.launch_every, every=p), None) for p in INTERVALS},
+        BLOCK: (blk.launch, None),
         lt.name: (partial(lt.call, base), None),
     }
     # every interval is checked on set 0 before anything is timed
@@ -118,6 +140,7 @@ def _promotion(ctx: Context, n: int) -> list[Reason]:
         if not check.passed:
             ctx.verify(n, prom, {_interval_name(p): (partial(prom.launch_every, every=p), None)})
     ctx.verify(n, base, {KERNEL: calls[KERNEL], lt.name: calls[lt.name]})
+    ctx.verify(n, blk, {BLOCK: calls[BLOCK]})  # against float64 of its own (block-)dequantised inputs
     samples = ctx.timer.samples_together(
         {key: [partial(call, j) for j in range(sets)] for key, (call, _) in calls.items()}
     )
@@ -151,8 +174,87 @@ def _promotion(ctx: Context, n: int) -> list[Reason]:
         ctx.progress(
             f"{ctx.lesson.id} N={n} {_interval_name(p)}: {rate:,.0f} TFLOP/s, {r:.2f}x, {rl:.2f}x {lt.name}"
         )
-    del base, prom, calls
+    mine = samples[BLOCK].per_call_ms
+    rate = ctx.rate(n, samples[BLOCK].timing().median_ms)
+    ratios = {
+        key: paired_ratios(mine, samples[key].per_call_ms) for key in (KERNEL, _interval_name(1), lt.name)
+    }
+    (r, lo, hi), (rp, plo, phi), (rl, llo, lhi) = ratios.values()
+    out += [
+        Reason(
+            block_title(n),
+            r,
+            "x",
+            "measured",
+            f"the 128x128 build with GEMM_BLOCK_SCALES=1 (A scaled per 1x128, B per 128x128, applied at every "
+            f"promotion): {rate:,.0f} TFLOP/s, {r:.2f}x the default build ({lo:.2f}x to {hi:.2f}x), {rp:.2f}x the "
+            f"per-tensor promoting build at P=1 and {rl:.2f}x {lt.name} over {len(mine)} interleaved repeats",
+            lo,
+            hi,
+        ),
+        Reason(f"{block_title(n)}: rate", rate, "TFLOP/s", "measured", "median of the repeats"),
+        Reason(f"{block_title(n)} against P=1", rp, "x", "measured", "same batches", plo, phi),
+        Reason(f"{block_title(n)} against {lt.name}", rl, "x", "measured", "same batches", llo, lhi),
+    ]
+    ctx.progress(
+        f"{ctx.lesson.id} N={n} {BLOCK}: {rate:,.0f} TFLOP/s, {r:.2f}x, {rp:.2f}x P=1, {rl:.2f}x {lt.name}"
+    )
+    del base, prom, blk, calls
     engine.release()
+    return out
+
+
+def _block_accuracy(ctx: Context) -> list[Reason]:
+    """Per-tensor scales (the promoting build at P=1) against block scales on the same skewed inputs."""
+    host = HOST
+    prom_c = ctx.compile(ACCURACY_MN, defines=PROMOTE_BUILD)
+    blk_c = ctx.compile(ACCURACY_MN, defines=BLOCK_BUILD)
+    out = []
+    for shape in BLOCK_SHAPES:
+        n = shape[0]
+        per = host.workload(prom_c, n, 1, "bench", shape=shape, promote_every=1, dist="skewed")
+        blk = host.workload(blk_c, n, 1, "bench", shape=shape, dist="skewed")
+        ctx.verify(n, per, {SCALINGS[0]: (per.launch, None)})
+        ctx.verify(n, blk, {SCALINGS[1]: (blk.launch, None)})
+        a, b = (x[0].astype("float64") for x in draw_inputs(shape, "skewed"))
+        original = a @ b.T
+        del a, b
+        errors = {}
+        for scaling, work in zip(SCALINGS, (per, blk), strict=True):
+            work.poison(0)
+            work.launch(0)
+            for reference, want in zip(REFERENCES, (original, work.want()), strict=True):
+                got = work.out(0)
+                errors[(scaling, reference, METRICS[0])] = relative_error(got, want)
+                errors[(scaling, reference, METRICS[1])] = segment_error(got, want)
+        out += [
+            Reason(
+                skew_title(shape, *key),
+                err,
+                "relative error",
+                "measured",
+                f"N(0, 1) inputs with row i of A times 2^(i % 16 - 8) and B's 128-row block j times 2^(j % 8 - 8); "
+                f"{key[2]}: "
+                + (
+                    "||D - R||_F / ||R||_F"
+                    if key[2] == METRICS[0]
+                    else "the largest ||D - R|| / ||R|| over the 1 x 128 pieces of D"
+                )
+                + f", R the float64 product of the {key[1]} (FP16 D)",
+            )
+            for key, err in errors.items()
+        ]
+        ctx.progress(
+            f"{ctx.lesson.id} skewed {shape}: "
+            + ", ".join(
+                f"{s} vs {r[:4]} {m}: {errors[(s, r, m)]:.2e}"
+                for s in SCALINGS
+                for r in REFERENCES
+                for m in METRICS
+            )
+        )
+        del per, blk, original
+        engine.release()
     return out
 
 
@@ -208,6 +310,7 @@ def _finish(ctx: Context) -> Extras:
     for n in PROMOTE_SIZES:
         reasons += _promotion(ctx, n)
     reasons += _accuracy(ctx)
+    reasons += _block_accuracy(ctx)
     return Extras(reasons=tuple(reasons))
 
 
@@ -241,6 +344,31 @@ def promotion_table(result: BenchResult) -> list[tuple[int, int, float, float, f
     return rows
 
 
+def block_table(result: BenchResult) -> list[tuple[int, float, float, float, float]]:
+    """(N, TFLOP/s, x the default build, x the promoting build at P=1, x cuBLASLt) of the block-scaled build."""
+    by_title = {r.title: r for r in result.reasons}
+    rows = []
+    for n in PROMOTE_SIZES:
+        t = block_title(n)
+        got = [by_title.get(x) for x in (f"{t}: rate", t, f"{t} against P=1", f"{t} against {LT}")]
+        if all(g is not None and g.value is not None for g in got):
+            rate, ratio, vs_p1, vs_lt = (float(g.value) for g in got)  # type: ignore[union-attr,arg-type]
+            rows.append((n, rate, ratio, vs_p1, vs_lt))
+    return rows
+
+
+def block_accuracy(result: BenchResult) -> dict[tuple[int, int, int], dict[tuple[str, str, str], float]]:
+    """shape -> (scaling, reference, metric) -> relative error on the skewed inputs, as recorded."""
+    by_title = {r.title: r for r in result.reasons}
+    out: dict[tuple[int, int, int], dict[tuple[str, str, str], float]] = {}
+    for shape in BLOCK_SHAPES:
+        for key in ((s, r, m) for s in SCALINGS for r in REFERENCES for m in METRICS):
+            got = by_title.get(skew_title(shape, *key))
+            if got is not None and got.value is not None:
+                out.setdefault(shape, {})[key] = float(got.value)
+    return out
+
+
 def _findings(result: BenchResult) -> list[str]:
     out = []
     for row in result.rows:
@@ -251,6 +379,24 @@ def _findings(result: BenchResult) -> list[str]:
             f"{_interval_name(p)[0].upper()}{_interval_name(p)[1:]} at N = {n}: {rate:,.0f} TFLOP/s, "
             f"{ratio:.2f}x the default build, {vs_lt:.2f}x {LT}."
         )
+    for n, rate, ratio, vs_p1, vs_lt in block_table(result):
+        out.append(
+            f"Block-scaled build at N = {n}: {rate:,.0f} TFLOP/s, {ratio:.2f}x the default build, {vs_p1:.2f}x the "
+            f"promoting build at P=1, {vs_lt:.2f}x {LT}."
+        )
+    for shape, errs in block_accuracy(result).items():
+        parts = [
+            f"{s} {errs[(s, r, METRICS[1])]:.1e}"
+            for s in SCALINGS
+            for r in REFERENCES[:1]
+            if (s, r, METRICS[1]) in errs
+        ]
+        if parts:
+            out.append(
+                f"Skewed inputs {'x'.join(map(str, shape))}, worst 1x128 piece of D against the original inputs: "
+                + ", ".join(parts)
+                + "."
+            )
     curve = accuracy_curve(result)
     for dist, lines in curve.items():
         at = {name: dict(points).get(ACCURACY_KS[-1]) for name, points in lines.items()}
@@ -281,6 +427,9 @@ SPEC = BenchSpec(
         "cuBLASLt: cublasLtMatmul through nvmath-python's low-level bindings on the same CuPy buffers, e4m3 A and "
         "B (TN), FP16 C and D, CUBLAS_COMPUTE_32F, per-tensor scales by A_SCALE_POINTER / B_SCALE_POINTER, the "
         "heuristic's first algorithm, 32 MiB workspace; fast accumulation off (its default) and on",
+        "the block-scaled build (128x128, GEMM_BLOCK_SCALES=1) runs on the same N(0, 1) inputs quantised per block "
+        "(A per 1 x 128, B per 128 x 128, each scale amax / 448) and is checked against the float64 product of its "
+        "own dequantised inputs; its skewed-input accuracy sets it beside the per-tensor promoting build at P=1",
     ),
     size_step=16,
 )

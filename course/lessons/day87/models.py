@@ -9,6 +9,9 @@ rounded toward zero to ``bits`` significant bits after every addition of a group
 into an exact (float64) total every ``every`` groups; the page uses it to show why the error of
 such a sum grows with K and why promotion bounds it. What the H200's accumulator actually keeps
 is what the page's measurement shows.
+
+:func:`block_scaled_product` models the block-scaled build (``GEMM_BLOCK_SCALES=1``): the chain of
+each K-tile is promoted with its scales, ``total += partial * sA[row, kb] * sB[nb, kb]``, in float64.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import numpy as np
 from ...errors import CourseError
 from . import LESSON
 
-__all__ = ["K_TILE", "chain_sum", "promotions", "scale_of_d", "staged_pair"]
+__all__ = ["K_TILE", "block_scaled_product", "chain_sum", "promotions", "scale_of_d", "staged_pair"]
 
 _K = LESSON.constants()
 K_TILE = int(_K["kBK"])  # elements of K per K-tile: 128
@@ -76,3 +79,29 @@ def staged_pair(sb: int, half: int, a0: int, a1: int, s: int) -> tuple[int, int,
     rows, cols = int(_K["kBoxDRows"]), int(_K["kBoxDCols"])
     scale = s / 8
     return (sb * rows * cols + half * 8 * cols) * 2, int(a0 * scale * 64), int(a1 * scale * 64)
+
+
+def block_scaled_product(
+    a: np.ndarray, b: np.ndarray, scales_a: np.ndarray, scales_b: np.ndarray
+) -> np.ndarray:
+    """D = A B^T as the block-scaled build forms it, in float64: ``a`` (M x K) and ``b`` (N x K) are the
+    e4m3 values (not yet scaled), ``scales_a`` [M, ceil(K/128)] one per row per K-block (1 x 128),
+    ``scales_b`` [ceil(N/128), ceil(K/128)] one per 128 x 128 block. For each K-tile kb the chain's sum
+    ``partial = a[:, kb] b[:, kb]^T`` is added into the total times its row's scale of A and its
+    column block's scale of B; nothing is left for the epilogue."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    (m, k), (n, k_b) = a.shape, b.shape
+    blocks = -(-k // K_TILE)
+    want_a, want_b = (m, blocks), (-(-n // K_TILE), blocks)
+    if k != k_b or scales_a.shape != want_a or scales_b.shape != want_b:
+        raise CourseError(
+            f"A {a.shape} and B {b.shape} need the same K, scales of A {want_a} and of B {want_b} "
+            f"(got {scales_a.shape} and {scales_b.shape})"
+        )
+    col_block = np.arange(n) // K_TILE
+    total = np.zeros((m, n))
+    for kb in range(blocks):
+        ks = slice(kb * K_TILE, (kb + 1) * K_TILE)
+        partial = a[:, ks] @ b[:, ks].T
+        total += partial * scales_a[:, kb, None] * scales_b[col_block, kb][None, :]
+    return total

@@ -14,7 +14,7 @@ from course.lessons.day87 import bench, figures
 SMS = 132
 
 
-def _result(ks=bench.ACCURACY_KS) -> BenchResult:  # type: ignore[no-untyped-def]
+def _result(ks=bench.ACCURACY_KS, blocks=True) -> BenchResult:  # type: ignore[no-untyped-def]
     reasons: list[Reason] = []
     for i, dist in enumerate(bench.DISTS):
         for j, k in enumerate(ks):
@@ -31,6 +31,29 @@ def _result(ks=bench.ACCURACY_KS) -> BenchResult:  # type: ignore[no-untyped-def
                 Reason(f"{t}: rate", 1000.0 + n / 100 - 10 * p, "TFLOP/s", "measured", "x"),
                 Reason(f"{t} against {bench.LT}", 0.8 - 0.04 * p, "x", "measured", "x", 0.7, 0.9),
             ]
+    if blocks:
+        for n in bench.PROMOTE_SIZES:
+            t = bench.block_title(n)
+            reasons += [
+                Reason(t, 0.8, "x", "measured", "x", 0.75, 0.85),
+                Reason(f"{t}: rate", 900.0 + n / 1000, "TFLOP/s", "measured", "x"),
+                Reason(f"{t} against P=1", 0.97, "x", "measured", "x", 0.95, 0.99),
+                Reason(f"{t} against {bench.LT}", 0.7, "x", "measured", "x", 0.65, 0.75),
+            ]
+        for i, shape in enumerate(bench.BLOCK_SHAPES):
+            for s, scaling in enumerate(bench.SCALINGS):
+                for r, ref in enumerate(bench.REFERENCES):
+                    for m, metric in enumerate(bench.METRICS):
+                        err = (i + 1) * 10.0 ** -(1 + s + 2 * r) * (1 + m)
+                        reasons.append(
+                            Reason(
+                                bench.skew_title(shape, scaling, ref, metric),
+                                err,
+                                "relative error",
+                                "measured",
+                                "x",
+                            )
+                        )
     t = Timing(0.1, 0.1, 0.1, 10, 4, 2)
     rows = tuple(
         SizeRow(
@@ -83,7 +106,7 @@ def test_every_number_in_the_findings_is_the_recordings():
         assert line.startswith(f"N = {row.size}: {row.kernel.rate:,.0f} TFLOP/s, ")
         for peer in row.peers:
             assert f"{peer.ratio:.2f}x {peer.name} ({peer.rate:,.0f} TFLOP/s)" in line
-    promo = [line for line in lines if "the default build" in line]
+    promo = [line for line in lines if "the default build" in line and line.startswith("Promoting")]
     assert len(promo) == len(bench.PROMOTE_SIZES) * len(bench.INTERVALS)
     for (n, p, rate, ratio, vs_lt), line in zip(bench.promotion_table(result), promo, strict=True):
         assert ("never (P=0)" in line) == (p == 0)
@@ -106,3 +129,43 @@ def test_the_page_tables_without_and_with_a_recording(monkeypatch):
     speed = figures.speed_against_lt()
     assert speed.rows[0][:2] == ("4096", f"{result.rows[0].kernel.rate:,.0f}")
     assert "NVIDIA H200 (132 SMs)" in speed.note and "<table>" in speed._repr_html_()
+
+
+def test_the_block_rows_read_rate_and_ratios_and_the_skewed_errors():
+    rows = bench.block_table(_result())
+    assert rows == [(n, 900.0 + n / 1000, 0.8, 0.97, 0.7) for n in bench.PROMOTE_SIZES]
+    errs = bench.block_accuracy(_result())
+    assert list(errs) == list(bench.BLOCK_SHAPES)
+    assert (
+        errs[bench.BLOCK_SHAPES[1]][(bench.SCALINGS[1], bench.REFERENCES[0], bench.METRICS[1])]
+        == 2 * 1e-2 * 2
+    )
+    assert (
+        bench.block_table(_result(blocks=False)) == [] and bench.block_accuracy(_result(blocks=False)) == {}
+    )
+    lines = bench._findings(_result())
+    assert any(line.startswith("Block-scaled build at N = 4096: 904 TFLOP/s, 0.80x") for line in lines)
+    assert not any(
+        "Block-scaled" in line or "Skewed" in line for line in bench._findings(_result(blocks=False))
+    )
+
+
+def test_the_block_tables_without_and_with_a_recording(monkeypatch):
+    monkeypatch.setattr(figures, "load", lambda lesson_id: None)
+    for table in (figures.block_speed(), figures.skewed_accuracy()):
+        assert "Not recorded yet" in str(table) and not table.rows
+    monkeypatch.setattr(figures, "load", lambda lesson_id: _result(blocks=False))  # an older recording
+    assert "Not recorded yet" in str(figures.block_speed()) and not figures.skewed_accuracy().rows
+    result = _result()
+    monkeypatch.setattr(figures, "load", lambda lesson_id: result)
+    speed = figures.block_speed()
+    assert speed.rows[1] == ("8192", f"{900.0 + 8.192:,.0f}", "0.80x", "0.97x", "0.70x")
+    acc = figures.skewed_accuracy()
+    assert len(acc.rows) == len(bench.BLOCK_SHAPES) * len(bench.SCALINGS)
+    errs = bench.block_accuracy(result)[bench.BLOCK_SHAPES[0]]
+    per = acc.rows[0]
+    assert per[:2] == ("1000x1032x528", bench.SCALINGS[0])
+    assert per[2:] == tuple(
+        f"{errs[(bench.SCALINGS[0], r, m)]:.1e}" for r in bench.REFERENCES for m in bench.METRICS
+    )
+    assert "NVIDIA H200 (132 SMs)" in acc.note and "<table>" in acc._repr_html_()

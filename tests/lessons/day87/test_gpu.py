@@ -67,3 +67,59 @@ def test_quantised_normal_inputs_match_float64_and_cublaslt(gpu_for):
         peer.call(work, 0)
         check = work.check(work.out(0))
         assert check.passed, (peer.name, check.describe())
+
+
+BLOCK_CLUSTERS = (2, 1)
+
+
+@pytest.mark.gpu
+@pytest.mark.hopper
+@pytest.mark.parametrize("cluster", BLOCK_CLUSTERS, ids=[f"c{c}" for c in BLOCK_CLUSTERS])
+def test_the_block_scaled_build_is_exact_on_ragged_shapes(gpu_for, cluster):
+    gpu_for("day87")
+    defines = {"GEMM_BN": 128, "GEMM_CLUSTER": cluster, "GEMM_PROMOTE": 1, "GEMM_BLOCK_SCALES": 1}
+    compiled = compile_lesson(LESSON, defines=defines)
+    for shape in SHAPES:
+        result = run_lesson(LESSON, compiled=compiled, progress=lambda line: None, shape=shape)
+        assert result.passed, (cluster, shape, result.lines)
+        assert result.check.total == shape[0] * shape[1]
+        assert f"gemm8 block scales {'x'.join(map(str, shape))} promote every 1: PASS" in result.lines[-1]
+    with pytest.raises(CourseError, match="promotes after every K-tile"):
+        run_lesson(LESSON, compiled=compiled, progress=lambda line: None, promote_every=2)
+
+
+@pytest.mark.gpu
+@pytest.mark.hopper
+def test_block_scales_keep_the_small_rows_one_scale_loses(gpu_for):
+    gpu_for("day87")
+    from course.lessons._fp8 import draw_inputs, segment_error
+    from course.lessons.day87.bench import BLOCK_BUILD, PROMOTE_BUILD
+    from course.lessons.day87.host import HOST
+
+    shape = (1000, 1032, 528)
+    per = HOST.workload(
+        compile_lesson(LESSON, defines=PROMOTE_BUILD),
+        1024,
+        1,
+        "bench",
+        shape=shape,
+        promote_every=1,
+        dist="skewed",
+    )
+    blk = HOST.workload(
+        compile_lesson(LESSON, defines=BLOCK_BUILD), 1024, 1, "bench", shape=shape, dist="skewed"
+    )
+    a, b = (x[0].astype("float64") for x in draw_inputs(shape, "skewed"))
+    original = a @ b.T
+    errors = {}
+    for name, work in (("per", per), ("block", blk)):
+        work.poison(0)
+        work.launch(0)
+        check = work.check(work.out(0))
+        assert check.passed, (name, check.describe())
+        errors[name] = segment_error(work.out(0), original)
+        errors[f"{name} own"] = segment_error(work.out(0), work.want())
+    # against its own dequantised inputs each is accurate; against the original inputs one scale per
+    # tensor has flushed the small rows to e4m3's subnormals, block scales have not
+    assert errors["block own"] < 1e-2 and errors["per own"] < 1e-2, errors
+    assert errors["per"] > 2 * errors["block"], errors

@@ -63,3 +63,17 @@ def test_the_grid_of_the_run_shape():
     assert grid_for(8192, 8192, Build(256, 2, 0), 132) == 132
     assert grid_for(8192, 8192, Build(128, 1, 1), 131) == 131
     assert grid_for(1, 8, Build(128, 2, 1), 132) == 2  # one cluster tile: both CTAs of its cluster
+
+
+def test_the_block_scaled_build_promotes_every_k_tile_and_nothing_else():
+    block = Build(128, 2, 1, 1)
+    assert "block scales" in block.name
+    assert check_every(None, block) == 1 and check_every(1, block) == 1
+    assert check_every(None, Build(128, 2, 1)) == 0
+    for bad in (0, 2):
+        with pytest.raises(CourseError, match="promotes after every K-tile"):
+            check_every(bad, block)
+    flags = {"GEMM_BN": 128, "GEMM_PROMOTE": 1, "GEMM_BLOCK_SCALES": 1}
+    c = LESSON.constants(flags)
+    assert (c["kBlockScales"], c["kScaleBlock"], c["kBK"]) == (1, 128, 128)
+    assert C["kBlockScales"] == 0  # the default build has none

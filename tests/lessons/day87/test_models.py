@@ -68,3 +68,49 @@ def test_the_pages_chain_picture_draws_the_models_two_curves():
     # the one chain's error grows with K; the promoted sum's stays within a small factor
     assert never[-1] > 10 * never[0] and never[-1] > 10 * promoted[-1]
     assert max(promoted) < 3 * min(promoted)
+
+
+def test_the_block_scaled_model_is_the_dequantised_product_on_ragged_shapes():
+    from course.hopper import fp8
+    from course.lessons._fp8 import skew
+
+    rng = np.random.default_rng(27)
+    m, n, k = 130, 200, 300  # none a multiple of 128
+    a = skew(rng.standard_normal((m, k)).astype(np.float32), 1)
+    b = skew(rng.standard_normal((n, k)).astype(np.float32), 128, 8)
+    a[:, 128:256] = 0  # a K-block of zeros: scale 1, no NaN
+    qa, qb = fp8.quantize_blocks(a, (1, 128)), fp8.quantize_blocks(b, (128, 128))
+    got = models.block_scaled_product(fp8.decode(qa.bits), fp8.decode(qb.bits), qa.scales, qb.scales)
+    want = qa.dequantized() @ qb.dequantized().T
+    assert np.isfinite(got).all()
+    assert np.max(np.abs(got - want)) <= 1e-12 * np.max(np.abs(want))
+    # a wrong scale (B's block scales transposed in their roles) is caught
+    wrong = models.block_scaled_product(fp8.decode(qa.bits), fp8.decode(qb.bits), qa.scales, qb.scales[::-1])
+    assert np.max(np.abs(wrong - want)) > 1e-3 * np.max(np.abs(want))
+    with pytest.raises(CourseError, match="scales of A"):
+        models.block_scaled_product(fp8.decode(qa.bits), fp8.decode(qb.bits), qa.scales.T, qb.scales)
+
+
+def test_the_block_scaled_promotion_is_the_kernels():
+    source = LESSON.kernel_path.read_text(encoding="utf-8")
+    # every K-tile: the parameter forced to 1 in this build, its scales loaded, promoted with them
+    assert "promoteEvery = 1;" in source and "promoteScaled(total, acc, scales);  // this K-tile's" in source
+    assert "promoteScaled(total, acc, scales);  // the last K-tile, with its scales" in source
+    # total += partial * sA[row] * sB: rows row (r % 4 < 2) and row + 8, one B scale for the CTA
+    assert "total[r] = fmaf(acc[r], (r % 4) < 2 ? s0 : s8, total[r]);" in source
+    assert "const float s0 = s.a0 * s.b, s8 = s.a8 * s.b;" in source
+    # sA is K-block-major [ceil(K/128)][M]; sB is [ceil(N/128)][ceil(K/128)]
+    assert "scalesA + static_cast<size_t>(kt) * M;" in source
+    assert "scalesB + static_cast<size_t>(nBlock) * kTiles + kt" in source
+
+
+def test_the_hosts_self_check_scales_are_the_c_programs():
+    from course.lessons._fp8 import self_check_block_scales
+
+    source = LESSON.kernel_path.read_text(encoding="utf-8")
+    assert (
+        "std::ldexp(1.0f, (m + 3 * kb) % 5 - 2)" in source and "std::ldexp(1.0f, (nb + kb) % 3 - 1)" in source
+    )
+    a, b = self_check_block_scales(5, 300, 400)
+    assert a.shape == (5, 4) and b.shape == (3, 4)
+    assert a[4, 2] == 2.0 ** ((4 + 6) % 5 - 2) and b[2, 3] == 2.0 ** ((2 + 3) % 3 - 1)
