@@ -66,7 +66,8 @@ _NOT_RECORDED = (
 _STYLE = {  # contestant -> (colour, marker)
     CURVE_KERNELS[0][0]: ("#cf222e", "o"),
     CURVE_KERNELS[1][0]: ("#1a7f37", "s"),
-    CURVE_KERNELS[2][0]: ("#0969da", "^"),
+    CURVE_KERNELS[2][0]: ("#8250df", "D"),
+    CURVE_KERNELS[3][0]: ("#0969da", "^"),
     LT: ("#6e7781", "x"),
     LT_FAST: ("#bf8700", "+"),
 }

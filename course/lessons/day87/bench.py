@@ -55,6 +55,7 @@ LT_FAST = "cuBLASLt FP8 (fast accumulation)"
 CURVE_KERNELS = (
     ("never promoted (128x256)", None, 0),
     ("promoted every 128 (P=1)", PROMOTE_BUILD, 1),
+    ("promoted every 256 (P=2)", PROMOTE_BUILD, 2),
     ("promoted every 512 (P=4)", PROMOTE_BUILD, 4),
 )
 CURVE_NAMES = tuple(name for name, _, _ in CURVE_KERNELS) + (LT, LT_FAST)

@@ -1,7 +1,6 @@
-"""Day 87's tables for the page, rendered from the benchmark recording alone.
+"""Day 87's tables for the page, rendered from the benchmark recording alone (the accuracy curves
+and the accumulator's model are ``accuracy``).
 
-- ``accuracy``: the relative error of D against K, per input distribution and contestant
-  (``bench.accuracy_curve``);
 - ``promotion``: the promoting build's rate at each interval beside the default build and
   cuBLASLt (``bench.promotion_table``);
 - ``speed_against_lt``: the default build against cuBLASLt FP8 at each recorded size;
@@ -14,21 +13,14 @@ Without a recording each says so and shows no number.
 
 from __future__ import annotations
 
-import numpy as np
-
 from ...bench.result import BenchResult, load
-from ...picture import Picture, picture
 from ..day86.figures import Table  # the ladder's titled table (HTML on a page, text in a terminal)
-from . import LESSON, models
+from . import LESSON
 from .bench import (
-    ACCURACY_KS,
-    ACCURACY_MN,
-    CURVE_NAMES,
     LT,
     METRICS,
     REFERENCES,
     SCALINGS,
-    accuracy_curve,
     block_accuracy,
     block_table,
     promotion_table,
@@ -46,29 +38,6 @@ def _recording() -> BenchResult | None:
 
 def _where(result: BenchResult) -> str:
     return f"Recorded on {result.device} ({result.sm_count} SMs) on {result.recorded_at[:10]}."
-
-
-def accuracy(dist: str = "uniform") -> Table:
-    """||D - R|| / ||R|| against K for one input distribution ("normal" or "uniform")."""
-    result = _recording()
-    curve = accuracy_curve(result).get(dist) if result is not None else None
-    if result is None or not curve:
-        return Table(_NOT_RECORDED, (), ())
-    names = [n for n in CURVE_NAMES if n in curve]
-    by_name = {n: dict(curve[n]) for n in names}
-    rows = tuple(
-        (str(k), *(f"{by_name[n][k]:.2e}" if k in by_name[n] else "" for n in names))
-        for k in ACCURACY_KS
-        if any(k in by_name[n] for n in names)
-    )
-    inputs = "N(0, 1)" if dist == "normal" else "U(0, 1), all positive"
-    return Table(
-        f"Relative error ||D - R|| / ||R|| at M = N = {ACCURACY_MN}, {inputs} inputs quantised per tensor "
-        "(R: float64 product of the dequantised inputs)",
-        ("K", *names),
-        rows,
-        _where(result) + " D is FP16, so about 1e-4 of every error is D's own rounding.",
-    )
 
 
 def promotion() -> Table:
@@ -166,30 +135,3 @@ def skewed_accuracy() -> Table:
         "the kernel was given). The worst 1x128 piece is the largest ||D - R|| / ||R|| over pieces of one row "
         "and 128 columns of D, each of one magnitude.",
     )
-
-
-def chain_figure(bits: int = 13, every: int = 4, seed: int = 3) -> Picture:
-    """The model's relative error against K: a running sum truncated to ``bits`` bits after each
-    group of 32 terms (one k32 wgmma), never promoted and promoted every ``every`` groups (every
-    128 elements of K). All-positive terms, so every truncation errs the same way (``models.chain_sum``)."""
-    rng = np.random.default_rng(seed)
-    ks = [128 * 2**i for i in range(8)]  # 128 .. 16384
-    never, promoted = [], []
-    for k in ks:
-        terms = np.abs(rng.standard_normal(k)) * np.abs(rng.standard_normal(k))
-        exact = float(terms.sum())
-        never.append(abs(models.chain_sum(terms, bits) - exact) / exact)
-        promoted.append(abs(models.chain_sum(terms, bits, every=every) - exact) / exact)
-    fig = picture(figsize=(8, 4.4))
-    ax = fig.add_subplot()
-    ax.loglog(ks, never, "o-", color="#cf222e", label=f"one chain, {bits} bits kept")
-    ax.loglog(ks, promoted, "s-", color="#1a7f37", label=f"promoted every {32 * every} of K")
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(ks, [str(k) for k in ks])
-    ax.set_xlabel("K (elements summed)")
-    ax.set_ylabel("relative error of the sum")
-    ax.set_title("A model accumulator: the chain's error grows with K; promotion keeps it flat")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
-    fig.readable()
-    return fig

@@ -1,14 +1,10 @@
-"""CPU models for Day 87: the promotion schedule of ``gemm8_fp8.cu`` and an accumulator that keeps
-few bits.
+"""CPU models for Day 87: the promotion schedule of ``gemm8_fp8.cu``, the epilogue's scale and the
+block-scaled promotion (the accumulator's model is ``accuracy.aligned_chains``).
 
 :func:`promotions` transcribes the consumer's rule (tests hold the kernel's source to it): the
 wgmma chain grows one K-tile at a time, and when it is ``every`` K-tiles long, unless that K-tile
 is the tile's last, its sum is added into the FP32 registers and the chain restarts; the end of
-the tile adds the last chain. :func:`chain_sum` is a *model*, not the hardware: a running sum
-rounded toward zero to ``bits`` significant bits after every addition of a group of terms, promoted
-into an exact (float64) total every ``every`` groups; the page uses it to show why the error of
-such a sum grows with K and why promotion bounds it. What the H200's accumulator actually keeps
-is what the page's measurement shows.
+the tile adds the last chain.
 
 :func:`block_scaled_product` models the block-scaled build (``GEMM_BLOCK_SCALES=1``): the chain of
 each K-tile is promoted with its scales, ``total += partial * sA[row, kb] * sB[nb, kb]``, in float64.
@@ -21,7 +17,7 @@ import numpy as np
 from ...errors import CourseError
 from . import LESSON
 
-__all__ = ["K_TILE", "block_scaled_product", "chain_sum", "promotions", "scale_of_d", "staged_pair"]
+__all__ = ["K_TILE", "block_scaled_product", "promotions", "scale_of_d", "staged_pair"]
 
 _K = LESSON.constants()
 K_TILE = int(_K["kBK"])  # elements of K per K-tile: 128
@@ -40,31 +36,6 @@ def promotions(k_tiles: int, every: int) -> list[int]:
             chain = 0
     chains.append(chain)
     return chains
-
-
-def _truncate(x: float, bits: int) -> float:
-    """``x`` rounded toward zero to ``bits`` significant bits."""
-    if x == 0.0 or not np.isfinite(x):
-        return x
-    m, e = np.frexp(x)  # x = m * 2^e, 0.5 <= |m| < 1
-    return float(np.ldexp(np.trunc(m * 2.0**bits), int(e) - bits))
-
-
-def chain_sum(terms: np.ndarray, bits: int, group: int = 32, every: int = 0) -> float:
-    """The sum of ``terms`` by a model accumulator: each group of ``group`` terms (one k32 wgmma's
-    worth) is summed exactly and added to the running chain, which is then truncated to ``bits``
-    significant bits; every ``every`` groups (0: never) the chain is added into an exact total and
-    restarts at zero. ``bits`` = 24 is an FP32 accumulator that rounds toward zero."""
-    if bits < 1 or group < 1 or every < 0:
-        raise CourseError(f"bits and group must be >= 1 and every >= 0 (got {bits}, {group}, {every})")
-    terms = np.asarray(terms, dtype=np.float64).ravel()
-    total, chain, groups = 0.0, 0.0, 0
-    for start in range(0, terms.size, group):
-        chain = _truncate(chain + float(terms[start : start + group].sum()), bits)
-        groups += 1
-        if every and groups == every:
-            total, chain, groups = total + chain, 0.0, 0
-    return total + chain
 
 
 def scale_of_d(scale_a: float, scale_b: float) -> float:

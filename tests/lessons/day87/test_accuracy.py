@@ -112,7 +112,7 @@ def test_with_a_recording_the_pieces_show_its_numbers(monkeypatch):
     choice = str(accuracy.promotion_choice(4))
     p4 = [r for r in bench.promotion_table(result) if r[1] == 4]
     assert all(f"{ratio:.2f}x at N = {n}" in choice for n, _, _, ratio, _ in p4)
-    every512 = dict(curve["normal"][bench.CURVE_KERNELS[2][0]])
+    every512 = dict(curve["normal"][next(n for n, _, p in bench.CURVE_KERNELS if p == 4)])
     assert f"{every512[bench.ACCURACY_KS[-1]]:.2e}" in choice
     only_model = str(accuracy.promotion_choice(8))  # no curve, no speed recorded: the model alone
     assert "model, " in only_model and "measured, " not in only_model

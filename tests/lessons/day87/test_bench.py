@@ -117,13 +117,10 @@ def test_every_number_in_the_findings_is_the_recordings():
 
 def test_the_page_tables_without_and_with_a_recording(monkeypatch):
     monkeypatch.setattr(figures, "load", lambda lesson_id: None)
-    for table in (figures.accuracy("normal"), figures.promotion(), figures.speed_against_lt()):
+    for table in (figures.promotion(), figures.speed_against_lt()):
         assert "Not recorded yet" in str(table) and not table.rows
     result = _result()
     monkeypatch.setattr(figures, "load", lambda lesson_id: result)
-    acc = figures.accuracy("uniform")
-    assert len(acc.rows) == len(bench.ACCURACY_KS) and acc.header[1:] == bench.CURVE_NAMES
-    assert acc.rows[0][1] == f"{bench.accuracy_curve(result)['uniform'][bench.CURVE_NAMES[0]][0][1]:.2e}"
     promo = figures.promotion()
     assert promo.rows[0][2] == f"{bench.promotion_table(result)[0][2]:,.0f}"
     speed = figures.speed_against_lt()
