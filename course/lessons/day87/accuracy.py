@@ -143,14 +143,15 @@ class Fit:
     them matches every measured point of the kernel's three curves (worst ratio, model/measured)."""
 
     bits: int
-    worst: float  # the largest |model/measured - 1| over both distributions and the three curves
+    worst: float  # the largest |model/measured - 1| over both distributions and the kernel's curves
     points: int
+    curves: int  # the kernel's curves compared (never promoted and each promoting interval)
 
     def sentence(self) -> str:
         return (
             f"A model accumulator that keeps {self.bits} bits after aligning each group of {GROUP} products and "
             f"the running sum to their largest exponent (the rest cut off) matches all {self.points} measured "
-            f"points of the kernel's three curves within {self.worst:.0%}; the fit tried {BITS_TRIED[0]} to "
+            f"points of the kernel's {self.curves} curves within {self.worst:.0%}; the fit tried {BITS_TRIED[0]} to "
             f"{BITS_TRIED[-1]} bits on the never-promoted U(0, 1) curve."
         )
 
@@ -178,7 +179,7 @@ def fit(curve: dict[str, dict[str, list[tuple[int, float]]]]) -> Fit | None:
             for k, err in lines.get(name, []):
                 worst = max(worst, abs(model[i, ACCURACY_KS.index(k)] / err - 1))
                 points += 1
-    return Fit(bits, worst, points)
+    return Fit(bits, worst, points, len(CURVE_KERNELS))
 
 
 @lru_cache(maxsize=1)
