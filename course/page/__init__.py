@@ -306,7 +306,7 @@ class Page:
             climb_table,
             measure_climb,
             recorded_climb,
-            recorded_climb_figure,
+            recorded_climb_picture,
         )
 
         recorded = recorded_climb(self.lesson, LESSONS.values())
@@ -325,12 +325,14 @@ class Page:
                     )
                 )
             _display(climb_table(recorded, size))
-            return recorded_climb_figure(self.lesson, tuple(LESSONS.values()))
+            return recorded_climb_picture(self.lesson, tuple(LESSONS.values()))
         # heavy: ipywidgets, only on a page
         import ipywidgets as w
 
         table = w.HTML(climb_table(recorded, size)._repr_html_())
-        image = w.Image(value=recorded_climb_figure(self.lesson, tuple(LESSONS.values())).png(), format="png")
+        image = w.Image(
+            value=recorded_climb_picture(self.lesson, tuple(LESSONS.values())).png(), format="png"
+        )
 
         def measure_all(progress: Callable[[str], Any]) -> None:
             rows = measure_climb(self.lesson, LESSONS.values(), progress=progress)
