@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.metadata
+import inspect
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
@@ -141,3 +142,40 @@ def keep_rendering(key: str, data: bytes, text: str) -> Path:
     path = folder / f"{key}.png"
     path.write_bytes(data)
     return path
+
+
+#: every figure function whose page drawing is kept with the evidence (``rendered``), for the tool and its test
+RENDERED: list[Any] = []
+
+
+def rendered(build: _F) -> Any:
+    """``kept``, and its page drawing (the call without arguments, as a lesson's page makes it)
+    kept with the evidence as well: a lesson's figure of its own models, no recording, that cost
+    a cold page 0.2-1.4 s each (matplotlib's import and drawing; issue 28). The key holds the
+    function's name and the source of its lesson package and of ``course/picture.py``; a call with
+    arguments, or one whose key has no rendering, draws the Picture here as before.
+    ``<function>.drawing()`` draws it here in any case (what the tool keeps and the tests inspect)."""
+    drawn = kept(build)
+    package = Path(inspect.getsourcefile(build) or "").parent
+
+    def key() -> str:
+        code = [*sorted(package.glob("*.py")), Path(__file__).with_name("picture.py")]
+        return rendering_key(f"figure-{build.__module__}.{build.__qualname__}", code, [])
+
+    def drawing() -> tuple[bytes, str]:
+        fig = build()
+        data = fig.png()
+        return data, repr(fig)
+
+    @functools.wraps(build)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if not args and not kwargs:
+            found = kept_rendering(key())
+            if found is not None:
+                return found
+        return drawn(*args, **kwargs)
+
+    wrapper.rendering_key = key  # type: ignore[attr-defined]
+    wrapper.drawing = drawing  # type: ignore[attr-defined]
+    RENDERED.append(wrapper)
+    return wrapper

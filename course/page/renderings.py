@@ -2,8 +2,9 @@
 
 The recorded climb (``page.climb()``) and the recorded timeline
 (``page.timeline()``) are drawn from files that change only when a run is
-recorded again, yet drawing them cost a cold page 0.5-1.3 s each on the H200
-(matplotlib's first import and its drawing; issue 28). Each is drawn once,
+recorded again, and a lesson's ``@rendered`` figures (``course._kept.rendered``)
+from its own models alone, yet drawing them cost a cold page 0.2-1.4 s each on
+the H200 (matplotlib's first import and its drawing; issue 28). Each is drawn once,
 under the key of everything it is drawn from, and a page shows the kept PNG
 while that key holds; a learner's own measurement or recording is still
 drawn on the page. ``tools/keep_renderings.py`` writes them; a test draws each
@@ -15,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .. import timeline as tl
-from .._kept import renderings_dir
+from .._kept import RENDERED, renderings_dir
 from ..bench.climb import ClimbRow, climb_figure, climb_lessons, climb_rendering_key, recorded_climb
 from ..lesson import Lesson
 from ..lessons import LESSONS
@@ -49,6 +50,11 @@ def page_renderings() -> dict[str, Draw]:
             recorded = tl.load(lesson.id, None, lesson.warpgroup_roles)
             if recorded is not None:
                 out[tl.timeline_rendering_key(lesson)] = _timeline(recorded)
+    for lesson in lessons:
+        if lesson.has_module("figures"):
+            lesson.module("figures")  # its @rendered figure functions join RENDERED
+    for figure in RENDERED:
+        out[figure.rendering_key()] = figure.drawing
     return out
 
 

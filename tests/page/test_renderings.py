@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from course import _kept
 from course import timeline as tl
 from course._kept import Rendering, keep_rendering, kept_rendering, rendering_key
@@ -12,6 +14,7 @@ from course.picture import Picture
 from course.timeline import section
 
 
+@pytest.mark.kept_renderings
 def test_every_kept_rendering_is_the_drawing_of_the_current_recordings_byte_for_byte():
     wanted = page_renderings()
     assert wanted, "no page draws a recorded climb or timeline: the check below would prove nothing"
@@ -53,6 +56,17 @@ def test_a_key_changes_with_any_input_and_the_code(tmp_path):
     code.write_text("x = 1")
     assert rendering_key("timeline", [code], ["day81", recording]) != first
     assert rendering_key("climb", [code], ["day80", recording]) != first
+
+
+def test_a_lessons_figure_is_kept_for_its_page_call_and_drawn_for_any_other(tmp_path, monkeypatch):
+    from course.lessons.day78 import figures
+
+    monkeypatch.setattr(_kept, "renderings_dir", lambda: tmp_path)
+    assert isinstance(figures.descriptor_figure(), Picture)  # nothing kept: drawn here
+    keep_rendering(figures.descriptor_figure.rendering_key(), b"\x89PNG kept", "Picture('kept', 1x1 px)")
+    assert repr(figures.descriptor_figure()) == "Picture('kept', 1x1 px)"
+    assert isinstance(figures.descriptor_figure(0x400, 1), Picture)  # another call: drawn
+    assert figures.descriptor_figure.rendering_key() != figures.fragment_figure.rendering_key()
 
 
 def test_a_recorded_timeline_section_shows_the_kept_png(tmp_path, monkeypatch):
