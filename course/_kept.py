@@ -149,14 +149,17 @@ RENDERED: list[Any] = []
 
 
 def rendered(build: _F) -> Any:
-    """``kept``, and its page drawing (the call without arguments, as a lesson's page makes it)
-    kept with the evidence as well: a lesson's figure of its own models, no recording, that cost
-    a cold page 0.2-1.4 s each (matplotlib's import and drawing; issue 28). The key holds the
-    function's name and the source of its lesson package and of ``course/picture.py``; a call with
-    arguments, or one whose key has no rendering, draws the Picture here as before.
-    ``<function>.drawing()`` draws it here in any case (what the tool keeps and the tests inspect)."""
+    """``kept``, and its page drawing (the call with its default arguments, as a lesson's page
+    makes it) kept with the evidence as well: a lesson's figure of its own models, no recording,
+    that cost a cold page 0.2-1.4 s each (matplotlib's import and drawing; issue 28). The key holds
+    the function's name and the source of its lesson package and of ``course/picture.py``; a call
+    with other arguments, or one whose key has no rendering, draws the Picture here as before.
+    ``<function>.drawing()`` draws the page call here in any case (what the tool keeps)."""
     drawn = kept(build)
     package = Path(inspect.getsourcefile(build) or "").parent
+    signature = inspect.signature(build)
+    page_call = signature.bind()
+    page_call.apply_defaults()
 
     def key() -> str:
         code = [*sorted(package.glob("*.py")), Path(__file__).with_name("picture.py")]
@@ -167,9 +170,17 @@ def rendered(build: _F) -> Any:
         data = fig.png()
         return data, repr(fig)
 
+    def is_page_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        try:
+            call = signature.bind(*args, **kwargs)
+        except TypeError:
+            return False
+        call.apply_defaults()
+        return call.arguments == page_call.arguments
+
     @functools.wraps(build)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if not args and not kwargs:
+        if is_page_call(args, kwargs):
             found = kept_rendering(key())
             if found is not None:
                 return found
