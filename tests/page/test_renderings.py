@@ -7,7 +7,7 @@ import pytest
 from course import _kept
 from course import timeline as tl
 from course._kept import Rendering, keep_rendering, kept_rendering, rendering_key
-from course.bench.climb import climb_rendering_key, recorded_climb_picture
+from course.bench.climb import climb_rendering_key, recorded_climb, recorded_climb_picture
 from course.lessons import LESSONS, get_lesson
 from course.page.renderings import kept_files, page_renderings
 from course.picture import Picture
@@ -27,6 +27,15 @@ def test_every_kept_rendering_is_the_drawing_of_the_current_recordings_byte_for_
         kept = kept_rendering(key)
         assert kept is not None and kept.data == data, f"{key}: the kept PNG is not today's drawing"
         assert kept.text == text, key
+
+
+@pytest.mark.kept_renderings
+def test_every_page_with_a_recorded_climb_shows_the_kept_one():
+    lessons = tuple(LESSONS.values())
+    climbing = [lesson for lesson in lessons if recorded_climb(lesson, lessons)]
+    assert "day85" in {lesson.id for lesson in climbing}  # the finale has no benchmark of its own
+    for lesson in climbing:
+        assert isinstance(recorded_climb_picture(lesson, lessons), Rendering), lesson.id
 
 
 def test_a_page_shows_a_kept_climb_and_draws_one_whose_recordings_changed(tmp_path, monkeypatch):
