@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import replace
 from typing import Any
 
@@ -286,6 +286,12 @@ class Page:
         # when the page asks: a page loads only what its cells use
         from ..kernel.ptxas import report
 
+        if self._prefetch is not None:
+            # Let the page's own compile (started by the constructor) finish first, so the two
+            # NVRTC compiles do not run at once: on the H200 this cell took 0.54-0.66 s cold beside
+            # the running compile (Days 82-84) and 0.09-0.15 s after it had ended (issue 28, s9 logs).
+            # A compile error is not this cell's to report: page.run() shows it.
+            wait([self._prefetch])
         try:
             return report(self.lesson, defines or None)
         except CourseError as e:
