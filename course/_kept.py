@@ -1,4 +1,4 @@
-"""Figures drawn once per kernel: ``kept``, for figure functions of their arguments alone.
+"""Figures drawn once per kernel (``kept``), and once for all (``Rendering``, kept with the evidence).
 
 Apart from ``course.picture`` so that a module that only declares a figure
 function (``course.hopper.smem_budget``, imported by a page's coding check) does
@@ -8,10 +8,16 @@ not import matplotlib until the figure is drawn.
 from __future__ import annotations
 
 import functools
+import hashlib
+import importlib.metadata
+import inspect
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
+
+from . import _paths
 
 if TYPE_CHECKING:
     from .picture import Picture
@@ -69,4 +75,118 @@ def kept(build: _F | None = None, *, depends_on: Callable[..., Hashable | None] 
         made.move_to_end(key)
         return fig
 
+    return wrapper
+
+
+# ---------------------------------------------------------------------------
+# Renderings kept with the evidence: a picture drawn from recordings alone, drawn once for all.
+# ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Rendering:
+    """A picture drawn before, from exactly the inputs and code its key names: its PNG and the
+    words its ``Picture`` said (its repr), so a page shows it as it showed the Picture."""
+
+    data: bytes = field(repr=False)
+    text: str
+
+    def png(self, dpi: int | None = None) -> bytes:
+        return self.data
+
+    def _repr_png_(self) -> bytes:
+        return self.data
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def renderings_dir() -> Path:
+    """Where the kept renderings live: evidence/renderings/ (``tools/keep_renderings.py`` writes them)."""
+    return _paths.evidence_dir() / "renderings"
+
+
+def rendering_key(kind: str, code: Iterable[Path], inputs: Iterable[Path | str]) -> str:
+    """``kind`` and a hash of everything the picture is drawn from: matplotlib's version, the
+    drawing ``code``'s source files, and the ``inputs`` (a recording's file, or words such as the
+    lessons' names). Change any of them and the key changes, so a kept rendering is never shown
+    for a picture it is not."""
+    h = hashlib.sha256(kind.encode())
+    try:
+        h.update(importlib.metadata.version("matplotlib").encode())
+    except importlib.metadata.PackageNotFoundError:
+        h.update(b"no matplotlib")
+    for part in (*code, *inputs):
+        if isinstance(part, Path):
+            try:
+                h.update(b"file:" + part.read_bytes())
+            except OSError:
+                h.update(b"missing:" + part.name.encode())
+        else:
+            h.update(b"text:" + part.encode())
+    return f"{kind}-{h.hexdigest()[:24]}"
+
+
+def kept_rendering(key: str) -> Rendering | None:
+    """The rendering kept under ``key``, None when there is none (the page draws it then)."""
+    folder = renderings_dir()
+    try:
+        return Rendering((folder / f"{key}.png").read_bytes(), (folder / f"{key}.txt").read_text("utf-8"))
+    except OSError:
+        return None
+
+
+def keep_rendering(key: str, data: bytes, text: str) -> Path:
+    """Write a rendering under ``key`` (``tools/keep_renderings.py``); returns the PNG's path."""
+    folder = renderings_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{key}.txt").write_text(text, "utf-8")
+    path = folder / f"{key}.png"
+    path.write_bytes(data)
+    return path
+
+
+#: every figure function whose page drawing is kept with the evidence (``rendered``), for the tool and its test
+RENDERED: list[Any] = []
+
+
+def rendered(build: _F) -> Any:
+    """``kept``, and its page drawing (the call with its default arguments, as a lesson's page
+    makes it) kept with the evidence as well: a lesson's figure of its own models, no recording,
+    that cost a cold page 0.2-1.4 s each (matplotlib's import and drawing; issue 28). The key holds
+    the function's name and the source of its lesson package and of ``course/picture.py``; a call
+    with other arguments, or one whose key has no rendering, draws the Picture here as before.
+    ``<function>.drawing()`` draws the page call here in any case (what the tool keeps)."""
+    drawn = kept(build)
+    package = Path(inspect.getsourcefile(build) or "").parent
+    signature = inspect.signature(build)
+    page_call = signature.bind()
+    page_call.apply_defaults()
+
+    def key() -> str:
+        code = [*sorted(package.glob("*.py")), Path(__file__).with_name("picture.py")]
+        return rendering_key(f"figure-{build.__module__}.{build.__qualname__}", code, [])
+
+    def drawing() -> tuple[bytes, str]:
+        fig = build()
+        data = fig.png()
+        return data, repr(fig)
+
+    def is_page_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        try:
+            call = signature.bind(*args, **kwargs)
+        except TypeError:
+            return False
+        call.apply_defaults()
+        return call.arguments == page_call.arguments
+
+    @functools.wraps(build)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if is_page_call(args, kwargs):
+            found = kept_rendering(key())
+            if found is not None:
+                return found
+        return drawn(*args, **kwargs)
+
+    wrapper.rendering_key = key  # type: ignore[attr-defined]
+    wrapper.drawing = drawing  # type: ignore[attr-defined]
+    RENDERED.append(wrapper)
     return wrapper

@@ -169,3 +169,17 @@ def bounded_course():
         )
 
     return run
+
+
+@pytest.fixture(autouse=True)
+def _pictures_drawn_here(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp_path_factory
+) -> None:
+    """A test of a figure tests its drawing: the renderings kept with the evidence (course._kept)
+    are shown only in a test marked ``kept_renderings``, which checks them against the drawing."""
+    if request.node.get_closest_marker("kept_renderings") is None:
+        # heavy: the course's picture machinery, only for the tests (conftest imports stay light)
+        from course import _kept
+
+        nowhere = tmp_path_factory.getbasetemp() / "no-kept-renderings"
+        monkeypatch.setattr(_kept, "renderings_dir", lambda: nowhere)

@@ -54,9 +54,11 @@ def test_the_report_holds_the_machine_every_page_and_the_goals(tool, tmp_path, m
         }
 
     monkeypatch.setattr(tool, "time_page", fake)
+    monkeypatch.setattr(tool, "bytecode", lambda: {"compiled": ["course"]})
     out = tmp_path / "t.json"
     assert tool.main(["--out", str(out), "--no-warm", "day76", "day78"]) == 0
     report = json.loads(out.read_text())
+    assert report["bytecode"] == {"compiled": ["course"]}  # what was compiled before the first page
     assert report["goals_s"] == {"cold": 3.0, "again": 1.0}
     assert report["machine"]["gpu"]  # the probe's line: a GPU's banner, or why there is none
     assert set(report["pages"]) == {"day76", "day78"}
@@ -71,3 +73,28 @@ def test_an_unknown_lesson_stops_before_any_page_runs(tool, tmp_path, monkeypatc
     with pytest.raises(Exception, match="day99"):
         tool.main(["--out", str(tmp_path / "t.json"), "day76", "day99"])
     assert ran == []
+
+
+def test_the_course_and_pythonpath_are_compiled_to_bytecode_unless_asked_not_to(tool, tmp_path, monkeypatch):
+    wheels = tmp_path / "site"
+    (wheels / "pkg").mkdir(parents=True)
+    (wheels / "pkg" / "__init__.py").write_text("x = 1\n")
+    monkeypatch.setenv("PYTHONPATH", str(wheels))
+    compiled = []
+    monkeypatch.setattr(tool.compileall, "compile_dir", lambda d, **kw: compiled.append(Path(d)) or True)
+    said = tool.bytecode()
+    assert compiled == [ROOT / "course", wheels] and said["compiled"] == [str(c) for c in compiled]
+    monkeypatch.setattr(
+        tool,
+        "time_page",
+        lambda lesson_id, warm=True: {
+            "cold_s": 1.0,
+            "same_kernel_again_s": 0.1,
+            "goals": {"cold": True, "again": True},
+            "cells": [],
+        },
+    )
+    compiled.clear()
+    out = tmp_path / "t.json"
+    assert tool.main(["--out", str(out), "--no-warm", "--no-bytecode", "day76"]) == 0
+    assert compiled == [] and json.loads(out.read_text())["bytecode"] is None

@@ -9,15 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from .._html import escape
-from .._kept import file_stamps, kept
+from .._kept import Rendering, file_stamps, kept, kept_rendering, rendering_key
 from ..lesson import Lesson
-from ..picture import Picture, picture
 from .engine import measure
 from .result import BenchResult, bench_dir, load
 from .spec import bench_spec
+
+if TYPE_CHECKING:  # matplotlib is imported when the climb is drawn, not when a kept rendering is shown
+    from ..picture import Picture
 
 # The tensor cores' dense FP16/BF16 peak of an H100 or H200 SXM with FP32
 # accumulation, from NVIDIA's datasheets (H100 Tensor Core GPU datasheet,
@@ -90,8 +93,28 @@ def recorded_climb_figure(upto: Lesson, lessons: tuple[Lesson, ...]) -> Picture:
     return climb_figure(upto, recorded_climb(upto, lessons))
 
 
+def climb_rendering_key(upto: Lesson, lessons: tuple[Lesson, ...]) -> str:
+    """The key of the recorded climb's kept rendering: this module's and the picture's code, the
+    steps' names and their recordings (``course._kept.rendering_key``)."""
+    steps = climb_lessons(upto, lessons)
+    named = repr([(upto.id, upto.day)] + [(s.id, s.day, s.kernel_file) for s in steps])
+    code = (Path(__file__), Path(__file__).with_name("result.py"), Path(__file__).parents[1] / "picture.py")
+    return rendering_key("climb", code, [named, *(bench_dir() / f"{s.id}.json" for s in steps)])
+
+
+def recorded_climb_picture(upto: Lesson, lessons: tuple[Lesson, ...]) -> Picture | Rendering:
+    """The recorded climb as a page shows it: the rendering kept with the evidence when one was
+    drawn from exactly these recordings with this code (``tools/keep_renderings.py``; a test checks
+    each is the drawing of today's recordings), else drawn here (``recorded_climb_figure``)."""
+    found = kept_rendering(climb_rendering_key(upto, lessons))
+    return found if found is not None else recorded_climb_figure(upto, lessons)
+
+
 def climb_figure(upto: Lesson, rows: Sequence[ClimbRow]) -> Picture:
     """TFLOP/s against N (log2) for each step so far, solid; each distinct cuBLAS peer, dashed."""
+    # heavy: matplotlib, when the climb is drawn
+    from ..picture import picture
+
     fig = picture(figsize=(8.0, 4.6))
     ax = fig.add_subplot()
     peers: dict[str, tuple[list[int], list[float]]] = {}

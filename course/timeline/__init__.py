@@ -98,7 +98,7 @@ from .model import (
     instrumented,
     kind_named,
 )
-from .section import TimelineSection, section_of, timeline_section
+from .section import TimelineSection, section_of, timeline_rendering_key, timeline_section
 from .store import from_dict, load, timeline_dir, to_dict, to_json, write
 from .summary import ActivityTime, Interval, Overlap, Summary, intervals, row_intervals, summarize
 from .trace import TRACE_FIELDS, to_trace, write_trace
@@ -147,6 +147,7 @@ __all__ = [
     "load",
     "measure_overhead",
     "png_bytes",
+    "timeline_rendering_key",
     "record",
     "row_intervals",
     "section_of",

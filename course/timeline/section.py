@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._html import escape
+from .._kept import kept_rendering, rendering_key
 
 if TYPE_CHECKING:
     from ..lesson import Lesson
@@ -76,6 +77,19 @@ def timeline_section(lesson: Lesson, directory: Path | None = None) -> TimelineS
     return section
 
 
+def timeline_rendering_key(lesson: Lesson, directory: Path | None = None) -> str:
+    """The key of a recorded timeline's kept rendering (``course._kept.rendering_key``): the
+    drawing code (this package's and the picture's), the lesson's roles and the recording."""
+    here = Path(__file__).parent
+    code = [here / f"{name}.py" for name in ("draw", "summary", "model", "store", "decode")]
+    code.append(here.parent / "picture.py")
+    return rendering_key(
+        "timeline",
+        code,
+        [repr((lesson.id, tuple(lesson.warpgroup_roles))), recorded_path(lesson.id, directory)],
+    )
+
+
 def _section(lesson: Lesson, directory: Path | None) -> TimelineSection:
     recorded = load(lesson.id, directory, lesson.warpgroup_roles)
     if recorded is None:
@@ -88,8 +102,10 @@ def _section(lesson: Lesson, directory: Path | None) -> TimelineSection:
             f"`python -m course timeline {lesson.id}` on a Hopper GPU records one.",
         )
     # Drawn from the recording with today's drawing code (readable text, issue 22), not the PNG saved
-    # beside it when it was recorded.
-    png = png_bytes(recorded)
+    # beside it when it was recorded: the rendering kept with the evidence when one was drawn from
+    # exactly this recording with this code (a test checks each), else drawn here.
+    kept = kept_rendering(timeline_rendering_key(lesson, directory))
+    png = kept.data if kept is not None else png_bytes(recorded)
     p = recorded.provenance
     # The learner is told how to record one like it, not which of the course's own tools ran.
     how = (

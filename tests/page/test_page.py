@@ -199,6 +199,23 @@ def test_a_page_that_runs_compiles_in_the_background_and_uses_it_once(monkeypatc
     assert seen == [sentinel, None]
 
 
+def test_the_ptxas_report_waits_for_the_page_compile_before_its_own(monkeypatch):
+    h200 = Machine(Gpu(0, "NVIDIA H200", (9, 0), 132, 227 * 1024, 2**37), None, None, {})
+    monkeypatch.setattr(gate, "probe", lambda: h200)
+    monkeypatch.setattr("course.page._compile_in_background", lambda lesson: object())
+    order = []
+    monkeypatch.setattr("course.page.wait", lambda futures: order.append(("wait", list(futures))))
+    monkeypatch.setattr(
+        "course.kernel.ptxas.report", lambda lesson, defines: order.append(("report", defines))
+    )
+    page = Page("day82")
+    prefetch = page._prefetch
+    assert prefetch is not None
+    page.ptxas()
+    assert order == [("wait", [prefetch]), ("report", None)]
+    assert page._prefetch is prefetch  # still there for page.run(), which uses the compile
+
+
 def test_the_climb_draws_its_chart_once_and_a_second_table_alone(shown):
     from course.picture import Picture
 

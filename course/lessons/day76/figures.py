@@ -7,14 +7,16 @@ the tests compare the image data with the plan.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from matplotlib.patches import Rectangle
 
-from ..._kept import kept
+from ..._kept import rendered
 from ...errors import CourseError
-from ...picture import Picture, picture
 from . import LESSON
+
+if TYPE_CHECKING:  # matplotlib is imported when the figure is drawn, not when its kept rendering is shown
+    from ...picture import Picture
 
 __all__ = ["TmaTile", "tma_owner_map", "tma_tile_plan", "tma_tiles_figure"]
 
@@ -68,12 +70,18 @@ def tma_owner_map(plan: list[TmaTile]) -> np.ndarray:
     return owner
 
 
-@kept
+@rendered
 def tma_tiles_figure(dim: int | None = None) -> Picture:
     """The matrix cut into its tiles, each labelled with its block and TMA coordinates."""
     plan = tma_tile_plan(dim=dim)
     owner = tma_owner_map(plan)
     rows, cols = owner.shape
+    # heavy: matplotlib, when the figure is drawn
+    from matplotlib.patches import Rectangle
+
+    # heavy: the picture imports matplotlib, when the figure is drawn
+    from ...picture import picture
+
     fig = picture(figsize=(7.0, 7.0))
     ax = fig.add_subplot()
     ax.imshow(owner, cmap="tab20", interpolation="nearest", extent=(0, cols, rows, 0))

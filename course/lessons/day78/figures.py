@@ -8,16 +8,18 @@ image data or labels with the model.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from matplotlib.colors import ListedColormap
-from matplotlib.patches import Rectangle
 
-from ..._kept import kept
+from ..._kept import rendered
 from ...hopper.wgmma import DESCRIPTOR_FIELDS, ModelError, decode_descriptor
-from ...picture import Picture, picture
 from . import models
+
+if TYPE_CHECKING:  # matplotlib is imported when a figure is drawn, not when its kept rendering is shown
+    from matplotlib.colors import ListedColormap
+
+    from ...picture import Picture
 
 __all__ = [
     "CORE_EXAMPLES",
@@ -29,7 +31,12 @@ __all__ = [
     "fragment_figure",
 ]
 
-_WARP_COLORS = ListedColormap(["#4e79a7", "#f28e2b", "#59a14f", "#e15759"])
+
+def _warp_colors() -> ListedColormap:
+    # heavy: matplotlib, when a figure is drawn
+    from matplotlib.colors import ListedColormap
+
+    return ListedColormap(["#4e79a7", "#f28e2b", "#59a14f", "#e15759"])
 
 
 # ---------------------------------------------------------------------------
@@ -37,6 +44,9 @@ CORE_EXAMPLES: tuple[tuple[int, int], ...] = ((0, 0), (0, 7), (1, 0), (0, 8), (8
 
 
 def _core_colors() -> ListedColormap:
+    # heavy: matplotlib, when a figure is drawn
+    from matplotlib.colors import ListedColormap
+
     # 64 cores, categorical colours: neighbours along K (index +1) and along M (+8) always differ.
     base = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f"]
     return ListedColormap([base[i % len(base)] for i in range(64)])
@@ -84,7 +94,7 @@ def _label(
     )  # fmt: skip
 
 
-@kept
+@rendered
 def core_matrix_figure(examples: tuple[tuple[int, int], ...] = CORE_EXAMPLES) -> Picture:
     """Each element of the tile coloured by its core matrix; a few offsets written out.
 
@@ -93,6 +103,12 @@ def core_matrix_figure(examples: tuple[tuple[int, int], ...] = CORE_EXAMPLES) ->
     numbers and their lines stay apart; on the whole tile they are marked, and the corner is framed.
     """
     index = models.core_matrix_index_tile()
+    # heavy: matplotlib, when the figure is drawn
+    from matplotlib.patches import Rectangle
+
+    # heavy: the picture imports matplotlib, when the figure is drawn
+    from ...picture import picture
+
     fig = picture(figsize=(11, 7.5))
     grid = fig.add_gridspec(2, 2, width_ratios=[4, 1.7], height_ratios=[1, 1.3])
     ax = fig.add_subplot(grid[:, 0])
@@ -195,12 +211,19 @@ DEFAULT_SMEM_ADDR = 0x400
 MEASURED_H200 = {"smA[0]": 0x400, "smA[1]": 0x2400, "smB[0]": 0x4400, "smB[1]": 0x6400}
 
 
+def _two_colors() -> ListedColormap:
+    # heavy: matplotlib, when a figure is drawn
+    from matplotlib.colors import ListedColormap
+
+    return ListedColormap(["#f4f4f4", "#333333"])
+
+
 def descriptor_bits(desc: int) -> np.ndarray:
     """The descriptor as a (1, 64) array of bits, bit 63 first (left), bit 0 last."""
     return np.array([[(desc >> bit) & 1 for bit in range(63, -1, -1)]], dtype=np.int64)
 
 
-@kept
+@rendered
 def descriptor_figure(smem_addr: int = DEFAULT_SMEM_ADDR, ks: int = 0) -> Picture:
     """A bit ruler of ``tileDesc(addr) + ks * (2 * 128 >> 4)``, decoded field by field.
 
@@ -211,11 +234,17 @@ def descriptor_figure(smem_addr: int = DEFAULT_SMEM_ADDR, ks: int = 0) -> Pictur
     desc = models.tile_desc(smem_addr) + models.k_step_offset(ks)
     d = decode_descriptor(desc)
     bits = descriptor_bits(desc)
+    # heavy: matplotlib, when the figure is drawn
+    from matplotlib.patches import Rectangle
+
+    # heavy: the picture imports matplotlib, when the figure is drawn
+    from ...picture import picture
+
     fig = picture(figsize=(13, 3.6))
     ax = fig.add_subplot()
     ax.imshow(
         bits,
-        cmap=ListedColormap(["#f4f4f4", "#333333"]),
+        cmap=_two_colors(),
         vmin=0,
         vmax=1,
         aspect="auto",
@@ -263,7 +292,7 @@ def descriptor_figure(smem_addr: int = DEFAULT_SMEM_ADDR, ks: int = 0) -> Pictur
 # ---------------------------------------------------------------------------
 # (d) Day 78: which thread's register holds which element of D
 # ---------------------------------------------------------------------------
-@kept
+@rendered
 def fragment_figure(zoom: tuple[int, int] = (16, 8)) -> Picture:
     """D coloured by warp (left); the top-left ``zoom`` = (rows, cols) block with thread and register (right).
 
@@ -275,10 +304,16 @@ def fragment_figure(zoom: tuple[int, int] = (16, 8)) -> Picture:
     zoom_rows, zoom_cols = zoom
     if not (1 <= zoom_rows <= 64 and 1 <= zoom_cols <= 64):
         raise ModelError(f"zoom must be (rows, cols) within the 64x64 tile (got {zoom})")
+    # heavy: matplotlib, when the figure is drawn
+    from matplotlib.patches import Rectangle
+
+    # heavy: the picture imports matplotlib, when the figure is drawn
+    from ...picture import picture
+
     fig = picture(figsize=(12, 10))  # tall enough for two lines of readable text in each zoomed cell
     ax, zax = fig.subplots(1, 2, width_ratios=[1, 0.75])
     ax.imshow(
-        warp, cmap=_WARP_COLORS, vmin=0, vmax=3, interpolation="nearest", extent=(-0.5, 63.5, 63.5, -0.5)
+        warp, cmap=_warp_colors(), vmin=0, vmax=3, interpolation="nearest", extent=(-0.5, 63.5, 63.5, -0.5)
     )
     for edge in range(8, 64, 8):
         ax.axvline(edge - 0.5, color="white", linewidth=0.6)
@@ -302,7 +337,7 @@ def fragment_figure(zoom: tuple[int, int] = (16, 8)) -> Picture:
     corner_threads = thread[:zoom_rows, :zoom_cols]
     zax.imshow(
         corner_threads % 4,
-        cmap=_WARP_COLORS,
+        cmap=_warp_colors(),
         vmin=0,
         vmax=3,
         alpha=0.55,

@@ -19,13 +19,15 @@ tiles and disagree on a misaligned one.
 
 from __future__ import annotations
 
-import numpy as np
-from matplotlib.colors import ListedColormap
-from matplotlib.patches import Rectangle
+from typing import TYPE_CHECKING
 
-from ..._kept import kept
+import numpy as np
+
+from ..._kept import rendered
 from ...hopper.wgmma import check_range, swizzle_128b_chunk
-from ...picture import Picture, picture
+
+if TYPE_CHECKING:  # matplotlib is imported when the figure is drawn, not when its kept rendering is shown
+    from ...picture import Picture
 
 __all__ = [
     "ATOM_BYTES",
@@ -45,9 +47,7 @@ ATOM_BYTES = SWIZZLE_ROWS * ROW_BYTES  # 1024: the kernel's kSmemAlign
 CHUNKS = ROW_BYTES // CHUNK_BYTES  # 8 chunks per row
 
 # Eight categorical colours, one per logical chunk (K range) of a row.
-_CHUNK_COLORS = ListedColormap(
-    ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#9c755f"]
-)
+CHUNK_COLORS = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#9c755f")
 
 
 def swizzled_address(addr: int) -> int:
@@ -77,8 +77,13 @@ def slot_contents(rows: int = SWIZZLE_ROWS, chunks: int = CHUNKS) -> np.ndarray:
 
 
 def _grid(ax, values: np.ndarray, title: str, xlabel: str) -> None:
+    # heavy: matplotlib, when the figure is drawn
+    from matplotlib.colors import ListedColormap
+
     rows, cols = values.shape
-    ax.imshow(values, cmap=_CHUNK_COLORS, vmin=0, vmax=CHUNKS - 1, interpolation="nearest")
+    ax.imshow(
+        values, cmap=ListedColormap(list(CHUNK_COLORS)), vmin=0, vmax=CHUNKS - 1, interpolation="nearest"
+    )
     for edge in range(1, cols):
         ax.axvline(edge - 0.5, color="white", linewidth=1.5)
     for edge in range(1, rows):
@@ -90,7 +95,7 @@ def _grid(ax, values: np.ndarray, title: str, xlabel: str) -> None:
     ax.set_title(title, fontsize=10)
 
 
-@kept
+@rendered
 def swizzle_figure(highlight: int = 0) -> Picture:
     """One swizzle atom, before and after: 8 rows x 8 chunks of 16 bytes.
 
@@ -105,6 +110,12 @@ def swizzle_figure(highlight: int = 0) -> Picture:
     check_range("highlight", highlight, CHUNKS)
     slots = landing_slots()
     contents = slot_contents()
+    # heavy: matplotlib, when the figure is drawn
+    from matplotlib.patches import Rectangle
+
+    # heavy: the picture imports matplotlib, when the figure is drawn
+    from ...picture import picture
+
     fig = picture(figsize=(12, 5.6))
     left, right = fig.subplots(1, 2)
     logical = np.broadcast_to(np.arange(CHUNKS)[None, :], slots.shape).copy()

@@ -20,16 +20,16 @@ It is arithmetic on the schedule, not a measurement of the L2.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from matplotlib import colormaps as plt_colormaps
-from matplotlib.patches import Rectangle
 
-from ..._kept import kept
+from ..._kept import rendered
 from ...hopper.wgmma import ModelError
-from ...picture import Picture, picture
 from . import LESSON
+
+if TYPE_CHECKING:  # matplotlib is imported when the figure is drawn, not when its kept rendering is shown
+    from ...picture import Picture
 
 __all__ = [
     "H200_SMS",
@@ -261,6 +261,10 @@ def _panel(ax: Any, w: TileWalk, follow: int) -> Any:
     g = w.grid
     n = g.n
     # One colour per turn: a CTA's i-th tile is turn i.
+    # heavy: matplotlib, when the figure is drawn
+    from matplotlib import colormaps as plt_colormaps
+    from matplotlib.patches import Rectangle
+
     cmap = plt_colormaps["viridis"].resampled(w.turns)
     image = ax.imshow(
         w.turn, cmap=cmap, interpolation="nearest", aspect="equal", extent=(0, n, n, 0),
@@ -299,7 +303,7 @@ def _panel(ax: Any, w: TileWalk, follow: int) -> Any:
     return image
 
 
-@kept
+@rendered
 def tile_order_figure(n: int = 8192, ctas: int = H200_SMS, follow: int = 0) -> Picture:
     """D's tile grid coloured by the turn on which a CTA computes each tile, both orders side by side.
 
@@ -309,6 +313,9 @@ def tile_order_figure(n: int = 8192, ctas: int = H200_SMS, follow: int = 0) -> P
     if not isinstance(follow, int) or not 0 <= follow < ctas:
         raise ModelError(f"follow must name a CTA, 0..{ctas - 1} (got {follow!r})")
     walks = [walk(n, order, ctas) for order in (1, 0)]
+    # heavy: the picture imports matplotlib, when the figure is drawn
+    from ...picture import picture
+
     fig = picture(figsize=(12, 7.2))
     axes = fig.subplots(1, 2)
     images = [_panel(ax, w, follow) for ax, w in zip(axes, walks, strict=True)]

@@ -1,0 +1,65 @@
+"""The pictures a page draws from recordings alone, kept with the evidence (``course._kept.Rendering``).
+
+The recorded climb (``page.climb()``) and the recorded timeline
+(``page.timeline()``) are drawn from files that change only when a run is
+recorded again, and a lesson's ``@rendered`` figures (``course._kept.rendered``)
+from its own models alone, yet drawing them cost a cold page 0.2-1.4 s each on
+the H200 (matplotlib's first import and its drawing; issue 28). Each is drawn once,
+under the key of everything it is drawn from, and a page shows the kept PNG
+while that key holds; a learner's own measurement or recording is still
+drawn on the page. ``tools/keep_renderings.py`` writes them; a test draws each
+again and checks it is the kept one, byte for byte.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .. import timeline as tl
+from .._kept import RENDERED, renderings_dir
+from ..bench.climb import ClimbRow, climb_figure, climb_rendering_key, recorded_climb
+from ..lesson import Lesson
+from ..lessons import LESSONS
+
+Draw = Callable[[], tuple[bytes, str]]  # the PNG and the words its Picture says (its repr)
+
+
+def _climb(upto: Lesson, rows: list[ClimbRow]) -> Draw:
+    def draw() -> tuple[bytes, str]:
+        fig = climb_figure(upto, rows)
+        data = fig.png()
+        return data, repr(fig)
+
+    return draw
+
+
+def _timeline(timeline: tl.Timeline) -> Draw:
+    return lambda: (tl.png_bytes(timeline), "")
+
+
+def page_renderings() -> dict[str, Draw]:
+    """Every picture the pages draw from recordings alone, by its rendering key: how to draw it."""
+    lessons = tuple(LESSONS.values())
+    out: dict[str, Draw] = {}
+    for lesson in lessons:
+        rows = recorded_climb(
+            lesson, lessons
+        )  # a page without a benchmark of its own shows the climb too (Day 85)
+        if rows:
+            out[climb_rendering_key(lesson, lessons)] = _climb(lesson, rows)
+        if tl.instrumented(lesson):
+            recorded = tl.load(lesson.id, None, lesson.warpgroup_roles)
+            if recorded is not None:
+                out[tl.timeline_rendering_key(lesson)] = _timeline(recorded)
+    for lesson in lessons:
+        if lesson.has_module("figures"):
+            lesson.module("figures")  # its @rendered figure functions join RENDERED
+    for figure in RENDERED:
+        out[figure.rendering_key()] = figure.drawing
+    return out
+
+
+def kept_files() -> set[str]:
+    """The keys of the renderings kept now (a PNG and its words each)."""
+    folder = renderings_dir()
+    return {p.stem for p in folder.glob("*.png")} | {p.stem for p in folder.glob("*.txt")}
