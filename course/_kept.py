@@ -110,10 +110,8 @@ def rendering_key(kind: str, code: Iterable[Path], inputs: Iterable[Path | str])
     lessons' names). Change any of them and the key changes, so a kept rendering is never shown
     for a picture it is not."""
     h = hashlib.sha256(kind.encode())
-    try:
-        h.update(importlib.metadata.version("matplotlib").encode())
-    except importlib.metadata.PackageNotFoundError:
-        h.update(b"no matplotlib")
+    version = matplotlib_version()
+    h.update(version.encode() if version != "none" else b"no matplotlib")
     for part in (*code, *inputs):
         if isinstance(part, Path):
             try:
@@ -123,6 +121,17 @@ def rendering_key(kind: str, code: Iterable[Path], inputs: Iterable[Path | str])
         else:
             h.update(b"text:" + part.encode())
     return f"{kind}-{h.hexdigest()[:24]}"
+
+
+DRAWN_WITH = "DRAWN_WITH"  # the file in renderings_dir() naming the matplotlib that drew them
+
+
+def matplotlib_version() -> str:
+    """The installed matplotlib's version (part of every rendering's key), or "none"."""
+    try:
+        return importlib.metadata.version("matplotlib")
+    except importlib.metadata.PackageNotFoundError:
+        return "none"
 
 
 def kept_rendering(key: str) -> Rendering | None:
@@ -148,14 +157,18 @@ def keep_rendering(key: str, data: bytes, text: str) -> Path:
 RENDERED: list[Any] = []
 
 
-def rendered(build: _F) -> Any:
+def rendered(build: _F | None = None, *, reads: Callable[[], Iterable[Path]] | None = None) -> Any:
     """``kept``, and its page drawing (the call with its default arguments, as a lesson's page
     makes it) kept with the evidence as well: a lesson's figure of its own models, no recording,
     that cost a cold page 0.2-1.4 s each (matplotlib's import and drawing; issue 28). The key holds
-    the function's name and the source of its lesson package and of ``course/picture.py``; a call
-    with other arguments, or one whose key has no rendering, draws the Picture here as before.
-    ``<function>.drawing()`` draws the page call here in any case (what the tool keeps)."""
-    drawn = kept(build)
+    the function's name and the source of its lesson package and of ``course/picture.py``, and,
+    for a figure drawn from recordings too, the files ``reads()`` names (their bytes: record again
+    and the key changes); a call with other arguments, or one whose key has no rendering, draws
+    the Picture here as before. ``<function>.drawing()`` draws the page call here in any case
+    (what the tool keeps)."""
+    if build is None:
+        return functools.partial(rendered, reads=reads)
+    drawn = kept(build, depends_on=(lambda *a, **k: file_stamps(reads())) if reads is not None else None)
     package = Path(inspect.getsourcefile(build) or "").parent
     signature = inspect.signature(build)
     page_call = signature.bind()
@@ -163,7 +176,8 @@ def rendered(build: _F) -> Any:
 
     def key() -> str:
         code = [*sorted(package.glob("*.py")), Path(__file__).with_name("picture.py")]
-        return rendering_key(f"figure-{build.__module__}.{build.__qualname__}", code, [])
+        inputs = list(reads()) if reads is not None else []
+        return rendering_key(f"figure-{build.__module__}.{build.__qualname__}", code, inputs)
 
     def drawing() -> tuple[bytes, str]:
         fig = build()

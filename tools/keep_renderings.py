@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from course._kept import keep_rendering, renderings_dir
+from course._kept import DRAWN_WITH, keep_rendering, matplotlib_version, renderings_dir
 from course.page.renderings import kept_files, page_renderings
 
 
@@ -35,6 +35,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"missing: {key}")
         for key in stray:
             print(f"stray: {key}")
+        drawn_with = renderings_dir() / DRAWN_WITH
+        if not drawn_with.exists() or drawn_with.read_text("utf-8").strip() != matplotlib_version():
+            print(f"{DRAWN_WITH}: not this matplotlib ({matplotlib_version()})")
+            return 1
         return 1 if missing or stray else 0
     for key in stray:
         for suffix in (".png", ".txt"):
@@ -43,6 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     for key in missing:
         data, text = wanted[key]()
         print(f"kept {keep_rendering(key, data, text)} ({len(data)} bytes)")
+    # which matplotlib drew them: the test compares them byte for byte only under that one
+    (renderings_dir() / DRAWN_WITH).write_text(matplotlib_version() + "\n", "utf-8")
     print(f"{len(wanted)} renderings, {len(missing)} drawn, {len(stray)} removed")
     return 0
 

@@ -13,9 +13,8 @@ U(0, 1) inputs. This module puts a model beside it and finds the one number the 
   times sA sB, rounded to FP16, as the kernel stores it.
 - :func:`fit`: the number of bits whose model curve lies closest (in log error) to the measured
   never-promoted curve on U(0, 1) inputs, where every cut errs the same way;
-- :func:`model_figure`: the model alone (before the page has shown a measurement);
-- :func:`curves_figure`: the measured curves, with the fitted model dashed beside each of the
-  kernel's three;
+- the pictures (``figures.model_figure``, ``figures.curves_figure``): the model alone, and the
+  measured curves with the fitted model dashed beside the kernel's;
 - :func:`promotion_choice` / :func:`promotion_explorer`: pick a promotion interval and see the
   model's error, the recorded error and speed, and, on a GPU that runs the lesson, both measured.
 
@@ -37,12 +36,10 @@ import numpy as np
 from ...bench.result import BenchResult, load
 from ...errors import CourseError
 from ...hopper import fp8
-from ...picture import Picture, picture
 from ..day86.figures import Table  # the ladder's titled table (HTML on a page, text in a terminal)
 from . import LESSON
 from .bench import (
     ACCURACY_KS,
-    ACCURACY_MN,
     CURVE_KERNELS,
     DISTS,
     LT,
@@ -63,7 +60,7 @@ _NOT_RECORDED = (
     "Not recorded yet: this has not been measured on a real GPU for this page, so there is no "
     "measured curve to show. On an H100 or H200, `python -m course bench day87` measures it."
 )
-_STYLE = {  # contestant -> (colour, marker)
+STYLE = {  # contestant -> (colour, marker)
     CURVE_KERNELS[0][0]: ("#cf222e", "o"),
     CURVE_KERNELS[1][0]: ("#1a7f37", "s"),
     CURVE_KERNELS[2][0]: ("#8250df", "D"),
@@ -156,7 +153,7 @@ class Fit:
         )
 
 
-def _kernel_every(every_tiles: int) -> int:
+def kernel_every(every_tiles: int) -> int:
     return TILE_GROUPS * every_tiles
 
 
@@ -173,7 +170,7 @@ def fit(curve: dict[str, dict[str, list[tuple[int, float]]]]) -> Fit | None:
     bits = BITS_TRIED[int(np.argmin(miss))]
     worst, points = 0.0, 0
     for dist, lines in curve.items():
-        everys = [_kernel_every(p) for _, _, p in CURVE_KERNELS]
+        everys = [kernel_every(p) for _, _, p in CURVE_KERNELS]
         model = model_errors(dist, (bits,), everys)[0]
         for i, (name, _, _) in enumerate(CURVE_KERNELS):
             for k, err in lines.get(name, []):
@@ -183,67 +180,9 @@ def fit(curve: dict[str, dict[str, list[tuple[int, float]]]]) -> Fit | None:
 
 
 @lru_cache(maxsize=1)
-def _recorded() -> tuple[BenchResult | None, Fit | None]:
+def recorded() -> tuple[BenchResult | None, Fit | None]:
     result = load(LESSON.id)
     return result, (fit(accuracy_curve(result)) if result is not None else None)
-
-
-def model_figure(bits: int = 14) -> Picture:
-    """The model alone, on U(0, 1) inputs: one chain over all of K against promotion every 128."""
-    errs = model_errors("uniform", (bits,), (0, _kernel_every(1)))[0]
-    fig = picture(figsize=(8, 4.4))
-    ax = fig.add_subplot()
-    ax.loglog(
-        ACCURACY_KS, errs[0], "o-", color=_STYLE[CURVE_KERNELS[0][0]][0], label=f"one chain, {bits} bits kept"
-    )
-    ax.loglog(
-        ACCURACY_KS, errs[1], "s-", color=_STYLE[CURVE_KERNELS[1][0]][0], label="promoted every 128 of K"
-    )
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(ACCURACY_KS, [str(k) for k in ACCURACY_KS])
-    ax.set_xlabel("K")
-    ax.set_ylabel("||D - R|| / ||R||")
-    ax.set_title(f"The model: U(0, 1) inputs in e4m3, {bits} bits kept per aligned group of {GROUP}")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
-    fig.readable()
-    return fig
-
-
-def curves_figure() -> Picture | Table:
-    """The measured curves for both distributions, the fitted model dashed beside the kernel's."""
-    result, fitted = _recorded()
-    curve = accuracy_curve(result) if result is not None else {}
-    if result is None or not curve:
-        return Table(_NOT_RECORDED, (), ())
-    fig = picture(figsize=(11, 4.8))
-    axes = fig.subplots(1, 2, sharey=True)
-    for ax, dist in zip(axes, DISTS, strict=True):
-        lines = curve.get(dist, {})
-        for name, points in lines.items():
-            colour, marker = _STYLE.get(name, ("#000000", "."))
-            ks, errs = zip(*points, strict=True)
-            ax.loglog(ks, errs, marker=marker, color=colour, label=name, linewidth=1.5)
-        if fitted is not None:
-            everys = [_kernel_every(p) for _, _, p in CURVE_KERNELS]
-            model = model_errors(dist, (fitted.bits,), everys)[0]
-            for i, (name, _, _) in enumerate(CURVE_KERNELS):
-                if name in lines:
-                    ax.loglog(ACCURACY_KS, model[i], "--", color=_STYLE[name][0], alpha=0.6, linewidth=1)
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(ACCURACY_KS, [str(k) for k in ACCURACY_KS])
-        ax.set_xlabel("K")
-        ax.set_title("N(0, 1) inputs" if dist == "normal" else "U(0, 1) inputs, all positive")
-        ax.grid(True, which="both", alpha=0.3)
-    axes[0].set_ylabel("||D - R|| / ||R||")
-    handles, labels = axes[1].get_legend_handles_labels()
-    if fitted is not None:
-        (dash,) = axes[1].plot([], [], "--", color="#57606a")
-        handles, labels = [*handles, dash], [*labels, f"model, {fitted.bits} bits kept (dashed)"]
-    fig.legend(handles, labels, loc="outside lower center", ncols=3)
-    fig.suptitle(f"Measured at M = N = {ACCURACY_MN} on {result.device}, {result.recorded_at[:10]}")
-    fig.readable()
-    return fig
 
 
 @dataclass(frozen=True)
@@ -264,7 +203,7 @@ class Findings:
 
 def findings() -> Findings:
     """The sentences the page shows under the curves, from the recording and the fit."""
-    result, fitted = _recorded()
+    result, fitted = recorded()
     curve = accuracy_curve(result) if result is not None else {}
     if result is None or not curve:
         return Findings((_NOT_RECORDED,))
@@ -300,12 +239,12 @@ def promotion_choice(every: int) -> Table:
     both distributions, and what the recording measured for that interval (error and speed)."""
     if every < 0:
         raise CourseError(f"every must be >= 0 (got {every})")
-    result, fitted = _recorded()
+    result, fitted = recorded()
     k = ACCURACY_KS[-1]
     label = "never" if every == 0 else f"every {128 * every} of K"
     rows: list[tuple[str, ...]] = []
     if fitted is not None:
-        model = {d: model_errors(d, (fitted.bits,), (_kernel_every(every),), (k,))[0, 0, 0] for d in DISTS}
+        model = {d: model_errors(d, (fitted.bits,), (kernel_every(every),), (k,))[0, 0, 0] for d in DISTS}
         rows.append(
             (f"model, {fitted.bits} bits kept", f"{model['normal']:.2e}", f"{model['uniform']:.2e}", "")
         )

@@ -1,5 +1,8 @@
-"""Day 87's tables for the page, rendered from the benchmark recording alone (the accuracy curves
-and the accumulator's model are ``accuracy``).
+"""Day 87's tables and pictures for the page, rendered from the benchmark recording alone and from
+the accumulator's model (``accuracy``).
+
+- ``model_figure``: the model accumulator's error against K, one chain against promoted every 128;
+- ``curves_figure``: the measured accuracy curves, the fitted model dashed beside the kernel's;
 
 - ``promotion``: the promoting build's rate at each interval beside the default build and
   cuBLASLt (``bench.promotion_table``);
@@ -13,18 +16,30 @@ Without a recording each says so and shows no number.
 
 from __future__ import annotations
 
-from ...bench.result import BenchResult, load
+from typing import TYPE_CHECKING
+
+from ..._kept import rendered
+from ...bench.result import BenchResult, bench_dir, load
+from ...errors import CourseError
 from ..day86.figures import Table  # the ladder's titled table (HTML on a page, text in a terminal)
-from . import LESSON
+from . import LESSON, accuracy
 from .bench import (
+    ACCURACY_KS,
+    ACCURACY_MN,
+    CURVE_KERNELS,
+    DISTS,
     LT,
     METRICS,
     REFERENCES,
     SCALINGS,
+    accuracy_curve,
     block_accuracy,
     block_table,
     promotion_table,
 )
+
+if TYPE_CHECKING:  # matplotlib is imported when a picture is drawn, not when its kept rendering is shown
+    from ...picture import Picture
 
 _NOT_RECORDED = (
     "Not recorded yet: this has not been measured on a real GPU for this page, so there are no numbers "
@@ -135,3 +150,88 @@ def skewed_accuracy() -> Table:
         "the kernel was given). The worst 1x128 piece is the largest ||D - R|| / ||R|| over pieces of one row "
         "and 128 columns of D, each of one magnitude.",
     )
+
+
+@rendered
+def model_figure(bits: int = 14) -> Picture:
+    """The model alone, on U(0, 1) inputs: one chain over all of K against promotion every 128."""
+    # heavy: matplotlib, when the picture is drawn (a kept rendering is shown without it)
+    from ...picture import picture
+
+    errs = accuracy.model_errors("uniform", (bits,), (0, accuracy.kernel_every(1)))[0]
+    fig = picture(figsize=(8, 4.4))
+    ax = fig.add_subplot()
+    ax.loglog(
+        ACCURACY_KS,
+        errs[0],
+        "o-",
+        color=accuracy.STYLE[CURVE_KERNELS[0][0]][0],
+        label=f"one chain, {bits} bits kept",
+    )
+    ax.loglog(
+        ACCURACY_KS,
+        errs[1],
+        "s-",
+        color=accuracy.STYLE[CURVE_KERNELS[1][0]][0],
+        label="promoted every 128 of K",
+    )
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(ACCURACY_KS, [str(k) for k in ACCURACY_KS])
+    ax.set_xlabel("K")
+    ax.set_ylabel("||D - R|| / ||R||")
+    ax.set_title(f"The model: U(0, 1) inputs in e4m3, {bits} bits kept per aligned group of {accuracy.GROUP}")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.readable()
+    return fig
+
+
+def curves_figure() -> Picture | Table:
+    """The measured curves for both distributions, the fitted model dashed beside the kernel's;
+    without a recording, a table that says so."""
+    result, _ = accuracy.recorded()
+    if result is None or not accuracy_curve(result):
+        return Table(_NOT_RECORDED, (), ())
+    return recorded_curves_figure()
+
+
+@rendered(reads=lambda: [bench_dir() / f"{LESSON.id}.json"])
+def recorded_curves_figure() -> Picture:
+    """The picture of ``curves_figure``, drawn from the recording (kept with it)."""
+    # heavy: matplotlib, when the picture is drawn (a kept rendering is shown without it)
+    from ...picture import picture
+
+    result, fitted = accuracy.recorded()
+    if result is None:
+        raise CourseError("Day 87 has no recorded benchmark to draw its accuracy curves from")
+    curve = accuracy_curve(result)
+    fig = picture(figsize=(11, 4.8))
+    axes = fig.subplots(1, 2, sharey=True)
+    for ax, dist in zip(axes, DISTS, strict=True):
+        lines = curve.get(dist, {})
+        for name, points in lines.items():
+            colour, marker = accuracy.STYLE.get(name, ("#000000", "."))
+            ks, errs = zip(*points, strict=True)
+            ax.loglog(ks, errs, marker=marker, color=colour, label=name, linewidth=1.5)
+        if fitted is not None:
+            everys = [accuracy.kernel_every(p) for _, _, p in CURVE_KERNELS]
+            model = accuracy.model_errors(dist, (fitted.bits,), everys)[0]
+            for i, (name, _, _) in enumerate(CURVE_KERNELS):
+                if name in lines:
+                    ax.loglog(
+                        ACCURACY_KS, model[i], "--", color=accuracy.STYLE[name][0], alpha=0.6, linewidth=1
+                    )
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(ACCURACY_KS, [str(k) for k in ACCURACY_KS])
+        ax.set_xlabel("K")
+        ax.set_title("N(0, 1) inputs" if dist == "normal" else "U(0, 1) inputs, all positive")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].set_ylabel("||D - R|| / ||R||")
+    handles, labels = axes[1].get_legend_handles_labels()
+    if fitted is not None:
+        (dash,) = axes[1].plot([], [], "--", color="#57606a")
+        handles, labels = [*handles, dash], [*labels, f"model, {fitted.bits} bits kept (dashed)"]
+    fig.legend(handles, labels, loc="outside lower center", ncols=3)
+    fig.suptitle(f"Measured at M = N = {ACCURACY_MN} on {result.device}, {result.recorded_at[:10]}")
+    fig.readable()
+    return fig

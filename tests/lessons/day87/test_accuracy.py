@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from course.errors import CourseError
-from course.lessons.day87 import accuracy, bench
+from course.lessons.day87 import accuracy, bench, figures
 from course.picture import Picture
 from tests.lessons.day87.test_bench import _result
 
@@ -85,23 +85,23 @@ def test_bad_arguments_are_refused():
 
 
 def _recorded(monkeypatch, result):  # type: ignore[no-untyped-def]
-    accuracy._recorded.cache_clear()
+    accuracy.recorded.cache_clear()
     monkeypatch.setattr(accuracy, "load", lambda lesson_id: result)
 
 
 def test_without_a_recording_each_piece_says_so(monkeypatch):
     _recorded(monkeypatch, None)
-    assert "Not recorded yet" in str(accuracy.curves_figure())
+    assert "Not recorded yet" in str(figures.curves_figure())
     assert str(accuracy.findings()).startswith("Not recorded yet")
     choice = str(accuracy.promotion_choice(1))
     assert "Not recorded yet" in choice and "model" not in choice
-    accuracy._recorded.cache_clear()
+    accuracy.recorded.cache_clear()
 
 
 def test_with_a_recording_the_pieces_show_its_numbers(monkeypatch):
     result = _result()
     _recorded(monkeypatch, result)
-    assert isinstance(accuracy.curves_figure(), Picture)
+    assert isinstance(figures.recorded_curves_figure.__wrapped__(), Picture)  # drawn here, not a kept one
     shown = accuracy.findings()
     text = str(shown)
     assert shown._repr_html_().count("<li>") == len(text.splitlines())
@@ -116,7 +116,7 @@ def test_with_a_recording_the_pieces_show_its_numbers(monkeypatch):
     assert f"{every512[bench.ACCURACY_KS[-1]]:.2e}" in choice
     only_model = str(accuracy.promotion_choice(8))  # no curve, no speed recorded: the model alone
     assert "model, " in only_model and "measured, " not in only_model
-    accuracy._recorded.cache_clear()
+    accuracy.recorded.cache_clear()
 
 
 def test_the_explorer_is_a_slider_over_the_intervals():
