@@ -27,16 +27,17 @@ from ...bench.result import BenchResult, Reason
 from ...bench.spec import KERNEL, BenchSpec, Context, Extras, Peer
 from ...kernel.host import timing_floor
 from .._fp8 import BENCH_TOLERANCE, draw_inputs, relative_error, segment_error
-from . import LESSON
+from . import LESSON, chooser
 from .host import HOST
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
 # The sizes the lesson's comparison with cuBLASLt is about (and the recording measured).
-SIZES = (4096, 8192)
+SIZES = (512, 1024, 2048, 4096, 8192)
 PAGE_SIZES = (4096,)  # the page's button: one square, seconds
 PROMOTE_BUILD = {"GEMM_BN": 128, "GEMM_PROMOTE": 1}  # the build with a second accumulator
+WIDE_BUILD = {"GEMM_BN": 256, "GEMM_CLUSTER": 2}  # the default build, named (the chooser picks by size)
 INTERVALS = (0, 1, 2, 4)  # promotion every P K-tiles of 128 (0: never), timed side by side
 PROMOTE_SIZES = (4096, 8192)
 BLOCK_BUILD = {**PROMOTE_BUILD, "GEMM_BLOCK_SCALES": 1}  # 1x128 / 128x128 scales, promoted every K-tile
@@ -262,7 +263,7 @@ def _block_accuracy(ctx: Context) -> list[Reason]:
 def _accuracy(ctx: Context) -> list[Reason]:
     host = HOST
     builds = {
-        "base": ctx.compile(ACCURACY_MN),
+        "base": ctx.compile(ACCURACY_MN, defines=WIDE_BUILD),  # the curve's 128 x 256, not the chooser's pick
         "promote": ctx.compile(ACCURACY_MN, defines=PROMOTE_BUILD),
     }
     peers = {p.name: p for p in ctx.peers}
@@ -414,7 +415,7 @@ SPEC = BenchSpec(
     unit="TFLOP/s",
     work=gemm_flops,
     set_bytes=lambda n: 4 * n * n,  # A and B one byte an element, D two
-    kernel_label=f"{LESSON.kernel_name} (e4m3 in, FP32 accumulate, FP16 out; 128x256, cluster 2, never promoting)",
+    kernel_label=f"{LESSON.kernel_name} (e4m3, FP16 out, never promoting; 128x256 c2, 128x128 for few tiles)",
     peers=lt_peers,
     finish=_finish,
     findings=_findings,
@@ -433,4 +434,5 @@ SPEC = BenchSpec(
         "own dequantised inputs; its skewed-input accuracy sets it beside the per-tensor promoting build at P=1",
     ),
     size_step=16,
+    build=lambda n, sms: chooser.choose(n, n, sms),
 )

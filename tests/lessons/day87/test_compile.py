@@ -10,7 +10,15 @@ from course.lessons import get_lesson
 
 LESSON = get_lesson("day87")
 # (BN, cluster, promote, block scales)
-BUILDS = [(256, 2, 0, 0), (256, 1, 0, 0), (128, 2, 0, 0), (128, 2, 1, 0), (128, 1, 1, 0), (128, 2, 1, 1)]
+BUILDS = [
+    (256, 2, 0, 0),
+    (256, 1, 0, 0),
+    (128, 2, 0, 0),
+    (128, 1, 0, 0),
+    (128, 2, 1, 0),
+    (128, 1, 1, 0),
+    (128, 2, 1, 1),
+]
 
 
 @pytest.mark.parametrize(
