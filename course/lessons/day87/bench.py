@@ -28,6 +28,7 @@ from ...bench.spec import KERNEL, BenchSpec, Context, Extras, Peer
 from ...kernel.host import timing_floor
 from .._fp8 import BENCH_TOLERANCE, draw_inputs, relative_error, segment_error
 from . import LESSON, chooser
+from .chooser import BLOCK_BUILD, PROMOTE_BUILD, WIDE_BUILD
 from .host import HOST
 
 if TYPE_CHECKING:
@@ -36,11 +37,8 @@ if TYPE_CHECKING:
 # The sizes the lesson's comparison with cuBLASLt is about (and the recording measured).
 SIZES = (512, 1024, 2048, 4096, 8192)
 PAGE_SIZES = (4096,)  # the page's button: one square, seconds
-PROMOTE_BUILD = {"GEMM_BN": 128, "GEMM_PROMOTE": 1}  # the build with a second accumulator
-WIDE_BUILD = {"GEMM_BN": 256, "GEMM_CLUSTER": 2}  # the default build, named (the chooser picks by size)
 INTERVALS = (0, 1, 2, 4)  # promotion every P K-tiles of 128 (0: never), timed side by side
 PROMOTE_SIZES = (4096, 8192)
-BLOCK_BUILD = {**PROMOTE_BUILD, "GEMM_BLOCK_SCALES": 1}  # 1x128 / 128x128 scales, promoted every K-tile
 BLOCK = "block-scaled build"
 # The skewed-input accuracy comparison: a ragged shape and a square.
 BLOCK_SHAPES = ((1000, 1032, 528), (4096, 4096, 4096))

@@ -1,4 +1,4 @@
-"""Day 87's build per problem size: the default 128 x 256 tile with clusters of two, or, for a
+"""Day 87's builds, and the one per problem size: the default 128 x 256 tile with clusters of two, or, for a
 problem of few tiles, the 128 x 128 tile without a cluster.
 
 A CTA owns one 128 x 256 tile of D, so a 1024 x 1024 product is 32 CTAs on a GPU of 132 SMs: most
@@ -17,6 +17,9 @@ from __future__ import annotations
 from ...errors import CourseError
 
 NARROW = {"GEMM_BN": 128, "GEMM_CLUSTER": 1}  # the few-tiles build
+WIDE_BUILD = {"GEMM_BN": 256, "GEMM_CLUSTER": 2}  # the default build, named
+PROMOTE_BUILD = {"GEMM_BN": 128, "GEMM_PROMOTE": 1}  # the build with a second accumulator
+BLOCK_BUILD = {**PROMOTE_BUILD, "GEMM_BLOCK_SCALES": 1}  # 1x128 / 128x128 scales, promoted every K-tile
 
 
 def wide_tiles(m: int, n: int) -> int:

@@ -189,7 +189,7 @@ def model_figure(bits: int = 14) -> Picture:
 def curves_figure() -> Picture | Table:
     """The measured curves for both distributions, the fitted model dashed beside the kernel's;
     without a recording, a table that says so."""
-    result, _ = accuracy.recorded()
+    result = load(LESSON.id)  # not the fit's recording: a kept picture needs no fit
     if result is None or not accuracy_curve(result):
         return Table(_NOT_RECORDED, (), ())
     return recorded_curves_figure()

@@ -87,6 +87,7 @@ def test_bad_arguments_are_refused():
 def _recorded(monkeypatch, result):  # type: ignore[no-untyped-def]
     accuracy.recorded.cache_clear()
     monkeypatch.setattr(accuracy, "load", lambda lesson_id: result)
+    monkeypatch.setattr(figures, "load", lambda lesson_id: result)
 
 
 def test_without_a_recording_each_piece_says_so(monkeypatch):
