@@ -11,6 +11,7 @@ import functools
 import hashlib
 import importlib.metadata
 import inspect
+import json
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
@@ -123,7 +124,7 @@ def rendering_key(kind: str, code: Iterable[Path], inputs: Iterable[Path | str])
     return f"{kind}-{h.hexdigest()[:24]}"
 
 
-DRAWN_WITH = "DRAWN_WITH"  # the file in renderings_dir() naming the matplotlib that drew them
+DRAWN_WITH = "drawn_with.json"  # in renderings_dir(): {"matplotlib": the version that drew them}
 
 
 def matplotlib_version() -> str:
@@ -132,6 +133,21 @@ def matplotlib_version() -> str:
         return importlib.metadata.version("matplotlib")
     except importlib.metadata.PackageNotFoundError:
         return "none"
+
+
+def drawn_with() -> str | None:
+    """The matplotlib version the kept renderings were drawn with, None when it is not recorded."""
+    try:
+        return str(json.loads((renderings_dir() / DRAWN_WITH).read_text("utf-8"))["matplotlib"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def record_drawn_with() -> None:
+    """Record this matplotlib as the one that drew the kept renderings (``tools/keep_renderings.py``)."""
+    (renderings_dir() / DRAWN_WITH).write_text(
+        json.dumps({"matplotlib": matplotlib_version()}) + "\n", "utf-8"
+    )
 
 
 def kept_rendering(key: str) -> Rendering | None:

@@ -16,7 +16,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from course._kept import DRAWN_WITH, keep_rendering, matplotlib_version, renderings_dir
+from course._kept import (
+    DRAWN_WITH,
+    drawn_with,
+    keep_rendering,
+    matplotlib_version,
+    record_drawn_with,
+    renderings_dir,
+)
 from course.page.renderings import kept_files, page_renderings
 
 
@@ -35,9 +42,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"missing: {key}")
         for key in stray:
             print(f"stray: {key}")
-        drawn_with = renderings_dir() / DRAWN_WITH
-        if not drawn_with.exists() or drawn_with.read_text("utf-8").strip() != matplotlib_version():
-            print(f"{DRAWN_WITH}: not this matplotlib ({matplotlib_version()})")
+        if drawn_with() != matplotlib_version():
+            print(
+                f"{DRAWN_WITH}: drawn with matplotlib {drawn_with()}, not this one ({matplotlib_version()})"
+            )
             return 1
         return 1 if missing or stray else 0
     for key in stray:
@@ -48,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
         data, text = wanted[key]()
         print(f"kept {keep_rendering(key, data, text)} ({len(data)} bytes)")
     # which matplotlib drew them: the test compares them byte for byte only under that one
-    (renderings_dir() / DRAWN_WITH).write_text(matplotlib_version() + "\n", "utf-8")
+    record_drawn_with()
     print(f"{len(wanted)} renderings, {len(missing)} drawn, {len(stray)} removed")
     return 0
 

@@ -18,7 +18,10 @@ from course.timeline import section
 def test_every_kept_rendering_is_the_drawing_of_the_current_recordings_byte_for_byte():
     wanted = page_renderings()
     assert wanted, "no page draws a recorded climb or timeline: the check below would prove nothing"
-    drawn_with = (_kept.renderings_dir() / _kept.DRAWN_WITH).read_text("utf-8").strip()
+    drawn_with = _kept.drawn_with()
+    assert drawn_with is not None, (
+        f"evidence/renderings/{_kept.DRAWN_WITH} does not say which matplotlib drew them"
+    )
     if drawn_with != _kept.matplotlib_version():
         # Another matplotlib (the test extra pins the one that drew them where it can: Python
         # >= 3.11): every key names the version, so no page shows a kept rendering here; each
