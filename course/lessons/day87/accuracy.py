@@ -42,6 +42,7 @@ from .bench import (
     ACCURACY_KS,
     CURVE_KERNELS,
     DISTS,
+    INTERVALS,
     LT,
     LT_FAST,
     PROMOTE_SIZES,
@@ -278,7 +279,7 @@ def promotion_choice(every: int) -> Table:
         f"Promoting {label}: relative error at K = {k}, and speed against the default build",
         ("", "error, N(0, 1)", "error, U(0, 1)", "speed (x the default build)"),
         tuple(rows),
-        f"Speed is recorded for every {', '.join(str(128 * p) for p in (1, 2, 4))} of K at N = "
+        f"Speed is recorded for every {', '.join(str(128 * p) for p in INTERVALS if p)} of K at N = "
         f"{' and '.join(str(n) for n in PROMOTE_SIZES)} (the promoting build is 128 x 128, the default 128 x 256); "
         "the model has no speed.",
     )
