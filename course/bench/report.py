@@ -108,6 +108,9 @@ def png_bytes(result: BenchResult) -> bytes:
     return plot(result).png(dpi=110)
 
 
+OPEN_REASONS = 12  # more numbers than this and the section shows them folded (<details>)
+
+
 @dataclass(frozen=True)
 class SpeedSection:
     """What a page's "How fast is it?" cell shows: findings, table, reasons, plot."""
@@ -147,8 +150,7 @@ class SpeedSection:
                     f"<td style='{word}'>{esc(r.kind)}</td><td style='{cell}'>{esc(r.detail)}</td></tr>"
                     for r in self.result.reasons
                 )
-                parts.append(
-                    "<p><b>What the numbers say</b> (each with where its number comes from)</p>"
+                reasons_table = (
                     # The detail, the longest text, gets half the width (it had the narrowest column);
                     # the widths are wishes a word's width overrides ("measured" never breaks).
                     "<table style='width:100%'><colgroup><col style='width:22%'>"
@@ -156,6 +158,17 @@ class SpeedSection:
                     f"<tr><th style='{cell}'>finding</th><th style='{cell};text-align:right'>number</th>"
                     f"<th style='{word}'>source</th><th style='{cell}'>detail</th></tr>{items}</table>"
                 )
+                count = len(self.result.reasons)
+                if count <= OPEN_REASONS:
+                    parts.append(
+                        "<p><b>What the numbers say</b> (each with where its number comes from)</p>"
+                        + reasons_table
+                    )
+                else:  # a page of rows (Day 87: 150) is folded, as JupyterLab folds a long output: one click
+                    parts.append(
+                        f"<details><summary><b>What the numbers say</b>: all {count} numbers, each with where it "
+                        f"comes from (click to open)</summary>{reasons_table}</details>"
+                    )
             if self.result.notes:
                 parts.append(
                     "<ul>" + "".join(f"<li><small>{esc(n)}</small></li>" for n in self.result.notes) + "</ul>"

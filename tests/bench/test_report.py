@@ -165,6 +165,24 @@ def test_speed_section_quotes_the_lessons_findings(no_gpu, tmp_path, lesson_id):
         assert any(str(result.sizes[-1]) in f for f in expected)
 
 
+def test_many_numbers_come_folded_and_few_open(no_gpu, tmp_path):
+    from course.bench.report import OPEN_REASONS
+    from course.bench.result import Reason
+
+    lesson_id = BENCHED[0]
+    for count, folded in ((OPEN_REASONS, False), (OPEN_REASONS + 1, True)):
+        reasons = tuple(
+            Reason(f"finding {i}", float(i), "x", "measured", f"detail {i}") for i in range(count)
+        )
+        (tmp_path / f"{lesson_id}.json").write_text(
+            synthetic(lesson_id, reasons=reasons).to_json(), encoding="utf-8"
+        )
+        page = speed_section(get_lesson(lesson_id), directory=tmp_path)._repr_html_()
+        assert ("<details><summary><b>What the numbers say</b>" in page) == folded
+        assert (f"all {count} numbers" in page) == folded
+        assert all(f"finding {i}</td>" in page for i in range(count))  # folded, not left out
+
+
 def test_no_reasons_no_heading(no_gpu, tmp_path):
     lesson_id = BENCHED[0]
     (tmp_path / f"{lesson_id}.json").write_text(synthetic(lesson_id, reasons=()).to_json(), encoding="utf-8")
