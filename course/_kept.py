@@ -111,8 +111,7 @@ def rendering_key(kind: str, code: Iterable[Path], inputs: Iterable[Path | str])
     lessons' names). Change any of them and the key changes, so a kept rendering is never shown
     for a picture it is not."""
     h = hashlib.sha256(kind.encode())
-    version = matplotlib_version()
-    h.update(version.encode() if version != "none" else b"no matplotlib")
+    h.update(matplotlib_version().encode())
     for part in (*code, *inputs):
         if isinstance(part, Path):
             try:
@@ -148,6 +147,11 @@ def record_drawn_with() -> None:
     (renderings_dir() / DRAWN_WITH).write_text(
         json.dumps({"matplotlib": matplotlib_version()}) + "\n", "utf-8"
     )
+
+
+def png_and_words(fig: Picture) -> tuple[bytes, str]:
+    """What a rendering keeps of a Picture: its PNG and its words (its repr)."""
+    return fig.png(), repr(fig)
 
 
 def kept_rendering(key: str) -> Rendering | None:
@@ -196,9 +200,7 @@ def rendered(build: _F | None = None, *, reads: Callable[[], Iterable[Path]] | N
         return rendering_key(f"figure-{build.__module__}.{build.__qualname__}", code, inputs)
 
     def drawing() -> tuple[bytes, str]:
-        fig = build()
-        data = fig.png()
-        return data, repr(fig)
+        return png_and_words(build())
 
     def is_page_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         try:

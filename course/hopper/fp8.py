@@ -134,13 +134,16 @@ class BlockQuantized:
 
     def expanded_scales(self, xp: ModuleType = np) -> Any:
         """Each element's scale, the matrix's shape (float64)."""
-        rows, cols = self.bits.shape
-        s = xp.asarray(self.scales, dtype=xp.float64)
-        return xp.repeat(xp.repeat(s, self.block[0], axis=0), self.block[1], axis=1)[:rows, :cols]
+        return _expand(xp.asarray(self.scales, dtype=xp.float64), self.block, self.bits.shape, xp)
 
     def dequantized(self, xp: ModuleType = np) -> Any:
         """The matrix the kernel is given, in float64: each e4m3 value times its block's scale."""
         return decode(xp.asarray(self.bits), xp) * self.expanded_scales(xp)
+
+
+def _expand(scales: Any, block: tuple[int, int], shape: tuple[int, int], xp: ModuleType) -> Any:
+    """One scale per element: each block's scale repeated over its block, cut to ``shape``."""
+    return xp.repeat(xp.repeat(scales, block[0], axis=0), block[1], axis=1)[: shape[0], : shape[1]]
 
 
 def _check_finite(x: Any, xp: ModuleType) -> None:
@@ -179,9 +182,7 @@ def quantize_blocks(x: Any, block: tuple[int, int], xp: ModuleType = np) -> Bloc
     _check_finite(x, xp)
     amax = block_amax(x, block, xp)
     scales = xp.where(amax > 0, amax / xp.float32(E4M3_MAX), xp.float32(1.0)).astype(xp.float32)
-    rows, cols = x.shape
-    full = xp.repeat(xp.repeat(scales, block[0], axis=0), block[1], axis=1)[:rows, :cols]
-    y = x / full
+    y = x / _expand(scales, block, x.shape, xp)
     # A block's largest element lands on 448 only up to the float32 rounding of its scale (a hair
     # above it rounds to 448 all the same); saturation changes an element from 464 up, the midpoint
     # to 480, where e4m3's next step would be.

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .. import timeline as tl
-from .._kept import RENDERED, renderings_dir
+from .._kept import RENDERED, png_and_words, renderings_dir
 from ..bench.climb import ClimbRow, climb_figure, climb_rendering_key, recorded_climb
 from ..lesson import Lesson
 from ..lessons import LESSONS
@@ -25,12 +25,7 @@ Draw = Callable[[], tuple[bytes, str]]  # the PNG and the words its Picture says
 
 
 def _climb(upto: Lesson, rows: list[ClimbRow]) -> Draw:
-    def draw() -> tuple[bytes, str]:
-        fig = climb_figure(upto, rows)
-        data = fig.png()
-        return data, repr(fig)
-
-    return draw
+    return lambda: png_and_words(climb_figure(upto, rows))
 
 
 def _timeline(timeline: tl.Timeline) -> Draw:
@@ -42,16 +37,14 @@ def page_renderings() -> dict[str, Draw]:
     lessons = tuple(LESSONS.values())
     out: dict[str, Draw] = {}
     for lesson in lessons:
-        rows = recorded_climb(
-            lesson, lessons
-        )  # a page without a benchmark of its own shows the climb too (Day 85)
+        # a page without a benchmark of its own shows the climb too (Day 85)
+        rows = recorded_climb(lesson, lessons)
         if rows:
             out[climb_rendering_key(lesson, lessons)] = _climb(lesson, rows)
         if tl.instrumented(lesson):
             recorded = tl.load(lesson.id, None, lesson.warpgroup_roles)
             if recorded is not None:
                 out[tl.timeline_rendering_key(lesson)] = _timeline(recorded)
-    for lesson in lessons:
         if lesson.has_module("figures"):
             lesson.module("figures")  # its @rendered figure functions join RENDERED
     for figure in RENDERED:

@@ -1,8 +1,8 @@
 """Day 87: what the tensor cores' FP8 accumulator keeps, from the measured curves.
 
 The recording (``bench.accuracy_curve``) holds the relative error of D against K for the kernel
-never promoting, promoting every 128 and every 512 elements of K, and cuBLASLt, on N(0, 1) and
-U(0, 1) inputs. This module puts a model beside it and finds the one number the model has:
+never promoting and promoting at each interval of ``bench.CURVE_KERNELS``, and cuBLASLt, on
+N(0, 1) and U(0, 1) inputs. This module puts a model beside it and finds the one number the model has:
 
 - :func:`aligned_chains`, the model: DeepSeek-V3's description of Hopper's FP8 accumulation
   (arXiv 2412.19437, section 3.5.2, *Compute Hardware*): the products of one instruction's
@@ -16,7 +16,7 @@ U(0, 1) inputs. This module puts a model beside it and finds the one number the 
 - the pictures (``figures.model_figure``, ``figures.curves_figure``): the model alone, and the
   measured curves with the fitted model dashed beside the kernel's;
 - :func:`promotion_choice` / :func:`promotion_explorer`: pick a promotion interval and see the
-  model's error, the recorded error and speed, and, on a GPU that runs the lesson, both measured.
+  model's error and, for the intervals the recording has, the measured error and speed.
 
 The model's inputs are drawn as the benchmark draws them (FP32 from the distribution, quantised
 per tensor), for ``SAMPLE_ROWS`` x ``SAMPLE_COLS`` outputs at the largest K; every smaller K is a
@@ -148,7 +148,7 @@ def _model_errors(
 @dataclass(frozen=True)
 class Fit:
     """The bits that fit the measured never-promoted U(0, 1) curve, and how well the model with
-    them matches every measured point of the kernel's three curves (worst ratio, model/measured)."""
+    them matches every measured point of the kernel's curves (worst ratio, model/measured)."""
 
     bits: int
     worst: float  # the largest |model/measured - 1| over both distributions and the kernel's curves
@@ -168,6 +168,12 @@ def kernel_every(every_tiles: int) -> int:
     return TILE_GROUPS * every_tiles
 
 
+def kernel_curves(dist: str, bits: int) -> np.ndarray:
+    """The model's error against ``ACCURACY_KS`` for each of the kernel's curves, in the order of
+    ``bench.CURVE_KERNELS`` (shape: curves x ks)."""
+    return model_errors(dist, (bits,), [kernel_every(p) for _, _, p in CURVE_KERNELS])[0]
+
+
 def fit(curve: dict[str, dict[str, list[tuple[int, float]]]]) -> Fit | None:
     """The fit of the model to a recording's curve (``bench.accuracy_curve``), or None if the
     never-promoted U(0, 1) curve was not recorded."""
@@ -181,8 +187,7 @@ def fit(curve: dict[str, dict[str, list[tuple[int, float]]]]) -> Fit | None:
     bits = BITS_TRIED[int(np.argmin(miss))]
     worst, points = 0.0, 0
     for dist, lines in curve.items():
-        everys = [kernel_every(p) for _, _, p in CURVE_KERNELS]
-        model = model_errors(dist, (bits,), everys)[0]
+        model = kernel_curves(dist, bits)
         for i, (name, _, _) in enumerate(CURVE_KERNELS):
             for k, err in lines.get(name, []):
                 worst = max(worst, abs(model[i, ACCURACY_KS.index(k)] / err - 1))

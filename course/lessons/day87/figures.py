@@ -214,8 +214,7 @@ def recorded_curves_figure() -> Picture:
             ks, errs = zip(*points, strict=True)
             ax.loglog(ks, errs, marker=marker, color=colour, label=name, linewidth=1.5)
         if fitted is not None:
-            everys = [accuracy.kernel_every(p) for _, _, p in CURVE_KERNELS]
-            model = accuracy.model_errors(dist, (fitted.bits,), everys)[0]
+            model = accuracy.kernel_curves(dist, fitted.bits)
             for i, (name, _, _) in enumerate(CURVE_KERNELS):
                 if name in lines:
                     ax.loglog(

@@ -127,5 +127,7 @@ def test_the_explorer_is_a_slider_over_the_intervals():
     assert isinstance(slider, widgets.SelectionSlider) and slider.value == 2
     assert [v for _, v in slider.options] == list(accuracy.INTERVALS_OFFERED)
     assert len(shown.outputs) == 1
+    assert "every 256 of K" in shown.outputs[0]["data"]["text/plain"]
     slider.value = 4
     assert len(shown.outputs) == 1
+    assert "every 512 of K" in shown.outputs[0]["data"]["text/plain"]  # the table of the interval picked
