@@ -1781,3 +1781,39 @@ def test_issue22_screenshots_at_three_widths(lesson_id: str, width: int, pages, 
     name = f"{Path(lesson.notebook).stem}-{width}.png"
     _shots_at(width, tab.page, artifacts, {name: None})
     assert (artifacts / name).stat().st_size > 10_000
+
+
+def test_day87_promotion_slider_moves_with_the_keyboard_in_light_and_dark(
+    pages, course_copy: Path, artifacts: Path
+):
+    """Day 87's promotion slider, as a learner uses it without a mouse: focus its handle, press
+    the arrow keys, and the table below shows the interval picked; screenshots in both themes."""
+    lesson = LESSONS["day87"]
+    tab = _page(pages, lesson.notebook)
+    page, panel = tab.page, tab.panel
+    cells = _cells(course_copy, lesson.notebook)
+    (cell,) = [
+        i for i, c in enumerate(cells) if c["cell_type"] == "code" and "promotion_explorer(" in _source(c)
+    ]
+    output = panel.locator(".jp-Cell").nth(cell).locator(".jp-Cell-outputArea")
+    handle = output.locator(".noUi-handle").first
+    handle.wait_for(timeout=STEP_MS)
+    handle.scroll_into_view_if_needed()
+    assert "every 256 of K" in output.inner_text()  # the page's call: every=2
+    stem = Path(lesson.notebook).stem
+    try:
+        handle.focus()
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function(
+            "e => e.innerText.includes('every 512 of K')", arg=output.element_handle(), timeout=STEP_MS
+        )
+        page.keyboard.press("ArrowLeft")
+        page.keyboard.press("ArrowLeft")
+        page.wait_for_function(
+            "e => e.innerText.includes('every 128 of K')", arg=output.element_handle(), timeout=STEP_MS
+        )
+        _screenshots(page, artifacts, {f"{stem}-slider.png": cell})
+        _theme(page, "JupyterLab Dark")
+        _screenshots(page, artifacts, {f"{stem}-slider-dark.png": cell})
+    finally:
+        _theme(page, "JupyterLab Light")
