@@ -6,14 +6,15 @@ released learner copy, an LMS export, a printout. When the right option
 sits at one position in most questions, or every multiple-select question
 lists its answers first, that order gives the key away. Length gives it
 away wherever the options are shown: a key that is the longest, most
-qualified option in most questions (45 of 49 once did) is found by a
-learner who knows nothing. ``quiz validate`` prints these as warnings; tests/quiz/test_checks.py holds the shipped
+qualified option in most questions (45 of 49 once did), or the shortest
+(24 of 61 later), is found by a learner who knows nothing. ``quiz validate`` prints these as warnings; tests/quiz/test_checks.py holds the shipped
 quizzes to them.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Iterable
 
 from ._markup import plain
 from .model import MultipleSelect, Quiz, SingleChoice
@@ -59,30 +60,39 @@ def _shown_length(text: str) -> int:
     return len(" ".join(plain(text).split()))
 
 
+def _key_at_end(q: SingleChoice, pick: Callable[[Iterable[int]], int]) -> bool:
+    """Whether ``q``'s key is at the end ``pick`` (max: longest, min: shortest) of its options; a
+    tie with another option counts as at that end."""
+    key = _shown_length(next(o.text for o in q.options if o.id == q.answer))
+    return pick(key, pick(_shown_length(o.text) for o in q.options if o.id != q.answer)) == key
+
+
 def key_length_problems(quiz: Quiz) -> list[str]:
     """Why the options' lengths give the key away (empty when they do not).
 
     A key that is the longest, most qualified option is a known tell: a
-    learner who picks the longest wins. Single choice: the key is flagged
-    when no other option is longer; multiple select: when every right option
-    is longer than every wrong one. Either may happen in at most a third of
-    the quiz's questions of that type (a quiz has one or two multiple-select
-    questions, so there one flagged question alone is not yet a habit).
+    learner who picks the longest wins; so is its mirror, a key that is
+    always the short plain statement among long decoys (issue 35: "pick the
+    shortest" once scored 39% over all quizzes). Single choice: the key is
+    flagged as the longest when no other option is longer, as the shortest
+    when no other option is shorter (a tie counts at both ends); each end
+    may hold at most a third of the quiz's single-choice keys. Multiple
+    select: flagged when every right option is longer than every wrong one,
+    in at most a third of those questions (a quiz has one or two of them, so
+    there one flagged question alone is not yet a habit).
     """
     problems = []
     singles = [q for q in quiz.questions if isinstance(q, SingleChoice) and q.answer is not None]
-    longest = [
-        q.id
-        for q in singles
-        if _shown_length(next(o.text for o in q.options if o.id == q.answer))
-        >= max(_shown_length(o.text) for o in q.options if o.id != q.answer)
-    ]
-    if len(longest) > len(singles) * _LONGEST_SHARE:
-        problems.append(
-            f"quiz {quiz.id!r}: the right option is the longest in {len(longest)} of {len(singles)} "
-            f"single-choice questions ({', '.join(longest)}); at most a third may be: make the other "
-            "options as specific, or the right one shorter"
-        )
+    for end, pick, fix in (
+        ("longest", max, "make the other options as specific, or the right one shorter"),
+        ("shortest", min, "give the right one its qualification, or make a wrong one as plain"),
+    ):
+        ids = [q.id for q in singles if _key_at_end(q, pick)]
+        if len(ids) > len(singles) * _LONGEST_SHARE:
+            problems.append(
+                f"quiz {quiz.id!r}: the right option is the {end} in {len(ids)} of {len(singles)} "
+                f"single-choice questions ({', '.join(ids)}); at most a third may be: {fix}"
+            )
     multiples = [q for q in quiz.questions if isinstance(q, MultipleSelect) and q.answers is not None]
     tells = []
     for q in multiples:

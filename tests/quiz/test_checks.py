@@ -55,7 +55,7 @@ def test_the_shipped_quizzes_do_not_give_the_key_away_by_position(lesson_id, mon
     assert key_position_problems(load_quiz(REPO / "content" / "quizzes" / f"{lesson_id}.toml")) == []
 
 
-# ---- length: the key must not be the longest option (issue 22, item 9) ------------
+# ---- length: the key must be neither mostly the longest option (issue 22, item 9) nor mostly the shortest (issue 35) ----
 
 
 def sized(qid: str, answer: str, lengths: dict[str, int]) -> SingleChoice:
@@ -65,19 +65,52 @@ def sized(qid: str, answer: str, lengths: dict[str, int]) -> SingleChoice:
 
 def test_a_quiz_whose_key_is_mostly_the_longest_option_is_flagged():
     long_key = {"a": 10, "b": 40, "c": 12}
-    flagged = quiz(sized("s1", "b", long_key), sized("s2", "b", long_key), sized("s3", "a", long_key))
+    flagged = quiz(sized("s1", "b", long_key), sized("s2", "b", long_key), sized("s3", "c", long_key))
     (problem,) = key_length_problems(flagged)
     assert "the longest in 2 of 3 single-choice questions (s1, s2)" in problem
     # One in three is allowed: by chance alone the key is the longest about one time in four.
     assert (
         key_length_problems(
-            quiz(sized("s1", "b", long_key), *(sized(f"t{i}", "a", long_key) for i in range(2)))
+            quiz(sized("s1", "b", long_key), *(sized(f"t{i}", "c", long_key) for i in range(2)))
         )
         == []
     )
     # A tie with the longest counts as the longest; code spans count without their backticks.
     tie = SingleChoice("s", "p", 1.0, "r", "e", (Option("a", "`abcd`"), Option("b", "wxyz")), "a")
-    assert key_length_problems(quiz(tie, tie, sized("s3", "a", long_key))) != []
+    assert key_length_problems(quiz(tie, tie, sized("s3", "c", long_key))) != []
+
+
+def test_a_quiz_whose_key_is_mostly_the_shortest_option_is_flagged():
+    # The mirror tell (issue 35, item 5): the plain short key among long, qualified decoys.
+    short_key = {"a": 10, "b": 40, "c": 42}
+    flagged = quiz(sized("s1", "a", short_key), sized("s2", "a", short_key), sized("s3", "b", short_key))
+    (problem,) = key_length_problems(flagged)
+    assert "the shortest in 2 of 3 single-choice questions (s1, s2)" in problem
+    assert "longest" not in problem
+    # One in three is allowed at that end too.
+    assert (
+        key_length_problems(
+            quiz(sized("s1", "a", short_key), *(sized(f"t{i}", "b", short_key) for i in range(2)))
+        )
+        == []
+    )
+    # A tie with the shortest counts as the shortest (Day 86's "N = 1030" against "M is odd" once).
+    tie = SingleChoice(
+        "s", "p", 1.0, "r", "e", (Option("a", "`ab`"), Option("b", "xy"), Option("c", "x" * 9)), "a"
+    )
+    assert key_length_problems(quiz(tie, tie, sized("s3", "b", short_key))) != []
+
+
+def test_both_ends_are_held_at_once():
+    # Two of six at each end passes; a third at either end fails, and only that end is named.
+    lengths = {"a": 10, "b": 20, "c": 30}
+    keys = ["a", "a", "c", "c", "b", "b"]
+    assert key_length_problems(quiz(*(sized(f"q{i}", k, lengths) for i, k in enumerate(keys)))) == []
+    for extra, end in (("a", "shortest"), ("c", "longest")):
+        got = key_length_problems(
+            quiz(*(sized(f"q{i}", k, lengths) for i, k in enumerate([*keys, extra, extra])))
+        )
+        assert len(got) == 1 and f"the {end} in 4 of 8" in got[0], got
 
 
 def test_multiple_select_whose_right_options_are_all_the_longest_is_flagged():
