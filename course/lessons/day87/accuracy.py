@@ -4,13 +4,19 @@ The recording (``bench.accuracy_curve``) holds the relative error of D against K
 never promoting and promoting at each interval of ``bench.CURVE_KERNELS``, and cuBLASLt, on
 N(0, 1) and U(0, 1) inputs. This module puts a model beside it and finds the one number the model has:
 
-- :func:`aligned_chains`, the model: DeepSeek-V3's description of Hopper's FP8 accumulation
-  (arXiv 2412.19437, section 3.5.2, *Compute Hardware*): the products of one instruction's
-  group of K and the running sum are aligned to the largest exponent among them and only the
-  highest ``bits`` bits of each are added, the rest cut off (toward zero here: with the floor,
-  N(0, 1) inputs would gain a bias the measurement does not show). Every ``every`` groups the
+- :func:`aligned_chains`, the model. From DeepSeek-V3's description of Hopper's FP8 accumulation
+  (arXiv 2412.19437, section 3.5.2, *Compute Hardware*: "fixed-point accumulation, aligning the
+  mantissa products by right-shifting based on the maximum exponent", the highest bits kept):
+  products are aligned to the largest exponent and only the highest ``bits`` bits of each are
+  added. The course's own choices, fitted to the measurement and not DeepSeek's: the group is one
+  instruction's 32 products, the running sum takes part in the alignment, the bits cut are cut
+  toward zero (DeepSeek's "sign-fill right shift" is a floor: with it N(0, 1) inputs would gain a
+  bias the measurement does not show), and ``bits`` itself (:func:`fit`). Every ``every`` groups the
   chain is added into an FP32 total and restarts (the kernel's promotion). D is that total
   times sA sB, rounded to FP16, as the kernel stores it.
+- :data:`FP16_FLOOR` / :func:`fp16_floor`: D's own rounding, the exact product rounded once to
+  FP16 at the accuracy curve's shapes and distributions (a table computed on the CPU, with the code
+  that computes it); the pictures draw it as a grey line.
 - :func:`fit`: the number of bits whose model curve lies closest (in log error) to the measured
   never-promoted curve on U(0, 1) inputs, where every cut errs the same way;
 - the pictures (``figures.model_figure``, ``figures.curves_figure``): the model alone, and the
@@ -40,6 +46,7 @@ from ..day86.figures import Table  # the ladder's titled table (HTML on a page, 
 from . import LESSON
 from .bench import (
     ACCURACY_KS,
+    ACCURACY_MN,
     CURVE_KERNELS,
     DISTS,
     INTERVALS,
@@ -145,6 +152,63 @@ def _model_errors(
     return errors
 
 
+def fp16_floor(dist: str, k: int, mn: int = ACCURACY_MN) -> float:
+    """D's own rounding: ||fl16(R) - R|| / ||R|| for the float64 product R of ``mn`` x ``k`` and
+    ``mn`` x ``k`` inputs drawn from ``dist`` in FP32 and quantised per tensor to e4m3, as the
+    benchmark draws them (numpy's generator, seeded by the shape as the bench seeds CuPy's: the same
+    distributions, not the same numbers). No accumulator can do better than this: it is the error
+    of a D that is R exactly, rounded once to FP16 as the kernel stores it."""
+    if dist not in DISTS:
+        raise CourseError(f"dist must be one of {', '.join(DISTS)} (got {dist!r})")
+    if k < 1 or mn < 1:
+        raise CourseError(f"the shape must be positive (got {mn} x {mn} x {k})")
+    rng = np.random.default_rng(9000 + mn + 3 * mn + 7 * k)
+    draw = rng.standard_normal if dist == "normal" else rng.random
+    a, b = (fp8.quantize(draw((mn, k), dtype=np.float32)) for _ in range(2))
+    r = (fp8.decode(a.bits).astype(np.float64) * a.scale) @ (
+        fp8.decode(b.bits).astype(np.float64) * b.scale
+    ).T
+    return float(np.linalg.norm(r.astype(np.float16).astype(np.float64) - r) / np.linalg.norm(r))
+
+
+# fp16_floor at ACCURACY_MN x ACCURACY_MN x K for each K of ACCURACY_KS, as
+# `python -m course.lessons.day87.accuracy` computes and prints it (about 70 GFLOP of float64 per
+# distribution: seconds on a CPU, too long for a page); tests/lessons/day87 recompute points of it.
+FP16_FLOOR: dict[str, tuple[float, ...]] = {
+    "normal": (
+        2.076548e-04,
+        2.072297e-04,
+        2.080274e-04,
+        2.072877e-04,
+        2.077208e-04,
+        2.067797e-04,
+        2.074454e-04,
+    ),
+    "uniform": (
+        2.226676e-04,
+        2.237066e-04,
+        2.237055e-04,
+        2.204433e-04,
+        2.209620e-04,
+        2.205087e-04,
+        2.249547e-04,
+    ),
+}
+
+
+def floor_sentence() -> str:
+    """What D's rounding alone costs, from ``FP16_FLOOR``."""
+    parts = [
+        f"{min(FP16_FLOOR[d]):.2e} to {max(FP16_FLOOR[d]):.2e} on {name}"
+        for d, name in zip(DISTS, ("N(0, 1)", "U(0, 1)"), strict=True)
+    ]
+    return (
+        f"D's own rounding (the grey line): the exact product rounded once to FP16, computed on the CPU at "
+        f"{ACCURACY_MN} x {ACCURACY_MN} x K for the same K and distributions, has an error of "
+        f"{' and '.join(parts)}; no accumulator can go below it."
+    )
+
+
 @dataclass(frozen=True)
 class Fit:
     """The bits that fit the measured never-promoted U(0, 1) curve, and how well the model with
@@ -158,9 +222,12 @@ class Fit:
     def sentence(self) -> str:
         return (
             f"A model accumulator that keeps {self.bits} bits after aligning each group of {GROUP} products and "
-            f"the running sum to their largest exponent (the rest cut off) matches all {self.points} measured "
-            f"points of the kernel's {self.curves} curves within {self.worst:.0%}; the fit tried {BITS_TRIED[0]} to "
-            f"{BITS_TRIED[-1]} bits on the never-promoted U(0, 1) curve."
+            f"the running sum to their largest exponent (the rest cut toward zero) matches all {self.points} "
+            f"measured points of the kernel's {self.curves} curves within {self.worst:.0%}; the fit tried "
+            f"{BITS_TRIED[0]} to {BITS_TRIED[-1]} bits on the never-promoted U(0, 1) curve. The alignment to the "
+            "largest exponent and the high bits kept are DeepSeek-V3's description; the group of "
+            f"{GROUP}, the running sum inside the alignment, the cut toward zero (their sign-fill right shift is a "
+            "floor) and the number of bits are this course's choices, fitted to the measurement."
         )
 
 
@@ -229,6 +296,7 @@ def findings() -> Findings:
         at = {name: dict(points) for name, points in curve.get(dist, {}).items()}
         never = at.get(CURVE_KERNELS[0][0], {})
         every128 = at.get(CURVE_KERNELS[1][0], {})
+        floor = dict(zip(ACCURACY_KS, FP16_FLOOR[dist], strict=True))
         if never and every128:
             first = min(never)
             out.append(
@@ -236,6 +304,12 @@ def findings() -> Findings:
                 f"{never[first]:.2e} at K = {first} to {never[k]:.2e} at K = {k}; promoting every 128 it stays "
                 f"between {min(every128.values()):.2e} and {max(every128.values()):.2e}"
                 + (f" (cuBLASLt's default: {at[LT][k]:.2e} at K = {k})" if k in at.get(LT, {}) else "")
+                + (
+                    f", and D's own rounding alone is {floor[k]:.2e} at K = {k}, "
+                    f"{floor[k] / every128[k]:.0%} of the promoted error there"
+                    if k in every128
+                    else ""
+                )
                 + "."
             )
     fast = dict(curve.get("uniform", {}).get(LT_FAST, []))
@@ -245,6 +319,7 @@ def findings() -> Findings:
             f"cuBLASLt with fast accumulation, U(0, 1): {fast[before]:.2e} at K = {before}, {fast[last]:.2e} at "
             f"K = {last}."
         )
+    out.append(floor_sentence())
     if fitted is not None:
         out.append(fitted.sentence())
     return Findings(tuple(out))
@@ -313,3 +388,10 @@ def promotion_explorer(every: int = 1) -> Any:
     slider.observe(show, names="value")
     show()
     return widgets.VBox([slider, shown])
+
+
+if __name__ == "__main__":  # the table FP16_FLOOR, computed again
+    print("FP16_FLOOR: dict[str, tuple[float, ...]] = {")
+    for _dist in DISTS:
+        print(f'    "{_dist}": (' + ", ".join(f"{fp16_floor(_dist, _k):.6e}" for _k in ACCURACY_KS) + "),")
+    print("}")

@@ -3,10 +3,12 @@ the accumulator's model (``accuracy``).
 
 - ``model_figure``: the model accumulator's error against K, one chain against promoted every 128;
 - ``curves_figure``: the measured accuracy curves, the fitted model dashed beside the kernel's;
+  both draw D's own FP16 rounding (``accuracy.FP16_FLOOR``, computed on the CPU) as a grey dotted line;
 
-- ``promotion``: the promoting build's rate at each interval beside the default build and
-  cuBLASLt (``bench.promotion_table``);
-- ``speed_against_lt``: the default build against cuBLASLt FP8 at each recorded size;
+- ``promotion``: the promoting build's rate at each interval beside the default build, and at P=1
+  beside cuBLASLt's default (``bench.promotion_table``);
+- ``speed_against_lt``: the default build at each recorded size, its ratio against its like only
+  (``bench.LIKE``: cuBLASLt with fast accumulation; neither promotes);
 - ``block_speed``: the block-scaled build beside the default build, the promoting build at P=1 and
   cuBLASLt (``bench.block_table``);
 - ``skewed_accuracy``: per-tensor against block scales on skewed inputs (``bench.block_accuracy``).
@@ -16,13 +18,14 @@ Without a recording each says so and shows no number.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..._kept import rendered
 from ...bench.result import BenchResult, bench_dir, load
+from ...bench.spec import KERNEL
 from ...errors import CourseError
 from ..day86.figures import Table  # the ladder's titled table (HTML on a page, text in a terminal)
-from . import LESSON, accuracy
+from . import LESSON, accuracy, bench
 from .bench import (
     ACCURACY_KS,
     ACCURACY_MN,
@@ -56,7 +59,8 @@ def _where(result: BenchResult) -> str:
 
 
 def promotion() -> Table:
-    """The promoting build (128 x 128) at each interval, beside the default build and cuBLASLt."""
+    """The promoting build (128 x 128) at each interval, beside the default build, and at P=1 beside
+    cuBLASLt's default (its like: both promote)."""
     result = _recording()
     rows = promotion_table(result) if result is not None else []
     if result is None or not rows:
@@ -67,40 +71,47 @@ def promotion() -> Table:
             "never" if p == 0 else f"every {128 * p} of K (P={p})",
             f"{rate:,.0f}",
             f"{ratio:.2f}x",
-            f"{vs_lt:.2f}x",
+            f"{vs_lt:.2f}x" if p == 1 else "",
         )
         for n, p, rate, ratio, vs_lt in rows
     )
     return Table(
         "The price of promotion: the promoting build (128 x 128) in the same interleaved batches",
-        ("N", "promotion", "TFLOP/s", "x default build", f"x {LT}"),
+        ("N", "promotion", "TFLOP/s", "x default build", f"x {LT} (P=1 only)"),
         body,
-        _where(result),
+        _where(result) + f" {LT}'s default promotes (its error matches P=1's on the accuracy curve), so only "
+        "P=1 is set beside it.",
     )
 
 
 def speed_against_lt() -> Table:
-    """The default build against cuBLASLt FP8 (both accumulation modes) at each recorded size."""
+    """The default build against cuBLASLt FP8 at each recorded size: a ratio against its like only
+    (``bench.LIKE``: never promoting, cuBLASLt with fast accumulation), the other mode's rate alone."""
     result = _recording()
     if result is None or not result.rows:
         return Table(_NOT_RECORDED, (), ())
     names = [p.name for p in result.rows[0].peers]
+    like = bench.LIKE[KERNEL]
     body = tuple(
         (
             str(row.size),
             f"{row.kernel.rate:,.0f}",
             *(
-                f"{p.rate:,.0f} ({p.ratio:.2f}x)" if p.ratio is not None else f"{p.rate:,.0f}"
+                f"{p.rate:,.0f} ({p.ratio:.2f}x)"
+                if p.ratio is not None and p.name == like
+                else f"{p.rate:,.0f}"
                 for p in row.peers
             ),
         )
         for row in result.rows
     )
     return Table(
-        "TFLOP/s, e4m3 in, FP16 out (the kernel's rate over each peer's in brackets)",
-        ("N", "kernel", *names),
+        f"TFLOP/s, e4m3 in, FP16 out: the default build, which never promotes, over {like} (which does not "
+        "either) in brackets",
+        ("N", "default build (never promoting)", *names),
         body,
-        _where(result),
+        _where(result) + f" {LT} (its default) promotes: its like is the promoting build, in the table of "
+        "the price of promotion below.",
     )
 
 
@@ -152,6 +163,17 @@ def skewed_accuracy() -> Table:
     )
 
 
+FLOOR_COLOUR = "#8c959f"
+FLOOR_LABEL = "D's own FP16 rounding (computed)"
+
+
+def _floor(ax: Any, dist: str) -> None:
+    """D's rounding floor (``accuracy.FP16_FLOOR``) on ``ax``: a grey dotted line with its points."""
+    ax.loglog(
+        ACCURACY_KS, accuracy.FP16_FLOOR[dist], ":", color=FLOOR_COLOUR, linewidth=1.5, label=FLOOR_LABEL
+    )
+
+
 @rendered
 def model_figure(bits: int = 14) -> Picture:
     """The model alone, on U(0, 1) inputs: one chain over all of K against promotion every 128."""
@@ -175,6 +197,7 @@ def model_figure(bits: int = 14) -> Picture:
         color=accuracy.STYLE[CURVE_KERNELS[1][0]][0],
         label="promoted every 128 of K",
     )
+    _floor(ax, "uniform")
     ax.set_xscale("log", base=2)
     ax.set_xticks(ACCURACY_KS, [str(k) for k in ACCURACY_KS])
     ax.set_xlabel("K")
@@ -220,6 +243,7 @@ def recorded_curves_figure() -> Picture:
                     ax.loglog(
                         ACCURACY_KS, model[i], "--", color=accuracy.STYLE[name][0], alpha=0.6, linewidth=1
                     )
+        _floor(ax, dist)
         ax.set_xscale("log", base=2)
         ax.set_xticks(ACCURACY_KS, [str(k) for k in ACCURACY_KS])
         ax.set_xlabel("K")
@@ -230,7 +254,7 @@ def recorded_curves_figure() -> Picture:
     if fitted is not None:
         (dash,) = axes[1].plot([], [], "--", color="#57606a")
         handles, labels = [*handles, dash], [*labels, f"model, {fitted.bits} bits kept (dashed)"]
-    fig.legend(handles, labels, loc="outside lower center", ncols=3)
+    fig.legend(handles, labels, loc="outside lower center", ncols=4)
     fig.suptitle(f"Measured at M = N = {ACCURACY_MN} on {result.device}, {result.recorded_at[:10]}")
     fig.readable()
     return fig

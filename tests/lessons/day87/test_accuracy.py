@@ -131,3 +131,57 @@ def test_the_explorer_is_a_slider_over_the_intervals():
     slider.value = 4
     assert len(shown.outputs) == 1
     assert "every 512 of K" in shown.outputs[0]["data"]["text/plain"]  # the table of the interval picked
+
+
+# ---- D's own FP16 rounding: the floor the curves sit on (issue 35, error 1) -------------------
+
+
+@pytest.mark.parametrize("dist", accuracy.DISTS)
+def test_the_floor_table_is_what_its_code_computes(dist):
+    # The committed table against its code, at the smallest K (0.5 GFLOP of float64): a table typed
+    # by hand, or left behind by a change to the draw, fails here.
+    k = bench.ACCURACY_KS[0]
+    assert accuracy.fp16_floor(dist, k) == pytest.approx(accuracy.FP16_FLOOR[dist][0], rel=1e-6)
+    assert len(accuracy.FP16_FLOOR[dist]) == len(bench.ACCURACY_KS)
+
+
+def test_the_floor_is_fp16_rounding_and_nothing_else():
+    # FP16 keeps 11 significant bits: a round to nearest errs by at most 2^-12 relative per element,
+    # so the norm-wise error lies below that; and well above FP32's rounding, which it is not.
+    for dist in accuracy.DISTS:
+        assert all(2.0**-24 < f < 2.0**-12 for f in accuracy.FP16_FLOOR[dist])
+    assert accuracy.fp16_floor("normal", 64, mn=64) > 0
+    with pytest.raises(CourseError, match="dist must be one of"):
+        accuracy.fp16_floor("skewed", 256)
+
+
+def test_no_measured_point_lies_below_the_floor():
+    # A D stored in FP16 cannot be closer to R than R rounded to FP16 (up to the draw: the GPU's
+    # inputs are not numpy's, so 5% of slack); every curve of the committed recording stays above it.
+    recording = accuracy.load(accuracy.LESSON.id)
+    assert recording is not None, "Day 87's recording is part of the checkout (evidence/bench)"
+    curve = bench.accuracy_curve(recording)
+    assert sum(len(lines) for lines in curve.values()) == 2 * len(bench.CURVE_NAMES)
+    for dist, lines in curve.items():
+        floor = dict(zip(bench.ACCURACY_KS, accuracy.FP16_FLOOR[dist], strict=True))
+        for name, points in lines.items():
+            assert all(err > 0.95 * floor[k] for k, err in points), (dist, name)
+
+
+def test_the_findings_say_the_floor_and_the_pictures_draw_it(monkeypatch):
+    result = _result()
+    _recorded(monkeypatch, result)
+    text = str(accuracy.findings())
+    k = bench.ACCURACY_KS[-1]
+    for dist in accuracy.DISTS:
+        assert f"{min(accuracy.FP16_FLOOR[dist]):.2e} to {max(accuracy.FP16_FLOOR[dist]):.2e}" in text
+        assert f"D's own rounding alone is {accuracy.FP16_FLOOR[dist][-1]:.2e} at K = {k}" in text
+    for fig in (figures.recorded_curves_figure.__wrapped__(), figures.model_figure.__wrapped__()):
+        floors = [
+            line for ax in fig.axes for line in ax.get_lines() if line.get_label() == figures.FLOOR_LABEL
+        ]
+        assert floors and all(
+            list(line.get_ydata()) in [list(accuracy.FP16_FLOOR[d]) for d in accuracy.DISTS]
+            for line in floors
+        )
+    accuracy.recorded.cache_clear()

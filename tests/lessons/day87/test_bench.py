@@ -102,15 +102,23 @@ def test_the_promotion_table_reads_rate_and_both_ratios():
 def test_every_number_in_the_findings_is_the_recordings():
     result = _result()
     lines = bench._findings(result)
-    for row, line in zip(result.rows, lines, strict=False):
-        assert line.startswith(f"N = {row.size}: {row.kernel.rate:,.0f} TFLOP/s, ")
-        for peer in row.peers:
-            assert f"{peer.ratio:.2f}x {peer.name} ({peer.rate:,.0f} TFLOP/s)" in line
+    # The first sentence about speed says which pairing every ratio is (issue 35).
+    assert lines[0] == bench.PAIRING and "fast accumulation" in lines[0] and "promotes" in lines[0]
+    for row, line in zip(result.rows, lines[1:], strict=False):
+        assert line.startswith(
+            f"N = {row.size}: the default build (never promoting) {row.kernel.rate:,.0f} TFLOP/s, "
+        )
+        fast, default = row.peer(bench.LT_FAST), row.peer(bench.LT)
+        assert f"{fast.ratio:.2f}x {fast.name} ({fast.rate:,.0f} TFLOP/s)" in line
+        # Like with like: cuBLASLt's default promotes, so the never-promoting build quotes its rate, no ratio.
+        assert f"{default.name} {default.rate:,.0f} TFLOP/s" in line and f"{default.ratio:.2f}x" not in line
     promo = [line for line in lines if "the default build" in line and line.startswith("Promoting")]
     assert len(promo) == len(bench.PROMOTE_SIZES) * len(bench.INTERVALS)
     for (n, p, rate, ratio, vs_lt), line in zip(bench.promotion_table(result), promo, strict=True):
         assert ("never (P=0)" in line) == (p == 0)
-        assert f"N = {n}: {rate:,.0f} TFLOP/s, {ratio:.2f}x the default build, {vs_lt:.2f}x" in line
+        assert f"N = {n}: {rate:,.0f} TFLOP/s, {ratio:.2f}x the default build" in line
+        # Only promoting every 128 is set beside cuBLASLt's default, which promotes too.
+        assert (f"{vs_lt:.2f}x {bench.LT} (both promote" in line) == (p == 1), line
     last = [line for line in lines if line.startswith("Relative error at K = 16384, uniform")]
     assert last and all(re.search(rf"{re.escape(n)} \d\.\de-\d\d", last[0]) for n in bench.CURVE_NAMES)
 
@@ -125,6 +133,10 @@ def test_the_page_tables_without_and_with_a_recording(monkeypatch):
     assert promo.rows[0][2] == f"{bench.promotion_table(result)[0][2]:,.0f}"
     speed = figures.speed_against_lt()
     assert speed.rows[0][:2] == ("4096", f"{result.rows[0].kernel.rate:,.0f}")
+    # A ratio against the like only: fast accumulation's cell has one, the default's its rate alone.
+    fast, default = result.rows[0].peer(bench.LT_FAST), result.rows[0].peer(bench.LT)
+    assert speed.rows[0][2:] == (f"{default.rate:,.0f}", f"{fast.rate:,.0f} ({fast.ratio:.2f}x)")
+    assert [r[4] != "" for r in promo.rows] == [p == 1 for _, p, _, _, _ in bench.promotion_table(result)]
     assert "NVIDIA H200 (132 SMs)" in speed.note and "<table>" in speed._repr_html_()
 
 
