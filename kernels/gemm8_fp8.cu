@@ -5,7 +5,10 @@
 // and rounded to FP16 once at the end, for any M x N x K (N a multiple of
 // 8, K a multiple of 16).
 //
-// Step 7 (gemm7_shapes.cu) runs FP16 at cuBLAS speed. Hopper's tensor
+// Step 7 (gemm7_shapes.cu) runs FP16 at cuBLAS speed on large shapes
+// only: 0.99x and 1.02x of cuBLAS at 4096^3 and 8192^3, but 0.69x at
+// 512^3 and 0.76x at 1024^3 (Day 86's recording on an H200,
+// evidence/bench/day86.json). Hopper's tensor
 // cores run e4m3 and e5m2 at twice the FP16 rate (the datasheet's dense
 // peaks: about 1,979 against 989 TFLOP/s on H100/H200 SXM). Four things
 // change here.
@@ -62,8 +65,11 @@
 //    top of the promoting 128 x 128 build). One scale per tensor lets the
 //    largest element set the step of every other: e4m3 spans 448 down to
 //    2^-6 in normal numbers, so a row 2^15 smaller than the largest lands
-//    in the subnormals (one to three significant bits) and one 2^18
-//    smaller rounds to zero. DeepSeek-V3's
+//    in the subnormals (one to three significant bits), and one about
+//    2^18.8 smaller rounds to zero: 448 x 2^-18 = 1.75 x 2^-10 still
+//    rounds up to the smallest subnormal, 2^-9, and only below 2^-10,
+//    half of it, does e4m3 round to zero (OCP OFP8 Formats v1.0:
+//    subnormals m/8 x 2^-6). DeepSeek-V3's
 //    recipe (arXiv 2412.19437, section 3.3.2, "Fine-Grained Quantization")
 //    scales A per row per 128 elements of K (1 x 128) and B per 128 x 128
 //    block, so each scale covers exactly one K-tile of one row of A and
@@ -87,8 +93,10 @@
 // What does not change: the warp-specialised ring, setmaxnreg, the
 // cluster's multicast of B, the persistent grouped tile order, the
 // epilogue through shared memory and a TMA store. Split-K (step 7's
-// third idea) is left out: FP8's short K-tiles make it less needed, and
-// its reduction would have to sit after the promotion.
+// third idea) is left out to keep this step about FP8, not because FP8
+// needs it less: whether a problem has tiles enough for the SMs does not
+// depend on the type, so at the small squares cuBLASLt keeps a lead (the
+// page's table). Its reduction would also have to sit after the promotion.
 //
 // The problem:
 //   A  M x K, row-major, e4m3 bits (K contiguous)
@@ -1009,12 +1017,19 @@ static CUtensorMap encode2d(PFN_cuTensorMapEncodeTiled_v12000 encode, const void
 
 // snippet: check
 // Inputs are k/8 for k in -8..8: exact in e4m3 (3 mantissa bits), and
-// every product is a multiple of 1/64, so each partial sum here needs at
-// most 6 + log2(K) + 1 significant bits: exact even in an accumulator
-// that keeps only about 14 (the promotion's reason, measured on the page
-// with inputs that are not so kind). The scales are powers of two, so the
-// one rounding is D's conversion to FP16, at most 2^-11 relative (2^-12
-// absolute below 1). 2e-3 is four times that.
+// every product is a multiple of 1/64 of magnitude at most 1. A bound on
+// bits does not make the sums exact: 6 + log2(K) + 1 significant bits is
+// up to 18 at main()'s K (16 to 1104; 16 at the page's K = 528), more
+// than the about 14 an FP8 wgmma chain keeps (measured on the page).
+// Their size does: no partial sum of main()'s shapes reaches 64 in
+// magnitude (57 at most, computed from the same LCG on the CPU;
+// tests/lessons/day87/test_models.py recomputes all but the largest
+// shape), and a sum below 2^6 kept to 14 bits below its exponent keeps
+// every multiple of 2^-8, finer than 1/64. So this check cannot see an
+// accumulator's loss: its inputs are chosen so that none occurs (the
+// page's accuracy curve measures it). The scales are powers of two, so the one rounding is D's
+// conversion to FP16, at most 2^-11 relative (2^-12 absolute below 1);
+// 2e-3 is four times that, and a wrong scale is off by a power of two.
 constexpr double kRelTolerance = 2e-3;
 constexpr float kScaleA = 0.5f;   // the self-check's per-tensor scales: powers of two, exact
 constexpr float kScaleB = 0.25f;

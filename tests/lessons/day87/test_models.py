@@ -83,3 +83,48 @@ def test_the_hosts_self_check_scales_are_the_c_programs():
     a, b = self_check_block_scales(5, 300, 400)
     assert a.shape == (5, 4) and b.shape == (3, 4)
     assert a[4, 2] == 2.0 ** ((4 + 6) % 5 - 2) and b[2, 3] == 2.0 ** ((2 + 3) % 3 - 1)
+
+
+def _program_shapes() -> list[tuple[int, int, int]]:
+    source = LESSON.kernel_path.read_text(encoding="utf-8")
+    table = re.search(r"const int shapes\[\]\[3\] = \{(.*?)\};", source, re.S)
+    assert table, "the C++ program's shape table"
+    return [tuple(int(x) for x in t) for t in re.findall(r"\{(\d+), (\d+), (\d+)\}", table.group(1))]  # type: ignore[misc]
+
+
+def _largest_partial_sum(m: int, n: int, k: int) -> float:
+    """The largest |sum_{k' < k0} a_mk' b_nk'| over every output and every prefix k0, for the C++
+    program's LCG inputs of that shape (values j/8: kept as the integers j, exactly)."""
+    from course.kernel.lcg import lcg_operands
+    from course.lessons._fp8 import LCG_SEED
+
+    a, b = lcg_operands(m, n, k, (LCG_SEED + 7 * m + 13 * n + 31 * k) % 2**32)
+    ia, ib = (np.rint(x.astype(np.float32) * 8).astype(np.int32) for x in (a, b))
+    running, largest = np.zeros((m, n), dtype=np.int32), 0
+    for j in range(k):
+        running += np.outer(ia[:, j], ib[:, j])
+        largest = max(largest, int(np.abs(running).max()))
+    return largest / 64
+
+
+def test_the_checks_partial_sums_stay_where_14_bits_are_exact():
+    # The check's comment (issue 35): 6 + log2(K) + 1 bits is more than 14 at these K, so a bound on
+    # bits does not make the sums exact; their size does. A sum below 2^6 kept to 14 bits below its
+    # exponent keeps multiples of 2^-8, finer than the products' 1/64. The largest shape (4.4e9
+    # products, about a minute here) is left to the comment's one-off computation.
+    shapes = _program_shapes()
+    assert (1000, 1032, 528) in shapes and (1, 8, 1008) in shapes  # the page's two runs among them
+    assert any(6 + np.log2(k) + 1 > 14 for _, _, k in shapes)
+    for m, n, k in shapes:
+        if m * n * k > 10**9:
+            continue
+        assert _largest_partial_sum(m, n, k) < 64, (m, n, k)
+    # The model accumulator (14 bits) keeps a 1/64 beside a running sum of 63, and cuts it beside 520.
+    from course.lessons.day87.accuracy import aligned_chains
+
+    for ones, kept in ((63, True), (520, False)):
+        k = -(-(ones + 1) // 32) * 32
+        row = np.zeros((1, k), dtype=np.float32)
+        row[0, :ones], row[0, ones] = 1.0, 1 / 64
+        got = aligned_chains(row, bits=(14,), every=(0,), marks=(k,))[0, 0, 0, 0]
+        assert (got == ones + 1 / 64) == kept, (ones, got)
