@@ -7,7 +7,8 @@ sits at one position in most questions, or every multiple-select question
 lists its answers first, that order gives the key away. Length gives it
 away wherever the options are shown: a key that is the longest, most
 qualified option in most questions (45 of 49 once did), or the shortest
-(24 of 61 later), is found by a learner who knows nothing. ``quiz validate`` prints these as warnings; tests/quiz/test_checks.py holds the shipped
+(24 of 61 later), is found by a learner who knows nothing. ``quiz validate``
+prints these as warnings; tests/quiz/test_checks.py holds the shipped
 quizzes to them.
 """
 
@@ -64,7 +65,7 @@ def _key_at_end(q: SingleChoice, pick: Callable[[Iterable[int]], int]) -> bool:
     """Whether ``q``'s key is at the end ``pick`` (max: longest, min: shortest) of its options; a
     tie with another option counts as at that end."""
     key = _shown_length(next(o.text for o in q.options if o.id == q.answer))
-    return pick(key, pick(_shown_length(o.text) for o in q.options if o.id != q.answer)) == key
+    return pick([key, *(_shown_length(o.text) for o in q.options if o.id != q.answer)]) == key
 
 
 def key_length_problems(quiz: Quiz) -> list[str]:

@@ -7,7 +7,9 @@ Halving the tile's width doubles the CTAs and halves each one's epilogue. Measur
 beside cuBLASLt FP8, interleaved (``evidence/logs/2026-12-03-h200-s9-day87-small-tiles.json``):
 128 x 128 without a cluster ran 512^3 and 1024^3 at 0.74x and 0.82x cuBLASLt where 128 x 256 with
 a cluster of two ran at 0.55x and 0.60x, and 2048^3 at 0.96x against 0.99x (128 tiles of 128 x 256
-nearly fill the 132 SMs). So: the narrow tile while the wide one would fill at most half the SMs.
+nearly fill the 132 SMs). (cuBLASLt there is its default, which promotes: a common yardstick for two
+builds that both never promote, not a like-with-like speed comparison; that is ``bench.LIKE``'s.)
+So: the narrow tile while the wide one would fill at most half the SMs.
 Day 86's split-K does not carry over (the FP8 kernel has none): that is where the rest of the
 small sizes' gap to cuBLASLt is.
 """
