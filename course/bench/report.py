@@ -19,7 +19,7 @@ from ..kernel import gate
 from ..lesson import Lesson
 from .arith import DEFAULT_REPEATS, rate_text
 from .engine import measure, spec_of
-from .result import BenchResult, bench_dir, load
+from .result import BenchResult, Reason, bench_dir, load
 from .spec import bench_spec
 
 if TYPE_CHECKING:  # matplotlib is imported when a plot is drawn, not by every `python -m course`
@@ -31,10 +31,13 @@ def _ms(value: float) -> str:
     return f"{value * 1e3:.3g} µs" if value < 0.1 else f"{value:.4g} ms"
 
 
-def table_rows(result: BenchResult) -> list[list[str]]:
-    """Header and body of the size table, as text cells (shared by the terminal and HTML)."""
+def table_rows(result: BenchResult, unlike: Sequence[str] = ()) -> list[list[str]]:
+    """Header and body of the size table, as text cells (shared by the terminal and HTML); a peer
+    in ``unlike`` (``BenchSpec.unlike``) gets its rate alone, no ratio."""
     header = ["N", "kernel time (median, min-max)", f"kernel {result.unit}"]
-    header += [f"{name} {result.unit} (kernel/peer)" for name in result.peer_names]
+    header += [
+        f"{name} {result.unit}" + ("" if name in unlike else " (kernel/peer)") for name in result.peer_names
+    ]
     header += ["compile s"]
     body = []
     for row in result.rows:
@@ -45,7 +48,7 @@ def table_rows(result: BenchResult) -> list[list[str]]:
             rate_text(row.kernel.rate, result.unit, with_unit=False),
         ]
         for p in row.peers:
-            r = "" if p.ratio is None else f" ({p.ratio:.2f}x)"
+            r = "" if p.ratio is None or p.name in unlike else f" ({p.ratio:.2f}x)"
             cells.append(rate_text(p.rate, result.unit, with_unit=False) + r)
         cached = {True: ", cached", False: "", None: ""}[row.compile_cached]
         cells.append(f"{row.compile_s:.2f}{cached}")
@@ -53,14 +56,22 @@ def table_rows(result: BenchResult) -> list[list[str]]:
     return [header, *body]
 
 
-def table(result: BenchResult) -> str:
-    """The sizes, times and rates as a plain-text table, then the reasons."""
-    header, *body = table_rows(result)
+def listed_reasons(result: BenchResult, unlike: Sequence[str] = ()) -> tuple[Reason, ...]:
+    """The recording's numbers a table lists: all but the ratios against a peer in ``unlike``
+    (their titles begin "Against <peer> at ")."""
+    skip = tuple(f"Against {name} at " for name in unlike)
+    return tuple(r for r in result.reasons if not (skip and r.title.startswith(skip)))
+
+
+def table(result: BenchResult, unlike: Sequence[str] = ()) -> str:
+    """The sizes, times and rates as a plain-text table, then the reasons (``unlike``: as
+    ``table_rows`` and ``listed_reasons``)."""
+    header, *body = table_rows(result, unlike)
     lines = [f"{result.lesson}: {result.kernel_name} on {result.summary()}"]
     lines.append(text_table(header, body, align="right"))
     for name, value in result.ceilings.items():
         lines.append(f"ceiling, {name}: {value:,.1f}")
-    for reason in result.reasons:
+    for reason in listed_reasons(result, unlike):
         lines.append(f"- {reason.title}: {reason.value_text()} [{reason.kind}] {reason.detail}")
     lines += [f"note: {n}" for n in result.notes]
     return "\n".join(lines)
@@ -121,6 +132,7 @@ class SpeedSection:
     measured_here: bool
     message: str
     findings: tuple[str, ...] = ()
+    unlike: tuple[str, ...] = ()  # the spec's: peers shown without a ratio (``BenchSpec.unlike``)
 
     def _repr_html_(self) -> str:
         esc = escape
@@ -130,7 +142,7 @@ class SpeedSection:
         if self.findings:
             parts.append("<ul>" + "".join(f"<li>{esc(f)}</li>" for f in self.findings) + "</ul>")
         if self.result is not None:
-            rows = table_rows(self.result)
+            rows = table_rows(self.result, self.unlike)
             # The headings wrap (the numbers do not), so the table fits the notebook's width.
             head = "".join(
                 f"<th style='padding:2px 5px;vertical-align:bottom'>{esc(c)}</th>" for c in rows[0]
@@ -141,14 +153,15 @@ class SpeedSection:
                 for r in rows[1:]
             )
             parts.append(f"<table><tr>{head}</tr>{body}</table>")
-            if self.result.reasons:
+            listed = listed_reasons(self.result, self.unlike)
+            if listed:
                 cell = "text-align:left;vertical-align:top;padding:2px 8px;overflow-wrap:anywhere"
                 word = "text-align:left;vertical-align:top;padding:2px 8px"  # "measured" never breaks
                 items = "".join(
                     f"<tr><td style='{cell}'>{esc(r.title)}</td>"
                     f"<td style='padding:2px 8px;vertical-align:top;text-align:right'>{esc(r.value_text())}</td>"
                     f"<td style='{word}'>{esc(r.kind)}</td><td style='{cell}'>{esc(r.detail)}</td></tr>"
-                    for r in self.result.reasons
+                    for r in listed
                 )
                 reasons_table = (
                     # The detail, the longest text, gets half the width (it had the narrowest column);
@@ -158,7 +171,7 @@ class SpeedSection:
                     f"<tr><th style='{cell}'>finding</th><th style='{cell};text-align:right'>number</th>"
                     f"<th style='{word}'>source</th><th style='{cell}'>detail</th></tr>{items}</table>"
                 )
-                count = len(self.result.reasons)
+                count = len(listed)
                 if count <= OPEN_REASONS:
                     parts.append(
                         "<p><b>What the numbers say</b> (each with where its number comes from)</p>"
@@ -182,7 +195,7 @@ class SpeedSection:
 
     def __str__(self) -> str:
         lines = [self.message, *(f"- {f}" for f in self.findings)]
-        return "\n".join(lines) + ("\n" + table(self.result) if self.result is not None else "")
+        return "\n".join(lines) + ("\n" + table(self.result, self.unlike) if self.result is not None else "")
 
 
 def findings(lesson: Lesson, result: BenchResult) -> tuple[str, ...]:
@@ -224,7 +237,9 @@ def speed_section(
         message = (
             f"Measured here, just now, on {result.device} (compute capability {result.compute_capability})."
         )
-        return SpeedSection(lesson.id, result, png_bytes(result), True, message, findings(lesson, result))
+        return SpeedSection(
+            lesson.id, result, png_bytes(result), True, message, findings(lesson, result), spec.unlike
+        )
     if gate.gpu_required() and not v.runs:
         raise EnvironmentProblem(
             f"{gate.REQUIRE_GPU_ENV} is set but this machine cannot time {lesson.id}: {v.message()}"
@@ -252,7 +267,7 @@ def speed_section(
         f"{recorded.compute_capability}, driver {recorded.driver or 'unknown'}) on {recorded.recorded_at[:10]} "
         f"by: {recorded.command}."
     )
-    return SpeedSection(lesson.id, recorded, png, False, message, findings(lesson, recorded))
+    return SpeedSection(lesson.id, recorded, png, False, message, findings(lesson, recorded), spec.unlike)
 
 
 def write(result: BenchResult, directory: Path | None = None) -> tuple[Path, Path]:

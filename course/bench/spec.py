@@ -109,6 +109,10 @@ class BenchSpec:
     # The -D flags beyond the size that the kernel is built with at size N on a GPU of SMS SMs, for
     # a lesson that picks its build per problem (a chooser); None: the size alone.
     build: Callable[[int, int], dict[str, int]] | None = None
+    # Peers whose ratio to the kernel would set unlike things side by side (Day 87: cuBLASLt's default
+    # promotes its FP8 accumulator, the kernel's default build does not): the page's table gives their
+    # rate alone, and the ratios recorded against them ("Against <peer> at ...") are not listed.
+    unlike: tuple[str, ...] = ()
 
     def validate_sizes(self, lesson_id: str, sizes: Sequence[int]) -> tuple[int, ...]:
         """The sizes, checked against what the lesson's kernel can be built for."""

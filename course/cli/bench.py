@@ -172,6 +172,6 @@ def run(args: argparse.Namespace) -> int:
             status = max(status, 1)
             continue
         json_path, png_path = bench.write(result, args.out)
-        print(bench.table(result))
+        print(bench.table(result, bench.spec_of(get_lesson(lesson_id)).unlike))
         print(f"{lesson_id}: wrote {json_path} and {png_path}", flush=True)
     return status

@@ -183,6 +183,32 @@ def test_many_numbers_come_folded_and_few_open(no_gpu, tmp_path):
         assert all(f"finding {i}</td>" in page for i in range(count))  # folded, not left out
 
 
+def test_an_unlike_peer_gets_its_rate_and_no_ratio_anywhere(no_gpu):
+    # Day 87 (issue 35): cuBLASLt's default promotes its FP8 accumulator and the default build does
+    # not, so the page quotes no ratio between them: not in the table, not in the listed numbers.
+    from course.lessons.day87 import bench as day87
+
+    lesson = get_lesson("day87")
+    spec = bench_spec(lesson)
+    assert spec is not None and spec.unlike == (day87.LT,)
+    recorded = load("day87")
+    assert recorded is not None
+    section = speed_section(lesson)
+    page, text = section._repr_html_(), str(section)
+    for row in recorded.rows:
+        unlike, like = row.peer(day87.LT), row.peer(day87.LT_FAST)
+        for shown in (page, text):
+            assert f"({unlike.ratio:.2f}x)" not in shown or f"({unlike.ratio:.2f}x)" == f"({like.ratio:.2f}x)"
+            assert f"({like.ratio:.2f}x)" in shown
+        assert f"Against {day87.LT} at N={row.size}" not in page
+        assert f"Against {day87.LT_FAST} at N={row.size}" in page
+    header, *body = table_rows(recorded, spec.unlike)
+    at = recorded.peer_names.index(day87.LT) + 3
+    assert header[at] == f"{day87.LT} {recorded.unit}" and all("x)" not in r[at] for r in body)
+    # Without the spec's word every peer keeps its ratio (the other lessons).
+    assert all("x)" in r[at] for r in table_rows(recorded)[1:])
+
+
 def test_no_reasons_no_heading(no_gpu, tmp_path):
     lesson_id = BENCHED[0]
     (tmp_path / f"{lesson_id}.json").write_text(synthetic(lesson_id, reasons=()).to_json(), encoding="utf-8")

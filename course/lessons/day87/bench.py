@@ -461,4 +461,5 @@ SPEC = BenchSpec(
     ),
     size_step=16,
     build=lambda n, sms: chooser.choose(n, n, sms),
+    unlike=(LT,),  # cuBLASLt's default promotes; the default build does not (LIKE, PAIRING)
 )
