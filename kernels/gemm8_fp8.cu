@@ -89,6 +89,9 @@
 //    H200 (2026-12-03, 4096 and 8192), this build ran at 0.82x and 0.78x
 //    the per-tensor promoting build at P = 1: the scaled promotion is not
 //    free here, and staging the scales as DeepGEMM does is the next step.
+//    The cost is this build's, not block scales': DeepGEMM reports its
+//    block-scaled FP8 GEMM at up to 1550 TFLOP/s on an H800 (its
+//    README, news of 2025.04.18).
 //
 // What does not change: the warp-specialised ring, setmaxnreg, the
 // cluster's multicast of B, the persistent grouped tile order, the
