@@ -118,6 +118,10 @@ def test_three_pages_of_the_site_in_chromium(built, chromium, shots: Path, width
                 assert len(pictures) >= 2, f"{name}: {len(pictures)} pictures drawn"
                 assert page.locator(".cell_output table").count() >= 1, f"{name}: no table in its outputs"
                 assert page.locator(".course-widget").count() >= 1, f"{name}: the quiz's note is missing"
+                page.locator(
+                    ".cell_output img"
+                ).first.scroll_into_view_if_needed()  # its first picture, in view
+                page.screenshot(path=str(shots / f"site-{name.replace('/', '_')}-{width}-picture.png"))
         assert not left, f"the site asked the network for {left}"
     finally:
         page.close()
