@@ -191,9 +191,10 @@ def render(src: Path, html: Path) -> list[str]:
     cmd = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", "-c", str(BOOK)]
     cmd += ["-d", str(html.parent / "doctrees"), str(src), str(html)]
     run = subprocess.run(cmd, capture_output=True, text=True)
-    if run.returncode == 0:
+    if (html / "README.html").exists():
         # The front page is the README (conf.py's root_doc): a server and a browser look for index.html.
         shutil.copy2(html / "README.html", html / "index.html")
+    if run.returncode == 0:
         return []
     lines = [ln for ln in (run.stderr + run.stdout).splitlines() if ln.strip()]
     return [f"sphinx: {ln}" for ln in lines] or [f"sphinx-build exited {run.returncode}"]
