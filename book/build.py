@@ -10,7 +10,8 @@
    checkout's notebooks are never written. A widget needs a live kernel: a plain box of
    ipywidgets' text (a listing with a button) is shown as the HTML it holds, and any other widget
    (a quiz, a coding editor) becomes a note naming it and saying to open the page in JupyterLab
-   (its text repr would show as a raw repr). ``--skip-execute`` reuses the executed copies of the last build.
+   (its text repr would show as a raw repr); the course's note before each widget, to run its
+   cell after a restart (``course._live``), is left out. ``--skip-execute`` reuses the executed copies of the last build.
 3. Render: ``sphinx-build -W --keep-going`` (conf.py) into ``OUT/html``: a warning, an unresolved
    cross-reference among them, fails the build.
 4. Check the HTML (``check_site``): every relative link and image resolves to a file, and every
@@ -128,6 +129,15 @@ def widget_output(output: dict[str, Any], page: str, state: dict[str, Any]) -> d
     return widget_note(output, page)
 
 
+def _run_note(output: dict[str, Any]) -> bool:
+    """The note before a course widget that says to run its cell (course._live): on the site the
+    widget's own stand-in says where to use it."""
+    from course._live import NOTE_CLASS
+
+    html = output.get("data", {}).get("text/html", "")
+    return f"class='{NOTE_CLASS}'" in ("".join(html) if isinstance(html, list) else html)
+
+
 def execute(path: Path, dest: Path, env: dict[str, str]) -> tuple[str, float, list[str]]:
     """Run one page with nbclient into ``dest``; (name, seconds, problems)."""
     import nbformat
@@ -155,6 +165,7 @@ def execute(path: Path, dest: Path, env: dict[str, str]) -> tuple[str, float, li
                 problems.append(
                     f"{path.name}: cell {index} ends in {output.get('ename')}: {output.get('evalue')}"
                 )
+        outputs = [o for o in outputs if not _run_note(o)]
         cell["outputs"] = [
             widget_output(o, path.name, state) if WIDGET in o.get("data", {}) else o for o in outputs
         ]

@@ -102,3 +102,11 @@ def test_a_plain_box_shows_its_text_and_no_button():
     # A box with nothing to show (its state missing) is a note, not an empty output.
     empty = build.widget_output(_widget("VBox(children=())", "m9"), "p.ipynb", state)
     assert "course-widget" in empty["data"]["text/html"]
+
+
+def test_the_run_note_before_a_widget_is_left_out_and_nothing_else():
+    from course._live import RUN_NOTE
+
+    note = nbformat.v4.new_output("display_data", data={"text/html": RUN_NOTE, "text/plain": "<HTML>"})
+    table = nbformat.v4.new_output("display_data", data={"text/html": "<table><tr><td>1</td></tr></table>"})
+    assert build._run_note(note) and not build._run_note(table)
