@@ -24,7 +24,8 @@ MATERIAL = {
     "evidence": ("*.json", "*.jsonl", "*.png", "*.txt", "*.log", "*.md"),
     "notebooks": ("*.ipynb",),
 }
-SKIP = (".ipynb_checkpoints", "__pycache__")
+# evidence/gemm_dev/ is the record of how the kernels were made (its README), not course material.
+SKIP = (".ipynb_checkpoints", "__pycache__", "gemm_dev")
 
 
 def material_files() -> list[Path]:

@@ -5,7 +5,7 @@ Two layouts, one answer:
 - a checkout (the README's quick start installs the course editable from
   it): the lesson material (``kernels/``, ``content/``, ``evidence/``,
   ``notebooks/``) sits beside the package;
-- an installed wheel (``pip install hopper-course``): the same four folders
+- an installed wheel (built with ``python -m build --wheel``, then installed with pip): the same four folders
   are package data, ``course/_material/`` (setup.py copies them in when the
   wheel is built), found with ``importlib.resources``.
 

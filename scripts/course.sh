@@ -22,7 +22,7 @@ options=$(.venv/bin/python -c 'from course.page.jupyter_contents import served_o
 echo "JupyterLab serves $root; the course's pages are in $(pwd -P)/notebooks"
 # The address of the pages: JupyterLab's port (8888 unless --port or --ServerApp.port says
 # otherwise; JupyterLab takes the next free one when it is busy, and prints the address it
-# took, with its token, below). On a cloud GPU, see the README's "On a cloud GPU".
+# took, with its token, below). On a cloud GPU, see "On a cloud GPU" in book/learners/start.md.
 port=8888
 for arg in "$@"; do
     case $arg in

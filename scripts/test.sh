@@ -17,8 +17,8 @@ set -eu
 cd "$(dirname "$0")/.."
 # .venv, the course, the CUDA wheels for this machine's driver and the test tools.
 sh scripts/install.sh test
-.venv/bin/ruff check course tests benchmarks scripts
-.venv/bin/ruff format --check course tests benchmarks scripts
+.venv/bin/ruff check course tests benchmarks scripts book
+.venv/bin/ruff format --check course tests benchmarks scripts book
 # Python 3.10 to 3.13 without those interpreters: vermin, mypy for both ends,
 # and pip resolving the dependencies for both (scripts/compat.sh).
 sh scripts/compat.sh

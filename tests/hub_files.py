@@ -1,5 +1,5 @@
 """What the class deployment's files say, read once for the tests that check them:
-deploy/z2jh-values.yaml's start hook and start page, and the README's nbgitpuller link."""
+deploy/z2jh-values.yaml's start hook and start page, and the nbgitpuller link of book/instructors/jupyterhub.md."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from urllib.parse import parse_qs, urlsplit
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
+HUB_PAGE = ROOT / "book" / "instructors" / "jupyterhub.md"  # the instructors' page: the nbgitpuller link
 VALUES = ROOT / "deploy" / "z2jh-values.yaml"
 LINK = re.compile(r"https://[^\s`)]*/hub/user-redirect/git-pull\?[^\s`)]+")
 
@@ -37,8 +38,8 @@ def hook_pull() -> tuple[str, str, str]:
 
 
 def readme_links() -> list[dict[str, str]]:
-    """The parameters of every nbgitpuller link the README gives."""
-    links = LINK.findall((ROOT / "README.md").read_text())
+    """The parameters of every nbgitpuller link the instructors' JupyterHub page gives."""
+    links = LINK.findall(HUB_PAGE.read_text())
     return [
         {k: v for k, (v,) in parse_qs(urlsplit(link).query, strict_parsing=True).items()} for link in links
     ]

@@ -256,7 +256,7 @@ def test_cupy_builds_hopper_kernels_as_cubin_unless_told_to_use_ptx(monkeypatch)
     CuPy asks NVRTC for SASS (a cubin) for sm_90, which an older driver of the
     same CUDA major loads, and for PTX only under CUPY_COMPILE_WITH_PTX=1. These
     are CuPy's private helpers (cupy/cuda/compiler.py); if they move, check the
-    note in gate.stack_check and the README again.
+    note in gate.stack_check and book/contributors/cuda.md again.
     """
     compiler = pytest.importorskip("cupy.cuda.compiler", reason="CuPy is not installed")
     choose = getattr(getattr(compiler, "_get_arch_for_options_for_nvrtc", None), "__wrapped__", None)

@@ -3,7 +3,7 @@
 The pull is nbgitpuller's own (``nbgitpuller.pull.GitPuller``, what its link
 and its ``gitpuller`` command run) from a local repository that stands in for
 the course's; the start hook of deploy/z2jh-values.yaml is run as written, and
-the README's link is followed through a Jupyter server with nbgitpuller's
+the link of book/instructors/jupyterhub.md is followed through a Jupyter server with nbgitpuller's
 extension, as a learner's server on a hub has it.
 """
 

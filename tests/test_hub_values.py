@@ -1,4 +1,4 @@
-"""deploy/z2jh-values.yaml: valid for the chart it names, its GPU profiles, and the same pull as the README's link."""
+"""deploy/z2jh-values.yaml: valid for the chart it names, its GPU profiles, and the same pull as the instructors' page's link (book/instructors/jupyterhub.md)."""
 
 from __future__ import annotations
 
@@ -111,7 +111,7 @@ def test_the_gpu_profiles_a_mig_slice_by_default_a_whole_gpu_and_none():
 def test_the_readme_link_and_the_start_hook_pull_the_same_into_the_home():
     repo, branch, folder = hook_pull()
     links = readme_links()
-    assert links, "the README gives no nbgitpuller link"
+    assert links, "book/instructors/jupyterhub.md gives no nbgitpuller link"
     for query in links:
         assert query == {
             "repo": repo,

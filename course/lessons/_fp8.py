@@ -54,7 +54,7 @@ RUN_SHAPE: Shape = (1000, 1032, 528)  # ragged in all three: 7.8 x 4.03 tiles, 4
 # Timing inputs are N(0, 1) quantised per tensor: D against float64 of the dequantised inputs,
 # relative to max(|ref|, sqrt(K)). Besides D's FP16 rounding (2^-11 relative), the tensor cores'
 # FP8 accumulation loses bits as K grows (the lesson's subject): on the H200 the never-promoting
-# build's largest such error at 4096^3 was 1.0e-2 (tools/gemm_dev/runs/2026-12-03_h200_run87_1.log),
+# build's largest such error at 4096^3 was 1.0e-2 (evidence/gemm_dev/runs/2026-12-03_h200_run87_1.log),
 # against 9e-4 promoting every K-tile. 5e-2 holds the never-promoting build up to K = 8192 and
 # still fails a wrong layout or a wrong scale, whose errors are of order 1.
 BENCH_TOLERANCE = 5e-2

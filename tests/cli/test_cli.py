@@ -201,5 +201,5 @@ def test_progress_help_states_the_learner_ids_real_order():
     assert "$COURSE_LEARNER, else $JUPYTERHUB_USER, else your login name, else 'default'" in flat
     from pathlib import Path
 
-    readme = " ".join((Path(__file__).parents[2] / "README.md").read_text().split())
-    assert "`COURSE_LEARNER`, else `JUPYTERHUB_USER`, else the login name, else `default`" in readme
+    page = " ".join((Path(__file__).parents[2] / "book" / "learners" / "progress.md").read_text().split())
+    assert "`COURSE_LEARNER`, else `JUPYTERHUB_USER`, else the login name, else `default`" in page

@@ -79,10 +79,10 @@ def test_defines_name_the_build():
 
 
 def test_the_dev_benchs_standalone_copy_picks_the_same(monkeypatch):
-    import importlib.util  # the dev tool is a file, not a module of the package
+    import importlib.util  # the development record's copy is a file, not a module of the package
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[3] / "tools" / "gemm_dev" / "chooser86.py"
+    path = Path(__file__).resolve().parents[3] / "evidence" / "gemm_dev" / "chooser86.py"
     spec = importlib.util.spec_from_file_location("chooser86", path)
     assert spec is not None and spec.loader is not None
     dev = importlib.util.module_from_spec(spec)
