@@ -22,28 +22,39 @@ without a GPU, and the sandbox's GPU child all start here, and each gets:
   course, which keeps its own deadline and kills the group;
 - output read up to a bound: past it the child is killed and the caller
   told (``overflow``), never a whole flood in memory;
-- where bubblewrap (``bwrap``, Debian's ``bubblewrap``) works on this
-  machine, the CPU children run inside it: no network, a new pid namespace
-  (a child cannot see or signal any process outside it, and everything in
-  it dies with it), the system read-only and only the throwaway folder
-  writable. ``COURSE_SANDBOX=none`` turns it off, ``=bwrap`` makes its
-  absence an error; ``python -m course doctor`` says which is in use.
+- where bubblewrap (``bwrap``, Debian's ``bubblewrap``; found on PATH or
+  at ``COURSE_BWRAP``) works on this machine, the children run inside it:
+  new user, pid, network, ipc and uts namespaces (a child cannot see or
+  signal any process outside it, and everything in it dies with it), the
+  system, the Python and the course's package read-only, a fresh ``/tmp``,
+  and only the throwaway folder writable; nothing of the grader's files,
+  the submissions or the checkout beyond that. The GPU child too, with each
+  ``/dev/nvidia*`` node bound in (``binds="gpu"``); the driver's libraries
+  are in the system folders, read-only. ``COURSE_SANDBOX=none`` turns it
+  off, ``=bwrap`` makes its absence an error; ``python -m course doctor``
+  says which is in use, and ``quiz grade`` runs no code answer without it
+  (``require_sandbox``) unless the instructor says ``--unconfined``;
+- where this process made itself a child subreaper (``become_reaper``: the
+  grader does), whatever a child left behind that found its way up to this
+  process (a daemon whose keeper was killed first) is killed after each
+  child ends (``sweep_orphans``), so nothing outlives its run even without
+  a pid namespace.
 
 A ``Session`` is such a child that stays: the grader's GPU worker, started
 the same way (keeper, limits, group, environment), whose stdin carries the
 grader's requests, one JSON line each; each request has its own time limit
 and output bound, and past either the whole group is killed as above.
 
-The GPU child is never put in bubblewrap (it needs the GPU's device files
-and the driver), and gets no address-space limit: CUDA reserves tens of GiB
-of virtual address space when it starts, so ``RLIMIT_AS`` would make it
-fail. The learner's part of it is device code, which cannot make system
-calls; its host side is the lesson's.
+The GPU child gets no address-space limit: CUDA reserves tens of GiB of
+virtual address space when it starts, so ``RLIMIT_AS`` would make it fail.
+The learner's part of it is device code, which cannot make system calls;
+its host side is the lesson's.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import functools
 import os
 import selectors
@@ -52,6 +63,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -60,18 +72,33 @@ from pathlib import Path
 from .errors import CourseError
 
 __all__ = [
+    "BWRAP_ENV",
+    "GET_SANDBOX",
     "SANDBOX_ENV",
     "Answer",
     "Finished",
     "Limits",
+    "NoSandbox",
     "Sandbox",
     "Session",
+    "become_reaper",
+    "bwrap_path",
     "child_folder",
+    "require_sandbox",
     "run_child",
     "sandbox_status",
+    "sweep_orphans",
 ]
 
 SANDBOX_ENV = "COURSE_SANDBOX"  # auto (default), bwrap, none
+BWRAP_ENV = "COURSE_BWRAP"  # a bwrap binary to use (e.g. Debian's .deb unpacked where none is installed)
+# How to get a sandbox, for the messages of doctor and quiz grade.
+GET_SANDBOX = (
+    "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; or set COURSE_BWRAP to a bwrap "
+    "binary, e.g. one unpacked from Debian's .deb with dpkg -x); in a container, allow user namespaces "
+    "(Docker: --security-opt seccomp=unconfined --security-opt apparmor=unconfined; on an Ubuntu host "
+    "also sysctl kernel.apparmor_restrict_unprivileged_userns=0)"
+)
 KEEPER = Path(__file__).with_name("_keeper.py")
 # What any child may see of the caller's environment; everything else is dropped.
 _PASS = (
@@ -171,8 +198,24 @@ class Sandbox:
     detail: str  # what doctor prints
 
 
+def bwrap_path() -> str | None:
+    """The bwrap binary: ``COURSE_BWRAP`` when set (it must then exist), else the one on PATH."""
+    given = os.environ.get(BWRAP_ENV, "").strip()
+    if given:
+        return given if os.path.isfile(given) and os.access(given, os.X_OK) else None
+    return shutil.which("bwrap")
+
+
+def _gpu_nodes() -> list[str]:
+    """The NVIDIA device files (``/dev/nvidia0``, ``/dev/nvidiactl``, ``/dev/nvidia-uvm``, ``/dev/nvidia-caps``)."""
+    try:
+        return sorted(f"/dev/{name}" for name in os.listdir("/dev") if name.startswith("nvidia"))
+    except OSError:
+        return []
+
+
 def _bwrap_prefix(binds: str, folder: Path, readable: Sequence[Path], writable: Sequence[Path]) -> list[str]:
-    bwrap = shutil.which("bwrap") or "bwrap"
+    bwrap = bwrap_path() or "bwrap"
     args = [bwrap, "--unshare-all", "--die-with-parent", "--new-session"]
     if binds == "all":  # the whole machine read-only (the learner's own compile: their files included)
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
@@ -182,7 +225,14 @@ def _bwrap_prefix(binds: str, folder: Path, readable: Sequence[Path], writable: 
         args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
         for system in _SYSTEM:
             args += ["--ro-bind-try", system, system]
-        for extra in {Path(os.path.realpath(sys.executable)).parent.parent, Path(sys.base_prefix), *readable}:
+        if binds == "gpu":  # the device files and what the driver reads besides its libraries (in /usr)
+            for node in _gpu_nodes():
+                args += ["--dev-bind", node, node]
+            for extra in ("/sys", "/run/nvidia-persistenced", "/etc/nvidia"):
+                args += ["--ro-bind-try", extra, extra]
+        # The Python that runs (a venv is called by its own path: its pyvenv.cfg must be there).
+        pythons = {Path(os.path.realpath(sys.executable)).parent.parent, Path(sys.base_prefix), Path(sys.prefix)}
+        for extra in sorted({*pythons, *readable}):
             args += ["--ro-bind-try", str(extra), str(extra)]
         args += ["--ro-bind", str(KEEPER), str(KEEPER)]
     for place in (folder, *writable):
@@ -197,10 +247,12 @@ def _wanted() -> str:
     return wanted
 
 
-@functools.lru_cache(maxsize=1)
-def _bwrap_probe() -> Sandbox:
-    if shutil.which("bwrap") is None:
-        return Sandbox(False, "bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt install bubblewrap)")
+@functools.lru_cache(maxsize=4)
+def _bwrap_probe(bwrap: str | None) -> Sandbox:
+    if bwrap_path() is None:
+        if os.environ.get(BWRAP_ENV, "").strip():
+            return Sandbox(False, f"{BWRAP_ENV}={os.environ[BWRAP_ENV]!r} is not an executable file")
+        return Sandbox(False, "bubblewrap (bwrap) is not installed, and COURSE_BWRAP is not set")
     with child_folder() as folder:
         try:
             probe = subprocess.run(
@@ -216,22 +268,39 @@ def _bwrap_probe() -> Sandbox:
         return Sandbox(
             False,
             f"bubblewrap is installed but cannot create its namespaces here ({why[-1] if why else 'no message'}); "
-            "a container usually needs to allow user namespaces for it",
+            "a container must allow user namespaces for it",
         )
     return Sandbox(
-        True, "no network, its own pid namespace, the system read-only, only a throwaway folder writable"
+        True,
+        f"{bwrap_path()}: no network, its own pid namespace, the system read-only, "
+        "only a throwaway folder writable",
     )
 
 
 def sandbox_status() -> Sandbox:
-    """Whether the CPU children run inside bubblewrap here (tried once per process), in words."""
+    """Whether the children run inside bubblewrap here (tried once per process and bwrap), in words."""
     wanted = _wanted()
     if wanted == "none":
         return Sandbox(False, f"bubblewrap turned off ({SANDBOX_ENV}=none)")
-    found = _bwrap_probe()
+    found = _bwrap_probe(bwrap_path())
     if wanted == "bwrap" and not found.works:
         raise CourseError(f"{SANDBOX_ENV}=bwrap, but {found.detail}")
     return found
+
+
+class NoSandbox(CourseError):
+    """No working sandbox here, and code was to be graded only inside one."""
+
+
+def require_sandbox() -> Sandbox:
+    """The working sandbox, or ``NoSandbox`` saying why there is none and how to get one."""
+    try:
+        box = sandbox_status()
+    except CourseError as e:
+        box = Sandbox(False, e.message)
+    if not box.works:
+        raise NoSandbox(f"no working sandbox to run learners' code in: {box.detail}. To get one, {GET_SANDBOX}")
+    return box
 
 
 # ---------------------------------------------------------------------------
@@ -292,6 +361,73 @@ def _exited(proc: subprocess.Popen[bytes]) -> bool:
 OnLine = Callable[[str], "float | None"]
 
 
+# ---------------------------------------------------------------------------
+# The caller as subreaper: what escapes a keeper (killed first) comes up here, and is killed.
+# ---------------------------------------------------------------------------
+_PR_SET_CHILD_SUBREAPER = 36
+_reaper = False
+_live: set[int] = set()  # the children this process started (keepers, bwrap), while they run
+_live_lock = threading.Lock()  # held while one starts, and while orphans are found and killed
+
+
+def become_reaper() -> bool:
+    """Make this process a child subreaper (Linux): every orphan below it comes back to it, to be
+    killed by ``sweep_orphans``. True when it is one."""
+    global _reaper
+    if not _reaper:
+        with contextlib.suppress(OSError, AttributeError):
+            _reaper = ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    return _reaper
+
+
+def _own_children() -> list[int]:
+    found: list[int] = []
+    with contextlib.suppress(OSError):
+        for task in os.listdir("/proc/self/task"):
+            with contextlib.suppress(OSError, ValueError), open(f"/proc/self/task/{task}/children") as f:
+                found += [int(p) for p in f.read().split()]
+    return found
+
+
+def sweep_orphans() -> int:
+    """Kill and reap every process that came up to this subreaper from a child's run: a child of this
+    process that it did not start (not a running keeper) and that is not in its session (what this
+    process runs itself, such as nvidia-smi, is). Returns how many; 0 unless ``become_reaper``."""
+    if not _reaper:
+        return 0
+    own = os.getsid(0)
+    killed = 0
+    with _live_lock:
+        for _round in range(100):  # what a killed orphan leaves comes up in turn; bounded
+            found = []
+            for pid in _own_children():
+                if pid in _live:
+                    continue
+                try:
+                    if os.getsid(pid) == own:
+                        continue
+                except OSError:
+                    pass  # gone already, or a zombie: reaped below
+                found.append(pid)
+            if not found:
+                break
+            for pid in found:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+            for pid in found:
+                with contextlib.suppress(ChildProcessError, OSError):
+                    os.waitpid(pid, 0)
+            killed += len(found)
+    return killed
+
+
+def _forget(proc: subprocess.Popen[bytes]) -> None:
+    """``proc`` has been reaped: no longer one of ours, and whatever it left is killed."""
+    with _live_lock:
+        _live.discard(proc.pid)
+    sweep_orphans()
+
+
 def _start(
     command: Sequence[str],
     folder: Path,
@@ -308,15 +444,17 @@ def _start(
     keeper = [os.path.realpath(sys.executable), "-I", "-S", str(KEEPER), *limits.keeper_args(), "--"]
     full = [*(_bwrap_prefix(binds, folder, readable, writable) if use_bwrap else []), *keeper, *command]
     try:
-        proc = subprocess.Popen(
-            full,
-            stdin=subprocess.DEVNULL if stdin is None else stdin,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=folder,
-            env=dict(env) if env is not None else child_env(folder),
-            start_new_session=True,
-        )
+        with _live_lock:  # a sweep never sees it started and not yet known as ours
+            proc = subprocess.Popen(
+                full,
+                stdin=subprocess.DEVNULL if stdin is None else stdin,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=folder,
+                env=dict(env) if env is not None else child_env(folder),
+                start_new_session=True,
+            )
+            _live.add(proc.pid)
     except OSError as e:
         raise CourseError(f"cannot start a child process ({e.strerror}): {command[0]}") from None
     return proc, use_bwrap
@@ -419,6 +557,7 @@ def run_child(
         sel.close()
         _kill_group(proc.pid)  # whatever it left in its group, before its id can be reused
         proc.wait()
+        _forget(proc)
         for stream in (proc.stdout, proc.stderr):
             if stream is not None:
                 stream.close()
@@ -471,12 +610,16 @@ class Session:
         folder: Path,
         limits: Limits,
         writable: Sequence[Path] = (),
+        readable: Sequence[Path] = (),
         env: Mapping[str, str] | None = None,
         stdout_limit: int = 1 << 20,
         stderr_limit: int = 256 << 10,
+        binds: str = "gpu",
     ) -> None:
-        # Never bubblewrap: the only caller is the GPU worker, which needs the driver (module docstring).
-        self.proc, _ = _start(command, folder, limits, False, "all", (), writable, env, stdin=subprocess.PIPE)
+        # Bubblewrap where it works: the GPU worker, with the NVIDIA device files (``binds="gpu"``).
+        self.proc, self.confined = _start(
+            command, folder, limits, True, binds, readable, writable, env, stdin=subprocess.PIPE
+        )
         self.stdout_limit, self.stderr_limit = stdout_limit, stderr_limit
         self._partial = bytearray()
         self._sel = selectors.DefaultSelector()
@@ -576,6 +719,7 @@ class Session:
         self._sel.close()
         _kill_group(self.proc.pid)
         self.proc.wait()
+        _forget(self.proc)
         for stream in (self.proc.stdout, self.proc.stderr):
             if stream is not None:
                 stream.close()
