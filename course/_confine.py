@@ -252,7 +252,11 @@ def _bwrap_probe(bwrap: str | None) -> Sandbox:
     if bwrap_path() is None:
         if os.environ.get(BWRAP_ENV, "").strip():
             return Sandbox(False, f"{BWRAP_ENV}={os.environ[BWRAP_ENV]!r} is not an executable file")
-        return Sandbox(False, "bubblewrap (bwrap) is not installed, and COURSE_BWRAP is not set")
+        return Sandbox(
+            False,
+            "bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt-get install bubblewrap), "
+            "and COURSE_BWRAP is not set",
+        )
     with child_folder() as folder:
         try:
             probe = subprocess.run(
@@ -370,13 +374,15 @@ _live: set[int] = set()  # the children this process started (keepers, bwrap), w
 _live_lock = threading.Lock()  # held while one starts, and while orphans are found and killed
 
 
-def become_reaper() -> bool:
+def become_reaper(on: bool = True) -> bool:
     """Make this process a child subreaper (Linux): every orphan below it comes back to it, to be
-    killed by ``sweep_orphans``. True when it is one."""
+    killed by ``sweep_orphans`` (``on=False``: sweep once more, and stop being one). True when it is one."""
     global _reaper
-    if not _reaper:
-        with contextlib.suppress(OSError, AttributeError):
-            _reaper = ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    if not on:
+        sweep_orphans()
+    with contextlib.suppress(OSError, AttributeError):
+        done = ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0) == 0
+        _reaper = on and done
     return _reaper
 
 

@@ -198,11 +198,13 @@ def child_command(
     return command + (["--offline"] if offline else []) + (["--lesson-constants"] if lesson_constants else [])
 
 
-def child_readable(source: Path | None = None) -> tuple[Path, ...]:
+def child_readable(source: Path | None = None, command: Sequence[str] = ()) -> tuple[Path, ...]:
     """What a child of the sandbox reads besides the system and the Python (read-only in bubblewrap):
-    the course (its package and checkout), the CUDA toolkit named by the environment, and the
-    folder of the one source file it is given."""
+    the course (its package and checkout), the CUDA toolkit named by the environment, the folder
+    of the one source file it is given, and the folder of each file its command line names (a
+    stand-in child's script)."""
     places = [Path(__file__).resolve().parents[2]]
+    places += [Path(arg).parent for arg in command if os.path.isabs(arg) and os.path.isfile(arg)]
     with contextlib.suppress(CourseError):
         places.append(_paths.repo_root())
     places += [Path(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
@@ -320,7 +322,7 @@ def _supervise(
                 cpu_s=cpu, memory=OFFLINE_MEMORY if offline else None, file_size=256 << 20
             ),
             binds="system" if offline else "gpu",
-            readable=child_readable(source),
+            readable=child_readable(source, command),
             writable=(cache,) if cache is not None else (),
             env=child_env(folder, device),
             stdout_limit=MAX_OUTPUT_BYTES,

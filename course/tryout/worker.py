@@ -140,7 +140,7 @@ class GpuWorker:
                     cpu_s=self.recycle_cpu_s + compile_timeout_s + timeout_s + 30, file_size=256 << 20
                 ),
                 writable=(cache,) if cache is not None else (),
-                readable=child_readable(),
+                readable=child_readable(command=self.command),
                 env=child_env(folder, self.device),
                 stdout_limit=MAX_OUTPUT_BYTES,
                 stderr_limit=256 << 10,

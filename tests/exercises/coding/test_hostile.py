@@ -224,10 +224,11 @@ COMPILED = {
     "fork": ("return fork();", "compile-error"),
     "socket": ("return socket(2, 1, 0);", "compile-error"),
     "kill-parent": ("return kill(getppid(), 9);", "compile-error"),
-    # ... and declaring one inside the function gives it C++ linkage: nothing to link against.
-    "declared-system": ('int system(const char*);\nreturn system("id");', "compile-error"),
-    "declared-kill": ("int kill(int, int);\nint getppid();\nreturn kill(getppid(), 19);", "compile-error"),
-    "extern-c-inside": ('extern "C" int system(const char*);\nreturn 0;', "compile-error"),
+    # ... and a declaration inside the function is refused before compiling (section 1); past the
+    # filter, one with C++ linkage has nothing to link against (test_the_link_refuses_...).
+    "declared-system": ('int system(const char*);\nreturn system("id");', "refused"),
+    "declared-kill": ("int kill(int, int);\nint getppid();\nreturn kill(getppid(), 19);", "refused"),
+    "extern-c-inside": ('extern "C" int system(const char*);\nreturn 0;', "refused"),
     # A forged constant in a comment changes nothing: the check's constants are the lesson's.
     "forged-in-comment": (
         "/*\nconstexpr float kRelTolerance = 1e30f;\nconstexpr int kTileK = 1;\n*/\n" + WRONG,
@@ -235,12 +236,12 @@ COMPILED = {
     ),
     "template-bomb": (
         "auto f = [](auto self, auto* p) -> int { return self(self, &p); };\nint* q = nullptr;\nreturn f(f, q);",
-        ("compile-error", "timeout"),
+        "refused",  # a lambda: refused before compiling
     ),
     "constexpr-bomb": (
         "constexpr long long x = [] { long long s = 0; for (long long i = 0; i < (1LL << 40); ++i) "
         "for (long long j = 0; j < (1LL << 40); ++j) s += i ^ j; return s; }();\nreturn int(x);",
-        ("compile-error", "timeout"),
+        "refused",
     ),
 }
 
@@ -249,6 +250,10 @@ COMPILED = {
 @pytest.mark.parametrize("name", sorted(COMPILED))
 def test_hostile_pieces_that_compile_or_not_score_zero_with_a_reason(name, short_limits):
     piece, want = COMPILED[name]
+    if want == "refused":
+        with pytest.raises(PieceRefused, match="your code, line 1: "):
+            check_piece(LESSON, EXERCISE, piece, use_gpu=False, compile_check=False)
+        return
     r = check_piece(LESSON, EXERCISE, piece, use_gpu=False, compile_check=False)
     assert r.outcome in ((want,) if isinstance(want, str) else want) and not r.passed
     assert r.headline.startswith("CPU check: ") and len(r.headline) > 20
@@ -593,7 +598,7 @@ def test_the_sandbox_is_tried_once_and_said(monkeypatch, capsys):
     monkeypatch.setattr(_confine.shutil, "which", lambda _name: None)
     try:
         missing = _confine.sandbox_status()
-        assert not missing.works and "apt install bubblewrap" in missing.detail
+        assert not missing.works and "apt-get install bubblewrap" in missing.detail
         monkeypatch.setenv(_confine.SANDBOX_ENV, "bwrap")
         with pytest.raises(CourseError, match="COURSE_SANDBOX=bwrap, but bubblewrap"):
             _confine.sandbox_status()
