@@ -455,3 +455,65 @@ def test_a_symlinked_progress_lock_is_refused_with_a_message(tmp_path, monkeypat
     with pytest.raises(progress.ProgressError, match="symbolic link"), progress._locked(data):
         pass
     assert not outside.exists()
+
+
+# ---------------------------------------------------------------------------
+# 7. The GPU child in bubblewrap (the H100 run: COURSE_REQUIRE_GPU=1 COURSE_REQUIRE_BWRAP=1, and
+#    COURSE_BWRAP=/path/to/bwrap where the machine has none of its own).
+# ---------------------------------------------------------------------------
+@pytest.mark.gpu
+@pytest.mark.parametrize("one_off", [False, True])
+def test_on_the_gpu_every_child_is_confined_and_hostile_pieces_score_zero(
+    one_off, bwrap, day78_gpu, key, tmp_path, monkeypatch
+):
+    started: list[tuple[str, bool]] = []
+    real_start = _confine._start
+
+    def recording_start(command, folder, limits, confine, binds, *rest, **kw):
+        proc, confined = real_start(command, folder, limits, confine, binds, *rest, **kw)
+        started.append((binds, confined))
+        return proc, confined
+
+    monkeypatch.setattr(_confine, "_start", recording_start)
+    secret = tmp_path / "secret" / "key.txt"
+    secret.parent.mkdir()
+    secret.write_text("SECRET-36-GPU\n")
+    pieces = {
+        "right": REFERENCE,
+        "extern-system": REACH_LIBC["extern-system"],
+        "lambda": REACH_LIBC["lambda-calls-system"],
+        "cr-include": f'int v = 0; // x\r#include "{secret}"\n' + REFERENCE,
+        "crlf-include-stdin": 'int v = 0; // x\r\n#include "/dev/stdin"\n' + REFERENCE,
+    }
+    subs = tmp_path / "subs"
+    for name, piece in pieces.items():
+        submit(subs, key, name, {"q1": "a", "code1": piece})
+    with CodeRunner(use_gpu=True, timeout_s=60.0, workers=not one_off) as runner:
+        report = grade_submissions(key, subs, run_code=runner)
+    scores = {r.learner: r.items[1] for r in report.results}
+    assert scores["right"].score == 4.0 and scores["right"].outcome == "passed", scores["right"].note
+    for name in pieces.keys() - {"right"}:
+        assert scores[name].score == 0.0 and "your code, line " in scores[name].note, (name, scores[name].note)
+    assert all("SECRET-36-GPU" not in item.note for item in scores.values())
+    gpu_children = [confined for binds, confined in started if binds == "gpu"]
+    assert gpu_children and all(gpu_children), started  # the GPU child ran, each time in bubblewrap
+    assert all(confined for _, confined in started), started  # and so did every other child
+
+
+@pytest.mark.gpu
+def test_on_the_gpu_an_include_past_every_check_cannot_read_the_file(bwrap, day78_gpu, tmp_path, monkeypatch):
+    """With the include check taken away, NVRTC in the confined GPU child cannot open a file outside."""
+    from course.lessons import get_lesson
+    from course.tryout import sandbox
+
+    monkeypatch.setattr(sandbox, "refused_include", lambda *_a, **_k: None)
+    lesson = get_lesson("day78")
+    secret = tmp_path / "secret" / "key.txt"
+    secret.parent.mkdir()
+    secret.write_text("SECRET-36-NVRTC\n")
+    path = tmp_path / "src" / lesson.kernel_file
+    path.parent.mkdir()
+    path.write_text(f'#include "{secret}"\n' + lesson.kernel_path.read_text())
+    result = sandbox.run_variant(lesson, path, 60.0, compile_timeout_s=300)
+    assert result.outcome == "compile-error", str(result)
+    assert "SECRET-36-NVRTC" not in f"{result.headline}\n{result.detail}\n{result.meaning}"
