@@ -33,12 +33,13 @@ without a GPU, and the sandbox's GPU child all start here, and each gets:
   are in the system folders, read-only. ``COURSE_SANDBOX=none`` turns it
   off, ``=bwrap`` makes its absence an error; ``python -m course doctor``
   says which is in use, and ``quiz grade`` runs no code answer without it
-  (``require_sandbox``) unless the instructor says ``--unconfined``;
+  (``require_sandbox``) unless the instructor says ``--unconfined``
+  (finding, trying and the command line: ``course._bwrap``);
 - where this process made itself a child subreaper (``become_reaper``: the
   grader does), whatever a child left behind that found its way up to this
   process (a daemon whose keeper was killed first) is killed after each
-  child ends (``sweep_orphans``), so nothing outlives its run even without
-  a pid namespace.
+  child ends (``sweep_orphans``, ``course._reaper``), so nothing outlives
+  its run even without a pid namespace.
 
 A ``Session`` is such a child that stays: the grader's GPU worker, started
 the same way (keeper, limits, group, environment), whose stdin carries the
@@ -54,8 +55,6 @@ its host side is the lesson's.
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import functools
 import os
 import selectors
 import shutil
@@ -63,12 +62,24 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ._bwrap import (
+    BWRAP_ENV,
+    GET_SANDBOX,
+    KEEPER,
+    SANDBOX_ENV,
+    NoSandbox,
+    Sandbox,
+    bwrap_path,
+    bwrap_prefix,
+    require_sandbox,
+    sandbox_status,
+)
+from ._reaper import LIVE, LIVE_LOCK, become_reaper, forget, sweep_orphans
 from .errors import CourseError
 
 __all__ = [
@@ -90,16 +101,6 @@ __all__ = [
     "sweep_orphans",
 ]
 
-SANDBOX_ENV = "COURSE_SANDBOX"  # auto (default), bwrap, none
-BWRAP_ENV = "COURSE_BWRAP"  # a bwrap binary to use (e.g. Debian's .deb unpacked where none is installed)
-# How to get a sandbox, for the messages of doctor and quiz grade.
-GET_SANDBOX = (
-    "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; or set COURSE_BWRAP to a bwrap "
-    "binary, e.g. one unpacked from Debian's .deb with dpkg -x); in a container, allow user namespaces "
-    "(Docker: --security-opt seccomp=unconfined --security-opt apparmor=unconfined; on an Ubuntu host "
-    "also sysctl kernel.apparmor_restrict_unprivileged_userns=0)"
-)
-KEEPER = Path(__file__).with_name("_keeper.py")
 # What any child may see of the caller's environment; everything else is dropped.
 _PASS = (
     "PATH",
@@ -118,18 +119,6 @@ _PASS = (
     "COURSE_REQUIRE_GPU",
 )
 _PASS_PREFIX = ("CUPY_",)
-# The system a CPU child needs, read-only inside bubblewrap (the rest of the machine is absent).
-_SYSTEM = (
-    "/usr",
-    "/bin",
-    "/sbin",
-    "/lib",
-    "/lib32",
-    "/lib64",
-    "/libx32",
-    "/etc/ld.so.cache",
-    "/etc/alternatives",
-)
 
 
 @dataclass(frozen=True)
@@ -190,124 +179,6 @@ def how_it_ended(returncode: int | None) -> str:
 
 
 # ---------------------------------------------------------------------------
-# Bubblewrap: there, and working (a container may forbid the namespaces it needs).
-# ---------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Sandbox:
-    works: bool
-    detail: str  # what doctor prints
-
-
-def bwrap_path() -> str | None:
-    """The bwrap binary: ``COURSE_BWRAP`` when set (it must then exist), else the one on PATH."""
-    given = os.environ.get(BWRAP_ENV, "").strip()
-    if given:
-        return given if os.path.isfile(given) and os.access(given, os.X_OK) else None
-    return shutil.which("bwrap")
-
-
-def _gpu_nodes() -> list[str]:
-    """The NVIDIA device files (``/dev/nvidia0``, ``/dev/nvidiactl``, ``/dev/nvidia-uvm``, ``/dev/nvidia-caps``)."""
-    try:
-        return sorted(f"/dev/{name}" for name in os.listdir("/dev") if name.startswith("nvidia"))
-    except OSError:
-        return []
-
-
-def _bwrap_prefix(binds: str, folder: Path, readable: Sequence[Path], writable: Sequence[Path]) -> list[str]:
-    bwrap = bwrap_path() or "bwrap"
-    args = [bwrap, "--unshare-all", "--die-with-parent", "--new-session"]
-    if binds == "all":  # the whole machine read-only (the learner's own compile: their files included)
-        args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    else:
-        # Mounts stack in order: the fresh /tmp first, so that a checkout or a Python under /tmp (a CI
-        # clone) is bound on top of it rather than hidden by it.
-        args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-        for system in _SYSTEM:
-            args += ["--ro-bind-try", system, system]
-        if binds == "gpu":  # the device files and what the driver reads besides its libraries (in /usr)
-            for node in _gpu_nodes():
-                args += ["--dev-bind", node, node]
-            for extra in ("/sys", "/run/nvidia-persistenced", "/etc/nvidia"):
-                args += ["--ro-bind-try", extra, extra]
-        # The Python that runs (a venv is called by its own path: its pyvenv.cfg must be there).
-        pythons = {Path(os.path.realpath(sys.executable)).parent.parent, Path(sys.base_prefix), Path(sys.prefix)}
-        for extra in sorted({*pythons, *readable}):
-            args += ["--ro-bind-try", str(extra), str(extra)]
-        args += ["--ro-bind", str(KEEPER), str(KEEPER)]
-    for place in (folder, *writable):
-        args += ["--bind", str(place), str(place)]
-    return [*args, "--chdir", str(folder), "--"]
-
-
-def _wanted() -> str:
-    wanted = os.environ.get(SANDBOX_ENV, "auto").strip().lower() or "auto"
-    if wanted not in ("auto", "bwrap", "none"):
-        raise CourseError(f"{SANDBOX_ENV} must be auto, bwrap or none (got {wanted!r})")
-    return wanted
-
-
-@functools.lru_cache(maxsize=4)
-def _bwrap_probe(bwrap: str | None) -> Sandbox:
-    if bwrap_path() is None:
-        if os.environ.get(BWRAP_ENV, "").strip():
-            return Sandbox(False, f"{BWRAP_ENV}={os.environ[BWRAP_ENV]!r} is not an executable file")
-        return Sandbox(
-            False,
-            "bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt-get install bubblewrap), "
-            "and COURSE_BWRAP is not set",
-        )
-    with child_folder() as folder:
-        try:
-            probe = subprocess.run(
-                [*_bwrap_prefix("system", folder, (), ()), "/bin/sh", "-c", "exit 0"],
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                timeout=20,
-            )
-        except (OSError, subprocess.TimeoutExpired) as e:
-            return Sandbox(False, f"bubblewrap is installed but could not start ({e})")
-    if probe.returncode != 0:
-        why = probe.stderr.decode("utf-8", "replace").strip().splitlines()
-        return Sandbox(
-            False,
-            f"bubblewrap is installed but cannot create its namespaces here ({why[-1] if why else 'no message'}); "
-            "a container must allow user namespaces for it",
-        )
-    return Sandbox(
-        True,
-        f"{bwrap_path()}: no network, its own pid namespace, the system read-only, "
-        "only a throwaway folder writable",
-    )
-
-
-def sandbox_status() -> Sandbox:
-    """Whether the children run inside bubblewrap here (tried once per process and bwrap), in words."""
-    wanted = _wanted()
-    if wanted == "none":
-        return Sandbox(False, f"bubblewrap turned off ({SANDBOX_ENV}=none)")
-    found = _bwrap_probe(bwrap_path())
-    if wanted == "bwrap" and not found.works:
-        raise CourseError(f"{SANDBOX_ENV}=bwrap, but {found.detail}")
-    return found
-
-
-class NoSandbox(CourseError):
-    """No working sandbox here, and code was to be graded only inside one."""
-
-
-def require_sandbox() -> Sandbox:
-    """The working sandbox, or ``NoSandbox`` saying why there is none and how to get one."""
-    try:
-        box = sandbox_status()
-    except CourseError as e:
-        box = Sandbox(False, e.message)
-    if not box.works:
-        raise NoSandbox(f"no working sandbox to run learners' code in: {box.detail}. To get one, {GET_SANDBOX}")
-    return box
-
-
-# ---------------------------------------------------------------------------
 # The child.
 # ---------------------------------------------------------------------------
 @contextlib.contextmanager
@@ -365,75 +236,6 @@ def _exited(proc: subprocess.Popen[bytes]) -> bool:
 OnLine = Callable[[str], "float | None"]
 
 
-# ---------------------------------------------------------------------------
-# The caller as subreaper: what escapes a keeper (killed first) comes up here, and is killed.
-# ---------------------------------------------------------------------------
-_PR_SET_CHILD_SUBREAPER = 36
-_reaper = False
-_live: set[int] = set()  # the children this process started (keepers, bwrap), while they run
-_live_lock = threading.Lock()  # held while one starts, and while orphans are found and killed
-
-
-def become_reaper(on: bool = True) -> bool:
-    """Make this process a child subreaper (Linux): every orphan below it comes back to it, to be
-    killed by ``sweep_orphans`` (``on=False``: sweep once more, and stop being one). True when it is one."""
-    global _reaper
-    if not on:
-        sweep_orphans()
-    with contextlib.suppress(OSError, AttributeError):
-        done = ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0) == 0
-        _reaper = on and done
-    return _reaper
-
-
-def _own_children() -> list[int]:
-    found: list[int] = []
-    with contextlib.suppress(OSError):
-        for task in os.listdir("/proc/self/task"):
-            with contextlib.suppress(OSError, ValueError), open(f"/proc/self/task/{task}/children") as f:
-                found += [int(p) for p in f.read().split()]
-    return found
-
-
-def sweep_orphans() -> int:
-    """Kill and reap every process that came up to this subreaper from a child's run: a child of this
-    process that it did not start (not a running keeper) and that is not in its session (what this
-    process runs itself, such as nvidia-smi, is). Returns how many; 0 unless ``become_reaper``."""
-    if not _reaper:
-        return 0
-    own = os.getsid(0)
-    killed = 0
-    with _live_lock:
-        for _round in range(100):  # what a killed orphan leaves comes up in turn; bounded
-            found = []
-            for pid in _own_children():
-                if pid in _live:
-                    continue
-                try:
-                    if os.getsid(pid) == own:
-                        continue
-                except OSError:
-                    pass  # gone already, or a zombie: reaped below
-                found.append(pid)
-            if not found:
-                break
-            for pid in found:
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGKILL)
-            for pid in found:
-                with contextlib.suppress(ChildProcessError, OSError):
-                    os.waitpid(pid, 0)
-            killed += len(found)
-    return killed
-
-
-def _forget(proc: subprocess.Popen[bytes]) -> None:
-    """``proc`` has been reaped: no longer one of ours, and whatever it left is killed."""
-    with _live_lock:
-        _live.discard(proc.pid)
-    sweep_orphans()
-
-
 def _start(
     command: Sequence[str],
     folder: Path,
@@ -448,9 +250,9 @@ def _start(
     """The keeper (and bubblewrap where asked and working) around ``command``, started in its own session."""
     use_bwrap = confine and sandbox_status().works
     keeper = [os.path.realpath(sys.executable), "-I", "-S", str(KEEPER), *limits.keeper_args(), "--"]
-    full = [*(_bwrap_prefix(binds, folder, readable, writable) if use_bwrap else []), *keeper, *command]
+    full = [*(bwrap_prefix(binds, folder, readable, writable) if use_bwrap else []), *keeper, *command]
     try:
-        with _live_lock:  # a sweep never sees it started and not yet known as ours
+        with LIVE_LOCK:  # a sweep never sees it started and not yet known as ours
             proc = subprocess.Popen(
                 full,
                 stdin=subprocess.DEVNULL if stdin is None else stdin,
@@ -460,7 +262,7 @@ def _start(
                 env=dict(env) if env is not None else child_env(folder),
                 start_new_session=True,
             )
-            _live.add(proc.pid)
+            LIVE.add(proc.pid)
     except OSError as e:
         raise CourseError(f"cannot start a child process ({e.strerror}): {command[0]}") from None
     return proc, use_bwrap
@@ -563,7 +365,7 @@ def run_child(
         sel.close()
         _kill_group(proc.pid)  # whatever it left in its group, before its id can be reused
         proc.wait()
-        _forget(proc)
+        forget(proc.pid)
         for stream in (proc.stdout, proc.stderr):
             if stream is not None:
                 stream.close()
@@ -725,7 +527,7 @@ class Session:
         self._sel.close()
         _kill_group(self.proc.pid)
         self.proc.wait()
-        _forget(self.proc)
+        forget(self.proc.pid)
         for stream in (self.proc.stdout, self.proc.stderr):
             if stream is not None:
                 stream.close()

@@ -198,7 +198,8 @@ def _locked(path: Path, *, reading: bool = False) -> Iterator[bool]:
     except OSError as e:
         if e.errno == errno.ELOOP or lock.is_symlink():
             raise ProgressError(
-                "the progress lock file is a symbolic link; remove it (it is remade as a plain file)", path=lock
+                "the progress lock file is a symbolic link; remove it (it is remade as a plain file)",
+                path=lock,
             ) from None
         if not reading:
             raise ProgressError(f"cannot save progress here ({e.strerror})", path=path.parent) from None

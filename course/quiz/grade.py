@@ -101,7 +101,9 @@ BUDGET_MARGIN_S = 60.0  # the run's own start-up and reports
 BUDGET_CAP_S = 4 * 3600.0  # no grading run of code answers goes on longer than this unless asked
 _CHILD_LIMIT_S = 20.0  # a runner that does not say its limit for one child (tryout.sandbox.DEFAULT_TIMEOUT_S)
 BUDGET_NOTE = "not run: the grading run's time budget was spent"
-UNCONFINED_FLAG = "code answers graded UNCONFINED (--unconfined): the learner's code ran with the grader's rights"
+UNCONFINED_FLAG = (
+    "code answers graded UNCONFINED (--unconfined): the learner's code ran with the grader's rights"
+)
 
 
 def default_budget(pieces: int, child_limit_s: float) -> float:
@@ -131,7 +133,10 @@ def _score_code(q: Code, response: Response, attempts: int, ran: _Ran) -> tuple[
     """A code response scored from what running it came to (``_run_code_answers``)."""
     if isinstance(ran, NoSandbox):  # not run: no sandbox works here, and --unconfined was not given
         item = ItemResult(q.id, response, 0.0, q.points, attempts, cut(f"not run: {ran.message}"), "not-run")
-        return item, f"question {q.id!r}: not run, no sandbox works on this machine; grade it again where one does"
+        return (
+            item,
+            f"question {q.id!r}: not run, no sandbox works on this machine; grade it again where one does",
+        )
     if isinstance(
         ran, CourseError
     ):  # refused before running (the piece holds a marker line, the exercise is gone)

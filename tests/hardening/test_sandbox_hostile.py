@@ -154,7 +154,9 @@ def _no_bwrap(monkeypatch, tmp_path, how: str) -> None:
 
 
 @pytest.mark.parametrize("how", ["switch", "path"])
-def test_without_a_sandbox_quiz_grade_runs_no_code_and_grades_the_rest(how, key, tmp_path, monkeypatch, capsys):
+def test_without_a_sandbox_quiz_grade_runs_no_code_and_grades_the_rest(
+    how, key, tmp_path, monkeypatch, capsys
+):
     _no_bwrap(monkeypatch, tmp_path, how)
 
     def no_child(*_a, **_k):
@@ -178,7 +180,9 @@ def test_without_a_sandbox_quiz_grade_runs_no_code_and_grades_the_rest(how, key,
 
 
 @pytest.mark.usefixtures("cxx")
-def test_unconfined_grading_is_the_instructors_loud_choice_in_every_report(key, tmp_path, monkeypatch, capsys):
+def test_unconfined_grading_is_the_instructors_loud_choice_in_every_report(
+    key, tmp_path, monkeypatch, capsys
+):
     _no_bwrap(monkeypatch, tmp_path, "switch")
     subs = tmp_path / "subs"
     submit(subs, key, "alice", {"q1": "a", "code1": REFERENCE})
@@ -233,9 +237,9 @@ def test_course_bwrap_names_the_binary(tmp_path, monkeypatch):
 # ---------------------------------------------------------------------------
 REACH_LIBC = {
     "extern-system": 'extern char system[];\n((int (*)(const char*))(void*)system)("id");\n' + REFERENCE,
-    "extern-dlsym": 'int v = 0;\nextern char dlsym[];\n' + REFERENCE,
+    "extern-dlsym": "int v = 0;\nextern char dlsym[];\n" + REFERENCE,
     "extern-kill": "extern int kill(int, int);\nkill(-1, 9);\n" + REFERENCE,
-    "lambda-calls-system": 'auto f = [] { return 0; };\nf();\n' + REFERENCE,
+    "lambda-calls-system": "auto f = [] { return 0; };\nf();\n" + REFERENCE,
     "local-class-calls-kill": "struct K { int go() { return 0; } };\n" + REFERENCE,
     "cr-hides-a-directive": "int v = 0; // x\r#include </etc/passwd>\n" + REFERENCE,
 }
@@ -389,12 +393,15 @@ def test_an_include_is_refused_before_nvrtc_compiles(target, tmp_path, monkeypat
     secret = tmp_path / "secret.txt"
     secret.write_text("the answer key\n")
     name = str(secret) if target == "FILE" else target
-    for spelling in (f'#include "{name}"', f"%:include <{name}>", f"# /* */ include \\\r\n\"{name}\""):
+    for spelling in (f'#include "{name}"', f"%:include <{name}>", f'# /* */ include \\\r\n"{name}"'):
         path = tmp_path / "src" / lesson.kernel_file
         path.parent.mkdir(exist_ok=True)
         path.write_text(lesson.kernel_path.read_text() + f"\n{spelling}\n")
         result = sandbox.run_variant(lesson, path)
-        assert result.outcome == "compile-error" and "not one of the lesson kernel's own includes" in result.headline
+        assert (
+            result.outcome == "compile-error"
+            and "not one of the lesson kernel's own includes" in result.headline
+        )
 
 
 def test_past_the_include_check_the_nvrtc_child_cannot_see_the_file(bwrap, tmp_path, monkeypatch):
@@ -493,7 +500,10 @@ def test_on_the_gpu_every_child_is_confined_and_hostile_pieces_score_zero(
     scores = {r.learner: r.items[1] for r in report.results}
     assert scores["right"].score == 4.0 and scores["right"].outcome == "passed", scores["right"].note
     for name in pieces.keys() - {"right"}:
-        assert scores[name].score == 0.0 and "your code, line " in scores[name].note, (name, scores[name].note)
+        assert scores[name].score == 0.0 and "your code, line " in scores[name].note, (
+            name,
+            scores[name].note,
+        )
     assert all("SECRET-36-GPU" not in item.note for item in scores.values())
     gpu_children = [confined for binds, confined in started if binds == "gpu"]
     assert gpu_children and all(gpu_children), started  # the GPU child ran, each time in bubblewrap

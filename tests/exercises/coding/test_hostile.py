@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from course import _confine
+from course import _bwrap, _confine
 from course._confine import Limits, child_folder, run_child
 from course.exercises import coding_check
 from course.exercises.coding import get_exercise
@@ -53,7 +53,7 @@ needs_cxx = pytest.mark.usefixtures("cxx")
 
 
 def _bwrap_reason() -> str | None:
-    found = _confine._bwrap_probe(_confine.bwrap_path())
+    found = _bwrap._bwrap_probe(_confine.bwrap_path())
     return None if found.works else found.detail
 
 
@@ -120,27 +120,35 @@ REFUSED = {
     "backslash-cr-splice": ("return 0; // x \\\r#include </dev/zero>", 1, "joins it to the next line"),
     "backslash-space-cr-splice": ("return 0; // \\ \r#include </dev/zero>", 1, "joins it"),
     # Declarations with linkage, and code outside the piece's statements (issue 36, hole 1).
-    "extern-system": ('extern char system[];\nreturn ((int (*)(const char*))(void*)system)("id");', 1, "extern"),
+    "extern-system": (
+        'extern char system[];\nreturn ((int (*)(const char*))(void*)system)("id");',
+        1,
+        "extern",
+    ),
     "extern-dlsym": ("return 0;\n  extern char dlsym[];", 2, "a declaration the piece may not make"),
     "extern-kill": ("extern int kill(int, int);\nreturn kill(-1, 9);", 1, "extern"),
     "extern-c": ('extern "C" int system(const char*);\nreturn 0;', 1, "extern"),
     "function-declaration": ('int system(const char*);\nreturn system("id");', 1, "declares a function"),
-    "function-declaration-variadic": ("long long syscall(long long, ...);\nreturn 0;", 1, "declares a function"),
+    "function-declaration-variadic": (
+        "long long syscall(long long, ...);\nreturn 0;",
+        1,
+        "declares a function",
+    ),
     "function-declaration-empty": ("int getpid();\nreturn getpid();", 1, "declares a function"),
     "decltype-function": ('decltype(printf) system;\nreturn system("id");', 1, "decltype"),
     "typedef-function": ('typedef int F(const char*);\nF system;\nreturn system("id");', 1, "typedef"),
-    "using-function": ('using F = int(const char*);\nF system;\nreturn 0;', 1, "using"),
+    "using-function": ("using F = int(const char*);\nF system;\nreturn 0;", 1, "using"),
     "static-in-init-array": (
-        "static void (*p)() __attribute__((section(\".init_array\"))) = 0;\nreturn 0;",
+        'static void (*p)() __attribute__((section(".init_array"))) = 0;\nreturn 0;',
         1,
         "static",
     ),
     "attribute": ("int x __attribute__((used)) = 0;\nreturn x;", 1, "__attribute__"),
     "cxx-attribute": ('[[gnu::section(".init_array")]] int x = 0;\nreturn x;', 1, "[[...]]"),
     "thread-local": ("thread_local int x = 0;\nreturn x;", 1, "thread_local"),
-    "lambda-calls-system": ('auto f = [] { return 0; };\nreturn f();', 1, "lambda"),
+    "lambda-calls-system": ("auto f = [] { return 0; };\nreturn f();", 1, "lambda"),
     "lambda-in-argument": ("return mn + ([&](int v) { return v; })(k);", 1, "lambda"),
-    "local-class": ('struct L { static int f() { return 0; } };\nreturn L::f();', 1, "struct"),
+    "local-class": ("struct L { static int f() { return 0; } };\nreturn L::f();", 1, "struct"),
     "local-class-keyword": ("class L {};\nreturn 0;", 1, "class"),
     "statement-expression": ("return ({ int v = mn; v; });", 1, "statement expression"),
     "universal-name": ("return \\u0023;", 1, "backslash"),
@@ -594,7 +602,7 @@ def test_the_sandbox_is_tried_once_and_said(monkeypatch, capsys):
     from course.errors import CourseError
 
     monkeypatch.setenv(_confine.SANDBOX_ENV, "auto")
-    _confine._bwrap_probe.cache_clear()
+    _bwrap._bwrap_probe.cache_clear()
     monkeypatch.setattr(_confine.shutil, "which", lambda _name: None)
     try:
         missing = _confine.sandbox_status()
@@ -609,7 +617,7 @@ def test_the_sandbox_is_tried_once_and_said(monkeypatch, capsys):
             in capsys.readouterr().out
         )
     finally:
-        _confine._bwrap_probe.cache_clear()
+        _bwrap._bwrap_probe.cache_clear()
 
 
 def test_a_bubblewrap_that_cannot_make_namespaces_is_reported(monkeypatch, tmp_path):
@@ -617,7 +625,7 @@ def test_a_bubblewrap_that_cannot_make_namespaces_is_reported(monkeypatch, tmp_p
     fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to creating new namespace' >&2\nexit 1\n")
     fake.chmod(0o755)
     monkeypatch.setenv(_confine.SANDBOX_ENV, "auto")
-    _confine._bwrap_probe.cache_clear()
+    _bwrap._bwrap_probe.cache_clear()
     monkeypatch.setattr(_confine.shutil, "which", lambda _name: str(fake))
     try:
         found = _confine.sandbox_status()
@@ -626,4 +634,4 @@ def test_a_bubblewrap_that_cannot_make_namespaces_is_reported(monkeypatch, tmp_p
             done = run_child(_py("print('ran')"), folder=folder, timeout_s=30, limits=Limits(cpu_s=30))
         assert done.out() == "ran\n" and done.sandbox == "keeper"
     finally:
-        _confine._bwrap_probe.cache_clear()
+        _bwrap._bwrap_probe.cache_clear()
