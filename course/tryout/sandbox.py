@@ -311,7 +311,6 @@ def _supervise(
     run = _Run()
     cpu = compile_timeout_s + (0 if offline else timeout_s) + 30
     with _confine.child_folder("course-try-") as folder:
-        cache = compile_cache_dir_for_child()
         done = _confine.run_child(
             command,
             folder=folder,
@@ -323,7 +322,7 @@ def _supervise(
             ),
             binds="system" if offline else "gpu",
             readable=child_readable(source, command),
-            writable=(cache,) if cache is not None else (),
+            writable=child_writable(),
             env=child_env(folder, device),
             stdout_limit=MAX_OUTPUT_BYTES,
             stderr_limit=256 << 10,
@@ -344,6 +343,17 @@ def compile_cache_dir_for_child() -> Path | None:
     except OSError:
         return None
     return folder.resolve()
+
+
+def child_writable() -> tuple[Path, ...]:
+    """What a child may write besides its throwaway folder (bound in bubblewrap): the course's NVRTC
+    cache and CuPy's kernel cache (``CUPY_CACHE_DIR``, named in its environment), each made if missing."""
+    places = [compile_cache_dir_for_child()]
+    with contextlib.suppress(OSError):
+        cupy_cache = _cache_dir()
+        cupy_cache.mkdir(parents=True, exist_ok=True)
+        places.append(cupy_cache.resolve())
+    return tuple(p for p in places if p is not None)
 
 
 def run_variant(

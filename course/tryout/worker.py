@@ -58,7 +58,7 @@ from .sandbox import (
     _Run,
     child_env,
     child_readable,
-    compile_cache_dir_for_child,
+    child_writable,
     refused_include,
     run_result,
 )
@@ -129,7 +129,6 @@ class GpuWorker:
         folder = stack.enter_context(_confine.child_folder("course-worker-"))
         self._inbox = folder / "inbox"
         self._inbox.mkdir()
-        cache = compile_cache_dir_for_child()
         try:
             self._session = _confine.Session(
                 self.command,
@@ -139,7 +138,7 @@ class GpuWorker:
                 limits=_confine.Limits(
                     cpu_s=self.recycle_cpu_s + compile_timeout_s + timeout_s + 30, file_size=256 << 20
                 ),
-                writable=(cache,) if cache is not None else (),
+                writable=child_writable(),
                 readable=child_readable(command=self.command),
                 env=child_env(folder, self.device),
                 stdout_limit=MAX_OUTPUT_BYTES,
