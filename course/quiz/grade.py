@@ -34,6 +34,11 @@ not run yet scores 0 with ``BUDGET_NOTE`` and is flagged; the reports are
 still written whole. Each distinct code answer runs once; ``jobs`` of them
 run side by side, each child shown one GPU (``course.quiz.parallel``), so a
 child that hangs holds one slot for its own time limit and the rest go on.
+
+Code runs only inside a working sandbox (``course.quiz.code_runner``): where
+none works, each code answer scores 0 as "not-run" with why and is flagged;
+a runner made ``unconfined`` (``quiz grade --unconfined``) gets every learner
+whose code ran flagged with ``UNCONFINED_FLAG``.
 """
 
 from __future__ import annotations
