@@ -17,7 +17,7 @@ never a traceback.
 where none works it says why and how to get one, runs no code answer (each
 scores 0, "not-run", flagged) and grades the other questions;
 ``--unconfined`` runs them anyway, said on stderr and in every learner's
-flags and every code answer's note.
+flags, every code answer's note and ``UNCONFINED.txt`` beside the reports.
 
 Exit status: 0 when the files are valid (validate), the learner copy is
 written (release), the grades are written (grade) or every learner's server
@@ -47,6 +47,8 @@ from ..quiz.names import read_names
 from ..quiz.parallel import default_jobs, find_gpus
 from ..quiz.release import release_quiz
 from .quiz_collect import register_collect
+
+UNCONFINED_REPORT = "UNCONFINED.txt"  # written with the reports when --unconfined ran a learner's code
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -237,13 +239,22 @@ def _grade(args: argparse.Namespace) -> int:
         )
     beside = export is not None and export.path.parent.resolve() == args.output.resolve()
     also = {export.path.name: canvas} if export is not None and beside else {}
+    unconfined = [r.learner for r in report.results if UNCONFINED_FLAG in r.flags]
+    if unconfined:  # --unconfined ran someone's code: a file of its own beside the reports says so
+        also[UNCONFINED_REPORT] = (
+            f"{UNCONFINED_FLAG}.\nNo sandbox worked on this machine, and quiz grade was given --unconfined.\n"
+            f"Learners whose code ran that way: {', '.join(unconfined)}\n"
+        ).encode()
     written = write_reports(report, args.output, also=also)
     if export is not None and not beside:
         write_atomic(export.path, canvas)
     names = ", ".join(p.name for p in written.values())
     print(f"graded {len(report.results)} learners of quiz {key.id!r}; wrote {names} to {shown(args.output)}")
-    if getattr(run_code, "unconfined", False) and any(UNCONFINED_FLAG in r.flags for r in report.results):
-        print(f"WARNING: {UNCONFINED_FLAG} (each such learner is in flagged.csv)", file=sys.stderr)
+    if unconfined:
+        print(
+            f"WARNING: {UNCONFINED_FLAG} (each such learner is in flagged.csv and {UNCONFINED_REPORT})",
+            file=sys.stderr,
+        )
     for skipped in report.skipped:
         print(f"skipped {shown(skipped.path)}: {skipped.reason}", file=sys.stderr)
     if report.skipped:

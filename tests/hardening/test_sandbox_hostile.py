@@ -196,6 +196,11 @@ def test_unconfined_grading_is_the_instructors_loud_choice_in_every_report(
     assert rows["alice", "code1"]["note"].startswith(f"passed (checked cpu): {UNCONFINED_NOTE}")
     flags = _rows(out / "flagged.csv")
     assert [f["learner"] for f in flags if UNCONFINED_FLAG in f["reason"]] == ["alice"]
+    said = (out / "UNCONFINED.txt").read_text()
+    assert UNCONFINED_FLAG in said and "alice" in said and "bob" not in said
+    # Confined (or not run), no such file: it is there only when code ran unconfined.
+    assert main(["quiz", "grade", str(key.path), str(subs), "-o", str(tmp_path / "o2")]) == 0
+    assert not (tmp_path / "o2" / "UNCONFINED.txt").exists()
 
 
 def test_the_library_refuses_too_not_only_the_command(key, tmp_path, monkeypatch):
