@@ -16,12 +16,12 @@ change what the check is:
 - a declaration of, or assignment to, one of the kernel's ``k...``
   constants (the check and the launch read them from the lesson's kernel);
 - a declaration that could have linkage or run code outside the piece's
-  statements: ``extern``, ``static``, ``thread_local``, ``typedef`` and
+  statements: ``extern``, ``thread_local``, ``typedef`` and
   ``using`` (a function type names a function), ``decltype``/``typeof``
   (``decltype(printf) system;`` declares ``system``), a block-scope function
   declaration (``int system(const char*);``), attributes (``__attribute__``,
   ``__declspec``, ``[[...]]``: a section such as ``.init_array`` runs code
-  before ``main``), local classes (``struct``, ``class``, ``union``),
+  before ``main``, so a ``static`` is allowed only without one), local classes (``struct``, ``class``, ``union``),
   lambdas and statement expressions (``({ ... })``). A block-scope ``extern
   char system[];`` has C linkage: cast and called, it is libc's ``system``;
   the CPU check also links only what the harness needs
@@ -82,7 +82,6 @@ _ASM = {"asm", "__asm", "__asm__"}
 # Words that declare something with linkage, a type that can name a function, or code outside the statements.
 _LINKAGE = {
     "extern": "extern declares a name from outside your code (a block-scope extern reaches any C function)",
-    "static": "a static variable lives outside the function's run (and may be placed in a section that runs code)",
     "thread_local": "a thread_local variable lives outside the function's run",
     "__thread": "a __thread variable lives outside the function's run",
     "_Thread_local": "a _Thread_local variable lives outside the function's run",

@@ -141,7 +141,7 @@ REFUSED = {
     "static-in-init-array": (
         'static void (*p)() __attribute__((section(".init_array"))) = 0;\nreturn 0;',
         1,
-        "static",
+        "__attribute__",
     ),
     "attribute": ("int x __attribute__((used)) = 0;\nreturn x;", 1, "__attribute__"),
     "cxx-attribute": ('[[gnu::section(".init_array")]] int x = 0;\nreturn x;', 1, "[[...]]"),
@@ -181,6 +181,7 @@ def test_ordinary_pieces_pass_the_tokenizer():
         "return (kTileK <= mn) + (mn >= kTileK) + (k);",
         "int a[2] = {1, 2};\nreturn a[1] + kTileK + static_cast<int>(mn);",
         "long long v(mn);\nint w(3);\nreturn v + w;",  # variables initialised with parentheses
+        "static volatile int spin = 1;\nwhile (spin) {}\nreturn 0;",  # a static without attributes
         "return 0;\r\n// a Windows file\r\n",
         "return 0; // a form feed \x0c, a vertical tab \x0b and U+2028 \u2028 end no line for the compiler",
     ):
