@@ -22,29 +22,39 @@ without a GPU, and the sandbox's GPU child all start here, and each gets:
   course, which keeps its own deadline and kills the group;
 - output read up to a bound: past it the child is killed and the caller
   told (``overflow``), never a whole flood in memory;
-- where bubblewrap (``bwrap``, Debian's ``bubblewrap``) works on this
-  machine, the CPU children run inside it: no network, a new pid namespace
-  (a child cannot see or signal any process outside it, and everything in
-  it dies with it), the system read-only and only the throwaway folder
-  writable. ``COURSE_SANDBOX=none`` turns it off, ``=bwrap`` makes its
-  absence an error; ``python -m course doctor`` says which is in use.
+- where bubblewrap (``bwrap``, Debian's ``bubblewrap``; found on PATH or
+  at ``COURSE_BWRAP``) works on this machine, the children run inside it:
+  new user, pid, network, ipc and uts namespaces (a child cannot see or
+  signal any process outside it, and everything in it dies with it), the
+  system, the Python and the course's package read-only, a fresh ``/tmp``,
+  and only the throwaway folder writable; nothing of the grader's files,
+  the submissions or the checkout beyond that. The GPU child too, with each
+  ``/dev/nvidia*`` node bound in (``binds="gpu"``); the driver's libraries
+  are in the system folders, read-only. ``COURSE_SANDBOX=none`` turns it
+  off, ``=bwrap`` makes its absence an error; ``python -m course doctor``
+  says which is in use, and ``quiz grade`` runs no code answer without it
+  (``require_sandbox``) unless the instructor says ``--unconfined``
+  (finding, trying and the command line: ``course._bwrap``);
+- where this process made itself a child subreaper (``become_reaper``: the
+  grader does), whatever a child left behind that found its way up to this
+  process (a daemon whose keeper was killed first) is killed after each
+  child ends (``sweep_orphans``, ``course._reaper``), so nothing outlives
+  its run even without a pid namespace.
 
 A ``Session`` is such a child that stays: the grader's GPU worker, started
 the same way (keeper, limits, group, environment), whose stdin carries the
 grader's requests, one JSON line each; each request has its own time limit
 and output bound, and past either the whole group is killed as above.
 
-The GPU child is never put in bubblewrap (it needs the GPU's device files
-and the driver), and gets no address-space limit: CUDA reserves tens of GiB
-of virtual address space when it starts, so ``RLIMIT_AS`` would make it
-fail. The learner's part of it is device code, which cannot make system
-calls; its host side is the lesson's.
+The GPU child gets no address-space limit: CUDA reserves tens of GiB of
+virtual address space when it starts, so ``RLIMIT_AS`` would make it fail.
+The learner's part of it is device code, which cannot make system calls;
+its host side is the lesson's.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import selectors
 import shutil
@@ -57,22 +67,40 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ._bwrap import (
+    BWRAP_ENV,
+    GET_SANDBOX,
+    KEEPER,
+    SANDBOX_ENV,
+    NoSandbox,
+    Sandbox,
+    bwrap_path,
+    bwrap_prefix,
+    require_sandbox,
+    sandbox_status,
+)
+from ._reaper import LIVE, LIVE_LOCK, become_reaper, forget, sweep_orphans
 from .errors import CourseError
 
 __all__ = [
+    "BWRAP_ENV",
+    "GET_SANDBOX",
     "SANDBOX_ENV",
     "Answer",
     "Finished",
     "Limits",
+    "NoSandbox",
     "Sandbox",
     "Session",
+    "become_reaper",
+    "bwrap_path",
     "child_folder",
+    "require_sandbox",
     "run_child",
     "sandbox_status",
+    "sweep_orphans",
 ]
 
-SANDBOX_ENV = "COURSE_SANDBOX"  # auto (default), bwrap, none
-KEEPER = Path(__file__).with_name("_keeper.py")
 # What any child may see of the caller's environment; everything else is dropped.
 _PASS = (
     "PATH",
@@ -91,18 +119,6 @@ _PASS = (
     "COURSE_REQUIRE_GPU",
 )
 _PASS_PREFIX = ("CUPY_",)
-# The system a CPU child needs, read-only inside bubblewrap (the rest of the machine is absent).
-_SYSTEM = (
-    "/usr",
-    "/bin",
-    "/sbin",
-    "/lib",
-    "/lib32",
-    "/lib64",
-    "/libx32",
-    "/etc/ld.so.cache",
-    "/etc/alternatives",
-)
 
 
 @dataclass(frozen=True)
@@ -160,78 +176,6 @@ def how_it_ended(returncode: int | None) -> str:
         except ValueError:
             return f"killed by signal {number}"
     return f"exit status {returncode}"
-
-
-# ---------------------------------------------------------------------------
-# Bubblewrap: there, and working (a container may forbid the namespaces it needs).
-# ---------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Sandbox:
-    works: bool
-    detail: str  # what doctor prints
-
-
-def _bwrap_prefix(binds: str, folder: Path, readable: Sequence[Path], writable: Sequence[Path]) -> list[str]:
-    bwrap = shutil.which("bwrap") or "bwrap"
-    args = [bwrap, "--unshare-all", "--die-with-parent", "--new-session"]
-    if binds == "all":  # the whole machine read-only (the learner's own compile: their files included)
-        args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    else:
-        # Mounts stack in order: the fresh /tmp first, so that a checkout or a Python under /tmp (a CI
-        # clone) is bound on top of it rather than hidden by it.
-        args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-        for system in _SYSTEM:
-            args += ["--ro-bind-try", system, system]
-        for extra in {Path(os.path.realpath(sys.executable)).parent.parent, Path(sys.base_prefix), *readable}:
-            args += ["--ro-bind-try", str(extra), str(extra)]
-        args += ["--ro-bind", str(KEEPER), str(KEEPER)]
-    for place in (folder, *writable):
-        args += ["--bind", str(place), str(place)]
-    return [*args, "--chdir", str(folder), "--"]
-
-
-def _wanted() -> str:
-    wanted = os.environ.get(SANDBOX_ENV, "auto").strip().lower() or "auto"
-    if wanted not in ("auto", "bwrap", "none"):
-        raise CourseError(f"{SANDBOX_ENV} must be auto, bwrap or none (got {wanted!r})")
-    return wanted
-
-
-@functools.lru_cache(maxsize=1)
-def _bwrap_probe() -> Sandbox:
-    if shutil.which("bwrap") is None:
-        return Sandbox(False, "bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt install bubblewrap)")
-    with child_folder() as folder:
-        try:
-            probe = subprocess.run(
-                [*_bwrap_prefix("system", folder, (), ()), "/bin/sh", "-c", "exit 0"],
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                timeout=20,
-            )
-        except (OSError, subprocess.TimeoutExpired) as e:
-            return Sandbox(False, f"bubblewrap is installed but could not start ({e})")
-    if probe.returncode != 0:
-        why = probe.stderr.decode("utf-8", "replace").strip().splitlines()
-        return Sandbox(
-            False,
-            f"bubblewrap is installed but cannot create its namespaces here ({why[-1] if why else 'no message'}); "
-            "a container usually needs to allow user namespaces for it",
-        )
-    return Sandbox(
-        True, "no network, its own pid namespace, the system read-only, only a throwaway folder writable"
-    )
-
-
-def sandbox_status() -> Sandbox:
-    """Whether the CPU children run inside bubblewrap here (tried once per process), in words."""
-    wanted = _wanted()
-    if wanted == "none":
-        return Sandbox(False, f"bubblewrap turned off ({SANDBOX_ENV}=none)")
-    found = _bwrap_probe()
-    if wanted == "bwrap" and not found.works:
-        raise CourseError(f"{SANDBOX_ENV}=bwrap, but {found.detail}")
-    return found
 
 
 # ---------------------------------------------------------------------------
@@ -306,17 +250,19 @@ def _start(
     """The keeper (and bubblewrap where asked and working) around ``command``, started in its own session."""
     use_bwrap = confine and sandbox_status().works
     keeper = [os.path.realpath(sys.executable), "-I", "-S", str(KEEPER), *limits.keeper_args(), "--"]
-    full = [*(_bwrap_prefix(binds, folder, readable, writable) if use_bwrap else []), *keeper, *command]
+    full = [*(bwrap_prefix(binds, folder, readable, writable) if use_bwrap else []), *keeper, *command]
     try:
-        proc = subprocess.Popen(
-            full,
-            stdin=subprocess.DEVNULL if stdin is None else stdin,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=folder,
-            env=dict(env) if env is not None else child_env(folder),
-            start_new_session=True,
-        )
+        with LIVE_LOCK:  # a sweep never sees it started and not yet known as ours
+            proc = subprocess.Popen(
+                full,
+                stdin=subprocess.DEVNULL if stdin is None else stdin,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=folder,
+                env=dict(env) if env is not None else child_env(folder),
+                start_new_session=True,
+            )
+            LIVE.add(proc.pid)
     except OSError as e:
         raise CourseError(f"cannot start a child process ({e.strerror}): {command[0]}") from None
     return proc, use_bwrap
@@ -419,6 +365,7 @@ def run_child(
         sel.close()
         _kill_group(proc.pid)  # whatever it left in its group, before its id can be reused
         proc.wait()
+        forget(proc.pid)
         for stream in (proc.stdout, proc.stderr):
             if stream is not None:
                 stream.close()
@@ -471,12 +418,16 @@ class Session:
         folder: Path,
         limits: Limits,
         writable: Sequence[Path] = (),
+        readable: Sequence[Path] = (),
         env: Mapping[str, str] | None = None,
         stdout_limit: int = 1 << 20,
         stderr_limit: int = 256 << 10,
+        binds: str = "gpu",
     ) -> None:
-        # Never bubblewrap: the only caller is the GPU worker, which needs the driver (module docstring).
-        self.proc, _ = _start(command, folder, limits, False, "all", (), writable, env, stdin=subprocess.PIPE)
+        # Bubblewrap where it works: the GPU worker, with the NVIDIA device files (``binds="gpu"``).
+        self.proc, self.confined = _start(
+            command, folder, limits, True, binds, readable, writable, env, stdin=subprocess.PIPE
+        )
         self.stdout_limit, self.stderr_limit = stdout_limit, stderr_limit
         self._partial = bytearray()
         self._sel = selectors.DefaultSelector()
@@ -576,6 +527,7 @@ class Session:
         self._sel.close()
         _kill_group(self.proc.pid)
         self.proc.wait()
+        forget(self.proc.pid)
         for stream in (self.proc.stdout, self.proc.stderr):
             if stream is not None:
                 stream.close()

@@ -25,7 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _learner_code() -> None:
     """How learners' code is run here: the C++ compiler of the CPU check, and the sandbox."""
     # when this subcommand runs: python -m course starts without it
-    from .._confine import sandbox_status
+    from .._confine import BWRAP_ENV, GET_SANDBOX, sandbox_status
     from ..errors import CourseError
     from ..exercises.coding_check import find_compiler
 
@@ -33,10 +33,20 @@ def _learner_code() -> None:
     print(f"  {'C++ compiler:':<20}{find_compiler() or 'none on PATH: the CPU check cannot run'}")
     try:
         box = sandbox_status()
-        state = f"in use for the CPU checks ({box.detail})" if box.works else f"not in use: {box.detail}"
+        state = (
+            f"in use for the CPU and GPU children ({box.detail})"
+            if box.works
+            else f"not in use: {box.detail}"
+        )
     except CourseError as e:
-        state = f"refused: {e.message}"
+        box, state = None, f"refused: {e.message}"
     print(f"  {'bubblewrap:':<20}{state}")
+    print(f"  {'found as:':<20}{BWRAP_ENV} (a bwrap binary) if set, else bwrap on PATH")
+    if box is None or not box.works:
+        print(
+            f"  {'quiz grade:':<20}runs no code answer here (each scores 0 and is flagged) unless given --unconfined"
+        )
+        print(f"  {'to get one:':<20}{GET_SANDBOX}")
     print(f"  {'always:':<20}own process group, limits, throwaway folder, scrubbed environment")
 
 

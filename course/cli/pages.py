@@ -6,7 +6,9 @@ upgrade: a page you have not changed is brought up to date, a page you
 edited is kept as it is (the command says which), and nothing else in the
 folder is touched. What it last copied is remembered, page by page, as a
 SHA-256 in ``DEST/.hopper-course-pages.json``: a page whose bytes differ
-from that is yours.
+from that is yours. Only regular files are read, each bounded: a FIFO, a
+device or a huge file in a page's place (or the manifest's) is left alone
+and named, never waited on or read whole.
 
 Exit status: 0 when every page is in place (copied, up to date, or kept
 because you edited it), 2 when DEST cannot be written (after saying why).
@@ -17,14 +19,18 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import _paths
 from .._atomic import atomic_write_bytes, atomic_write_text
+from .._files import read_regular
 from ..errors import CourseError
 
 MANIFEST = ".hopper-course-pages.json"
+PAGE_LIMIT = 64 << 20  # a page (or a file in its place) read to compare, at most
+MANIFEST_LIMIT = 4 << 20
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -50,15 +56,18 @@ class Copied:
     updated: list[str] = field(default_factory=list)  # unchanged by the learner, replaced by the new page
     current: list[str] = field(default_factory=list)  # already the shipped page
     kept: list[str] = field(default_factory=list)  # edited by the learner (or theirs): left alone
+    not_files: list[str] = field(default_factory=list)  # a FIFO, device, folder or huge file in its place
 
 
 def _manifest(dest: Path) -> dict[str, str]:
     path = dest / MANIFEST
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         return {}
-    except (OSError, ValueError) as e:
+    # Only a regular file, bounded: a FIFO there is refused at once, never waited on (_files.read_regular).
+    raw = read_regular(path, "the pages manifest", limit=MANIFEST_LIMIT)
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except ValueError as e:
         raise CourseError(
             f"cannot read what was last copied ({e}); remove the file to start afresh", path=path
         ) from None
@@ -83,14 +92,18 @@ def copy_pages(dest: Path, source: Path | None = None) -> Copied:
     remembered = dict(last)
     try:
         for page in pages:
-            data = page.read_bytes()
+            data = read_regular(page, "a course page", limit=PAGE_LIMIT)
             target = dest / page.name
             new = _sha(data)
-            if not target.exists():
+            if not os.path.lexists(target):
                 atomic_write_bytes(target, data)
                 done.copied.append(page.name)
             else:
-                have = _sha(target.read_bytes())
+                try:  # a regular file of bounded size only: a FIFO or /dev/zero in its place is left alone
+                    have = _sha(read_regular(target, "the page in DEST", limit=PAGE_LIMIT))
+                except CourseError as e:
+                    done.not_files.append(f"{page.name} ({e.message})")
+                    continue
                 if have == new:
                     done.current.append(page.name)
                 elif have == last.get(page.name):  # what we copied last, unedited: bring it up to date
@@ -114,6 +127,7 @@ def run(args: argparse.Namespace) -> int:
         ("updated (you had not changed them)", done.updated),
         ("already up to date", done.current),
         ("kept as you edited them (not overwritten)", done.kept),
+        ("left alone, not a page file", done.not_files),
     ):
         if names:
             print(f"{what}: {', '.join(names)}")

@@ -4,6 +4,7 @@
     python -m course quiz release KEY.toml -o LEARNER.toml
     python -m course quiz grade KEY.toml SUBMISSIONS_DIR -o OUTDIR
         [--overrides FILE.csv|FILE.toml] [--budget SECONDS] [--jobs N] [--one-off] [--progress]
+        [--unconfined]
         [--canvas GRADEBOOK.csv --canvas-column "Day 76 quiz (1234)"
          [--canvas-match "SIS Login ID"] [--canvas-out PATH] [--names MAP.csv]]
     python -m course quiz collect QUIZ_ID... --hub-url URL -o COLLECTED_DIR
@@ -11,6 +12,12 @@
 
 Problems the user can fix are printed as messages with file and line,
 never a traceback.
+
+``grade`` probes the sandbox first (``course._confine.require_sandbox``):
+where none works it says why and how to get one, runs no code answer (each
+scores 0, "not-run", flagged) and grades the other questions;
+``--unconfined`` runs them anyway, said on stderr and in every learner's
+flags, every code answer's note and ``UNCONFINED.txt`` beside the reports.
 
 Exit status: 0 when the files are valid (validate), the learner copy is
 written (release), the grades are written (grade) or every learner's server
@@ -27,18 +34,21 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from .. import _confine
 from .._files import shown
 from ..errors import CourseError
 from ..quiz._io import write_atomic
 from ..quiz.canvas import fill_gradebook, rows_text
 from ..quiz.checks import key_length_problems, key_position_problems
-from ..quiz.grade import grade_submissions, write_reports
+from ..quiz.grade import UNCONFINED_FLAG, grade_submissions, write_reports
 from ..quiz.loader import load_quiz
 from ..quiz.model import Code, QuizError, fmt_points
 from ..quiz.names import read_names
 from ..quiz.parallel import default_jobs, find_gpus
 from ..quiz.release import release_quiz
 from .quiz_collect import register_collect
+
+UNCONFINED_REPORT = "UNCONFINED.txt"  # written with the reports when --unconfined ran a learner's code
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -119,6 +129,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="show a progress bar of the code answers on stderr even when it is not a terminal",
     )
+    grade.add_argument(
+        "--unconfined",
+        action="store_true",
+        help="run code answers even where no sandbox (bubblewrap) works: learners' code then runs with "
+        "your rights; said in every report (default: such answers are not run, score 0 and are flagged)",
+    )
     grade.set_defaults(func=_grade)
 
     register_collect(sub)
@@ -175,11 +191,20 @@ def _grade(args: argparse.Namespace) -> int:
         gpus = find_gpus()
         print(f"grading code: {jobs} answers at a time; {gpus.describe()}", file=sys.stderr)
     run_code = None
-    if args.one_off and gpus is not None:
+    if gpus is not None:
         # heavy: the sandbox and the compilers, only for a quiz with code questions (as grade_submissions does)
         from ..quiz.code_runner import CodeRunner
 
-        run_code = CodeRunner(workers=False)
+        _confine.become_reaper()  # what a learner's daemon leaves when its keeper is killed comes here
+        run_code = CodeRunner(workers=not args.one_off, unconfined=args.unconfined)
+        try:
+            print(f"grading code {run_code.sandbox()}", file=sys.stderr)
+        except _confine.NoSandbox as e:
+            print(
+                f"not running code answers: {e.message}. Each scores 0 (not-run) and is flagged; the other "
+                "questions are graded. Or grade with --unconfined to run them without a sandbox.",
+                file=sys.stderr,
+            )
     # A bar of the code answers on stderr: on a terminal, or when asked (tqdm's disable=None: off otherwise).
     with tqdm(
         desc="code answers", unit="answer", file=sys.stderr, disable=None if not args.progress else False
@@ -189,16 +214,21 @@ def _grade(args: argparse.Namespace) -> int:
             bar.total = total
             bar.update(done - bar.n)
 
-        report = grade_submissions(
-            key,
-            args.submissions,
-            overrides=args.overrides,
-            budget_s=args.budget,
-            progress=progress,
-            jobs=jobs,
-            gpus=gpus,
-            run_code=run_code,
-        )
+        try:
+            report = grade_submissions(
+                key,
+                args.submissions,
+                overrides=args.overrides,
+                budget_s=args.budget,
+                progress=progress,
+                jobs=jobs,
+                gpus=gpus,
+                run_code=run_code,
+            )
+        finally:
+            if run_code is not None:
+                run_code.close()  # its GPU workers end here
+                _confine.become_reaper(False)  # what is left is killed; this process adopts no more
     # The filled gradebook is made before anything is written; in the report folder (the default),
     # it is written with the reports, so all of them are new or all as they were.
     export, canvas = None, b""
@@ -209,11 +239,22 @@ def _grade(args: argparse.Namespace) -> int:
         )
     beside = export is not None and export.path.parent.resolve() == args.output.resolve()
     also = {export.path.name: canvas} if export is not None and beside else {}
+    unconfined = [r.learner for r in report.results if UNCONFINED_FLAG in r.flags]
+    if unconfined:  # --unconfined ran someone's code: a file of its own beside the reports says so
+        also[UNCONFINED_REPORT] = (
+            f"{UNCONFINED_FLAG}.\nNo sandbox worked on this machine, and quiz grade was given --unconfined.\n"
+            f"Learners whose code ran that way: {', '.join(unconfined)}\n"
+        ).encode()
     written = write_reports(report, args.output, also=also)
     if export is not None and not beside:
         write_atomic(export.path, canvas)
     names = ", ".join(p.name for p in written.values())
     print(f"graded {len(report.results)} learners of quiz {key.id!r}; wrote {names} to {shown(args.output)}")
+    if unconfined:
+        print(
+            f"WARNING: {UNCONFINED_FLAG} (each such learner is in flagged.csv and {UNCONFINED_REPORT})",
+            file=sys.stderr,
+        )
     for skipped in report.skipped:
         print(f"skipped {shown(skipped.path)}: {skipped.reason}", file=sys.stderr)
     if report.skipped:

@@ -53,7 +53,7 @@ from .._atomic import atomic_write_text
 from .._data import header_lines, read_text
 from .._toml import read_toml
 from ..tryout.workspace import MAX_KERNEL_BYTES, _backup, _create_exclusive, lesson_folder, writing
-from .coding_piece import CodingError, refuse_escape
+from .coding_piece import CodingError, normalise_newlines, refuse_escape
 
 if TYPE_CHECKING:
     from ..lesson import Lesson
@@ -197,11 +197,15 @@ def _dedent(lines: list[str], indent: str) -> str:
 
 
 def _indent(piece: str, indent: str) -> list[str]:
-    return [f"{indent}{ln}" if ln.strip() else "" for ln in piece.strip("\n").splitlines()] or [""]
+    # Split at LF alone (the piece's line ends are normalised): str.splitlines would also split at a
+    # form feed, a vertical tab or U+2028, which end no line (nor a // comment) for the compiler.
+    return [f"{indent}{ln}" if ln.strip() else "" for ln in piece.strip("\n").split("\n")] or [""]
 
 
 def splice(kernel: str, exercise: CodingExercise, piece: str) -> str:
-    """``kernel`` with the exercise's lines replaced by ``piece`` between the two marker lines."""
+    """``kernel`` with the exercise's lines replaced by ``piece`` between the two marker lines
+    (its line ends normalised first: the text the check saw, ``coding_piece.normalise_newlines``)."""
+    piece = normalise_newlines(piece)
     start, end, indent = exercise.region(kernel)
     lines = kernel.splitlines()
     begin, close = exercise.markers()

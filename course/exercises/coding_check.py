@@ -52,7 +52,7 @@ from ..tryout.outcome import outcome_words
 from ..tryout.sandbox import DEFAULT_TIMEOUT_S, TryResult, run_variant
 from ..tryout.workspace import lesson_folder, writing
 from .coding import CodingError, CodingExercise, check_piece_text, splice
-from .coding_piece import refuse_escape
+from .coding_piece import normalise_newlines, refuse_escape
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -136,7 +136,7 @@ def harness_source(lesson: Lesson, exercise: CodingExercise, piece: str) -> tupl
     before, _, after = cpu.harness.partition("{piece}")
     head = f"{_PRELUDE}{constants}\n{before}"
     first = head.count("\n") + 1
-    piece_text = piece.strip("\n")
+    piece_text = normalise_newlines(piece).strip("\n")
     last = first + piece_text.count("\n")
     loops = "".join(
         f"  for (long long {name} = {start}LL; {name} < {stop}LL; ++{name})\n"
@@ -185,6 +185,42 @@ def _values(result: Any, count: int) -> tuple[int, ...]:
     return tuple(int(v) for v in values)
 
 
+# What the built harness may take from the C and C++ libraries: printf (the harness's) and what the
+# compiler emits by itself (start-up, stack protector, block copies, guards of local statics, new).
+# Anything else (system, dlsym, kill, fork, open) came from a declaration in the piece: refused
+# before the program runs. Bubblewrap is the wall; this is the message.
+LINKABLE = frozenset(
+    {
+        "printf", "puts", "putchar", "__printf_chk", "__libc_start_main", "__cxa_finalize", "__gmon_start__",
+        "_ITM_deregisterTMCloneTable", "_ITM_registerTMCloneTable", "__stack_chk_fail", "memcpy", "memset",
+        "memmove", "__cxa_atexit", "__cxa_guard_acquire", "__cxa_guard_release", "__cxa_guard_abort",
+        "__dso_handle", "__gxx_personality_v0", "_Unwind_Resume", "_Znwm", "_Znam", "_ZdlPv", "_ZdlPvm",
+        "_ZdaPv", "_ZdaPvm",
+    }
+)  # fmt: skip
+
+
+def _foreign_symbols(exe: Path, folder: Path) -> list[str]:
+    """The undefined symbols of the built harness that are not ``LINKABLE`` (none when nm is missing)."""
+    nm = shutil.which("nm")
+    if nm is None:
+        return []
+    real = Path(os.path.realpath(nm))
+    listed = run_child(
+        [str(real), "-D", "--undefined-only", "--format=posix", str(exe)],
+        folder=folder,
+        timeout_s=CPU_RUN_TIMEOUT_S,
+        limits=Limits(cpu_s=CPU_RUN_TIMEOUT_S, memory=RUN_MEMORY, file_size=1 << 20),
+        readable=(real.parent.parent,),
+        env=child_env(folder, {"LC_ALL": "C"}),
+        stdout_limit=MAX_LOG_BYTES,
+    )
+    if listed.returncode != 0:
+        return ["(the harness's symbols could not be listed)"]
+    names = {line.split()[0].split("@")[0] for line in listed.out().splitlines() if line.split()}
+    return sorted(names - LINKABLE)
+
+
 def cpu_check(lesson: Lesson, exercise: CodingExercise, piece: str) -> CpuVerdict:
     """Compile ``piece`` into the exercise's harness, run it, and compare every value with the model."""
     cpu = exercise.cpu
@@ -207,7 +243,9 @@ def cpu_check(lesson: Lesson, exercise: CodingExercise, piece: str) -> CpuVerdic
         src, exe = tmp / name, tmp / "check"
         src.write_text(source, encoding="utf-8")
         built = run_child(
-            [str(real), "-std=c++17", "-O1", "-w", "-fmax-errors=20", "-o", str(exe), str(src)],
+            # No include path at all (the harness includes nothing; a piece's # is refused).
+            [str(real), "-std=c++17", "-O1", "-w", "-fmax-errors=20", "-nostdinc", "-nostdinc++"]
+            + ["-o", str(exe), str(src)],
             folder=tmp,
             timeout_s=CPU_COMPILE_TIMEOUT_S,
             limits=dataclasses.replace(COMPILE_LIMITS, cpu_s=CPU_COMPILE_TIMEOUT_S),
@@ -238,6 +276,15 @@ def cpu_check(lesson: Lesson, exercise: CodingExercise, piece: str) -> CpuVerdic
                 f"does not compile: {first_error}",
                 "\n".join(log.splitlines()[:30]),
                 outcome="compile-error",
+            )
+        foreign = _foreign_symbols(exe, tmp)
+        if foreign:
+            return CpuVerdict(
+                True,
+                False,
+                f"refused: your code reaches {', '.join(foreign[:5])}, which a piece cannot use (the "
+                "harness links only printf and what the compiler itself needs)",
+                outcome="refused",
             )
         width = sum(21 for _ in cpu.outputs) + 1  # "%lld " per output and a newline, at most
         ran = run_child(
@@ -417,7 +464,8 @@ def check_piece(
     GPU the CPU check runs meanwhile, in its own child, so a piece that loops
     waits out the two limits side by side, not one after the other.
     """
-    check_piece_text(piece, exercise)
+    # The text the compilers see: CR LF and a lone CR end a line for them (coding_piece).
+    piece = normalise_newlines(check_piece_text(piece, exercise))
     kernel = lesson.kernel_path.read_text("utf-8")
     refuse_escape(piece, exercise, kernel)  # before anything compiles it
     source = splice(kernel, exercise, piece)

@@ -15,12 +15,29 @@ change what the check is:
   functions (they reach the system without any header);
 - a declaration of, or assignment to, one of the kernel's ``k...``
   constants (the check and the launch read them from the lesson's kernel);
+- a declaration that could have linkage or run code outside the piece's
+  statements: ``extern``, ``thread_local``, ``typedef`` and
+  ``using`` (a function type names a function), ``decltype``/``typeof``
+  (``decltype(printf) system;`` declares ``system``), a block-scope function
+  declaration (``int system(const char*);``), attributes (``__attribute__``,
+  ``__declspec``, ``[[...]]``: a section such as ``.init_array`` runs code
+  before ``main``, so a ``static`` is allowed only without one), local classes (``struct``, ``class``, ``union``),
+  lambdas and statement expressions (``({ ... })``). A block-scope ``extern
+  char system[];`` has C linkage: cast and called, it is libc's ``system``;
+  the CPU check also links only what the harness needs
+  (``course.exercises.coding_check``), and bubblewrap is the wall: this
+  list is the message a learner reads, naming the line;
 - anything that makes the compiler read the text differently from a plain
   scan of it: trigraphs (``??=`` is ``#`` in older C++), line splices (a
   backslash at the end of a line joins it to the next, comments included),
   raw string literals (``R"x(...)x"`` may hold any text, newlines included),
   digraphs (``<%`` is ``{``, ``%:`` is ``#``), a backslash or a character
   that is not ASCII outside a comment or a literal.
+
+The text checked is the text compiled: CR LF and a lone CR are each a
+line's end to g++ and NVRTC (a lone CR ends a ``//`` comment for them), so
+``normalise_newlines`` makes both an LF before the check, and the splice
+(``course.exercises.coding.splice``) puts in that same text.
 
 Why a small tokenizer rather than libclang or the compiler's own lexer:
 the questions are lexical (where a comment or a literal ends, which
@@ -42,8 +59,16 @@ from collections.abc import Callable, Collection, Iterator
 from typing import Protocol
 
 from ..errors import CourseError
+from ..kernel.includes import normalise_newlines
 
-__all__ = ["CodingError", "PieceRefused", "kernel_constant_names", "refuse_escape", "tokens"]
+__all__ = [
+    "CodingError",
+    "PieceRefused",
+    "kernel_constant_names",
+    "normalise_newlines",
+    "refuse_escape",
+    "tokens",
+]
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _TRIGRAPH = re.compile(r"\?\?[=/'()!<>\-]")
@@ -54,6 +79,28 @@ _OPEN = {"(": ")", "[": "]", "{": "}"}
 _CLOSE = {v: k for k, v in _OPEN.items()}
 _PUNCT = set("{}[]()<>;:,.?+-*/%^&|~!=")
 _ASM = {"asm", "__asm", "__asm__"}
+# Words that declare something with linkage, a type that can name a function, or code outside the statements.
+_LINKAGE = {
+    "extern": "extern declares a name from outside your code (a block-scope extern reaches any C function)",
+    "thread_local": "a thread_local variable lives outside the function's run",
+    "__thread": "a __thread variable lives outside the function's run",
+    "_Thread_local": "a _Thread_local variable lives outside the function's run",
+    "typedef": "a typedef can name a function type (and so declare a function)",
+    "using": "a using declaration can name a function type or bring in other names",
+    "decltype": "decltype can name a function's type (and so declare another function)",
+    "typeof": "typeof can name a function's type (and so declare another function)",
+    "__typeof": "__typeof can name a function's type (and so declare another function)",
+    "__typeof__": "__typeof__ can name a function's type (and so declare another function)",
+    "__attribute__": "an attribute can give a declaration linkage, a name or a section",
+    "__attribute": "an attribute can give a declaration linkage, a name or a section",
+    "__declspec": "an attribute can give a declaration linkage, a name or a section",
+    "struct": "a local class's functions run outside the piece's statements",
+    "class": "a local class's functions run outside the piece's statements",
+    "union": "a local class's functions run outside the piece's statements",
+    "template": "a template declares something outside the piece's statements",
+    "operator": "an operator function is declared outside the piece's statements",
+}
+_DECLARATION = "a declaration the piece may not make"
 # Words after which a name is declared (builtin types and declaration specifiers).
 _DECL_WORDS = {
     "int", "unsigned", "signed", "long", "short", "char", "float", "double", "bool", "auto", "void",
@@ -94,6 +141,8 @@ def _line(text: str, pos: int) -> int:
 def tokens(piece: str) -> Iterator[tuple[str, str, int]]:
     """(kind, text, line) for each token of ``piece`` outside comments: kind is ident, number,
     literal or punct. Raises PieceRefused for what cannot be part of a piece (the module's list)."""
+
+    piece = normalise_newlines(piece)
 
     def refuse(pos: int, why: str) -> PieceRefused:
         return PieceRefused(f"your code, line {_line(piece, pos)}: {why}")
@@ -222,12 +271,39 @@ def check_tokens(piece: str, constants: Collection[str], exercise_id: str = "") 
                 raise PieceRefused(
                     f"{where}: the compiler's built-in functions ({text}) cannot be used in a piece"
                 )
+            if text in _LINKAGE:
+                raise PieceRefused(
+                    f"{where}: {_DECLARATION} ({text}): {_LINKAGE[text]}; a piece declares only plain local "
+                    "variables and uses what the code around it declares"
+                )
+            if _function_declaration(toks, n):
+                raise PieceRefused(
+                    f"{where}: {_DECLARATION} ({text}(...) declares a function, which has linkage); call "
+                    "only what the code around it declares"
+                )
             if text in constants and _declares(toks, n):
                 raise PieceRefused(
                     f"{where}: {text} is one of the kernel's constants; a piece may use it but not declare "
                     "or assign it (the check uses the lesson's value)"
                 )
         elif kind == "punct" and text in _OPEN:
+            prev = toks[n - 1] if n else ("punct", ";", line)
+            nxt = toks[n + 1][1] if n + 1 < len(toks) else ""
+            if text == "[" and nxt == "[":
+                raise PieceRefused(
+                    f"{where}: {_DECLARATION} ([[...]]): an attribute can give a declaration linkage, a name "
+                    "or a section"
+                )
+            if text == "[" and not (prev[0] in ("ident", "number", "literal") or prev[1] in (")", "]")):
+                raise PieceRefused(
+                    f"{where}: a lambda ([...](...) {{...}}) cannot be part of a piece: its body is a function "
+                    "of its own; write the statements themselves"
+                )
+            if text == "(" and nxt == "{":
+                raise PieceRefused(
+                    f"{where}: a statement expression (({{ ... }})) cannot be part of a piece; write the "
+                    "statements themselves"
+                )
             stack.append((text, line))
         elif kind == "punct" and text in _CLOSE:
             if not stack or stack[-1][0] != _CLOSE[text]:
@@ -242,6 +318,37 @@ def check_tokens(piece: str, constants: Collection[str], exercise_id: str = "") 
     if stack:
         text, line = stack[-1]
         raise PieceRefused(f"your code, line {line}: this {text!r} is never closed within your code")
+
+
+def _function_declaration(toks: list[tuple[str, str, int]], n: int) -> bool:
+    """Is ``toks[n]`` the name of a block-scope function declaration, ``Type name(Type ...);``?
+
+    ``Type name(value);`` declares a variable; only parameters that start with a type word (or none,
+    or ``...``) make it a function. What this cannot tell (a parameter of a type the harness names),
+    the CPU check's link refuses (``course.exercises.coding_check``)."""
+    if n + 1 >= len(toks) or toks[n + 1][1] != "(" or n == 0:
+        return False
+    prev_kind, prev, _ = toks[n - 1]
+    k = n - 1
+    while k >= 0 and toks[k][1] in ("*", "&"):
+        k -= 1
+    if k < 0 or toks[k][0] != "ident" or toks[k][1] in _EXPR_WORDS:
+        return False
+    if not (toks[k][1] in _DECL_WORDS or toks[k][1].endswith("_t") or prev_kind == "ident"):
+        return False
+    first = toks[n + 2] if n + 2 < len(toks) else ("punct", "", 0)
+    if first[1] == ")":
+        after = toks[n + 3][1] if n + 3 < len(toks) else ""
+        return after in (";", ",", "noexcept", "throw", "const", "->")
+    depth, j = 0, n + 1
+    while j < len(toks):
+        depth += {"(": 1, ")": -1}.get(toks[j][1], 0)
+        if toks[j][1] == "." and toks[j + 1 : j + 3] and all(t[1] == "." for t in toks[j + 1 : j + 3]):
+            return True  # ... : a variadic parameter list
+        if depth == 0:
+            break
+        j += 1
+    return first[0] == "ident" and (first[1] in _DECL_WORDS or first[1].endswith("_t"))
 
 
 def _declares(toks: list[tuple[str, str, int]], n: int) -> bool:

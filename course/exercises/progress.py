@@ -37,6 +37,7 @@ This module knows no lesson by name: callers pass ids.
 from __future__ import annotations
 
 import contextlib
+import errno
 import getpass
 import json
 import os
@@ -191,8 +192,15 @@ def _locked(path: Path, *, reading: bool = False) -> Iterator[bool]:
     lock = path.with_name(path.name + ".lock")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        os.close(os.open(lock, os.O_RDWR | os.O_CREAT, 0o644))  # can this workspace be written?
+        # Can this workspace be written? O_NOFOLLOW: a lock file that is a symbolic link (to a file
+        # outside the workspace) is refused, never created or locked through.
+        os.close(os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644))
     except OSError as e:
+        if e.errno == errno.ELOOP or lock.is_symlink():
+            raise ProgressError(
+                "the progress lock file is a symbolic link; remove it (it is remade as a plain file)",
+                path=lock,
+            ) from None
         if not reading:
             raise ProgressError(f"cannot save progress here ({e.strerror})", path=path.parent) from None
         yield False

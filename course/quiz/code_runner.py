@@ -11,7 +11,16 @@ submission's failure never stops the others: a piece that could leave its
 function is refused before anything compiles it (``course.exercises.coding_piece``),
 every child runs confined and limited (``course._confine``), and an
 unexpected error of the check itself scores that piece 0 ("crashed") with
-the reason. Identical pieces are run once. Calls may come from several
+the reason. Identical pieces are run once.
+
+Code is graded only inside a sandbox that works (``course._confine``:
+bubblewrap, CPU and GPU children alike): where none does, each call raises
+``NoSandbox`` (why, and how to get one) before anything compiles, and the
+grader scores that answer 0, "not-run", and flags it. ``unconfined=True``
+(``quiz grade --unconfined``) is the instructor's explicit choice to run
+learners' code with the grader's own rights; every result then says so
+(``UNCONFINED_NOTE`` leads its headline), and the grader flags every
+learner whose code ran that way. Calls may come from several
 threads at once (``course.quiz.parallel``); each hands its GPU child the
 ``CUDA_VISIBLE_DEVICES`` it is given (``device``).
 
@@ -24,12 +33,14 @@ is replaced for the next piece. ``close()`` (or ``with``) ends them.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import tempfile
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .. import _confine
 from ..errors import CourseError
 from ..exercises.coding import get_exercise
 from ..exercises.coding_check import CodingResult, check_piece
@@ -44,7 +55,9 @@ if TYPE_CHECKING:
     from ..lesson import Lesson
     from .model import Code
 
-__all__ = ["CodeRunner"]
+__all__ = ["UNCONFINED_NOTE", "CodeRunner"]
+
+UNCONFINED_NOTE = "UNCONFINED (graded with --unconfined: no sandbox, the grader's own rights):"
 
 
 class CodeRunner:
@@ -58,8 +71,10 @@ class CodeRunner:
         command: Sequence[str] | None = None,
         workers: bool = True,
         worker_command: Sequence[str] | None = None,
+        unconfined: bool = False,
     ) -> None:
         self.timeout_s = timeout_s
+        self.unconfined = unconfined  # run code even where no sandbox works: the instructor's explicit choice
         self.use_gpu = use_gpu
         self.command = command  # tests: a stand-in for the sandbox's one-off child (no workers then)
         self.workers = workers and command is None
@@ -98,7 +113,17 @@ class CodeRunner:
         self._all.append(worker)
         return worker
 
+    def sandbox(self) -> str:
+        """How code runs here, in words; raises ``NoSandbox`` where none works and ``unconfined`` is off."""
+        try:
+            return f"inside bubblewrap ({_confine.require_sandbox().detail})"
+        except _confine.NoSandbox as e:
+            if not self.unconfined:
+                raise
+            return f"{UNCONFINED_NOTE} {e.message}"
+
     def __call__(self, question: Code, piece: str, *, device: str | None = None) -> CodingResult:
+        how = self.sandbox()  # before anything compiles: no sandbox, no run (unless unconfined)
         with self._lock:
             lesson = get_lesson(question.lesson)
             exercise = get_exercise(lesson, question.exercise)
@@ -136,6 +161,8 @@ class CodeRunner:
                 if worker is not None:
                     with self._lock:
                         self._idle.setdefault((lesson.id, device), []).append(worker)
+        if how.startswith(UNCONFINED_NOTE):
+            result = dataclasses.replace(result, headline=f"{UNCONFINED_NOTE} {result.headline}")
         with self._lock:
             self.runs += 1
             self._seen[key] = result

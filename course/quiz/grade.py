@@ -34,6 +34,11 @@ not run yet scores 0 with ``BUDGET_NOTE`` and is flagged; the reports are
 still written whole. Each distinct code answer runs once; ``jobs`` of them
 run side by side, each child shown one GPU (``course.quiz.parallel``), so a
 child that hangs holds one slot for its own time limit and the rest go on.
+
+Code runs only inside a working sandbox (``course.quiz.code_runner``): where
+none works, each code answer scores 0 as "not-run" with why and is flagged;
+a runner made ``unconfined`` (``quiz grade --unconfined``) gets every learner
+whose code ran flagged with ``UNCONFINED_FLAG``.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeAlias
 
+from .._confine import NoSandbox
 from .._files import file_kind, shown
 from ..errors import CourseError
 from .model import Code, Quiz, Response
@@ -63,6 +69,7 @@ if TYPE_CHECKING:
 __all__ = [  # the reports and results are re-exported: callers import them from here
     "BUDGET_CAP_S",
     "BUDGET_NOTE",
+    "UNCONFINED_FLAG",
     "REPORTS",
     "Flag",
     "GradeReport",
@@ -99,6 +106,9 @@ BUDGET_MARGIN_S = 60.0  # the run's own start-up and reports
 BUDGET_CAP_S = 4 * 3600.0  # no grading run of code answers goes on longer than this unless asked
 _CHILD_LIMIT_S = 20.0  # a runner that does not say its limit for one child (tryout.sandbox.DEFAULT_TIMEOUT_S)
 BUDGET_NOTE = "not run: the grading run's time budget was spent"
+UNCONFINED_FLAG = (
+    "code answers graded UNCONFINED (--unconfined): the learner's code ran with the grader's rights"
+)
 
 
 def default_budget(pieces: int, child_limit_s: float) -> float:
@@ -126,6 +136,12 @@ def _piece_key(q: Code, piece: str) -> _PieceKey:
 
 def _score_code(q: Code, response: Response, attempts: int, ran: _Ran) -> tuple[ItemResult, str | None]:
     """A code response scored from what running it came to (``_run_code_answers``)."""
+    if isinstance(ran, NoSandbox):  # not run: no sandbox works here, and --unconfined was not given
+        item = ItemResult(q.id, response, 0.0, q.points, attempts, cut(f"not run: {ran.message}"), "not-run")
+        return (
+            item,
+            f"question {q.id!r}: not run, no sandbox works on this machine; grade it again where one does",
+        )
     if isinstance(
         ran, CourseError
     ):  # refused before running (the piece holds a marker line, the exercise is gone)
@@ -315,9 +331,13 @@ def grade_submissions(
     finally:
         if made is not None:
             made.close()  # its GPU workers end here
+    # --unconfined: every learner whose code ran is flagged, so no report hides it (code_runner).
+    unconfined = bool(getattr(run_code, "unconfined", False))
     results = []
     for _, path, submission, held in graded:
         items, code_flags = _score_one(key, submission, ran)
+        if unconfined and any(i.outcome not in ("", "not-run", "refused") for i in items):
+            code_flags += (UNCONFINED_FLAG,)
         results.append(
             LearnerResult(submission.learner, submission.submitted_at, path, items, held + code_flags)
         )

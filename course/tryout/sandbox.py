@@ -35,13 +35,17 @@ process group, killed as a group at its limit and after it ends, stdin
 from /dev/null, a scrubbed environment, a throwaway home and folder,
 resource limits set by a keeper process between it and this one (so a child
 that kills or stops its parent stops the keeper, not the page or the
-grader), and output read up to a bound. The compile check without a GPU also
-runs inside bubblewrap where that works; the GPU child cannot (it needs the
-driver).
+grader), and output read up to a bound. Where bubblewrap works, both the
+compile check without a GPU and the GPU child run inside it
+(``child_readable``: the system, the Python, the course and the one source
+file's folder, read-only; the GPU child gets the NVIDIA device files too).
+Before any compile, an ``#include`` the lesson's own kernel does not make is
+refused (``course.kernel.includes``), so NVRTC reads no other file.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -59,6 +63,7 @@ from .._files import MAX_KERNEL_BYTES
 from ..errors import CourseError
 from ..kernel import gate
 from ..kernel.compile import CACHE_ENV, _cache_dir, compile_cache_dir
+from ..kernel.includes import foreign_include
 
 if TYPE_CHECKING:
     from ..lesson import Lesson
@@ -101,7 +106,11 @@ def _offline(
     lesson: Lesson, path: Path, source: str, verdict: gate.Verdict, compile_timeout_s: float
 ) -> TryResult:
     run = _supervise(
-        child_command(lesson, path.resolve(), offline=True), 1.0, compile_timeout_s, offline=True
+        child_command(lesson, path.resolve(), offline=True),
+        1.0,
+        compile_timeout_s,
+        offline=True,
+        source=path,
     )
     facts = run.result or {}
     common: dict[str, Any] = {"seconds": run.seconds}
@@ -187,6 +196,24 @@ def child_command(
         str(source_path),
     ]
     return command + (["--offline"] if offline else []) + (["--lesson-constants"] if lesson_constants else [])
+
+
+def child_readable(source: Path | None = None, command: Sequence[str] = ()) -> tuple[Path, ...]:
+    """What a child of the sandbox reads besides the system and the Python (read-only in bubblewrap):
+    the course (its package and checkout), the CUDA toolkit named by the environment, the folder
+    of the one source file it is given, and the folder of each file its command line names (a
+    stand-in child's script)."""
+    places = [Path(__file__).resolve().parents[2]]
+    places += [Path(arg).parent for arg in command if os.path.isabs(arg) and os.path.isfile(arg)]
+    with contextlib.suppress(CourseError):
+        places.append(_paths.repo_root())
+    places += [Path(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    places += [Path(os.environ[v]) for v in ("CUDA_PATH", "CUDA_HOME") if os.environ.get(v)]
+    if site.ENABLE_USER_SITE and site.USER_BASE:
+        places.append(Path(site.USER_BASE))
+    if source is not None:
+        places.append(source.resolve().parent)
+    return tuple(dict.fromkeys(p.resolve() for p in places if p.is_absolute()))
 
 
 def child_env(folder: Path, device: str | None = None) -> dict[str, str]:
@@ -277,24 +304,25 @@ def _supervise(
     compile_timeout_s: float,
     offline: bool = False,
     device: str | None = None,
+    source: Path | None = None,
 ) -> _Run:
-    """Run the child through ``course._confine``; its protocol lines move the deadline (compile, run, exit)."""
+    """Run the child through ``course._confine``; its protocol lines move the deadline (compile, run, exit).
+    ``source`` is the file it is given (its folder is bound in, read-only)."""
     run = _Run()
     cpu = compile_timeout_s + (0 if offline else timeout_s) + 30
     with _confine.child_folder("course-try-") as folder:
-        cache = compile_cache_dir_for_child()
         done = _confine.run_child(
             command,
             folder=folder,
             timeout_s=compile_timeout_s,
-            # The NVRTC check without a GPU is a CPU child (bubblewrap where it works); the GPU
-            # child needs the driver's device files and CUDA's address space, so neither.
+            # Bubblewrap where it works; the GPU child with the driver's device files, and no
+            # address-space limit (CUDA reserves tens of GiB).
             limits=_confine.Limits(
                 cpu_s=cpu, memory=OFFLINE_MEMORY if offline else None, file_size=256 << 20
             ),
-            confine=offline,
-            binds="all",
-            writable=(cache,) if cache is not None else (),
+            binds="system" if offline else "gpu",
+            readable=child_readable(source, command),
+            writable=child_writable(),
             env=child_env(folder, device),
             stdout_limit=MAX_OUTPUT_BYTES,
             stderr_limit=256 << 10,
@@ -315,6 +343,17 @@ def compile_cache_dir_for_child() -> Path | None:
     except OSError:
         return None
     return folder.resolve()
+
+
+def child_writable() -> tuple[Path, ...]:
+    """What a child may write besides its throwaway folder (bound in bubblewrap): the course's NVRTC
+    cache and CuPy's kernel cache (``CUPY_CACHE_DIR``, named in its environment), each made if missing."""
+    places = [compile_cache_dir_for_child()]
+    with contextlib.suppress(OSError):
+        cupy_cache = _cache_dir()
+        cupy_cache.mkdir(parents=True, exist_ok=True)
+        places.append(cupy_cache.resolve())
+    return tuple(p for p in places if p is not None)
 
 
 def run_variant(
@@ -345,13 +384,32 @@ def run_variant(
     path = Path(source_path).expanduser()
     # The one reader of named files: a FIFO or a device is refused, never waited on or read whole.
     source = read_text(path, "the kernel to try", limit=MAX_KERNEL_BYTES)
+    if (refused := refused_include(lesson, path, source)) is not None:
+        return refused
     if command is None:
         verdict = gate.verdict(lesson)
         if not verdict.runs:
             return _offline(lesson, path, source, verdict, float(compile_timeout_s))
         command = child_command(lesson, path.resolve(), lesson_constants=lesson_constants)
-    run = _supervise(command, float(timeout_s), float(compile_timeout_s), device=device)
+    run = _supervise(command, float(timeout_s), float(compile_timeout_s), device=device, source=path)
     return run_result(lesson, path, source, run, float(timeout_s), float(compile_timeout_s))
+
+
+def refused_include(lesson: Lesson, path: Path, source: str) -> TryResult | None:
+    """A compile error, before anything compiles, for an ``#include`` the lesson's kernel does not make."""
+    found = foreign_include(source, lesson.kernel_path.read_text("utf-8"))
+    if found is None:
+        return None
+    line, directive = found
+    return TryResult(
+        lesson.id,
+        "compile-error",
+        path,
+        f"Line {line}: #{directive} is not one of the lesson kernel's own includes, so it was not compiled.",
+        "A version of the kernel may include only what the lesson's kernel includes (NVRTC would read any "
+        "file it names); remove that line, or the comment that mentions it.",
+        line=line,
+    )
 
 
 def run_result(

@@ -53,7 +53,15 @@ from .._data import read_text
 from .._files import MAX_KERNEL_BYTES
 from ..errors import CourseError
 from .outcome import COMPILE_TIMEOUT_S, DEFAULT_TIMEOUT_S, TryResult
-from .sandbox import MAX_OUTPUT_BYTES, _Run, child_env, compile_cache_dir_for_child, run_result
+from .sandbox import (
+    MAX_OUTPUT_BYTES,
+    _Run,
+    child_env,
+    child_readable,
+    child_writable,
+    refused_include,
+    run_result,
+)
 
 if TYPE_CHECKING:
     from ..lesson import Lesson
@@ -93,6 +101,7 @@ class GpuWorker:
         self.served = 0
         self._session: _confine.Session | None = None
         self._folder: contextlib.ExitStack | None = None
+        self._inbox: Path | None = None  # where each request's source is copied (the child sees only it)
         self._session_served = 0
         self._cpu_s = 0.0
         self._requests = 0
@@ -118,7 +127,8 @@ class GpuWorker:
         self.close()
         stack = contextlib.ExitStack()
         folder = stack.enter_context(_confine.child_folder("course-worker-"))
-        cache = compile_cache_dir_for_child()
+        self._inbox = folder / "inbox"
+        self._inbox.mkdir()
         try:
             self._session = _confine.Session(
                 self.command,
@@ -128,7 +138,8 @@ class GpuWorker:
                 limits=_confine.Limits(
                     cpu_s=self.recycle_cpu_s + compile_timeout_s + timeout_s + 30, file_size=256 << 20
                 ),
-                writable=(cache,) if cache is not None else (),
+                writable=child_writable(),
+                readable=child_readable(command=self.command),
                 env=child_env(folder, self.device),
                 stdout_limit=MAX_OUTPUT_BYTES,
                 stderr_limit=256 << 10,
@@ -155,6 +166,8 @@ class GpuWorker:
                 raise CourseError(f"{name} must be a positive number of seconds (got {value!r})")
         path = Path(source_path).expanduser()
         source = read_text(path, "the kernel to try", limit=MAX_KERNEL_BYTES)
+        if (refused := refused_include(self.lesson, path, source)) is not None:
+            return refused
         for _attempt in range(2):
             fresh = self._session is None or not self._session.alive or self._cpu_s >= self.recycle_cpu_s
             session = self._start(timeout_s, compile_timeout_s) if fresh else self._session
@@ -162,8 +175,11 @@ class GpuWorker:
             served_before = self._session_served
             self._requests += 1
             run = _Run(request=self._requests)
+            assert self._inbox is not None
+            given = self._inbox / path.name  # the same name: the compile log's lines map to it
+            given.write_text(source, encoding="utf-8")
             answer = session.ask(
-                json.dumps({"id": self._requests, "source": str(path.resolve())}),
+                json.dumps({"id": self._requests, "source": str(given)}),
                 float(compile_timeout_s),
                 functools.partial(run.on_line, timeout_s=float(timeout_s)),
                 run.answered,

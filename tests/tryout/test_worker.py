@@ -1,6 +1,7 @@
 """The grader's GPU worker on this machine: a stand-in worker that speaks the protocol, no GPU.
 
-What is counted, never timed: which worker process (its pid) ran each piece,
+What is counted, never timed: which worker process ran each piece (its pid and a
+token of its own: in bubblewrap's pid namespace every worker has the same pid),
 how many workers were started, and each piece's outcome. The stand-in reads
 each request's source and does what the text says: pass, fault (and leave,
 as the real worker does after a sticky error), hang, die without a word,
@@ -36,6 +37,7 @@ LESSON = get_lesson("day78")
 STAND_IN = f"""\
 import json, os, sys, time
 P = {PROTOCOL_PREFIX!r}
+ME = f"{{os.getpid()}}-{{os.urandom(8).hex()}}"
 def emit(event):
     sys.stdout.write(P + json.dumps(event) + "\\n")
     sys.stdout.flush()
@@ -53,7 +55,7 @@ for line in sys.stdin:
         sys.stdout.write("x" * (9 << 20) + "\\n")
         sys.stdout.flush()
         time.sleep(120)
-    emit({{"event": "line", "text": f"pid {{os.getpid()}} device {{os.environ.get('CUDA_VISIBLE_DEVICES')}}", "request": n}})
+    emit({{"event": "line", "text": f"pid {{ME}} device {{os.environ.get('CUDA_VISIBLE_DEVICES')}}", "request": n}})
     if "FAULT" in text:
         emit({{"event": "result", "outcome": "fault", "error": "cudaErrorIllegalAddress",
               "error_name": "cudaErrorIllegalAddress", "request": n, "leaving": True}})

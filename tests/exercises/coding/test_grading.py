@@ -398,6 +398,10 @@ class _StandInRunner:
     def close(self) -> None:
         """The grader ends the runner it made (CodeRunner's workers)."""
 
+    def sandbox(self) -> str:
+        """Where the code runs, as the command line says before grading (CodeRunner asks bubblewrap)."""
+        return "in a stand-in"
+
 
 @pytest.mark.parametrize("asked", [True, False])
 def test_quiz_grade_shows_a_bar_of_the_code_answers_when_asked_and_passes_the_budget(
@@ -432,7 +436,10 @@ def test_quiz_grade_shows_a_bar_of_the_code_answers_when_asked_and_passes_the_bu
     assert ("code answers" in err and "2/2" in err) == asked, err
     # Workers by default; --one-off asks for a new child per answer's GPU check.
     assert main(argv[:5] + [str(tmp_path / "o1"), "--one-off"]) == 0
-    assert _StandInRunner.made == [{}, {"workers": False}]
+    assert _StandInRunner.made == [
+        {"workers": True, "unconfined": False},
+        {"workers": False, "unconfined": False},
+    ]
     assert (
         main(["quiz", "grade", str(key.path), str(subs), "-o", str(tmp_path / "o2"), "--budget", "-1"]) == 2
     )

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from course import _confine
+from course import _bwrap, _confine
 from course._confine import Limits, child_folder, run_child
 from course.exercises import coding_check
 from course.exercises.coding import get_exercise
@@ -53,7 +53,7 @@ needs_cxx = pytest.mark.usefixtures("cxx")
 
 
 def _bwrap_reason() -> str | None:
-    found = _confine._bwrap_probe()
+    found = _bwrap._bwrap_probe(_confine.bwrap_path())
     return None if found.works else found.detail
 
 
@@ -110,6 +110,47 @@ REFUSED = {
     "forged-tile": ("return 0;\nint kTileK = 8;", 2, "kernel's constants"),
     "forged-by-assignment": ("int x = 0, kTileK = 8;\nreturn x;", 1, "kernel's constants"),
     "forged-typed": ("unsigned long long kTileK{8};\nreturn 0;", 1, "kernel's constants"),
+    # Every line-ending spelling: CR LF and a lone CR end a line (and a // comment) for g++ and NVRTC,
+    # and a backslash before either splices; the check sees them as the compilers do.
+    "lone-cr-ends-comment": ("return 0; // x\r}\r__attribute__((constructor)) void f() {", 2, "stay inside"),
+    "lone-cr-directive": ('return 0; // x\r#include "/etc/passwd"', 2, "preprocessor"),
+    "crlf-directive": ("return 0; // x\r\n#include </dev/zero>", 2, "preprocessor"),
+    "cr-cr-lf-directive": ("return 0; // x\r\r\n#include </dev/zero>", 3, "preprocessor"),
+    "backslash-crlf-splice": ("return 0; // x \\\r\n#include </dev/zero>", 1, "joins it to the next line"),
+    "backslash-cr-splice": ("return 0; // x \\\r#include </dev/zero>", 1, "joins it to the next line"),
+    "backslash-space-cr-splice": ("return 0; // \\ \r#include </dev/zero>", 1, "joins it"),
+    # Declarations with linkage, and code outside the piece's statements (issue 36, hole 1).
+    "extern-system": (
+        'extern char system[];\nreturn ((int (*)(const char*))(void*)system)("id");',
+        1,
+        "extern",
+    ),
+    "extern-dlsym": ("return 0;\n  extern char dlsym[];", 2, "a declaration the piece may not make"),
+    "extern-kill": ("extern int kill(int, int);\nreturn kill(-1, 9);", 1, "extern"),
+    "extern-c": ('extern "C" int system(const char*);\nreturn 0;', 1, "extern"),
+    "function-declaration": ('int system(const char*);\nreturn system("id");', 1, "declares a function"),
+    "function-declaration-variadic": (
+        "long long syscall(long long, ...);\nreturn 0;",
+        1,
+        "declares a function",
+    ),
+    "function-declaration-empty": ("int getpid();\nreturn getpid();", 1, "declares a function"),
+    "decltype-function": ('decltype(printf) system;\nreturn system("id");', 1, "decltype"),
+    "typedef-function": ('typedef int F(const char*);\nF system;\nreturn system("id");', 1, "typedef"),
+    "using-function": ("using F = int(const char*);\nF system;\nreturn 0;", 1, "using"),
+    "static-in-init-array": (
+        'static void (*p)() __attribute__((section(".init_array"))) = 0;\nreturn 0;',
+        1,
+        "__attribute__",
+    ),
+    "attribute": ("int x __attribute__((used)) = 0;\nreturn x;", 1, "__attribute__"),
+    "cxx-attribute": ('[[gnu::section(".init_array")]] int x = 0;\nreturn x;', 1, "[[...]]"),
+    "thread-local": ("thread_local int x = 0;\nreturn x;", 1, "thread_local"),
+    "lambda-calls-system": ("auto f = [] { return 0; };\nreturn f();", 1, "lambda"),
+    "lambda-in-argument": ("return mn + ([&](int v) { return v; })(k);", 1, "lambda"),
+    "local-class": ("struct L { static int f() { return 0; } };\nreturn L::f();", 1, "struct"),
+    "local-class-keyword": ("class L {};\nreturn 0;", 1, "class"),
+    "statement-expression": ("return ({ int v = mn; v; });", 1, "statement expression"),
     "universal-name": ("return \\u0023;", 1, "backslash"),
     "non-ascii-code": ("return mn\u037e", 1, "U+037E"),
 }
@@ -137,9 +178,38 @@ def test_ordinary_pieces_pass_the_tokenizer():
         "return 1'000 + kTileK; // digit separators, and ' in a comment: {",
         'const char* s = "} # %: ??"; /* a } in a comment\n   and # too */ return s[0] == 0 ? 0 : kTileK;',
         "int a = kTileK * 2; return a == kTileK ? 'x' : u8'y';",
-        "return (kTileK <= mn) + (mn >= kTileK) + [](int v) { return v; }(k);",
+        "return (kTileK <= mn) + (mn >= kTileK) + (k);",
+        "int a[2] = {1, 2};\nreturn a[1] + kTileK + static_cast<int>(mn);",
+        "long long v(mn);\nint w(3);\nreturn v + w;",  # variables initialised with parentheses
+        "static volatile int spin = 1;\nwhile (spin) {}\nreturn 0;",  # a static without attributes
+        "return 0;\r\n// a Windows file\r\n",
+        "return 0; // a form feed \x0c, a vertical tab \x0b and U+2028 \u2028 end no line for the compiler",
     ):
         refuse_escape(piece, EXERCISE, KERNEL)
+
+
+@pytest.mark.parametrize("mark", ["\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"])
+def test_what_ends_no_line_for_the_compiler_stays_in_its_comment_after_the_splice(mark):
+    """str.splitlines splits at these; the compilers do not: the splice keeps them on their line."""
+    from course.exercises.coding import splice
+
+    piece = f"return 0; // {mark}#include </dev/zero>"
+    refuse_escape(piece, EXERCISE, KERNEL)
+    spliced = splice(KERNEL, EXERCISE, piece)
+    (line,) = [ln for ln in spliced.split("\n") if "#include </dev/zero>" in ln]
+    assert line.strip() == piece
+
+
+@pytest.mark.parametrize("ending", ["\r\n", "\r", "\n"])
+def test_the_splice_holds_the_text_the_check_saw(ending):
+    """Every line end of a piece is an LF in the kernel the compiler reads: what the filter counted as lines."""
+    from course.exercises.coding import splice
+
+    piece = ending.join(["int v = mn;", "// a comment", "return v * 0 + k;"])
+    refuse_escape(piece, EXERCISE, KERNEL)
+    spliced = splice(KERNEL, EXERCISE, piece)
+    assert "\r" not in spliced[spliced.index("int v = mn;") : spliced.index("return v * 0 + k;")]
+    assert "// a comment\n" in spliced
 
 
 @pytest.mark.parametrize("name", ["close-the-function", "include-dev-zero", "forged-tolerance"])
@@ -163,10 +233,11 @@ COMPILED = {
     "fork": ("return fork();", "compile-error"),
     "socket": ("return socket(2, 1, 0);", "compile-error"),
     "kill-parent": ("return kill(getppid(), 9);", "compile-error"),
-    # ... and declaring one inside the function gives it C++ linkage: nothing to link against.
-    "declared-system": ('int system(const char*);\nreturn system("id");', "compile-error"),
-    "declared-kill": ("int kill(int, int);\nint getppid();\nreturn kill(getppid(), 19);", "compile-error"),
-    "extern-c-inside": ('extern "C" int system(const char*);\nreturn 0;', "compile-error"),
+    # ... and a declaration inside the function is refused before compiling (section 1); past the
+    # filter, one with C++ linkage has nothing to link against (test_the_link_refuses_...).
+    "declared-system": ('int system(const char*);\nreturn system("id");', "refused"),
+    "declared-kill": ("int kill(int, int);\nint getppid();\nreturn kill(getppid(), 19);", "refused"),
+    "extern-c-inside": ('extern "C" int system(const char*);\nreturn 0;', "refused"),
     # A forged constant in a comment changes nothing: the check's constants are the lesson's.
     "forged-in-comment": (
         "/*\nconstexpr float kRelTolerance = 1e30f;\nconstexpr int kTileK = 1;\n*/\n" + WRONG,
@@ -174,12 +245,12 @@ COMPILED = {
     ),
     "template-bomb": (
         "auto f = [](auto self, auto* p) -> int { return self(self, &p); };\nint* q = nullptr;\nreturn f(f, q);",
-        ("compile-error", "timeout"),
+        "refused",  # a lambda: refused before compiling
     ),
     "constexpr-bomb": (
         "constexpr long long x = [] { long long s = 0; for (long long i = 0; i < (1LL << 40); ++i) "
         "for (long long j = 0; j < (1LL << 40); ++j) s += i ^ j; return s; }();\nreturn int(x);",
-        ("compile-error", "timeout"),
+        "refused",
     ),
 }
 
@@ -188,6 +259,10 @@ COMPILED = {
 @pytest.mark.parametrize("name", sorted(COMPILED))
 def test_hostile_pieces_that_compile_or_not_score_zero_with_a_reason(name, short_limits):
     piece, want = COMPILED[name]
+    if want == "refused":
+        with pytest.raises(PieceRefused, match="your code, line 1: "):
+            check_piece(LESSON, EXERCISE, piece, use_gpu=False, compile_check=False)
+        return
     r = check_piece(LESSON, EXERCISE, piece, use_gpu=False, compile_check=False)
     assert r.outcome in ((want,) if isinstance(want, str) else want) and not r.passed
     assert r.headline.startswith("CPU check: ") and len(r.headline) > 20
@@ -528,11 +603,11 @@ def test_the_sandbox_is_tried_once_and_said(monkeypatch, capsys):
     from course.errors import CourseError
 
     monkeypatch.setenv(_confine.SANDBOX_ENV, "auto")
-    _confine._bwrap_probe.cache_clear()
+    _bwrap._bwrap_probe.cache_clear()
     monkeypatch.setattr(_confine.shutil, "which", lambda _name: None)
     try:
         missing = _confine.sandbox_status()
-        assert not missing.works and "apt install bubblewrap" in missing.detail
+        assert not missing.works and "apt-get install bubblewrap" in missing.detail
         monkeypatch.setenv(_confine.SANDBOX_ENV, "bwrap")
         with pytest.raises(CourseError, match="COURSE_SANDBOX=bwrap, but bubblewrap"):
             _confine.sandbox_status()
@@ -543,7 +618,7 @@ def test_the_sandbox_is_tried_once_and_said(monkeypatch, capsys):
             in capsys.readouterr().out
         )
     finally:
-        _confine._bwrap_probe.cache_clear()
+        _bwrap._bwrap_probe.cache_clear()
 
 
 def test_a_bubblewrap_that_cannot_make_namespaces_is_reported(monkeypatch, tmp_path):
@@ -551,7 +626,7 @@ def test_a_bubblewrap_that_cannot_make_namespaces_is_reported(monkeypatch, tmp_p
     fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to creating new namespace' >&2\nexit 1\n")
     fake.chmod(0o755)
     monkeypatch.setenv(_confine.SANDBOX_ENV, "auto")
-    _confine._bwrap_probe.cache_clear()
+    _bwrap._bwrap_probe.cache_clear()
     monkeypatch.setattr(_confine.shutil, "which", lambda _name: str(fake))
     try:
         found = _confine.sandbox_status()
@@ -560,4 +635,4 @@ def test_a_bubblewrap_that_cannot_make_namespaces_is_reported(monkeypatch, tmp_p
             done = run_child(_py("print('ran')"), folder=folder, timeout_s=30, limits=Limits(cpu_s=30))
         assert done.out() == "ran\n" and done.sandbox == "keeper"
     finally:
-        _confine._bwrap_probe.cache_clear()
+        _bwrap._bwrap_probe.cache_clear()
