@@ -44,9 +44,17 @@
 //    arrives last adds the others' partials to its registers, resets the
 //    counter to 0 for the next launch, and runs step 6's epilogue (shared
 //    memory, TMA store) on the sum. Nobody waits for anybody, so no order
-//    of units can deadlock. (The "serial split-K" / "fixup" idea of
-//    CUTLASS's split-K and Stream-K schedulers, here in its simplest
-//    form.) With splitK = 1 the kernel is step 6 on rounded-up tile
+//    of units can deadlock. This is the last-arriver reduction of the CUDA
+//    sample threadFenceReduction (a fence, an atomic ticket, the last
+//    block sums); CUTLASS's sm90 split-K / Stream-K fixup instead has a
+//    split wait for its turn on a barrier in the workspace (cutlass/
+//    barrier.h, wait_eq), with a ReductionMode of Deterministic (its
+//    default) or Nondeterministic (include/cutlass/gemm/kernel/
+//    tile_scheduler_params.h). Here the FP32 sums' order depends on which
+//    split arrives last, so D's last bits can differ from launch to launch;
+//    -DGEMM_DETERMINISTIC=1 makes the last arriver add every partial, its
+//    own read back too, in split order: the same bits every launch, for
+//    one more partial read per tile. With splitK = 1 the kernel is step 6 on rounded-up tile
 //    counts. Which BN, cluster and split a problem gets is the host's
 //    choice (a model of tiles, waves and SM count); this file's main()
 //    takes them as arguments.
@@ -90,7 +98,8 @@
 // Needs compute capability 9.0 exactly (wgmma is sm_90a-only).
 //
 // Build: nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -o gemm7_shapes gemm7_shapes.cu
-//        (add -DGEMM_BN=128 or 64 and/or -DGEMM_CLUSTER=1 for the other configurations)
+//        (add -DGEMM_BN=128 or 64 and/or -DGEMM_CLUSTER=1 for the other configurations,
+//        -DGEMM_DETERMINISTIC=1 for split-K sums in split order)
 // Run:   ./gemm7_shapes            (a list of ragged shapes, each with splits 1 and 3)
 //        ./gemm7_shapes M N K SPLIT (one shape)
 
@@ -157,6 +166,15 @@ constexpr int kClusterM = GEMM_CLUSTER;   // CTAs per cluster, stacked along M, 
 constexpr int kClusterN = 1;              // CTAs per cluster along N (A is not shared)
 constexpr int kBoxBRows = kBN / kClusterM;  // TMA box for B: one slice per CTA of the cluster
 constexpr int kAccRegs = kWgmmaM * kWgmmaN / 128;  // floats per thread per m64nBN accumulator
+// -DGEMM_DETERMINISTIC=1: split-K's last arriver adds every partial, its own
+// included (read back from the workspace), in split order 0, 1, ..., so D is
+// the same bits whichever split arrives last (see reduceSplits). Default 0:
+// it adds the others' partials to its own registers, and the order of the
+// FP32 sums depends on which split arrived last.
+#ifndef GEMM_DETERMINISTIC
+#define GEMM_DETERMINISTIC 0
+#endif
+constexpr int kDeterministic = GEMM_DETERMINISTIC;  // 1: split-K sums in split order
 #ifndef GEMM_SETMAXNREG
 #define GEMM_SETMAXNREG 1
 #endif
@@ -187,6 +205,7 @@ constexpr int kClusterSize = kClusterM * kClusterN;
 
 static_assert(kBN == 256 || kBN == 128 || kBN == 64, "GEMM_BN is 256, 128 or 64");
 static_assert(kClusterM == 1 || kClusterM == 2, "GEMM_CLUSTER is 1 or 2");
+static_assert(kDeterministic == 0 || kDeterministic == 1, "GEMM_DETERMINISTIC is 0 or 1");
 static_assert(kBK * 2 == 128, "one tile row must be exactly one 128-byte swizzle span");
 static_assert(kBM == kWgmmaM * kConsumers, "each consumer covers 64 rows with one m64nBN slice");
 static_assert(kBoxARows == kBM && kBoxBRows <= 256, "TMA boxes are at most 256 rows");
@@ -746,6 +765,26 @@ __device__ __forceinline__ bool reduceSplits(float (&acc)[kAccRegs], SharedStora
     if (ticket != static_cast<unsigned>(splitK - 1)) {
         return false;  // another split will finish this tile
     }
+    if constexpr (kDeterministic) {
+        // The same sum whoever is last: partial 0, then + partial 1, + partial 2, ...
+        // Its own partial is read back too (this thread's own __stcg stores, in
+        // program order), so acc's registers play no part in the order.
+        for (int o = 0; o < splitK; ++o) {
+            const float4* src = reinterpret_cast<const float4*>(base + static_cast<size_t>(o) * kPartial);
+#pragma unroll
+            for (int q = 0; q < kAccRegs / 4; ++q) {
+                const float4 v = __ldcg(src + q * 128 + wt);
+                acc[4 * q] = (o == 0 ? 0.0f : acc[4 * q]) + v.x;
+                acc[4 * q + 1] = (o == 0 ? 0.0f : acc[4 * q + 1]) + v.y;
+                acc[4 * q + 2] = (o == 0 ? 0.0f : acc[4 * q + 2]) + v.z;
+                acc[4 * q + 3] = (o == 0 ? 0.0f : acc[4 * q + 3]) + v.w;
+            }
+        }
+        return true;
+    }
+    // Default: the others' partials onto this split's registers, in split order
+    // but starting from whichever split arrived last, so the order of the FP32
+    // sums (and so D's last bits) can change from launch to launch.
     for (int o = 0; o < splitK; ++o) {
         if (o == split) continue;
         const float4* src = reinterpret_cast<const float4*>(base + static_cast<size_t>(o) * kPartial);

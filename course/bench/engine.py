@@ -41,7 +41,7 @@ from .arith import (
 )
 from .result import SCHEMA_VERSION, BenchResult, Measurement, SizeRow
 from .spec import KERNEL, BenchSpec, Extras, Peer, bench_spec
-from .timing import Timer
+from .timing import Samples, Timer
 
 if TYPE_CHECKING:
     from ..kernel.compile import Compiled
@@ -113,6 +113,7 @@ class RunContext:
     sizes: tuple[int, ...]
     rows: list[SizeRow] = field(default_factory=list)
     peers: Sequence[Peer] = ()
+    graph_samples: dict[int, dict[str, Samples]] = field(default_factory=dict)  # spec.graphs: per size
 
     def compile(self, n: int, source: str | None = None, defines: dict[str, int] | None = None) -> Compiled:
         """The kernel at size N (or ``source``, a variant of it; or with extra ``defines``)."""
@@ -241,9 +242,13 @@ def measure(
         for peer in ctx.peers:
             calls[peer.name] = (partial(peer.call, work), peer.want(work) if peer.want else None)
         check = ctx.verify(n, work, calls)
-        timings = ctx.timer.time_together(
-            {name: [partial(call, j) for j in range(work.sets)] for name, (call, _) in calls.items()}
+        samples = ctx.timer.samples_together(
+            {name: [partial(call, j) for j in range(work.sets)] for name, (call, _) in calls.items()},
+            graphs=spec.graphs,
         )
+        timings = {name: samples[name].timing() for name in calls}
+        if spec.graphs:
+            ctx.graph_samples[n] = {k: v for k, v in samples.items() if k not in calls}
         k_rate = ctx.rate(n, timings[KERNEL].median_ms)
         peers = tuple(
             Measurement(
@@ -268,6 +273,9 @@ def measure(
         del work, calls
         release()
     extras = spec.finish(ctx) if spec.finish else Extras()
+    graph_failures = tuple(
+        f"{name}: not timed in CUDA graphs ({why})" for name, why in ctx.timer.graph_failures.items()
+    )
     notes = (
         spec.notes
         + (
@@ -276,6 +284,7 @@ def measure(
         )
         + extras.notes
         + absent
+        + graph_failures
     )
     gaps = sum(m.timing.gap_repeats for r in ctx.rows for m in (r.kernel, *r.peers))
     if gaps:

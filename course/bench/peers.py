@@ -46,6 +46,7 @@ class Cublas:
                 f"cuBLAS could not be loaded through CuPy ({e}); the peer needs it"
             ) from None
         self.cublas = cublas
+        self.stream = cp.cuda.get_current_stream
         self.handle = cp.cuda.device.get_cublas_handle()
         self.one = np.array(1.0, dtype=np.float32)  # host scalars (pointer mode host), kept alive here
         self.zero = np.array(0.0, dtype=np.float32)
@@ -53,15 +54,16 @@ class Cublas:
         self.f16 = rt.CUDA_R_16F
         self.out_type = rt.CUDA_R_32F if out == "float32" else rt.CUDA_R_16F
         self.b_layout = b_layout
-        self.name = "cuBLAS gemmEx" + (
-            "" if out == "float32" and b_layout == "kn" else f" ({b_layout.upper()}, {out} out)"
-        )
+        self.name = cublas_name(out, b_layout)
 
     def __call__(self, a: Any, b: Any, d: Any) -> None:
         c = self.cublas
         m, k = a.shape
         n = d.shape[1]
         op_b, ld_b = (c.CUBLAS_OP_N, n) if self.b_layout == "kn" else (c.CUBLAS_OP_T, k)
+        # On CuPy's current stream, as the kernels it is timed beside (a stream being captured
+        # into a CUDA graph, when the timer captures one: ``course.bench.timing``).
+        c.setStream(self.handle, self.stream().ptr)
         c.gemmEx(
             self.handle,
             op_b,
@@ -83,6 +85,13 @@ class Cublas:
             c.CUBLAS_COMPUTE_32F,
             c.CUBLAS_GEMM_DEFAULT_TENSOR_OP,
         )
+
+
+def cublas_name(out: str = "float32", b_layout: str = "kn") -> str:
+    """How tables and recordings name ``Cublas(out, b_layout)``."""
+    return "cuBLAS gemmEx" + (
+        "" if out == "float32" and b_layout == "kn" else f" ({b_layout.upper()}, {out} out)"
+    )
 
 
 def cublaslt_name(autotune: bool) -> str:

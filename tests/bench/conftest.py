@@ -214,6 +214,45 @@ class Event:
         return self.sim.started_early
 
 
+class SimGraph:
+    """A captured CUDA graph: replaying it spends what its calls cost, with no host in between."""
+
+    def __init__(self, sim: Sim, costs: list[float]):
+        self.sim, self.costs = sim, costs
+
+    def launch(self, stream: Any = None) -> None:
+        assert stream is self.sim.stream, "a graph is replayed on the timer's stream"
+        self.sim.log.append(("graph", len(self.costs)))
+        for ms in self.costs:
+            self.sim.spend(ms)
+
+
+class SimStream:
+    """``cupy.cuda.Stream``: current inside ``with``; ``begin_capture`` / ``end_capture`` make a graph."""
+
+    def __init__(self, sim: Sim, non_blocking: bool = False):
+        self.sim, self.ptr, self.outer = sim, 7, None
+
+    def __enter__(self) -> SimStream:
+        self.outer, self.sim.stream = self.sim.stream, self  # type: ignore[assignment]
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.sim.stream = self.outer  # type: ignore[assignment]
+
+    def synchronize(self) -> None:
+        pass
+
+    def begin_capture(self) -> None:
+        assert self.sim.captured is None and self.sim.stream is self
+        self.sim.captured = []
+
+    def end_capture(self) -> SimGraph:
+        costs, self.sim.captured = self.sim.captured, None
+        assert costs is not None, "end_capture without begin_capture"
+        return SimGraph(self.sim, costs)
+
+
 class Kernel:
     """A RawKernel stand-in: ``body(grid, block, *args)`` does the work."""
 
@@ -258,6 +297,8 @@ class Sim:
         self.launches: list[tuple[str, int, int]] = []  # (what, N, output address)
         self.free_bytes = 100 * 2**30
         self.occupancy: int | None = 2  # None: the driver's query fails
+        self.cublas_stream: int | None = None  # the stream cublasSetStream last gave the handle
+        self.captured: list[float] | None = None  # while a stream captures: the GPU work of each call
         self.corrupt: Callable[[np.ndarray], None] | None = None  # a kernel bug, applied to its output
 
     # memory
@@ -276,6 +317,9 @@ class Sim:
         return np.asarray(base).reshape(-1).view(np.uint8)[:need].view(dtype)
 
     def spend(self, ms: float) -> None:
+        if self.captured is not None:  # a stream capture: the work goes into the graph, not the clock
+            self.captured.append(ms)
+            return
         self.clock += ms
 
     # kernels
@@ -342,12 +386,19 @@ class Sim:
         return SimpleNamespace(tile_map=tile_map, address=address)
 
     # library calls
+    def set_cublas_stream(self, handle: int, stream: int) -> None:
+        assert handle == CUBLAS_HANDLE
+        self.cublas_stream = stream
+
     def gemm_ex(
         self, handle, transa, transb, m, n, k, alpha, a, a_type, lda, b, b_type, ldb, beta, c, c_type, ldc,
         compute, algo,
     ) -> None:  # fmt: skip
         """cublasGemmEx, column-major: C (m x n) = alpha op(A) op(B) + beta C."""
         assert handle == CUBLAS_HANDLE
+        assert self.cublas_stream == self.stream.ptr, (
+            "cuBLAS runs on another stream than the kernels it is timed with"
+        )
         assert compute == CUBLAS_COMPUTE_32F and algo == CUBLAS_GEMM_DEFAULT_TENSOR_OP
         assert transa in (CUBLAS_OP_N, CUBLAS_OP_T) and transb in (CUBLAS_OP_N, CUBLAS_OP_T)
         assert lda >= (m if transa == CUBLAS_OP_N else k) and ldb >= (k if transb == CUBLAS_OP_N else n)
@@ -429,6 +480,7 @@ def fake_cupy(sim: Sim) -> types.ModuleType:
     cp.__version__ = "simulated"
     cp.cuda = SimpleNamespace(
         get_current_stream=lambda: sim.stream,
+        Stream=lambda non_blocking=False: SimStream(sim, non_blocking),
         Event=lambda: Event(sim),
         get_elapsed_time=sim.elapsed,
         Device=lambda: SimpleNamespace(
@@ -450,6 +502,7 @@ def fake_cupy(sim: Sim) -> types.ModuleType:
         device=SimpleNamespace(get_cublas_handle=lambda: CUBLAS_HANDLE),
         cublas=SimpleNamespace(
             gemmEx=sim.gemm_ex,
+            setStream=sim.set_cublas_stream,
             CUBLAS_OP_N=CUBLAS_OP_N,
             CUBLAS_OP_T=CUBLAS_OP_T,
             CUBLAS_COMPUTE_32F=CUBLAS_COMPUTE_32F,

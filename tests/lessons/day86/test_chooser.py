@@ -31,16 +31,45 @@ def test_the_picks_on_an_h200():
     assert (picks[(128, 8192, 8192)].cluster, picks[(128, 8192, 8192)].split) == (1, 4)
 
 
-def test_waves_count_the_last_wave_whole():
+def test_the_last_partial_wave_is_priced_at_its_share():
     c = chooser.estimate(4096, 11008, 4096, SMS, 256, 2, 1)
     assert c is not None
     assert (c.units, c.slots, c.waves) == (688, 66, 11)
-    # one more unit than a whole number of waves costs a whole wave
-    full = chooser.estimate(128 * 2 * 66, 256, 4096, SMS, 256, 2, 1)
-    over = chooser.estimate(128 * 2 * 67, 256, 4096, SMS, 256, 2, 1)
-    assert full is not None and over is not None
-    assert (full.waves, over.waves) == (1, 2)
-    assert over.est_us > 1.9 * full.est_us - chooser.LAUNCH_US
+    # one more unit than a whole number of waves costs LONE_UNIT of a wave, not a whole one
+    for cluster in (2, 1):
+        slots = SMS // cluster
+        full = chooser.estimate(128 * cluster * slots, 256, 4096, SMS, 256, cluster, 1)
+        over = chooser.estimate(128 * cluster * (slots + 1), 256, 4096, SMS, 256, cluster, 1)
+        assert full is not None and over is not None
+        assert (full.waves, over.waves) == (1, 2)
+        lone = (over.est_us - full.est_us) / (full.est_us - chooser.LAUNCH_US)
+        assert lone == pytest.approx(chooser.LONE_UNIT[cluster])
+    # the share rises to a whole wave as the last wave fills
+    shares = [chooser.wave_share(66 + r, 66, 2) for r in (1, 33, 65, 66)]
+    assert shares == sorted(shares) and shares[0] == pytest.approx(1.65) and shares[-1] == 2.0
+
+
+def test_per_sm_rates_scale_with_the_sm_count():
+    # one full wave of the same units takes the same time on 114 SMs as on 132: each SM is as
+    # fast, there are fewer of them (a fixed total divided by 114 would make each SM faster)
+    a = chooser.estimate(128 * 132, 256, 4096, 132, 256, 1, 1)
+    b = chooser.estimate(128 * 114, 256, 4096, 114, 256, 1, 1)
+    assert a is not None and b is not None and a.waves == b.waves == 1
+    assert a.est_us == pytest.approx(b.est_us)
+    assert chooser.SUSTAINED_TFLOPS_132 == 660  # the figure the constants are named for, not 989
+
+
+def test_the_deterministic_reduction_costs_one_more_partial_read():
+    plain = chooser.estimate(1024, 1024, 16384, SMS, 256, 2, 4)
+    det = chooser.estimate(1024, 1024, 16384, SMS, 256, 2, 4, deterministic=True)
+    unsplit = chooser.estimate(1024, 1024, 16384, SMS, 256, 2, 1, deterministic=True)
+    assert plain is not None and det is not None and unsplit is not None
+    assert det.est_us > plain.est_us and det.deterministic and not plain.deterministic
+    assert not unsplit.deterministic  # unsplit, both builds are the same: no separate build
+    pick = chooser.choose(1024, 1024, 16384, SMS, deterministic=True)
+    assert pick.split > 1 and chooser.defines(pick)["GEMM_DETERMINISTIC"] == 1
+    assert "deterministic" in pick.describe()
+    assert "GEMM_DETERMINISTIC" not in chooser.defines(chooser.choose(1024, 1024, 16384, SMS))
 
 
 def test_a_split_is_worth_it_only_when_tiles_are_few():
