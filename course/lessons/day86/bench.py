@@ -13,7 +13,7 @@ renders the table from a recording with ``shape_table``.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -227,7 +227,7 @@ def _deterministic_cost(ctx: Context, work: Any, shape: Shape, choice: chooser.C
     """The same build and split with ``-DGEMM_DETERMINISTIC=1`` (the last arriver adds every partial
     in split order) on the same buffers, checked, then timed interleaved with the default build:
     its rate over the default's, repeat by repeat, launched one by one and in CUDA graphs."""
-    det = chooser.Choice(**{**choice.__dict__, "deterministic": True})
+    det = replace(choice, deterministic=True)
     compiled = ctx.compile(max(shape), defines=chooser.defines(det))
     launch = partial(work.launch, compiled=compiled)
     ctx.verify(max(shape), work, {"deterministic": (launch, None)})
