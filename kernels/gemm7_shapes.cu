@@ -780,21 +780,21 @@ __device__ __forceinline__ bool reduceSplits(float (&acc)[kAccRegs], SharedStora
                 acc[4 * q + 3] = (o == 0 ? 0.0f : acc[4 * q + 3]) + v.w;
             }
         }
-        return true;
-    }
-    // Default: the others' partials onto this split's registers, in split order
-    // but starting from whichever split arrived last, so the order of the FP32
-    // sums (and so D's last bits) can change from launch to launch.
-    for (int o = 0; o < splitK; ++o) {
-        if (o == split) continue;
-        const float4* src = reinterpret_cast<const float4*>(base + static_cast<size_t>(o) * kPartial);
+    } else {
+        // Default: the others' partials onto this split's registers, in split
+        // order but starting from whichever split arrived last, so the order of
+        // the FP32 sums (and so D's last bits) can change from launch to launch.
+        for (int o = 0; o < splitK; ++o) {
+            if (o == split) continue;
+            const float4* src = reinterpret_cast<const float4*>(base + static_cast<size_t>(o) * kPartial);
 #pragma unroll
-        for (int q = 0; q < kAccRegs / 4; ++q) {
-            const float4 v = __ldcg(src + q * 128 + wt);
-            acc[4 * q] += v.x;
-            acc[4 * q + 1] += v.y;
-            acc[4 * q + 2] += v.z;
-            acc[4 * q + 3] += v.w;
+            for (int q = 0; q < kAccRegs / 4; ++q) {
+                const float4 v = __ldcg(src + q * 128 + wt);
+                acc[4 * q] += v.x;
+                acc[4 * q + 1] += v.y;
+                acc[4 * q + 2] += v.z;
+                acc[4 * q + 3] += v.w;
+            }
         }
     }
     return true;

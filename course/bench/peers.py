@@ -61,10 +61,7 @@ class Cublas:
         m, k = a.shape
         n = d.shape[1]
         op_b, ld_b = (c.CUBLAS_OP_N, n) if self.b_layout == "kn" else (c.CUBLAS_OP_T, k)
-        # On CuPy's current stream, as the kernels it is timed beside (a stream being captured
-        # into a CUDA graph, when the timer captures one: ``course.bench.timing``).
-        c.setStream(self.handle, self.stream().ptr)
-        c.gemmEx(
+        args = (
             self.handle,
             op_b,
             c.CUBLAS_OP_N,
@@ -85,6 +82,39 @@ class Cublas:
             c.CUBLAS_COMPUTE_32F,
             c.CUBLAS_GEMM_DEFAULT_TENSOR_OP,
         )
+        try:
+            c.gemmEx(*args)  # CuPy's wrapper puts the handle on CuPy's current stream first
+        except NotImplementedError:
+            # CuPy refuses any cuBLAS call while the stream captures a CUDA graph (its setStream
+            # raises "calling cuBLAS API during stream capture is currently unsupported");
+            # cuBLAS itself can be captured (cuBLAS guide, "CUDA Graphs Support"), so the timer's
+            # capture (``course.bench.timing``) calls the same library directly.
+            _captured_gemm_ex(self.stream().ptr, args)
+
+
+_CUBLAS: Any = None
+
+
+def _captured_gemm_ex(stream: int, args: tuple[Any, ...]) -> None:
+    """cublasSetStream_v2 and cublasGemmEx called through ctypes in the libcublas CuPy loaded (the
+    same library, so CuPy's handle is valid there), for a stream that is capturing."""
+    global _CUBLAS
+    # heavy: ctypes, only when a capture needs it
+    import ctypes
+
+    if _CUBLAS is None:
+        with open("/proc/self/maps", encoding="utf-8") as maps:
+            paths = {line.split()[-1] for line in maps if "/libcublas.so" in line}
+        if len(paths) != 1:
+            raise EnvironmentProblem(f"cannot tell which libcublas CuPy loaded (mapped: {sorted(paths)})")
+        lib = ctypes.CDLL(paths.pop())
+        p, i = ctypes.c_void_p, ctypes.c_int
+        lib.cublasSetStream_v2.argtypes = [p, p]
+        lib.cublasGemmEx.argtypes = [p, i, i, i, i, i, p, p, i, i, p, i, i, p, p, i, i, i, i]
+        _CUBLAS = lib
+    status = _CUBLAS.cublasSetStream_v2(args[0], stream) or _CUBLAS.cublasGemmEx(*args)
+    if status:
+        raise RuntimeError(f"cublasGemmEx in a stream capture: cuBLAS status {status}")
 
 
 def cublas_name(out: str = "float32", b_layout: str = "kn") -> str:

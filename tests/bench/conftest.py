@@ -297,7 +297,6 @@ class Sim:
         self.launches: list[tuple[str, int, int]] = []  # (what, N, output address)
         self.free_bytes = 100 * 2**30
         self.occupancy: int | None = 2  # None: the driver's query fails
-        self.cublas_stream: int | None = None  # the stream cublasSetStream last gave the handle
         self.captured: list[float] | None = None  # while a stream captures: the GPU work of each call
         self.corrupt: Callable[[np.ndarray], None] | None = None  # a kernel bug, applied to its output
 
@@ -386,19 +385,12 @@ class Sim:
         return SimpleNamespace(tile_map=tile_map, address=address)
 
     # library calls
-    def set_cublas_stream(self, handle: int, stream: int) -> None:
-        assert handle == CUBLAS_HANDLE
-        self.cublas_stream = stream
-
     def gemm_ex(
         self, handle, transa, transb, m, n, k, alpha, a, a_type, lda, b, b_type, ldb, beta, c, c_type, ldc,
         compute, algo,
     ) -> None:  # fmt: skip
         """cublasGemmEx, column-major: C (m x n) = alpha op(A) op(B) + beta C."""
         assert handle == CUBLAS_HANDLE
-        assert self.cublas_stream == self.stream.ptr, (
-            "cuBLAS runs on another stream than the kernels it is timed with"
-        )
         assert compute == CUBLAS_COMPUTE_32F and algo == CUBLAS_GEMM_DEFAULT_TENSOR_OP
         assert transa in (CUBLAS_OP_N, CUBLAS_OP_T) and transb in (CUBLAS_OP_N, CUBLAS_OP_T)
         assert lda >= (m if transa == CUBLAS_OP_N else k) and ldb >= (k if transb == CUBLAS_OP_N else n)
@@ -502,7 +494,6 @@ def fake_cupy(sim: Sim) -> types.ModuleType:
         device=SimpleNamespace(get_cublas_handle=lambda: CUBLAS_HANDLE),
         cublas=SimpleNamespace(
             gemmEx=sim.gemm_ex,
-            setStream=sim.set_cublas_stream,
             CUBLAS_OP_N=CUBLAS_OP_N,
             CUBLAS_OP_T=CUBLAS_OP_T,
             CUBLAS_COMPUTE_32F=CUBLAS_COMPUTE_32F,

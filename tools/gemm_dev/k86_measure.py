@@ -57,7 +57,10 @@ def main() -> None:
             key = (lambda x: x) if not mode else in_graphs
             if key("old") not in s:
                 continue
-            us = {x: s[key(x)].timing().median_ms * 1e3 for x in ("old", "new", "cuBLAS")}
+            us = {
+                x: s[key(x)].timing().median_ms * 1e3 if key(x) in s else float("nan")
+                for x in ("old", "new", "cuBLAS")
+            }
             r, lo, hi = paired_ratios(s[key("new")].per_call_ms, s[key("old")].per_call_ms)
             row["one by one" if not mode else "graphs"] = {"us": us, "new_over_old": [r, lo, hi]}
             print(
