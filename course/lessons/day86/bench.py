@@ -462,6 +462,32 @@ def wave_table(result: BenchResult) -> list[WaveRow]:
     return rows
 
 
+@dataclass(frozen=True)
+class DeterministicRow:
+    """The deterministic build's rate over the default's on one shape, one timing mode."""
+
+    shape: Shape
+    mode: str  # "launched one by one" or "in CUDA graphs"
+    ratio: float
+    low: float | None
+    high: float | None
+    times: str  # "deterministic 72.0 us, default 71.0 us per call (+1.0 us)"
+
+
+def deterministic_table(result: BenchResult) -> list[DeterministicRow]:
+    """The recorded cost of the deterministic build, per shape the chooser split and per mode."""
+    by_title = {r.title: r for r in result.reasons}
+    rows = []
+    for shape in chooser.SHAPES:
+        for mode, said in (("", "launched one by one"), (GRAPHS, "in CUDA graphs")):
+            r = by_title.get(deterministic_title(shape) + mode)
+            if r is not None and r.value:
+                rows.append(
+                    DeterministicRow(shape, said, float(r.value), r.low, r.high, r.detail.split(";")[0])
+                )
+    return rows
+
+
 def geometric_mean(values: list[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
@@ -485,6 +511,20 @@ def _findings(result: BenchResult) -> list[str]:
         out.append(
             f"The last partial wave, 128x{w.bn} c{w.cluster}: one unit more than a full wave takes "
             f"{w.plus_us:,.1f} us against {w.full_us:,.1f} us, {w.ratio:.2f}x the time."
+        )
+    graphed = [r for r in rows if GEMMEX in r.graphs]
+    if rows and len(graphed) == len(rows):
+        ratios = [r.graphs[GEMMEX].ratio for r in rows]
+        worst = min(rows, key=lambda r: r.graphs[GEMMEX].ratio)
+        out.append(
+            f"In CUDA graphs (each batch of launches captured once and replayed, interleaved with the launches "
+            f"one by one): geometric mean {geometric_mean(ratios):.2f}x cuBLAS gemmEx; lowest "
+            f"{worst.graphs[GEMMEX].ratio:.2f}x at {shape_name(worst.shape)}."
+        )
+    for d in deterministic_table(result):
+        out.append(
+            f"Deterministic split-K at {shape_name(d.shape)}, {d.mode}: {d.ratio:.3f}x the default build's rate "
+            f"({d.times})."
         )
     if len(rows) == len(chooser.SHAPES):
         for name in LT_PEERS:
