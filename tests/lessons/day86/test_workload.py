@@ -104,14 +104,18 @@ def test_a_deterministic_run_compiles_and_launches_the_deterministic_build(fake_
 
     def compile_lesson(lesson, defines=None, **kw):  # type: ignore[no-untyped-def]
         asked.append(dict(defines))
-        return SimpleNamespace(options=SimpleNamespace(defines=tuple((k, str(v)) for k, v in defines.items())))
+        return SimpleNamespace(
+            options=SimpleNamespace(defines=tuple((k, str(v)) for k, v in defines.items()))
+        )
 
     monkeypatch.setattr(compile_module, "compile_lesson", compile_lesson)
     work = HOST.workload(_compiled(128, 1), 1032, deterministic=True)
     assert asked == [{"GEMM_BN": "128", "GEMM_CLUSTER": "1", "GEMM_DETERMINISTIC": 1}]
     assert dict(work.compiled.options.defines)["GEMM_DETERMINISTIC"] == "1"  # the build run_lesson launches
     assert HOST.last == (RUN_SHAPE, 3, True)
-    assert "split 3 (deterministic): PASS" in HOST.pass_line(1032, SimpleNamespace(max_error=0.0, tolerance=2e-3))
+    assert "split 3 (deterministic): PASS" in HOST.pass_line(
+        1032, SimpleNamespace(max_error=0.0, tolerance=2e-3)
+    )
     # a build that already is deterministic is used as it is
     HOST.workload(work.compiled, 1032, deterministic=True)
     assert len(asked) == 1
