@@ -146,22 +146,28 @@ typedef struct CUtensorMap_st CUtensorMap;
 #endif  // __CUDACC_RTC__
 
 // snippet: constants
-// The configuration: tile width and cluster, one compiled kernel each.
+// The configuration: tile height and width and cluster, one compiled kernel each.
 #ifndef GEMM_BN
 #define GEMM_BN 256
+#endif
+// -DGEMM_BM=64: a 64-row tile with one consumer warpgroup (256 threads), for
+// decode shapes (M <= 64), where a 128-row tile spends half its wgmma work on
+// zero rows. Default 128: two consumer warpgroups of 64 rows each.
+#ifndef GEMM_BM
+#define GEMM_BM 128
 #endif
 #ifndef GEMM_CLUSTER
 #define GEMM_CLUSTER 2
 #endif
-constexpr int kBM = 128;                  // rows of D one CTA owns
+constexpr int kBM = GEMM_BM;              // rows of D one CTA owns: 128 or 64
 constexpr int kBN = GEMM_BN;              // columns of D one CTA owns: 256, 128 or 64
 constexpr int kBK = 64;                   // K depth of one tile: 64 halves = 128 bytes, one swizzle row
 constexpr int kWgmmaM = 64;               // rows of one wgmma.mma_async
 constexpr int kWgmmaN = kBN;              // columns of one wgmma.mma_async (m64n256k16, n128 or n64)
 constexpr int kWgmmaK = 16;               // K depth of one wgmma.mma_async
-constexpr int kThreadsPerBlock = 384;     // warpgroup 0 produces, warpgroups 1 and 2 consume
-constexpr int kConsumers = 2;             // consumer warpgroups: arrivals per empty-barrier phase
-constexpr int kBoxARows = 128;            // TMA box for A: kBK x kBoxARows elements
+constexpr int kConsumers = kBM / 64;      // consumer warpgroups (64 rows each): arrivals per empty-barrier phase
+constexpr int kThreadsPerBlock = 128 * (1 + kConsumers);  // warpgroup 0 produces, the others consume: 384 or 256
+constexpr int kBoxARows = kBM;            // TMA box for A: kBK x kBoxARows elements
 constexpr int kClusterM = GEMM_CLUSTER;   // CTAs per cluster, stacked along M, sharing B
 constexpr int kClusterN = 1;              // CTAs per cluster along N (A is not shared)
 constexpr int kBoxBRows = kBN / kClusterM;  // TMA box for B: one slice per CTA of the cluster
@@ -175,8 +181,11 @@ constexpr int kAccRegs = kWgmmaM * kWgmmaN / 128;  // floats per thread per m64n
 #define GEMM_DETERMINISTIC 0
 #endif
 constexpr int kDeterministic = GEMM_DETERMINISTIC;  // 1: split-K sums in split order
+// setmaxnreg needs a register cap at entry below the consumers' ceiling: 168
+// with 384 threads; with 256 (GEMM_BM=64) the cap is 255, so that build
+// leaves every warpgroup at what ptxas gives it.
 #ifndef GEMM_SETMAXNREG
-#define GEMM_SETMAXNREG 1
+#define GEMM_SETMAXNREG (GEMM_BM == 128)
 #endif
 constexpr int kProducerRegs = 40;         // producer warpgroup's ceiling after setmaxnreg.dec
 constexpr int kConsumerRegs = 232;        // each consumer warpgroup's ceiling after setmaxnreg.inc
@@ -186,7 +195,6 @@ constexpr int kBoxDRows = 64;             // TMA store box for D: one consumer's
 constexpr int kPasses = (kBN + 127) / 128;  // epilogue passes per tile: 2 at BN 256, else 1
 constexpr int kStagingBoxes = kBN / (kBoxDCols * kPasses);  // D boxes each consumer stages per pass: 2, or 1 at BN 64
 constexpr int kStagingSlots = 2;          // staging boxes shared memory holds per consumer (every build)
-constexpr int kSmemBytes = 231424;        // dynamic shared memory the launch requests
 constexpr int kPersistent = 1;            // grid = number of SMs (at most); each CTA walks units
 constexpr int kGroupM = 8;                // cluster-tile rows per group of the tile order
 constexpr int kMinMultiple = 8;           // N and K: 8 halves = 16 bytes, the TMA stride rule
@@ -201,9 +209,14 @@ constexpr int kStageBytes = kTileBytesA + kTileBytesB;          // bytes the TMA
 // barriers: 4 stages at BN 256, 6 at BN 128, 8 at BN 64.
 constexpr int kRingBytes = 196608;
 constexpr int kStages = kRingBytes / kStageBytes;               // ring of shared-memory stages
+// Dynamic shared memory the launch requests: the ring, the D staging, one
+// 1024-byte block for the barriers (SharedStorage is 1024-aligned), and the
+// alignment slack. 231424 in every 128-row build.
+constexpr int kSmemBytes = kStages * kStageBytes + kConsumers * kStagingSlots * kBoxDRows * kBoxDCols * 2 + 1024 + kSmemAlign;
 constexpr int kClusterSize = kClusterM * kClusterN;
 
 static_assert(kBN == 256 || kBN == 128 || kBN == 64, "GEMM_BN is 256, 128 or 64");
+static_assert(kBM == 128 || kBM == 64, "GEMM_BM is 128 or 64");
 static_assert(kClusterM == 1 || kClusterM == 2, "GEMM_CLUSTER is 1 or 2");
 static_assert(kDeterministic == 0 || kDeterministic == 1, "GEMM_DETERMINISTIC is 0 or 1");
 static_assert(kBK * 2 == 128, "one tile row must be exactly one 128-byte swizzle span");

@@ -16,10 +16,10 @@ nvcc --version | tail -1
 git -C . log -1 --format=%H 2>/dev/null || true
 B=/tmp/k86bin; mkdir -p $B
 if [[ $STEPS == *standalone* || $STEPS == *sanitize* ]]; then
-  ( for cl in 2 1; do
+  ( for bm in 128 64; do for cl in 2 1; do
       nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -DGEMM_DETERMINISTIC=1 -DGEMM_CLUSTER=$cl \
-        -o $B/gemm7_det_c$cl kernels/gemm7_shapes.cu > $B/build_c$cl.log 2>&1 &
-    done; wait ) &
+        -DGEMM_BM=$bm -o $B/gemm7_det_bm${bm}_c$cl kernels/gemm7_shapes.cu > $B/build_bm${bm}_c$cl.log 2>&1 &
+    done; done; wait ) &
   BUILD=$!
 fi
 if [[ $STEPS == *run* ]]; then
@@ -32,25 +32,25 @@ if [[ $STEPS == *tests* ]]; then
   echo "exit ${PIPESTATUS[0]}"
 fi
 if [[ $STEPS == *standalone* || $STEPS == *sanitize* ]]; then
-  wait $BUILD; cat $B/build_c*.log
+  wait $BUILD; cat $B/build_*.log
 fi
 if [[ $STEPS == *standalone* ]]; then
-  for cl in 2 1; do
-    step "standalone, -DGEMM_DETERMINISTIC=1 -DGEMM_CLUSTER=$cl: the ragged shapes, splits 1 and 3"
-    timeout -k 5 60 $B/gemm7_det_c$cl; echo "exit $?"
+  for b in bm128_c2 bm128_c1 bm64_c2 bm64_c1; do
+    step "standalone, -DGEMM_DETERMINISTIC=1 $b: the ragged shapes, splits 1 and 3"
+    timeout -k 5 60 $B/gemm7_det_$b; echo "exit $?"
   done
 fi
 if [[ $STEPS == *sanitize* ]]; then
-  for run in "2 200 136 200 3" "1 130 392 1096 3"; do
+  for run in "bm128_c2 200 136 200 3" "bm64_c1 130 392 1096 3" "bm64_c2 72 136 520 3"; do
     set -- $run
     for tool in racecheck synccheck memcheck; do
-      step "compute-sanitizer --tool $tool gemm7_det_c$1 $2 $3 $4 $5"
-      timeout -k 5 40 compute-sanitizer --tool $tool $B/gemm7_det_c$1 $2 $3 $4 $5 2>&1 | tail -3
+      step "compute-sanitizer --tool $tool gemm7_det_$1 $2 $3 $4 $5"
+      timeout -k 5 40 compute-sanitizer --tool $tool $B/gemm7_det_$1 $2 $3 $4 $5 2>&1 | tail -3
     done
   done
 fi
 if [[ $STEPS == *measure* ]]; then
-  step "k86_measure.py: moved picks, launches and CUDA graphs"
+  step "k86_measure.py: moved picks and 64-row decode builds, launches and CUDA graphs"
   timeout -k 5 90 python3 tools/gemm_dev/k86_measure.py $OUT/k86-measure.json; echo "exit $?"
 fi
 if [[ $STEPS == *bench* ]]; then
