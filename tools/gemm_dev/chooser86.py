@@ -15,7 +15,7 @@ and every split of K, it estimates the time as
 
 with the terms, the constants and their sources as the lesson's chooser
 states them (its docstring): a lone unit of the last wave priced at
-LONE_UNIT[cluster] of a full wave, rising linearly to 1; one SM's rate
+LONE_UNIT of a full wave, rising linearly to 1; one SM's rate
 SM_TFLOPS scaled by the SM count; not datasheet rates.
 """
 
@@ -44,7 +44,7 @@ L2_TBPS = 8.0  # L2 bandwidth for the split-K workspace traffic, TB/s, shared by
 FILL_US = 1.0  # per unit: the ring's first load latency + the part of the epilogue not overlapped
 LAUNCH_US = 2.5  # launch and teardown of one persistent kernel
 SPLIT_US = 3.0  # per split unit: the reduction's round trips (stores, fence, counter, the last one's reads)
-LONE_UNIT = {2: 0.65, 1: 0.45}  # one unit alone in the last wave, as a fraction of a full wave
+LONE_UNIT = 0.65  # one unit alone in the last wave, as a fraction of a full wave
 EFFICIENCY = {  # fraction of SM_TFLOPS a K-tile loop sustains, by (BN, cluster)
     (256, 2): 1.00,
     (256, 1): 0.96,
@@ -101,7 +101,7 @@ def estimate(m: int, n: int, k: int, sms: int, bn: int, cluster: int, split: int
     full, rest = divmod(units, slots)
     share = float(full)
     if rest:
-        lone = LONE_UNIT[cluster]
+        lone = LONE_UNIT
         share += lone + (1.0 - lone) * ((rest - 1) / (slots - 1) if slots > 1 else 1.0)
     compute_us = share * unit_us
     memory_us = (m * k + n * k + m * n) * 2 / (STREAM_TBPS * 1e12) * 1e6

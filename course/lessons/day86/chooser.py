@@ -16,11 +16,16 @@ where
 - a partial last wave is not priced whole. A unit that runs alone finishes
   sooner than one of a full wave (nothing shares L2, device memory or the
   power budget with it): the benchmark measures one unit past a full wave
-  at 0.45-0.75 of a full wave's time on an H200 and 0.32-0.66 on an H100
-  (``bench.wave_table``; clusters of two nearer the top, clusters of one,
-  which load B once per CTA, nearer the bottom). The model prices a last
-  wave of r units on S slots as LONE_UNIT[cluster] + (1 - LONE_UNIT) x
-  (r - 1) / (S - 1) of a full one: a fitted constant per cluster, the
+  at 0.57-0.75 of a full wave's time with clusters of two (H200 and H100
+  recordings, ``bench.wave_table``). The model prices a last wave of r
+  units on S slots as LONE_UNIT + (1 - LONE_UNIT) x (r - 1) / (S - 1) of a
+  full one, LONE_UNIT = 0.65 fitted to those. Clusters of one measure
+  lower (0.26-0.61), but there the lone unit gains from what makes their
+  full wave slow (every CTA loads its own B: contention a lone unit does
+  not meet), which the per-unit cost does not price; a per-cluster 0.45,
+  tried, made the model pick clusters of one where the H100 measured them
+  slower (1000 x 1032 x 520: 0.92x; 130 x 5000 x 3000: 0.89x; evidence/logs/
+  2026-12-05-h100-s10-k86-call2.log), so both clusters get 0.65 and the
   page shows the model's ratio beside the measured one;
 - one K-tile of a 128 x BN tile is 128 x BN x 64 x 2 FLOP at one SM's
   rate (SM_TFLOPS, scaled by the SM count: a GPU with fewer SMs has less
@@ -92,10 +97,11 @@ L2_TBPS = 8.0  # L2 bandwidth for the split-K workspace traffic, TB/s, shared by
 FILL_US = 1.0  # per unit: the ring's first load latency + the part of the epilogue not overlapped
 LAUNCH_US = 2.5  # launch and teardown of one persistent kernel
 SPLIT_US = 3.0  # per split unit: the reduction's round trips (stores, fence, counter, the last one's reads)
-# What one unit alone in the last wave costs, as a fraction of a full wave's time, by cluster: fitted
-# to the recorded last-wave measurements (H200: c2 0.64-0.75, c1 0.45-0.61; H100: c2 0.60-0.66,
-# c1 0.32-0.43; ``bench.wave_table``). A wave of r units on S slots costs LONE + (1 - LONE) (r-1)/(S-1).
-LONE_UNIT = {2: 0.65, 1: 0.45}
+# What one unit alone in the last wave costs, as a fraction of a full wave's time: fitted to the
+# recorded last-wave measurements with clusters of two (H200 0.64-0.75, H100 0.57-0.68;
+# ``bench.wave_table``), used for both clusters (the docstring says why). A last wave of r units
+# on S slots costs LONE_UNIT + (1 - LONE_UNIT) (r - 1) / (S - 1) of a full one.
+LONE_UNIT = 0.65
 EFFICIENCY = {  # fraction of SM_TFLOPS a K-tile loop sustains, by (BN, cluster)
     (256, 2): 1.00,
     (256, 1): 0.96,
@@ -129,14 +135,13 @@ class Choice:
         )
 
 
-def wave_share(units: int, slots: int, cluster: int) -> float:
+def wave_share(units: int, slots: int) -> float:
     """Waves' worth of time for ``units`` on ``slots``: the full waves, then the last partial wave
-    at LONE_UNIT[cluster] for a lone unit, rising linearly to 1 for a full one."""
+    at LONE_UNIT for a lone unit, rising linearly to 1 for a full one."""
     full, rest = divmod(units, slots)
     if rest == 0:
         return float(full)
-    lone = LONE_UNIT[cluster]
-    return full + lone + (1.0 - lone) * ((rest - 1) / (slots - 1) if slots > 1 else 1.0)
+    return full + LONE_UNIT + (1.0 - LONE_UNIT) * ((rest - 1) / (slots - 1) if slots > 1 else 1.0)
 
 
 def estimate(
@@ -166,7 +171,7 @@ def estimate(
         l2_per_sm = L2_TBPS * 1e12 / max(busy, 1)
         reads = (split - 1 + (1 if deterministic else 0)) / split
         unit_us += (partial_bytes + partial_bytes * reads) / l2_per_sm * 1e6 + SPLIT_US
-    compute_us = wave_share(units, slots, cluster) * unit_us
+    compute_us = wave_share(units, slots) * unit_us
     memory_us = (m * k + n * k + m * n) * 2 / (STREAM_TBPS * 1e12) * 1e6
     est = LAUNCH_US + max(compute_us, memory_us)
     return Choice(bn, cluster, split, units, waves, slots, est, deterministic and split > 1)

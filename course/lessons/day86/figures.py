@@ -196,9 +196,10 @@ def recorded_waves() -> Table:
         ),
         body,
         f"Recorded on {result.device} ({result.sm_count} SMs) on {result.recorded_at[:10]}. The model prices "
-        f"the lone unit at LONE_UNIT of a wave ({chooser.LONE_UNIT[2]:.2f} for clusters of two, "
-        f"{chooser.LONE_UNIT[1]:.2f} for one), a round figure between the H200's and the H100's recordings; "
-        "the gap between the last two columns is what it misses on this GPU.",
+        f"the lone unit at LONE_UNIT = {chooser.LONE_UNIT:.2f} of a wave, a round figure fitted to the H200's "
+        "and the H100's recordings with clusters of two; the gap between the last two columns is what it "
+        "misses on this GPU (clusters of one, whose full wave is slowed by every CTA loading its own B, "
+        "measure lower: the chooser's docstring says why the model does not follow them).",
     )
 
 

@@ -234,4 +234,4 @@ def test_the_wave_table_shows_the_models_ratio_beside_the_measured_one(monkeypat
         assert row[-1] == f"{plus.est_us / full.est_us:.2f}x"
         # the model prices the lone unit at most at LONE_UNIT of a wave (less where the problem's bytes
         # through device memory, the floor, take longer than its compute), never a whole one
-        assert 1 < plus.est_us / full.est_us <= 1 + chooser.LONE_UNIT[cluster] + 1e-9
+        assert 1 < plus.est_us / full.est_us <= 1 + chooser.LONE_UNIT + 1e-9

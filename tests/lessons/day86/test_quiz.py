@@ -36,7 +36,7 @@ def test_waves_and_last_wave_of_the_mlp_shape():
     )
     assert key("last-wave") == p.units - (key("waves-mlp") - 1) * slots
     # the explanation's price of that partial wave is the model's
-    lone, share = chooser.LONE_UNIT[2], chooser.wave_share(p.units, slots, 2) - (key("waves-mlp") - 1)
+    lone, share = chooser.LONE_UNIT, chooser.wave_share(p.units, slots) - (key("waves-mlp") - 1)
     said = (
         f"{lone:.2f} + {1 - lone:.2f} x {int(key('last-wave')) - 1} / {slots - 1} = {share:.2f} of a full one"
     )
