@@ -31,7 +31,9 @@
 //    allows: 4 stages of 48 KiB at BN 256, 6 of 32 KiB at BN 128, 8 of
 //    24 KiB at BN 64. A smaller tile makes more tiles (more SMs busy at
 //    N = 1024, with no split of K to pay for) at the cost of more
-//    shared-memory traffic per FLOP.
+//    shared-memory traffic per FLOP. -DGEMM_BM=64 makes the tile 64 x BN
+//    with one consumer warpgroup (256 threads): for decode shapes (M <=
+//    64), where a 128-row tile spends half its wgmma work on zero rows.
 //
 // 3. Split-K with an in-kernel reduction. The runtime argument splitK
 //    cuts each tile's K-tiles into splitK contiguous ranges; a work unit
@@ -74,7 +76,8 @@
 //   grid    (min(SMs rounded down to a multiple of kClusterM,
 //           units * kClusterM), 1, 1), units = ceil(ceil(M/kBM)/kClusterM)
 //           * ceil(N/kBN) * splitK
-//   block   kThreadsPerBlock = 384; dynamic shared memory kSmemBytes
+//   block   kThreadsPerBlock = 384 (256 with GEMM_BM=64); dynamic shared
+//           memory kSmemBytes
 //   tmA     2D FP16 map over A: dims {K, M}, row stride K*2 bytes, box
 //           {kBK, kBoxARows} = {64, 128}, 128B swizzle, OOB fill NONE
 //           (zeros)

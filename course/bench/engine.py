@@ -11,7 +11,10 @@ For every lesson with a ``BenchSpec``, at each size:
    output poisoned first; a wrong result is ``CheckFailed`` and nothing is
    timed;
 4. time the kernel and the peers together, their batches interleaved
-   (``Timer.time_together``); rates and the kernel's ratio to each peer.
+   (``Timer.samples_together``); rates and the kernel's ratio to each peer.
+   A spec with ``graphs=True`` has every batch timed a second way in the
+   same interleaving, captured in a CUDA graph and replayed; those samples
+   reach its ``finish`` (``RunContext.graph_samples``) to record.
 
 Then the spec's ``finish`` (variants, a peak, the reasons) runs with the
 same timer. Method: ``.library/device/METHOD.md`` of the course's workplace
