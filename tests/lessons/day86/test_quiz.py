@@ -84,9 +84,25 @@ def test_every_numeric_question_is_tested_here():
         "k-range",
         "workspace-bytes",
         "stages-128",
+        "deterministic-reads",
     }
 
 
 def test_quiz_shape():
     assert QUIZ.id == QUIZ.lesson == "day86" and not QUIZ.released
     assert len(QUIZ.questions) >= 10
+
+
+def test_the_deterministic_build_reads_every_partial_back():
+    import re
+
+    split = 4
+    assert key("deterministic-reads") == split  # the default build reads split - 1
+    # in the kernel: the deterministic branch walks every split; the default skips its own
+    text = LESSON.kernel_path.read_text(encoding="utf-8")
+    det, default = re.search(
+        r"if constexpr \(kDeterministic\) \{(.*?)\} else \{(.*?)return true;", text, re.S
+    ).groups()
+    assert "for (int o = 0; o < splitK; ++o)" in det and "continue" not in det
+    assert "if (o == split) continue;" in default
+    assert 64 * chooser.CONFIGS[0][0] * 4 == 64 * 1024  # a 64 x 256 FP32 partial is 64 KiB
