@@ -41,10 +41,9 @@ where
   its own too, in the deterministic build), at the busy SMs' share of L2
   bandwidth; and a fixed SPLIT_US for the reduction's chain of round
   trips that nothing overlaps (the partial's stores reaching L2, the
-  counter's atomic, the last split's reads): on the H200 the first
-  version of the reduction (a fence in every thread) spent 3.3 us in the
-  epilogue of a split that was not last and 8.7 us in the last one's
-  (its timeline at N = 1024, split 2), against about 1 us unsplit;
+  counter's atomic, the last split's reads), a round figure of the order
+  the kernel's own timeline shows (the page's timeline at N = 1024, split
+  4: the epilogue bars of the splits beside their short K loops);
 - the whole problem cannot run faster than its bytes through device
   memory (A, B read once, D written once) allow.
 
