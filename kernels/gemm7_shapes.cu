@@ -31,7 +31,9 @@
 //    allows: 4 stages of 48 KiB at BN 256, 6 of 32 KiB at BN 128, 8 of
 //    24 KiB at BN 64. A smaller tile makes more tiles (more SMs busy at
 //    N = 1024, with no split of K to pay for) at the cost of more
-//    shared-memory traffic per FLOP.
+//    shared-memory traffic per FLOP. -DGEMM_BM=64 makes the tile 64 x BN
+//    with one consumer warpgroup (256 threads): for decode shapes (M <=
+//    64), where a 128-row tile spends half its wgmma work on zero rows.
 //
 // 3. Split-K with an in-kernel reduction. The runtime argument splitK
 //    cuts each tile's K-tiles into splitK contiguous ranges; a work unit
@@ -44,9 +46,17 @@
 //    arrives last adds the others' partials to its registers, resets the
 //    counter to 0 for the next launch, and runs step 6's epilogue (shared
 //    memory, TMA store) on the sum. Nobody waits for anybody, so no order
-//    of units can deadlock. (The "serial split-K" / "fixup" idea of
-//    CUTLASS's split-K and Stream-K schedulers, here in its simplest
-//    form.) With splitK = 1 the kernel is step 6 on rounded-up tile
+//    of units can deadlock. This is the last-arriver reduction of the CUDA
+//    sample threadFenceReduction (a fence, an atomic ticket, the last
+//    block sums); CUTLASS's sm90 split-K / Stream-K fixup instead has a
+//    split wait for its turn on a barrier in the workspace (cutlass/
+//    barrier.h, wait_eq), with a ReductionMode of Deterministic (its
+//    default) or Nondeterministic (include/cutlass/gemm/kernel/
+//    tile_scheduler_params.h). Here the FP32 sums' order depends on which
+//    split arrives last, so D's last bits can differ from launch to launch;
+//    -DGEMM_DETERMINISTIC=1 makes the last arriver add every partial, its
+//    own read back too, in split order: the same bits every launch, for
+//    one more partial read per tile. With splitK = 1 the kernel is step 6 on rounded-up tile
 //    counts. Which BN, cluster and split a problem gets is the host's
 //    choice (a model of tiles, waves and SM count); this file's main()
 //    takes them as arguments.
@@ -66,7 +76,8 @@
 //   grid    (min(SMs rounded down to a multiple of kClusterM,
 //           units * kClusterM), 1, 1), units = ceil(ceil(M/kBM)/kClusterM)
 //           * ceil(N/kBN) * splitK
-//   block   kThreadsPerBlock = 384; dynamic shared memory kSmemBytes
+//   block   kThreadsPerBlock = 384 (256 with GEMM_BM=64); dynamic shared
+//           memory kSmemBytes
 //   tmA     2D FP16 map over A: dims {K, M}, row stride K*2 bytes, box
 //           {kBK, kBoxARows} = {64, 128}, 128B swizzle, OOB fill NONE
 //           (zeros)
@@ -90,7 +101,8 @@
 // Needs compute capability 9.0 exactly (wgmma is sm_90a-only).
 //
 // Build: nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -o gemm7_shapes gemm7_shapes.cu
-//        (add -DGEMM_BN=128 or 64 and/or -DGEMM_CLUSTER=1 for the other configurations)
+//        (add -DGEMM_BN=128 or 64 and/or -DGEMM_CLUSTER=1 for the other configurations,
+//        -DGEMM_DETERMINISTIC=1 for split-K sums in split order)
 // Run:   ./gemm7_shapes            (a list of ragged shapes, each with splits 1 and 3)
 //        ./gemm7_shapes M N K SPLIT (one shape)
 
@@ -137,28 +149,46 @@ typedef struct CUtensorMap_st CUtensorMap;
 #endif  // __CUDACC_RTC__
 
 // snippet: constants
-// The configuration: tile width and cluster, one compiled kernel each.
+// The configuration: tile height and width and cluster, one compiled kernel each.
 #ifndef GEMM_BN
 #define GEMM_BN 256
+#endif
+// -DGEMM_BM=64: a 64-row tile with one consumer warpgroup (256 threads), for
+// decode shapes (M <= 64), where a 128-row tile spends half its wgmma work on
+// zero rows. Default 128: two consumer warpgroups of 64 rows each.
+#ifndef GEMM_BM
+#define GEMM_BM 128
 #endif
 #ifndef GEMM_CLUSTER
 #define GEMM_CLUSTER 2
 #endif
-constexpr int kBM = 128;                  // rows of D one CTA owns
+constexpr int kBM = GEMM_BM;              // rows of D one CTA owns: 128 or 64
 constexpr int kBN = GEMM_BN;              // columns of D one CTA owns: 256, 128 or 64
 constexpr int kBK = 64;                   // K depth of one tile: 64 halves = 128 bytes, one swizzle row
 constexpr int kWgmmaM = 64;               // rows of one wgmma.mma_async
 constexpr int kWgmmaN = kBN;              // columns of one wgmma.mma_async (m64n256k16, n128 or n64)
 constexpr int kWgmmaK = 16;               // K depth of one wgmma.mma_async
-constexpr int kThreadsPerBlock = 384;     // warpgroup 0 produces, warpgroups 1 and 2 consume
-constexpr int kConsumers = 2;             // consumer warpgroups: arrivals per empty-barrier phase
-constexpr int kBoxARows = 128;            // TMA box for A: kBK x kBoxARows elements
+constexpr int kConsumers = kBM / 64;      // consumer warpgroups (64 rows each): arrivals per empty-barrier phase
+constexpr int kThreadsPerBlock = 128 * (1 + kConsumers);  // warpgroup 0 produces, the others consume: 384 or 256
+constexpr int kBoxARows = kBM;            // TMA box for A: kBK x kBoxARows elements
 constexpr int kClusterM = GEMM_CLUSTER;   // CTAs per cluster, stacked along M, sharing B
 constexpr int kClusterN = 1;              // CTAs per cluster along N (A is not shared)
 constexpr int kBoxBRows = kBN / kClusterM;  // TMA box for B: one slice per CTA of the cluster
 constexpr int kAccRegs = kWgmmaM * kWgmmaN / 128;  // floats per thread per m64nBN accumulator
+// -DGEMM_DETERMINISTIC=1: split-K's last arriver adds every partial, its own
+// included (read back from the workspace), in split order 0, 1, ..., so D is
+// the same bits whichever split arrives last (see reduceSplits). Default 0:
+// it adds the others' partials to its own registers, and the order of the
+// FP32 sums depends on which split arrived last.
+#ifndef GEMM_DETERMINISTIC
+#define GEMM_DETERMINISTIC 0
+#endif
+constexpr int kDeterministic = GEMM_DETERMINISTIC;  // 1: split-K sums in split order
+// setmaxnreg needs a register cap at entry below the consumers' ceiling: 168
+// with 384 threads; with 256 (GEMM_BM=64) the cap is 255, so that build
+// leaves every warpgroup at what ptxas gives it.
 #ifndef GEMM_SETMAXNREG
-#define GEMM_SETMAXNREG 1
+#define GEMM_SETMAXNREG (GEMM_BM == 128)
 #endif
 constexpr int kProducerRegs = 40;         // producer warpgroup's ceiling after setmaxnreg.dec
 constexpr int kConsumerRegs = 232;        // each consumer warpgroup's ceiling after setmaxnreg.inc
@@ -168,7 +198,6 @@ constexpr int kBoxDRows = 64;             // TMA store box for D: one consumer's
 constexpr int kPasses = (kBN + 127) / 128;  // epilogue passes per tile: 2 at BN 256, else 1
 constexpr int kStagingBoxes = kBN / (kBoxDCols * kPasses);  // D boxes each consumer stages per pass: 2, or 1 at BN 64
 constexpr int kStagingSlots = 2;          // staging boxes shared memory holds per consumer (every build)
-constexpr int kSmemBytes = 231424;        // dynamic shared memory the launch requests
 constexpr int kPersistent = 1;            // grid = number of SMs (at most); each CTA walks units
 constexpr int kGroupM = 8;                // cluster-tile rows per group of the tile order
 constexpr int kMinMultiple = 8;           // N and K: 8 halves = 16 bytes, the TMA stride rule
@@ -183,10 +212,16 @@ constexpr int kStageBytes = kTileBytesA + kTileBytesB;          // bytes the TMA
 // barriers: 4 stages at BN 256, 6 at BN 128, 8 at BN 64.
 constexpr int kRingBytes = 196608;
 constexpr int kStages = kRingBytes / kStageBytes;               // ring of shared-memory stages
+// Dynamic shared memory the launch requests: the ring, the D staging, one
+// 1024-byte block for the barriers (SharedStorage is 1024-aligned), and the
+// alignment slack. 231424 in every 128-row build.
+constexpr int kSmemBytes = kStages * kStageBytes + kConsumers * kStagingSlots * kBoxDRows * kBoxDCols * 2 + 1024 + kSmemAlign;
 constexpr int kClusterSize = kClusterM * kClusterN;
 
 static_assert(kBN == 256 || kBN == 128 || kBN == 64, "GEMM_BN is 256, 128 or 64");
+static_assert(kBM == 128 || kBM == 64, "GEMM_BM is 128 or 64");
 static_assert(kClusterM == 1 || kClusterM == 2, "GEMM_CLUSTER is 1 or 2");
+static_assert(kDeterministic == 0 || kDeterministic == 1, "GEMM_DETERMINISTIC is 0 or 1");
 static_assert(kBK * 2 == 128, "one tile row must be exactly one 128-byte swizzle span");
 static_assert(kBM == kWgmmaM * kConsumers, "each consumer covers 64 rows with one m64nBN slice");
 static_assert(kBoxARows == kBM && kBoxBRows <= 256, "TMA boxes are at most 256 rows");
@@ -746,16 +781,36 @@ __device__ __forceinline__ bool reduceSplits(float (&acc)[kAccRegs], SharedStora
     if (ticket != static_cast<unsigned>(splitK - 1)) {
         return false;  // another split will finish this tile
     }
-    for (int o = 0; o < splitK; ++o) {
-        if (o == split) continue;
-        const float4* src = reinterpret_cast<const float4*>(base + static_cast<size_t>(o) * kPartial);
+    if constexpr (kDeterministic) {
+        // The same sum whoever is last: partial 0, then + partial 1, + partial 2, ...
+        // Its own partial is read back too (this thread's own __stcg stores, in
+        // program order), so acc's registers play no part in the order.
+        for (int o = 0; o < splitK; ++o) {
+            const float4* src = reinterpret_cast<const float4*>(base + static_cast<size_t>(o) * kPartial);
 #pragma unroll
-        for (int q = 0; q < kAccRegs / 4; ++q) {
-            const float4 v = __ldcg(src + q * 128 + wt);
-            acc[4 * q] += v.x;
-            acc[4 * q + 1] += v.y;
-            acc[4 * q + 2] += v.z;
-            acc[4 * q + 3] += v.w;
+            for (int q = 0; q < kAccRegs / 4; ++q) {
+                const float4 v = __ldcg(src + q * 128 + wt);
+                acc[4 * q] = (o == 0 ? 0.0f : acc[4 * q]) + v.x;
+                acc[4 * q + 1] = (o == 0 ? 0.0f : acc[4 * q + 1]) + v.y;
+                acc[4 * q + 2] = (o == 0 ? 0.0f : acc[4 * q + 2]) + v.z;
+                acc[4 * q + 3] = (o == 0 ? 0.0f : acc[4 * q + 3]) + v.w;
+            }
+        }
+    } else {
+        // Default: the others' partials onto this split's registers, in split
+        // order but starting from whichever split arrived last, so the order of
+        // the FP32 sums (and so D's last bits) can change from launch to launch.
+        for (int o = 0; o < splitK; ++o) {
+            if (o == split) continue;
+            const float4* src = reinterpret_cast<const float4*>(base + static_cast<size_t>(o) * kPartial);
+#pragma unroll
+            for (int q = 0; q < kAccRegs / 4; ++q) {
+                const float4 v = __ldcg(src + q * 128 + wt);
+                acc[4 * q] += v.x;
+                acc[4 * q + 1] += v.y;
+                acc[4 * q + 2] += v.z;
+                acc[4 * q + 3] += v.w;
+            }
         }
     }
     return true;

@@ -4,7 +4,8 @@ The pieces, one concern per module:
 
 - ``arith``: work per call, rates, ratios, rotation counts (pure, CPU-tested);
 - ``result``: ``BenchResult`` and its JSON, read back with located errors;
-- ``timing``: the one CUDA-event timer, kernel and peers interleaved;
+- ``timing``: the one CUDA-event timer, kernel and peers interleaved, launched one by one and,
+  when asked, also captured in CUDA graphs;
 - ``peers``: cuBLAS (gemmEx) and a device-to-device copy;
 - ``spec``: what a lesson declares (``course/lessons/<id>/bench.py``);
 - ``engine``: correct first, then timed, size by size;

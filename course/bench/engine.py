@@ -11,7 +11,10 @@ For every lesson with a ``BenchSpec``, at each size:
    output poisoned first; a wrong result is ``CheckFailed`` and nothing is
    timed;
 4. time the kernel and the peers together, their batches interleaved
-   (``Timer.time_together``); rates and the kernel's ratio to each peer.
+   (``Timer.samples_together``); rates and the kernel's ratio to each peer.
+   A spec with ``graphs=True`` has every batch timed a second way in the
+   same interleaving, captured in a CUDA graph and replayed; those samples
+   reach its ``finish`` (``RunContext.graph_samples``) to record.
 
 Then the spec's ``finish`` (variants, a peak, the reasons) runs with the
 same timer. Method: ``.library/device/METHOD.md`` of the course's workplace
@@ -41,7 +44,7 @@ from .arith import (
 )
 from .result import SCHEMA_VERSION, BenchResult, Measurement, SizeRow
 from .spec import KERNEL, BenchSpec, Extras, Peer, bench_spec
-from .timing import Timer
+from .timing import Samples, Timer
 
 if TYPE_CHECKING:
     from ..kernel.compile import Compiled
@@ -113,6 +116,7 @@ class RunContext:
     sizes: tuple[int, ...]
     rows: list[SizeRow] = field(default_factory=list)
     peers: Sequence[Peer] = ()
+    graph_samples: dict[int, dict[str, Samples]] = field(default_factory=dict)  # spec.graphs: per size
 
     def compile(self, n: int, source: str | None = None, defines: dict[str, int] | None = None) -> Compiled:
         """The kernel at size N (or ``source``, a variant of it; or with extra ``defines``)."""
@@ -241,9 +245,13 @@ def measure(
         for peer in ctx.peers:
             calls[peer.name] = (partial(peer.call, work), peer.want(work) if peer.want else None)
         check = ctx.verify(n, work, calls)
-        timings = ctx.timer.time_together(
-            {name: [partial(call, j) for j in range(work.sets)] for name, (call, _) in calls.items()}
+        samples = ctx.timer.samples_together(
+            {name: [partial(call, j) for j in range(work.sets)] for name, (call, _) in calls.items()},
+            graphs=spec.graphs,
         )
+        timings = {name: samples[name].timing() for name in calls}
+        if spec.graphs:
+            ctx.graph_samples[n] = {k: v for k, v in samples.items() if k not in calls}
         k_rate = ctx.rate(n, timings[KERNEL].median_ms)
         peers = tuple(
             Measurement(
@@ -268,6 +276,9 @@ def measure(
         del work, calls
         release()
     extras = spec.finish(ctx) if spec.finish else Extras()
+    graph_failures = tuple(
+        f"{name}: not timed in CUDA graphs ({why})" for name, why in ctx.timer.graph_failures.items()
+    )
     notes = (
         spec.notes
         + (
@@ -276,6 +287,7 @@ def measure(
         )
         + extras.notes
         + absent
+        + graph_failures
     )
     gaps = sum(m.timing.gap_repeats for r in ctx.rows for m in (r.kernel, *r.peers))
     if gaps:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # types only: a spec is declared without the toolchain loaded
     from ..kernel.compile import Compiled
     from ..kernel.host import Workload
     from ..lesson import Lesson
-    from .timing import Timer
+    from .timing import Samples, Timer
 
 KERNEL = "kernel"
 
@@ -49,6 +49,8 @@ class Context(Protocol):
     def rows(self) -> list[SizeRow]: ...
     @property
     def peers(self) -> Sequence[Peer]: ...
+    @property
+    def graph_samples(self) -> dict[int, dict[str, Samples]]: ...
 
     def compile(self, n: int, source: str | None = None, defines: dict[str, int] | None = None) -> Compiled:
         """The kernel at size N (or ``source``, a variant of it; or with extra ``defines``)."""
@@ -113,6 +115,10 @@ class BenchSpec:
     # promotes its FP8 accumulator, the kernel's default build does not): the page's table gives their
     # rate alone, and the ratios recorded against them ("Against <peer> at ...") are not listed.
     unlike: tuple[str, ...] = ()
+    # Also time every size's kernel and peers inside CUDA graphs, interleaved with the launches one
+    # by one (``Timer.samples_together(graphs=True)``); the samples reach ``finish`` as
+    # ``ctx.graph_samples[size][name]`` (``timing.in_graphs(name)`` keys) for it to record.
+    graphs: bool = False
 
     def validate_sizes(self, lesson_id: str, sizes: Sequence[int]) -> tuple[int, ...]:
         """The sizes, checked against what the lesson's kernel can be built for."""

@@ -332,6 +332,11 @@ def run_lesson(
     t0 = time.perf_counter()
     n = lesson.size
     work = host.workload(compiled, n, 1, "lesson", **options)
+    if (
+        getattr(work, "compiled", compiled) is not compiled
+    ):  # an option that needs another build (the host compiled it)
+        compiled = work.compiled
+        progress(compiled.summary())
     work.poison(0)
     c = work.config
     with nvtx.range(f"{lesson.id} run: {lesson.kernel_name} N={n}"):

@@ -10,33 +10,13 @@ of measured winners. For every configuration the kernel can be compiled
 in (tile 128 x BN with BN in {256, 128}, cluster of 1 or 2 CTAs along M)
 and every split of K, it estimates the time as
 
-    waves x (K-tiles per unit x time of one K-tile + fixed cost per unit)
-    + split-K reduction traffic
+    full waves x (K-tiles per unit x time of one K-tile + fixed cost per unit)
+    + the last, partial wave at its share + split-K reduction traffic
 
-where
-
-- units = ceil(ceil(M / 128) / cluster) x ceil(N / BN) x split are handed
-  out round-robin to SMs // cluster clusters, so the last wave counts
-  whole (wave quantization: a wave that is 10% full costs as much as a
-  full one);
-- one K-tile of a 128 x BN tile is 128 x BN x 64 x 2 FLOP at the SM's
-  share of the dense FP16 rate, times an efficiency that is lower for the
-  narrower tile (128 x 128 does half the MMA work of 128 x 256 per K-tile
-  for two thirds of the staged bytes, and its wgmmas are shorter) and for
-  a cluster of one (no multicast: every CTA loads its own B from L2);
-- the fixed cost per unit is the ring's fill (the first K-tile's load
-  latency) and the epilogue that does not overlap the next unit;
-- split-K adds, per unit, the partial written to the workspace and, for
-  the last split of a tile, the other partials read back, at the SM's
-  share of L2 bandwidth;
-- the whole problem cannot run faster than its bytes through device
-  memory (A, B read once, D written once) allow.
-
-The constants are round figures for an H100/H200-class part (the
-datasheet's dense FP16 rate and memory bandwidth, an L2 bandwidth and
-latencies of the right order), named below. ``choose`` returns the
-cheapest estimate and the whole ranked list, so a caller can report what
-was chosen and why.
+with the terms, the constants and their sources as the lesson's chooser
+states them (its docstring): a lone unit of the last wave priced at
+LONE_UNIT of a full wave, rising linearly to 1; one SM's rate
+SM_TFLOPS scaled by the SM count; not datasheet rates.
 """
 
 from __future__ import annotations
@@ -57,14 +37,15 @@ CONFIGS: tuple[tuple[int, int], ...] = (
 )  # (BN, cluster)
 MAX_SPLIT = 8
 
-# Model constants (round figures, not fitted per shape).
-PEAK_TFLOPS = 660.0  # dense FP16 rate a good kernel sustains on an H200 (cuBLAS-class), TFLOP/s
-MEM_TBPS = 4.0  # device-memory bandwidth reached by a streaming kernel, TB/s
-L2_TBPS = 8.0  # L2 bandwidth for the split-K workspace traffic, TB/s
+# Model constants (round figures, not fitted per shape): as the lesson's chooser.
+SM_TFLOPS = 5.0  # dense FP16 TFLOP/s one SM sustains in a cuBLAS-class kernel: 660 over 132 SMs
+STREAM_TBPS = 4.0  # device memory a streaming kernel reaches on an H200 (datasheet 4.8; H100 SXM 3.35)
+L2_TBPS = 8.0  # L2 bandwidth for the split-K workspace traffic, TB/s, shared by the busy SMs
 FILL_US = 1.0  # per unit: the ring's first load latency + the part of the epilogue not overlapped
 LAUNCH_US = 2.5  # launch and teardown of one persistent kernel
 SPLIT_US = 3.0  # per split unit: the reduction's round trips (stores, fence, counter, the last one's reads)
-EFFICIENCY = {  # fraction of PEAK_TFLOPS a K-tile loop sustains, by (BN, cluster)
+LONE_UNIT = 0.65  # one unit alone in the last wave, as a fraction of a full wave
+EFFICIENCY = {  # fraction of SM_TFLOPS a K-tile loop sustains, by (BN, cluster)
     (256, 2): 1.00,
     (256, 1): 0.96,
     (128, 2): 0.86,
@@ -106,7 +87,7 @@ def estimate(m: int, n: int, k: int, sms: int, bn: int, cluster: int, split: int
     units = cluster_tiles_m * tiles_n * split
     slots = sms // cluster
     waves = math.ceil(units / slots)
-    per_sm_flops = PEAK_TFLOPS * 1e12 / sms * EFFICIENCY[(bn, cluster)]
+    per_sm_flops = SM_TFLOPS * 1e12 * EFFICIENCY[(bn, cluster)]
     k_tile_us = TILE_M * bn * TILE_K * 2 / per_sm_flops * 1e6
     unit_us = math.ceil(k_tiles / split) * k_tile_us + FILL_US
     if split > 1:
@@ -117,8 +98,13 @@ def estimate(m: int, n: int, k: int, sms: int, bn: int, cluster: int, split: int
         busy = min(units, slots) * cluster
         l2_per_sm = L2_TBPS * 1e12 / max(busy, 1)
         unit_us += (partial_bytes + partial_bytes * (split - 1) / split) / l2_per_sm * 1e6 + SPLIT_US
-    compute_us = waves * unit_us
-    memory_us = (m * k + n * k + m * n) * 2 / (MEM_TBPS * 1e12) * 1e6
+    full, rest = divmod(units, slots)
+    share = float(full)
+    if rest:
+        lone = LONE_UNIT
+        share += lone + (1.0 - lone) * ((rest - 1) / (slots - 1) if slots > 1 else 1.0)
+    compute_us = share * unit_us
+    memory_us = (m * k + n * k + m * n) * 2 / (STREAM_TBPS * 1e12) * 1e6
     est = LAUNCH_US + max(compute_us, memory_us)
     return Choice(bn, cluster, split, units, waves, slots, est)
 

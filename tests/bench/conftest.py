@@ -214,6 +214,45 @@ class Event:
         return self.sim.started_early
 
 
+class SimGraph:
+    """A captured CUDA graph: replaying it spends what its calls cost, with no host in between."""
+
+    def __init__(self, sim: Sim, costs: list[float]):
+        self.sim, self.costs = sim, costs
+
+    def launch(self, stream: Any = None) -> None:
+        assert stream is self.sim.stream, "a graph is replayed on the timer's stream"
+        self.sim.log.append(("graph", len(self.costs)))
+        for ms in self.costs:
+            self.sim.spend(ms)
+
+
+class SimStream:
+    """``cupy.cuda.Stream``: current inside ``with``; ``begin_capture`` / ``end_capture`` make a graph."""
+
+    def __init__(self, sim: Sim, non_blocking: bool = False):
+        self.sim, self.ptr, self.outer = sim, 7, None
+
+    def __enter__(self) -> SimStream:
+        self.outer, self.sim.stream = self.sim.stream, self  # type: ignore[assignment]
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.sim.stream = self.outer  # type: ignore[assignment]
+
+    def synchronize(self) -> None:
+        pass
+
+    def begin_capture(self) -> None:
+        assert self.sim.captured is None and self.sim.stream is self
+        self.sim.captured = []
+
+    def end_capture(self) -> SimGraph:
+        costs, self.sim.captured = self.sim.captured, None
+        assert costs is not None, "end_capture without begin_capture"
+        return SimGraph(self.sim, costs)
+
+
 class Kernel:
     """A RawKernel stand-in: ``body(grid, block, *args)`` does the work."""
 
@@ -258,6 +297,7 @@ class Sim:
         self.launches: list[tuple[str, int, int]] = []  # (what, N, output address)
         self.free_bytes = 100 * 2**30
         self.occupancy: int | None = 2  # None: the driver's query fails
+        self.captured: list[float] | None = None  # while a stream captures: the GPU work of each call
         self.corrupt: Callable[[np.ndarray], None] | None = None  # a kernel bug, applied to its output
 
     # memory
@@ -276,6 +316,9 @@ class Sim:
         return np.asarray(base).reshape(-1).view(np.uint8)[:need].view(dtype)
 
     def spend(self, ms: float) -> None:
+        if self.captured is not None:  # a stream capture: the work goes into the graph, not the clock
+            self.captured.append(ms)
+            return
         self.clock += ms
 
     # kernels
@@ -429,6 +472,7 @@ def fake_cupy(sim: Sim) -> types.ModuleType:
     cp.__version__ = "simulated"
     cp.cuda = SimpleNamespace(
         get_current_stream=lambda: sim.stream,
+        Stream=lambda non_blocking=False: SimStream(sim, non_blocking),
         Event=lambda: Event(sim),
         get_elapsed_time=sim.elapsed,
         Device=lambda: SimpleNamespace(

@@ -13,7 +13,7 @@ from functools import partial
 import pytest
 
 from course.bench import MIN_REPEATS
-from course.bench.timing import _HOLD_MAX_S, MAX_CALLS_PER_REPEAT, Timer
+from course.bench.timing import _HOLD_MAX_S, MAX_CALLS_PER_REPEAT, Timer, in_graphs
 
 
 def _rotation(sim, name: str, sets: int, ms: float, early: bool = False, host_s: float = 0.0):
@@ -114,3 +114,41 @@ def test_the_hold_is_capped(simulated_gpu):
     sim = simulated_gpu
     Timer(MIN_REPEATS).time(_rotation(sim, "slow host", 3, 1.0, host_s=0.02))
     assert sim.holds[1:] == [int(_HOLD_MAX_S * 1e9)] * MIN_REPEATS
+
+
+def test_graphs_time_every_rotation_a_second_way_interleaved_with_the_first(simulated_gpu):
+    sim = simulated_gpu
+    timer = Timer(MIN_REPEATS)
+    sim.log.clear()
+    long = MAX_CALLS_PER_REPEAT + 8
+    out = timer.samples_together(
+        {"kernel": _rotation(sim, "kernel", 3, 0.5), "peer": _rotation(sim, "peer", long, 0.25)}, graphs=True
+    )
+    assert list(out) == ["kernel", "peer", in_graphs("kernel"), in_graphs("peer")]
+    # a replayed graph does the same GPU work: the same time per call on the simulated GPU
+    for name, ms in (("kernel", 0.5), ("peer", 0.25)):
+        assert out[in_graphs(name)].timing().median_ms == pytest.approx(ms)
+        assert out[in_graphs(name)].calls_per_repeat == out[name].calls_per_repeat
+    batches = _batches(sim.log)
+    assert len(batches) == 4 * MIN_REPEATS
+    for r in range(MIN_REPEATS):  # repeat by repeat: kernel, peer, then each of them in a graph
+        one_by_one, graphed = batches[4 * r : 4 * r + 2], batches[4 * r + 2 : 4 * r + 4]
+        assert [b[1] for b in one_by_one] == [{"kernel"}, {"peer"}]
+        assert all("graph" not in b[3] for b in one_by_one)
+        assert all(b[2] == [] and b[3].count("graph") == 1 for b in graphed)  # no launch: one replay
+    assert timer.graph_failures == {}
+
+
+def test_a_rotation_that_cannot_be_captured_is_timed_one_by_one_and_said(simulated_gpu):
+    sim = simulated_gpu
+    timer = Timer(MIN_REPEATS)
+
+    def synchronising(j: int) -> None:
+        if sim.captured is not None:
+            raise RuntimeError("operation not permitted when stream is capturing")
+        sim.spend(0.1)
+
+    out = timer.samples_together({"lib": [partial(synchronising, j) for j in range(4)]}, graphs=True)
+    assert list(out) == ["lib"] and out["lib"].timing().median_ms == pytest.approx(0.1)
+    assert "not permitted when stream is capturing" in timer.graph_failures["lib"]
+    assert sim.captured is None  # the capture was ended

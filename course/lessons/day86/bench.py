@@ -13,15 +13,16 @@ renders the table from a recording with ``shape_table``.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ...bench import engine
 from ...bench.arith import gemm_bytes, gemm_flops, paired_ratios, rotation_buffers
-from ...bench.peers import cublaslt_name
+from ...bench.peers import cublas_name, cublaslt_name
 from ...bench.result import BenchResult, Reason
 from ...bench.spec import KERNEL, BenchSpec, Context, Extras
+from ...bench.timing import GRAPHS, Samples, in_graphs
 from ...kernel.host import host_of, timing_floor_note
 from .._ladder import Shape, cublas_and_lt_peers
 from . import LESSON, chooser
@@ -49,6 +50,7 @@ def _titles(shape: Shape) -> dict[str, str]:
 # The second peer, cuBLASLt through nvmath-python, with each of its two plans: recorded beside
 # gemmEx (whose titles above keep their names), in its own reasons.
 LT_PEERS = (cublaslt_name(False), cublaslt_name(True))
+GEMMEX = cublas_name("float16", "nk")  # the first peer (``cublas_and_lt_peers``)
 
 
 def _lt_titles(shape: Shape, name: str) -> tuple[str, str]:
@@ -113,9 +115,50 @@ def _shape_reasons(
     ]
 
 
+def graph_title(shape: Shape, name: str) -> str:
+    """The title of ``name``'s rate on ``shape`` timed inside CUDA graphs (``name``: "kernel" or a peer)."""
+    return f"{shape_name(shape)}: {name} rate{GRAPHS}"
+
+
+def graph_ratio_title(shape: Shape, name: str) -> str:
+    return f"{shape_name(shape)} against {name}{GRAPHS}"
+
+
+def _graph_reasons(shape: Shape, samples: dict[str, Samples], names: list[str], how: str) -> list[Reason]:
+    """The kernel and each peer timed inside CUDA graphs (``Timer.samples_together(graphs=True)``):
+    rates, and the kernel's ratio to each peer, repeat by repeat. A call that could not be captured
+    has no graph samples and no reasons (the result's notes say why)."""
+    mine = samples.get(in_graphs(KERNEL))
+    if mine is None:
+        return []
+    how = f"each batch of launches captured in a CUDA graph and replayed, interleaved with the launches one by one; {how}"
+    kernel = _tflops(shape, mine.timing().median_ms)
+    out = [Reason(graph_title(shape, KERNEL), kernel, "TFLOP/s", "measured", how)]
+    for name in names:
+        theirs = samples.get(in_graphs(name))
+        if theirs is None:
+            continue
+        rate = _tflops(shape, theirs.timing().median_ms)
+        r, lo, hi = paired_ratios(mine.per_call_ms, theirs.per_call_ms)
+        out.append(Reason(graph_title(shape, name), rate, "TFLOP/s", "measured", f"{name}; {how}"))
+        out.append(
+            Reason(
+                graph_ratio_title(shape, name),
+                r,
+                "x",
+                "measured",
+                f"kernel {kernel:,.0f} TFLOP/s, {name} {rate:,.0f} TFLOP/s; {how}",
+                lo,
+                hi,
+            )
+        )
+    return out
+
+
 def _finish(ctx: Context) -> Extras:
     reasons: list[Reason] = []
     peer, *others = ctx.peers  # gemmEx first (cublas_and_lt_peers), then the cuBLASLt plans that run here
+    names = [p.name for p in ctx.peers]
     square = "the engine's square row, medians of interleaved batches"
     for row in ctx.rows:
         shape = (row.size, row.size, row.size)
@@ -129,6 +172,7 @@ def _finish(ctx: Context) -> Extras:
                 reasons += _lt_reasons(
                     shape, other.name, row.kernel.rate, q.rate, q.ratio, None, None, square
                 )
+        reasons += _graph_reasons(shape, ctx.graph_samples.get(row.size, {}), names, square)
     if not all(s in ctx.sizes for s in chooser.SQUARES):  # a partial run (the page's button): squares only
         return Extras(reasons=tuple(reasons))
     host = host_of(ctx.lesson)
@@ -146,11 +190,13 @@ def _finish(ctx: Context) -> Extras:
             calls[each.name] = (partial(each.call, work), None)
         ctx.verify(size, work, calls)
         samples = ctx.timer.samples_together(
-            {key: [partial(call, j) for j in range(work.sets)] for key, (call, _) in calls.items()}
+            {key: [partial(call, j) for j in range(work.sets)] for key, (call, _) in calls.items()},
+            graphs=True,
         )
         how = (
             f"checked against float64 first; median of {len(samples[KERNEL].per_call_ms)} interleaved repeats"
         )
+        reasons += _graph_reasons(shape, samples, names, how)
         kernel = _tflops(shape, samples[KERNEL].timing().median_ms)
         said = []
         for each in ctx.peers:
@@ -165,10 +211,64 @@ def _finish(ctx: Context) -> Extras:
             f"{ctx.lesson.id} {shape_name(shape)} ({choice.config} split {choice.split}): "
             f"{kernel:,.0f} TFLOP/s; " + "; ".join(said)
         )
+        if choice.split > 1:
+            reasons += _deterministic_cost(ctx, work, shape, choice)
         del work, calls
         engine.release()
     reasons += _last_wave(ctx, host)
     return Extras(reasons=tuple(reasons))
+
+
+def deterministic_title(shape: Shape) -> str:
+    return f"{shape_name(shape)}: deterministic split-K against the default"
+
+
+def _deterministic_cost(ctx: Context, work: Any, shape: Shape, choice: chooser.Choice) -> list[Reason]:
+    """The same build and split with ``-DGEMM_DETERMINISTIC=1`` (the last arriver adds every partial
+    in split order) on the same buffers, checked, then timed interleaved with the default build:
+    its rate over the default's, repeat by repeat, launched one by one and in CUDA graphs."""
+    det = replace(choice, deterministic=True)
+    compiled = ctx.compile(max(shape), defines=chooser.defines(det))
+    launch = partial(work.launch, compiled=compiled)
+    ctx.verify(max(shape), work, {"deterministic": (launch, None)})
+    samples = ctx.timer.samples_together(
+        {
+            "default": [partial(work.launch, j) for j in range(work.sets)],
+            "deterministic": [partial(launch, j) for j in range(work.sets)],
+        },
+        graphs=True,
+    )
+    out = []
+    said = []
+    for mode, (a, b) in {
+        "": ("deterministic", "default"),
+        GRAPHS: (in_graphs("deterministic"), in_graphs("default")),
+    }.items():
+        if a not in samples or b not in samples:
+            continue
+        r, lo, hi = paired_ratios(samples[a].per_call_ms, samples[b].per_call_ms)
+        t_det, t_def = (samples[x].timing().median_ms * 1e3 for x in (a, b))
+        how = (
+            f"{choice.config} split {choice.split}, the same buffers; checked first; median of "
+            f"{len(samples[a].per_call_ms)} interleaved repeats"
+            + (", each batch in a CUDA graph" if mode else "")
+        )
+        out.append(
+            Reason(
+                deterministic_title(shape) + mode,
+                r,
+                "x",
+                "measured",
+                f"deterministic {t_det:.1f} us, default {t_def:.1f} us per call ({t_det - t_def:+.1f} us); {how}",
+                lo,
+                hi,
+            )
+        )
+        said.append(f"{r:.3f}x{mode} ({t_det:.1f} vs {t_def:.1f} us)")
+    ctx.progress(
+        f"{ctx.lesson.id} {shape_name(shape)} deterministic split-K against the default: " + "; ".join(said)
+    )
+    return out
 
 
 WAVE_K = 4096  # K of the last-partial-wave problems: long enough that one unit is mostly its K loop
@@ -273,6 +373,10 @@ class ShapeRow:
     low: float | None
     high: float | None
     lt: dict[str, LtRate] = field(default_factory=dict)
+    graphs: dict[str, LtRate] = field(
+        default_factory=dict
+    )  # in CUDA graphs: "kernel" (ratio 0) and each peer
+    deterministic: dict[str, float] = field(default_factory=dict)  # "" / GRAPHS: its rate over the default's
 
 
 def shape_table(result: BenchResult) -> list[ShapeRow]:
@@ -291,6 +395,17 @@ def shape_table(result: BenchResult) -> list[ShapeRow]:
                 lt[name] = LtRate(
                     float(by_title[rate_title].value or 0.0), float(by_title[ratio_title].value or 0.0)
                 )
+        graphs = {}
+        for name in (KERNEL, GEMMEX, *LT_PEERS):
+            rate = by_title.get(graph_title(shape, name))
+            if rate is not None:
+                vs = by_title.get(graph_ratio_title(shape, name))
+                graphs[name] = LtRate(float(rate.value or 0.0), float(vs.value or 0.0) if vs else 0.0)
+        det = {
+            mode: float(by_title[deterministic_title(shape) + mode].value or 0.0)
+            for mode in ("", GRAPHS)
+            if deterministic_title(shape) + mode in by_title
+        }
         rows.append(
             ShapeRow(
                 shape,
@@ -301,6 +416,8 @@ def shape_table(result: BenchResult) -> list[ShapeRow]:
                 ratio.low,
                 ratio.high,
                 lt,
+                graphs,
+                det,
             )
         )
     return rows
@@ -345,6 +462,32 @@ def wave_table(result: BenchResult) -> list[WaveRow]:
     return rows
 
 
+@dataclass(frozen=True)
+class DeterministicRow:
+    """The deterministic build's rate over the default's on one shape, one timing mode."""
+
+    shape: Shape
+    mode: str  # "launched one by one" or "in CUDA graphs"
+    ratio: float
+    low: float | None
+    high: float | None
+    times: str  # "deterministic 72.0 us, default 71.0 us per call (+1.0 us)"
+
+
+def deterministic_table(result: BenchResult) -> list[DeterministicRow]:
+    """The recorded cost of the deterministic build, per shape the chooser split and per mode."""
+    by_title = {r.title: r for r in result.reasons}
+    rows = []
+    for shape in chooser.SHAPES:
+        for mode, said in (("", "launched one by one"), (GRAPHS, "in CUDA graphs")):
+            r = by_title.get(deterministic_title(shape) + mode)
+            if r is not None and r.value:
+                rows.append(
+                    DeterministicRow(shape, said, float(r.value), r.low, r.high, r.detail.split(";")[0])
+                )
+    return rows
+
+
 def geometric_mean(values: list[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
@@ -368,6 +511,20 @@ def _findings(result: BenchResult) -> list[str]:
         out.append(
             f"The last partial wave, 128x{w.bn} c{w.cluster}: one unit more than a full wave takes "
             f"{w.plus_us:,.1f} us against {w.full_us:,.1f} us, {w.ratio:.2f}x the time."
+        )
+    graphed = [r for r in rows if GEMMEX in r.graphs]
+    if rows and len(graphed) == len(rows):
+        ratios = [r.graphs[GEMMEX].ratio for r in rows]
+        worst = min(rows, key=lambda r: r.graphs[GEMMEX].ratio)
+        out.append(
+            f"In CUDA graphs (each batch of launches captured once and replayed, interleaved with the launches "
+            f"one by one): geometric mean {geometric_mean(ratios):.2f}x cuBLAS gemmEx; lowest "
+            f"{worst.graphs[GEMMEX].ratio:.2f}x at {shape_name(worst.shape)}."
+        )
+    for d in deterministic_table(result):
+        out.append(
+            f"Deterministic split-K at {shape_name(d.shape)}, {d.mode}: {d.ratio:.3f}x the default build's rate "
+            f"({d.times})."
         )
     if len(rows) == len(chooser.SHAPES):
         for name in LT_PEERS:
@@ -402,7 +559,15 @@ SPEC = BenchSpec(
         "as operand C with beta 0, FP32 compute), with cuBLASLt's heuristic plan and with the plan autotuned "
         "(every algorithm of the plan timed, 10 iterations, fastest first), planned once per shape; the "
         "ratios against cuBLAS are to gemmEx",
+        "every shape is timed two ways, interleaved: launched one by one (each batch behind a GPU-side hold, "
+        "so the host's launch rate is not timed, but the GPU's gap between launches is), and each batch "
+        "captured once in a CUDA graph and replayed (CuPy stream capture), as frameworks run small GEMMs; "
+        "below about 20 us a call the graph numbers are the ones that say what the kernel costs",
+        "where the chooser splits K, the deterministic build (-DGEMM_DETERMINISTIC=1: the last arriver adds "
+        "every partial, its own included, in split order) is checked and timed against the default build on "
+        "the same buffers, both ways",
     ),
     size_step=8,
     build=lambda n, sms: chooser.defines(chooser.choose(n, n, n, sms)),
+    graphs=True,
 )

@@ -5,17 +5,31 @@ of measured winners. For every configuration the kernel can be compiled
 in (tile 128 x BN with BN in {256, 128, 64}, cluster of 1 or 2 CTAs along M)
 and every split of K, it estimates the time as
 
-    waves x (K-tiles per unit x time of one K-tile + fixed cost per unit)
-    + split-K reduction traffic
+    full waves x (K-tiles per unit x time of one K-tile + fixed cost per unit)
+    + the last, partial wave at its share (below) + split-K reduction traffic
 
 where
 
 - units = ceil(ceil(M / 128) / cluster) x ceil(N / BN) x split are handed
-  out round-robin to SMs // cluster clusters, so the last wave counts
-  whole (wave quantization: a wave that is 10% full costs as much as a
-  full one);
-- one K-tile of a 128 x BN tile is 128 x BN x 64 x 2 FLOP at the SM's
-  share of the dense FP16 rate, times an efficiency that is lower for the
+  out round-robin to SMs // cluster clusters: full waves, then a last wave
+  of the rest;
+- a partial last wave is not priced whole. A unit that runs alone finishes
+  sooner than one of a full wave (nothing shares L2, device memory or the
+  power budget with it): the benchmark measures one unit past a full wave
+  at 0.57-0.75 of a full wave's time with clusters of two (H200 and H100
+  recordings, ``bench.wave_table``). The model prices a last wave of r
+  units on S slots as LONE_UNIT + (1 - LONE_UNIT) x (r - 1) / (S - 1) of a
+  full one, LONE_UNIT = 0.65 fitted to those. Clusters of one measure
+  lower (0.26-0.61), but there the lone unit gains from what makes their
+  full wave slow (every CTA loads its own B: contention a lone unit does
+  not meet), which the per-unit cost does not price; a per-cluster 0.45,
+  tried, made the model pick clusters of one where the H100 measured them
+  slower (1000 x 1032 x 520: 0.92x; 130 x 5000 x 3000: 0.89x; evidence/logs/
+  2026-12-05-h100-s10-k86-call2.log), so both clusters get 0.65 and the
+  page shows the model's ratio beside the measured one;
+- one K-tile of a 128 x BN tile is 128 x BN x 64 x 2 FLOP at one SM's
+  rate (SM_TFLOPS, scaled by the SM count: a GPU with fewer SMs has less
+  in total, not faster SMs), times an efficiency that is lower for the
   narrower tile (128 x 128 does half the MMA work of 128 x 256 per K-tile
   for two thirds of the staged bytes, and its wgmmas are shorter; 128 x 64
   a quarter of it for half the bytes) and for a cluster of one (no
@@ -23,21 +37,24 @@ where
 - the fixed cost per unit is the ring's fill (the first K-tile's load
   latency) and the epilogue that does not overlap the next unit;
 - split-K adds, per unit, the partial written to the workspace and, for
-  the last split of a tile, the other partials read back, at the SM's
-  share of L2 bandwidth; and a fixed SPLIT_US for the reduction's chain of
-  round trips that nothing overlaps (the partial's stores reaching L2,
-  the counter's atomic, the last split's reads): on the H200 the first
-  version of the reduction (a fence in every thread) spent 3.3 us in the
-  epilogue of a split that was not last and 8.7 us in the last one's
-  (its timeline at N = 1024, split 2), against about 1 us unsplit;
+  the last split of a tile, the other partials read back (all of them,
+  its own too, in the deterministic build), at the busy SMs' share of L2
+  bandwidth; and a fixed SPLIT_US for the reduction's chain of round
+  trips that nothing overlaps (the partial's stores reaching L2, the
+  counter's atomic, the last split's reads), a round figure of the order
+  the kernel's own timeline shows (the page's timeline at N = 1024, split
+  4: the epilogue bars of the splits beside their short K loops);
 - the whole problem cannot run faster than its bytes through device
   memory (A, B read once, D written once) allow.
 
-The constants are round figures for an H100/H200-class part (the
-datasheet's dense FP16 rate and memory bandwidth, an L2 bandwidth and
-latencies of the right order), named below. ``choose`` returns the
-cheapest estimate and the whole ranked list, so a caller can report what
-was chosen and why.
+The constants are round figures, named below for what they are: not
+datasheet rates (an H100 or H200 SXM datasheet gives 989 TFLOP/s dense
+FP16, and 3.35 TB/s (H100) or 4.8 TB/s (H200) of memory bandwidth), but
+what a cuBLAS-class kernel sustains on a 132-SM part, an L2 bandwidth and
+latencies of the right order. ``choose`` returns the cheapest estimate
+and the whole ranked list, so a caller can report what was chosen and
+why; ``deterministic=True`` prices (and ``defines`` builds) the split-K
+reduction that sums in split order.
 """
 
 from __future__ import annotations
@@ -72,13 +89,19 @@ CONFIGS: tuple[tuple[int, int], ...] = (
 MAX_SPLIT = 8
 
 # Model constants (round figures, not fitted per shape).
-PEAK_TFLOPS = 660.0  # dense FP16 rate a good kernel sustains on an H200 (cuBLAS-class), TFLOP/s
-MEM_TBPS = 4.0  # device-memory bandwidth reached by a streaming kernel, TB/s
-L2_TBPS = 8.0  # L2 bandwidth for the split-K workspace traffic, TB/s
+SM_TFLOPS = 5.0  # dense FP16 TFLOP/s one SM sustains in a cuBLAS-class kernel: 660 TFLOP/s over 132 SMs
+SUSTAINED_TFLOPS_132 = SM_TFLOPS * 132  # 660: what cuBLAS sustains on an H100/H200 (not the datasheet's 989)
+STREAM_TBPS = 4.0  # device memory a streaming kernel reaches on an H200 (datasheet 4.8 TB/s; H100 SXM 3.35)
+L2_TBPS = 8.0  # L2 bandwidth for the split-K workspace traffic, TB/s, shared by the busy SMs
 FILL_US = 1.0  # per unit: the ring's first load latency + the part of the epilogue not overlapped
 LAUNCH_US = 2.5  # launch and teardown of one persistent kernel
 SPLIT_US = 3.0  # per split unit: the reduction's round trips (stores, fence, counter, the last one's reads)
-EFFICIENCY = {  # fraction of PEAK_TFLOPS a K-tile loop sustains, by (BN, cluster)
+# What one unit alone in the last wave costs, as a fraction of a full wave's time: fitted to the
+# recorded last-wave measurements with clusters of two (H200 0.64-0.75, H100 0.57-0.68;
+# ``bench.wave_table``), used for both clusters (the docstring says why). A last wave of r units
+# on S slots costs LONE_UNIT + (1 - LONE_UNIT) (r - 1) / (S - 1) of a full one.
+LONE_UNIT = 0.65
+EFFICIENCY = {  # fraction of SM_TFLOPS a K-tile loop sustains, by (BN, cluster)
     (256, 2): 1.00,
     (256, 1): 0.96,
     (128, 2): 0.86,
@@ -97,19 +120,32 @@ class Choice:
     waves: int
     slots: int
     est_us: float
+    deterministic: bool = False  # split-K sums in split order (-DGEMM_DETERMINISTIC=1)
 
     @property
     def config(self) -> str:
         return f"128x{self.bn} c{self.cluster}"
 
     def describe(self) -> str:
+        det = ", deterministic" if self.deterministic and self.split > 1 else ""
         return (
-            f"tile 128x{self.bn}, cluster {self.cluster}, split {self.split}: {self.units} units "
+            f"tile 128x{self.bn}, cluster {self.cluster}, split {self.split}{det}: {self.units} units "
             f"on {self.slots} clusters = {self.waves} wave(s), model {self.est_us:.1f} us"
         )
 
 
-def estimate(m: int, n: int, k: int, sms: int, bn: int, cluster: int, split: int) -> Choice | None:
+def wave_share(units: int, slots: int) -> float:
+    """Waves' worth of time for ``units`` on ``slots``: the full waves, then the last partial wave
+    at LONE_UNIT for a lone unit, rising linearly to 1 for a full one."""
+    full, rest = divmod(units, slots)
+    if rest == 0:
+        return float(full)
+    return full + LONE_UNIT + (1.0 - LONE_UNIT) * ((rest - 1) / (slots - 1) if slots > 1 else 1.0)
+
+
+def estimate(
+    m: int, n: int, k: int, sms: int, bn: int, cluster: int, split: int, deterministic: bool = False
+) -> Choice | None:
     """The model's time for one configuration and split, or None if the split is invalid."""
     tile_m, tile_k, _ = kernel_shape()
     k_tiles = math.ceil(k / tile_k)
@@ -121,55 +157,62 @@ def estimate(m: int, n: int, k: int, sms: int, bn: int, cluster: int, split: int
     units = cluster_tiles_m * tiles_n * split
     slots = sms // cluster
     waves = math.ceil(units / slots)
-    per_sm_flops = PEAK_TFLOPS * 1e12 / sms * EFFICIENCY[(bn, cluster)]
+    per_sm_flops = SM_TFLOPS * 1e12 * EFFICIENCY[(bn, cluster)]
     k_tile_us = tile_m * bn * tile_k * 2 / per_sm_flops * 1e6
     unit_us = math.ceil(k_tiles / split) * k_tile_us + FILL_US
     if split > 1:
-        # Each unit writes its FP32 partial; the last of a tile reads split - 1 of them. Only
-        # the busy SMs share L2, spread over the units of one wave. And the reduction is a
-        # chain of round trips through L2 that nothing overlaps (SPLIT_US).
+        # Each unit writes its FP32 partial; the last of a tile reads split - 1 of them (all split
+        # of them, its own too, when deterministic). Only the busy SMs share L2, spread over the
+        # units of one wave. And the reduction is a chain of round trips through L2 that nothing
+        # overlaps (SPLIT_US).
         partial_bytes = tile_m * bn * 4
         busy = min(units, slots) * cluster
         l2_per_sm = L2_TBPS * 1e12 / max(busy, 1)
-        unit_us += (partial_bytes + partial_bytes * (split - 1) / split) / l2_per_sm * 1e6 + SPLIT_US
-    compute_us = waves * unit_us
-    memory_us = (m * k + n * k + m * n) * 2 / (MEM_TBPS * 1e12) * 1e6
+        reads = (split - 1 + (1 if deterministic else 0)) / split
+        unit_us += (partial_bytes + partial_bytes * reads) / l2_per_sm * 1e6 + SPLIT_US
+    compute_us = wave_share(units, slots) * unit_us
+    memory_us = (m * k + n * k + m * n) * 2 / (STREAM_TBPS * 1e12) * 1e6
     est = LAUNCH_US + max(compute_us, memory_us)
-    return Choice(bn, cluster, split, units, waves, slots, est)
+    return Choice(bn, cluster, split, units, waves, slots, est, deterministic and split > 1)
 
 
-def candidates(m: int, n: int, k: int, sms: int) -> list[Choice]:
+def candidates(m: int, n: int, k: int, sms: int, deterministic: bool = False) -> list[Choice]:
     """Every valid (configuration, split), cheapest first."""
     out = []
     for bn, cluster in CONFIGS:
         for split in range(1, MAX_SPLIT + 1):
-            c = estimate(m, n, k, sms, bn, cluster, split)
+            c = estimate(m, n, k, sms, bn, cluster, split, deterministic)
             if c is not None:
                 out.append(c)
     out.sort(key=lambda c: (c.est_us, c.split, -c.bn, -c.cluster))
     return out
 
 
-def choose(m: int, n: int, k: int, sms: int) -> Choice:
-    """The configuration and split the model expects to be fastest."""
+def choose(m: int, n: int, k: int, sms: int, deterministic: bool = False) -> Choice:
+    """The configuration and split the model expects to be fastest (``deterministic``: with
+    split-K sums in split order, the same bits every launch)."""
     check_shape(m, n, k, kernel_shape()[2])
     if isinstance(sms, bool) or not isinstance(sms, int) or sms < 1:
         raise CourseError(f"the SM count must be a positive integer (got {sms!r})")
-    return candidates(m, n, k, sms)[0]
+    return candidates(m, n, k, sms, deterministic)[0]
 
 
-def best_for(m: int, n: int, k: int, sms: int, bn: int, cluster: int) -> Choice:
+def best_for(m: int, n: int, k: int, sms: int, bn: int, cluster: int, deterministic: bool = False) -> Choice:
     """The cheapest split for one configuration (a build already compiled)."""
     if (bn, cluster) not in EFFICIENCY:
         raise CourseError(f"no configuration 128x{bn} with cluster {cluster}; the builds are {CONFIGS}")
     choose(m, n, k, sms)  # the shape's rule, once
-    found = [c for c in candidates(m, n, k, sms) if (c.bn, c.cluster) == (bn, cluster)]
+    found = [c for c in candidates(m, n, k, sms, deterministic) if (c.bn, c.cluster) == (bn, cluster)]
     return found[0]
 
 
 def defines(choice: Choice) -> dict[str, int]:
-    """The -D flags that build the kernel for a choice (``GEMM_BN``, ``GEMM_CLUSTER``)."""
-    return {"GEMM_BN": choice.bn, "GEMM_CLUSTER": choice.cluster}
+    """The -D flags that build the kernel for a choice (``GEMM_BN``, ``GEMM_CLUSTER``, and
+    ``GEMM_DETERMINISTIC`` for a deterministic choice that splits K: unsplit, both builds are the same)."""
+    out = {"GEMM_BN": choice.bn, "GEMM_CLUSTER": choice.cluster}
+    if choice.deterministic and choice.split > 1:
+        out["GEMM_DETERMINISTIC"] = 1
+    return out
 
 
 # The issue's shape table: (M, N, K).

@@ -14,7 +14,17 @@ from ..._html import escape
 from ..._table import text_table
 from ...bench.result import load
 from . import LESSON, chooser
-from .bench import LT_PEERS, ShapeRow, geometric_mean, shape_name, shape_table, wave_shapes, wave_table
+from .bench import (
+    GEMMEX,
+    LT_PEERS,
+    ShapeRow,
+    deterministic_table,
+    geometric_mean,
+    shape_name,
+    shape_table,
+    wave_shapes,
+    wave_table,
+)
 
 
 @dataclass(frozen=True)
@@ -82,6 +92,13 @@ def recorded_shapes() -> Table:
         x = r.lt.get(name)
         return "not measured" if x is None else f"{x.rate:,.0f} ({x.ratio:.2f}x)"
 
+    def graph_cells(r: ShapeRow) -> tuple[str, str]:
+        mine, theirs = r.graphs.get("kernel"), r.graphs.get(GEMMEX)
+        return (
+            "not measured" if mine is None else f"{mine.rate:,.0f}",
+            "not measured" if theirs is None else f"{theirs.rate:,.0f} ({theirs.ratio:.2f}x)",
+        )
+
     body = tuple(
         (
             shape_name(r.shape),
@@ -90,6 +107,7 @@ def recorded_shapes() -> Table:
             f"{r.peer:,.0f}",
             f"{r.ratio:.2f}x"
             + (f" ({r.low:.2f}-{r.high:.2f})" if r.low is not None and r.high is not None else ""),
+            *graph_cells(r),
             *(lt_cell(r, name) for name in LT_PEERS),
         )
         for r in rows
@@ -111,15 +129,29 @@ def recorded_shapes() -> Table:
             summary += " " + " ".join(missing)
         elif not any(r.lt for r in rows):
             summary += " This recording has no cuBLASLt columns: it was made before they were measured."
+        graphed = [r.graphs[GEMMEX].ratio for r in rows if GEMMEX in r.graphs]
+        if len(graphed) == len(rows):
+            summary += (
+                f" In CUDA graphs: geometric mean {geometric_mean(graphed):.2f}x cuBLAS gemmEx, lowest "
+                f"{min(graphed):.2f}x."
+            )
+        elif not any(r.graphs for r in rows):
+            summary += " This recording has no CUDA-graph columns: it was made before they were measured."
+        failed = [n for n in result.notes if "not timed in CUDA graphs" in n]
+        if failed:
+            summary += " " + " ".join(failed)
     return Table(
         "Against cuBLAS, shape by shape (TFLOP/s; the ratio's spread over interleaved repeats in brackets; "
-        "the cuBLASLt columns give its rate and the kernel's ratio to it)",
+        "launched one by one, then each batch in a CUDA graph, interleaved in the same run; the cuBLASLt "
+        "columns give its rate and the kernel's ratio to it, launched one by one)",
         (
             "M x N x K",
             "the chooser's pick",
             "kernel",
             "cuBLAS gemmEx",
             "ratio",
+            "kernel, graphs",
+            "gemmEx, graphs (ratio)",
             "cuBLASLt heuristic",
             "cuBLASLt autotuned",
         ),
@@ -147,19 +179,61 @@ def recorded_waves() -> Table:
             f"{r.plus_us:,.1f}",
             f"{r.ratio:.2f}x"
             + (f" ({r.low:.2f}-{r.high:.2f})" if r.low is not None and r.high is not None else ""),
+            f"{model_wave_ratio(r.bn, r.cluster, result.sm_count):.2f}x",
         )
         for r in rows
     )
     return Table(
         "One full wave of units, then one unit more (split 1; time per launch; the ratio's spread over "
-        "interleaved repeats in brackets)",
+        "interleaved repeats in brackets), beside the chooser's model of the same two problems",
         (
             "build",
             "problems (one full wave vs one unit more)",
             "full wave us",
             "one unit more us",
             "time ratio",
+            "model's ratio",
         ),
         body,
+        f"Recorded on {result.device} ({result.sm_count} SMs) on {result.recorded_at[:10]}. The model prices "
+        f"the lone unit at LONE_UNIT = {chooser.LONE_UNIT:.2f} of a wave, a round figure fitted to the H200's "
+        "and the H100's recordings with clusters of two; the gap between the last two columns is what it "
+        "misses on this GPU (clusters of one, whose full wave is slowed by every CTA loading its own B, "
+        "measure lower: the chooser's docstring says why the model does not follow them).",
+    )
+
+
+def model_wave_ratio(bn: int, cluster: int, sms: int) -> float:
+    """The chooser's time for one unit more than a full wave over its time for the full wave."""
+    full, plus = (chooser.estimate(*s, sms, bn, cluster, 1) for s in wave_shapes(bn, cluster, sms))
+    assert full is not None and plus is not None  # split 1 is always valid
+    return plus.est_us / full.est_us
+
+
+def recorded_deterministic() -> Table:
+    """What the deterministic split-K build cost where the chooser split K, from the recording."""
+    result = load(LESSON.id)
+    rows = deterministic_table(result) if result is not None else []
+    if result is None or not rows:
+        return Table(
+            "Not recorded yet: the deterministic build's cost has not been measured on a real GPU for this "
+            "page. On an H100 or H200, `python -m course bench day86` measures it.",
+            (),
+            (),
+        )
+    return Table(
+        "Deterministic split-K (-DGEMM_DETERMINISTIC=1) against the default build, same split and buffers "
+        "(its rate over the default's; spread over interleaved repeats in brackets)",
+        ("M x N x K", "timed", "rate ratio", "per call"),
+        tuple(
+            (
+                shape_name(r.shape),
+                r.mode,
+                f"{r.ratio:.3f}x"
+                + (f" ({r.low:.3f}-{r.high:.3f})" if r.low is not None and r.high is not None else ""),
+                r.times,
+            )
+            for r in rows
+        ),
         f"Recorded on {result.device} ({result.sm_count} SMs) on {result.recorded_at[:10]}.",
     )

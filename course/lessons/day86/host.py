@@ -4,7 +4,8 @@ The workload is the ladder's (``course.lessons._ladder.TmaGemmWorkload``) with a
 split: the tile width and cluster are the build's (``-DGEMM_BN``, ``-DGEMM_CLUSTER``, read from
 the compiled kernel's flags), and the split, unless given, is the chooser's best for that build
 on this GPU's SM count. The lesson run is a shape ragged in M, N and K (``RUN_SHAPE``), split
-``RUN_SPLIT`` ways, with every element checked against float64.
+``RUN_SPLIT`` ways, with every element checked against float64. ``deterministic=True`` runs the
+same build compiled with ``-DGEMM_DETERMINISTIC=1`` (split-K's partials summed in split order).
 """
 
 from __future__ import annotations
@@ -33,6 +34,22 @@ def build_of(compiled: Compiled | None) -> tuple[int, int]:
     return int(c["kBN"]), int(c["kClusterM"])
 
 
+def is_deterministic(compiled: Compiled | None) -> bool:
+    """Whether a build sums split-K's partials in split order (``-DGEMM_DETERMINISTIC=1``)."""
+    flags = dict(compiled.options.defines) if compiled is not None else {}
+    return bool(LESSON.constants(flags)["kDeterministic"])
+
+
+def deterministic_build(compiled: Compiled) -> Compiled:
+    """The same build (tile, cluster) with ``-DGEMM_DETERMINISTIC=1``; ``compiled`` if it is one."""
+    if is_deterministic(compiled):
+        return compiled
+    # heavy: the compiler, only when a deterministic run is asked for
+    from ...kernel.compile import compile_lesson
+
+    return compile_lesson(LESSON, defines={**dict(compiled.options.defines), "GEMM_DETERMINISTIC": 1})
+
+
 def _shape(value: Any) -> Shape:
     try:
         m, n, k = (int(v) for v in value)
@@ -42,9 +59,10 @@ def _shape(value: Any) -> Shape:
 
 
 class ShapesHost(TmaGemmHost):
-    """The ladder's host for the ragged kernel: ``page.run(shape=(M, N, K), split=S)``."""
+    """The ladder's host for the ragged kernel: ``page.run(shape=(M, N, K), split=S,
+    deterministic=True)`` (the last option: the build whose split-K sums in split order)."""
 
-    run_options = ("shape", "split")
+    run_options = ("shape", "split", "deterministic")
     cases = (
         Case(
             "no-split",
@@ -64,10 +82,11 @@ class ShapesHost(TmaGemmHost):
 
     def __init__(self) -> None:
         super().__init__(LESSON)
-        self.last: tuple[Shape, int] = (
+        self.last: tuple[Shape, int, bool] = (
             RUN_SHAPE,
             RUN_SPLIT,
-        )  # the latest workload's (shape, split), for its PASS line
+            False,
+        )  # the latest workload's (shape, split, deterministic), for its PASS line
 
     def workload(
         self, compiled: Compiled, n: int, sets: int = 1, purpose: str = "lesson", **options: Any
@@ -78,17 +97,23 @@ class ShapesHost(TmaGemmHost):
         split = options.get("split")
         if split is None and options.get("shape") is None and purpose == "lesson":
             split = RUN_SPLIT
+        deterministic = options.get("deterministic", False)
+        if not isinstance(deterministic, bool):
+            raise CourseError(f"deterministic must be True or False (got {deterministic!r})")
         if split is None:
             bn, cluster = build_of(compiled)
-            split = chooser.best_for(*shape, sm_count(), bn, cluster).split
+            split = chooser.best_for(*shape, sm_count(), bn, cluster, deterministic).split
+        if deterministic:  # the workload launches (and run_lesson runs) this build
+            compiled = deterministic_build(compiled)
         work = TmaGemmWorkload(self.lesson, compiled, n, sets, purpose, shape=shape, split=split)
-        self.last = (shape, split)
+        self.last = (shape, split, is_deterministic(compiled))
         return work
 
     def pass_line(self, n: int, check: Check) -> str:
-        (m, cols, k), split = self.last
+        (m, cols, k), split, deterministic = self.last
+        det = " (deterministic)" if deterministic else ""
         return (
-            f"gemm7 {m}x{cols}x{k} split {split}: PASS, every element, max rel error {check.max_error:g} "
+            f"gemm7 {m}x{cols}x{k} split {split}{det}: PASS, every element, max rel error {check.max_error:g} "
             f"(tolerance {check.tolerance:g})"
         )
 

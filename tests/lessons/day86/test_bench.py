@@ -171,3 +171,67 @@ def test_the_last_wave_table_and_sentences_are_the_recordings(monkeypatch):
     assert len(table.rows) == 3 and table.rows[1][2:4] == ("41.0", "77.0")
     monkeypatch.setattr(figures, "load", lambda lesson_id: _result())
     assert "Not recorded yet" in str(figures.recorded_waves())
+
+
+def _with_graphs_and_determinism(result: BenchResult) -> BenchResult:  # type: ignore[no-untyped-def]
+    """``result`` plus what ``finish`` adds from timing in CUDA graphs and the deterministic build,
+    made from made-up interleaved samples through the same functions."""
+    from dataclasses import replace as dc_replace
+
+    from course.bench.timing import Samples, in_graphs
+
+    extra: list[Reason] = []
+    names = [bench.GEMMEX, *bench.LT_PEERS]
+    for i, shape in enumerate(chooser.SHAPES):
+        flops = 2.0 * math.prod(shape)
+        per = {"kernel": 400.0 + 10 * i, bench.GEMMEX: 420.0 + 3 * i, **{n: 430.0 for n in bench.LT_PEERS}}
+        samples = {  # ms per call, 20 repeats, a rate of `per` TFLOP/s
+            in_graphs(name): Samples(tuple(flops / (tf * 1e9) for _ in range(20)), 8, 8)
+            for name, tf in per.items()
+        }
+        extra += bench._graph_reasons(shape, samples, names, "made up")
+    shape = (1024, 1024, 16384)
+    extra.append(
+        Reason(bench.deterministic_title(shape), 0.98, "x", "measured", "deterministic 62.3 us, default 61.1 us "
+               "per call (+1.2 us); made up", 0.97, 0.99)
+    )  # fmt: skip
+    return dc_replace(result, reasons=result.reasons + tuple(extra))
+
+
+def test_the_cuda_graph_columns_and_the_deterministic_cost_are_the_recordings(monkeypatch):
+    result = _with_graphs_and_determinism(_result())
+    rows = bench.shape_table(result)
+    for i, r in enumerate(rows):
+        assert r.graphs["kernel"].rate == pytest.approx(400.0 + 10 * i)
+        assert r.graphs[bench.GEMMEX].ratio == pytest.approx((400.0 + 10 * i) / (420.0 + 3 * i))
+    monkeypatch.setattr(figures, "load", lambda lesson_id: result)
+    table = figures.recorded_shapes()
+    assert table.header[5:7] == ("kernel, graphs", "gemmEx, graphs (ratio)")
+    assert table.rows[0][5:7] == ("400", f"420 ({400 / 420:.2f}x)")
+    ratios = [r.graphs[bench.GEMMEX].ratio for r in rows]
+    assert f"In CUDA graphs: geometric mean {bench.geometric_mean(ratios):.2f}x cuBLAS gemmEx" in table.note
+    lines = bench._findings(result)
+    assert any(line.startswith("In CUDA graphs (each batch") for line in lines)
+    assert "Deterministic split-K at 1024x1024x16384, launched one by one: 0.980x the default build's rate " \
+        "(deterministic 62.3 us, default 61.1 us per call (+1.2 us))." in lines  # fmt: skip
+    det = figures.recorded_deterministic()
+    assert det.rows == (("1024x1024x16384", "launched one by one", "0.980x (0.970-0.990)",
+                         "deterministic 62.3 us, default 61.1 us per call (+1.2 us)"),)  # fmt: skip
+    # an older recording: no graph columns, said; no deterministic table
+    monkeypatch.setattr(figures, "load", lambda lesson_id: _result())
+    older = figures.recorded_shapes()
+    assert {row[5] for row in older.rows} == {"not measured"}
+    assert "no CUDA-graph columns" in older.note
+    assert "Not recorded yet" in str(figures.recorded_deterministic())
+
+
+def test_the_wave_table_shows_the_models_ratio_beside_the_measured_one(monkeypatch):
+    result = _wave_result(chooser.CONFIGS)
+    monkeypatch.setattr(figures, "load", lambda lesson_id: result)
+    table = figures.recorded_waves()
+    for (bn, cluster), row in zip(chooser.CONFIGS, table.rows, strict=True):
+        full, plus = (chooser.estimate(*s, SMS, bn, cluster, 1) for s in bench.wave_shapes(bn, cluster, SMS))
+        assert row[-1] == f"{plus.est_us / full.est_us:.2f}x"
+        # the model prices the lone unit at most at LONE_UNIT of a wave (less where the problem's bytes
+        # through device memory, the floor, take longer than its compute), never a whole one
+        assert 1 < plus.est_us / full.est_us <= 1 + chooser.LONE_UNIT + 1e-9

@@ -33,3 +33,56 @@ def test_the_chooser_picks_only_builds_that_are_compile_checked():
         for sms in (8, 78, 114, 132)
     }
     assert picked <= set(chooser.CONFIGS)
+    flags = {
+        tuple(sorted(chooser.defines(chooser.choose(*s, sms, deterministic=det)).items()))
+        for s in chooser.SHAPES
+        for sms in (8, 78, 114, 132)
+        for det in (False, True)
+    }
+    checked = {tuple(sorted(f.items())) for f in BUILDS}
+    assert flags <= checked
+
+
+# Every build the chooser can pick: the six tiles and clusters, each with split-K's sums in arrival
+# order (the default) and in split order (-DGEMM_DETERMINISTIC=1).
+BUILDS = [
+    {"GEMM_BN": bn, "GEMM_CLUSTER": cluster, **({"GEMM_DETERMINISTIC": 1} if det else {})}
+    for bn, cluster in chooser.CONFIGS
+    for det in (False, True)
+]
+
+
+@pytest.mark.parametrize(
+    ("bn", "cluster"), chooser.CONFIGS, ids=[f"128x{b}-c{c}" for b, c in chooser.CONFIGS]
+)
+def test_every_deterministic_build_compiles_and_differs_from_the_default(bn, cluster):
+    flags = {"GEMM_BN": bn, "GEMM_CLUSTER": cluster}
+    det = compile_offline(LESSON, defines={**flags, "GEMM_DETERMINISTIC": 1}, ptxas_verbose=True)
+    report = parse(det.log, LESSON.kernel_name)
+    assert report.spill_stores == 0 and report.spill_loads == 0, det.log
+    assert LESSON.constants({**flags, "GEMM_DETERMINISTIC": 1})["kDeterministic"] == 1
+    # the define reaches the code: the reduction is another program
+    assert det.cubin != compile_offline(LESSON, defines=flags).cubin
+
+
+# The 64-row tile with one consumer warpgroup (-DGEMM_BM=64), for decode shapes: every width and cluster.
+BM64 = [(bn, cluster) for bn in (256, 128, 64) for cluster in (1, 2)]
+
+
+@pytest.mark.parametrize(("bn", "cluster"), BM64, ids=[f"64x{b}-c{c}" for b, c in BM64])
+def test_every_64_row_build_compiles_without_spills_with_its_launch_contract(bn, cluster):
+    flags = {"GEMM_BM": 64, "GEMM_BN": bn, "GEMM_CLUSTER": cluster}
+    result = compile_offline(LESSON, defines=flags, ptxas_verbose=True)
+    report = parse(result.log, LESSON.kernel_name)
+    assert report.spill_stores == 0 and report.spill_loads == 0, result.log
+    c = LESSON.constants(flags)
+    assert (c["kBM"], c["kConsumers"], c["kThreadsPerBlock"], c["kBoxARows"]) == (64, 1, 256, 64)
+    # the shared memory the host requests: the ring, one consumer's D staging, barriers, slack
+    ring = c["kStages"] * (64 + bn) * 64 * 2
+    assert c["kSmemBytes"] == ring + 2 * 64 * 64 * 2 + 1024 + 1024 <= 227 * 1024
+
+
+def test_the_128_row_builds_request_what_they_always_did():
+    for bn, cluster in chooser.CONFIGS:
+        c = LESSON.constants({"GEMM_BN": bn, "GEMM_CLUSTER": cluster})
+        assert (c["kSmemBytes"], c["kThreadsPerBlock"], c["kConsumers"]) == (231424, 384, 2)

@@ -41,3 +41,76 @@ def test_a_refused_shape_is_refused_before_launch(gpu_for):
     gpu_for("day86")
     with pytest.raises(CourseError, match="stride-16B"):
         run_lesson(LESSON, progress=lambda line: None, shape=(1000, 1030, 520), split=1)
+
+
+def _runs(compiled, shape, split, launches):
+    """D's bits from ``launches`` launches of one build on the same random normal inputs (the
+    benchmark's N(0, 1) operands: their FP32 sums are not exact, so their order shows in D's bits),
+    each checked against float64 first."""
+    import cupy as cp
+
+    from course.kernel.host import host_of
+
+    work = host_of(LESSON).workload(compiled, max(shape), 1, "bench", shape=shape, split=split)
+    out = []
+    for _ in range(launches):
+        work.poison(0)
+        work.launch(0)
+        cp.cuda.get_current_stream().synchronize()
+        check = work.check(work.out(0))
+        assert check.passed, check
+        out.append(cp.asnumpy(work.out(0)).view("uint16").copy())
+    return out
+
+
+@pytest.mark.gpu
+@pytest.mark.hopper
+@pytest.mark.parametrize(("bn", "cluster"), [(256, 2), (128, 1)], ids=["128x256-c2", "128x128-c1"])
+def test_the_deterministic_build_gives_the_same_bits_every_launch(gpu_for, bn, cluster):
+    gpu_for("day86")
+    # Few tiles, long K, split 8: eight partials per tile, arriving in whatever order the SMs finish.
+    shape, split, launches = (520, 1032, 8200), 8, 12
+    flags = {"GEMM_BN": bn, "GEMM_CLUSTER": cluster}
+    det = compile_lesson(LESSON, defines={**flags, "GEMM_DETERMINISTIC": 1})
+    runs = _runs(det, shape, split, launches)
+    for i, bits in enumerate(runs[1:], 1):
+        differ = int((bits != runs[0]).sum())
+        assert differ == 0, (
+            f"launch {i} of the deterministic build differs from launch 0 in {differ} elements"
+        )
+    # The default build may differ from launch to launch (which split arrives last decides the
+    # order of its FP32 sums); said, not asserted: it can also come out the same.
+    plain = _runs(compile_lesson(LESSON, defines=flags), shape, split, launches)
+    changed = sum(bool((bits != plain[0]).any()) for bits in plain[1:])
+    print(f"default build 128x{bn} c{cluster}: {changed} of {launches - 1} launches differ from the first")
+
+
+@pytest.mark.gpu
+@pytest.mark.hopper
+def test_a_deterministic_run_from_the_page_runs_that_build(gpu_for):
+    gpu_for("day86")
+    result = run_lesson(
+        LESSON, progress=lambda line: None, shape=(1000, 1032, 520), split=3, deterministic=True
+    )
+    assert result.passed, result.lines
+    assert "split 3 (deterministic): PASS" in result.lines[-1]
+
+
+@pytest.mark.gpu
+@pytest.mark.hopper
+@pytest.mark.parametrize(
+    ("bn", "cluster", "det"),
+    [(256, 1, 0), (256, 2, 1), (128, 1, 0), (64, 1, 1)],
+    ids=["64x256-c1", "64x256-c2-det", "64x128-c1", "64x64-c1-det"],
+)
+def test_the_64_row_builds_are_exact_on_ragged_shapes_split_or_not(gpu_for, bn, cluster, det):
+    gpu_for("day86")
+    flags = {"GEMM_BM": 64, "GEMM_BN": bn, "GEMM_CLUSTER": cluster, "GEMM_DETERMINISTIC": det}
+    compiled = compile_lesson(LESSON, defines=flags)
+    for shape in [*SHAPES, (8, 4104, 1000), (64, 264, 2056)]:
+        for split in sorted({1, min(3, -(-shape[2] // 64))}):
+            result = run_lesson(
+                LESSON, compiled=compiled, progress=lambda line: None, shape=shape, split=split
+            )
+            assert result.passed, (flags, shape, split, result.lines)
+            assert result.check.total == shape[0] * shape[1]

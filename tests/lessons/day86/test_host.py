@@ -96,7 +96,7 @@ def test_the_build_is_read_from_the_compile_flags():
 
 
 def test_the_host_declares_its_run_options_and_cases():
-    assert set(HOST.run_options) == {"shape", "split"}
+    assert set(HOST.run_options) == {"shape", "split", "deterministic"}
     for e in HOST.cases:
         assert set(e.options) <= set(HOST.run_options)
         if "shape" in e.options:

@@ -35,6 +35,12 @@ def test_waves_and_last_wave_of_the_mlp_shape():
         key("waves-mlp") == -(-p.units // slots) == chooser.estimate(4096, 11008, 4096, SMS, 256, 2, 1).waves
     )
     assert key("last-wave") == p.units - (key("waves-mlp") - 1) * slots
+    # the explanation's price of that partial wave is the model's
+    lone, share = chooser.LONE_UNIT, chooser.wave_share(p.units, slots) - (key("waves-mlp") - 1)
+    said = (
+        f"{lone:.2f} + {1 - lone:.2f} x {int(key('last-wave')) - 1} / {slots - 1} = {share:.2f} of a full one"
+    )
+    assert said in QUIZ.question("last-wave").explanation
 
 
 def test_the_split_that_fills_the_sms():
@@ -78,9 +84,25 @@ def test_every_numeric_question_is_tested_here():
         "k-range",
         "workspace-bytes",
         "stages-128",
+        "deterministic-reads",
     }
 
 
 def test_quiz_shape():
     assert QUIZ.id == QUIZ.lesson == "day86" and not QUIZ.released
     assert len(QUIZ.questions) >= 10
+
+
+def test_the_deterministic_build_reads_every_partial_back():
+    import re
+
+    split = 4
+    assert key("deterministic-reads") == split  # the default build reads split - 1
+    # in the kernel: the deterministic branch walks every split; the default skips its own
+    text = LESSON.kernel_path.read_text(encoding="utf-8")
+    det, default = re.search(
+        r"if constexpr \(kDeterministic\) \{(.*?)\} else \{(.*?)return true;", text, re.S
+    ).groups()
+    assert "for (int o = 0; o < splitK; ++o)" in det and "continue" not in det
+    assert "if (o == split) continue;" in default
+    assert 64 * chooser.CONFIGS[0][0] * 4 == 64 * 1024  # a 64 x 256 FP32 partial is 64 KiB

@@ -56,7 +56,7 @@ def _compiled(bn: int, cluster: int):  # type: ignore[no-untyped-def]
 def test_the_lesson_run_launches_as_the_header_says(fake_gpu):
     work = HOST.workload(_compiled(256, 2), 1032)  # the split: the chooser's for this build on 132 SMs
     m, n, k = RUN_SHAPE
-    assert work.shape == RUN_SHAPE and HOST.last == (RUN_SHAPE, 3)
+    assert work.shape == RUN_SHAPE and HOST.last == (RUN_SHAPE, 3, False)
     a_map, b_map, d_map = fake_gpu
     assert (a_map.width, a_map.height, a_map.box_width, a_map.box_height) == (k, m, 64, 128)
     assert (b_map.width, b_map.height, b_map.box_height) == (k, n, 128)  # half the B tile per CTA
@@ -94,3 +94,30 @@ def test_the_ladders_square_launch_is_unchanged(fake_gpu):
     assert len(work.args(0)) == 3 and work.problem is None  # three maps, as gemm6Epilogue takes
     assert work.config.grid == (132, 1, 1)
     assert [(m.width, m.height) for m in fake_gpu] == [(1024, 1024)] * 3
+
+
+def test_a_deterministic_run_compiles_and_launches_the_deterministic_build(fake_gpu, monkeypatch):
+    import course.kernel.compile as compile_module
+    from course.errors import CourseError
+
+    asked = []
+
+    def compile_lesson(lesson, defines=None, **kw):  # type: ignore[no-untyped-def]
+        asked.append(dict(defines))
+        return SimpleNamespace(
+            options=SimpleNamespace(defines=tuple((k, str(v)) for k, v in defines.items()))
+        )
+
+    monkeypatch.setattr(compile_module, "compile_lesson", compile_lesson)
+    work = HOST.workload(_compiled(128, 1), 1032, deterministic=True)
+    assert asked == [{"GEMM_BN": "128", "GEMM_CLUSTER": "1", "GEMM_DETERMINISTIC": 1}]
+    assert dict(work.compiled.options.defines)["GEMM_DETERMINISTIC"] == "1"  # the build run_lesson launches
+    assert HOST.last == (RUN_SHAPE, 3, True)
+    assert "split 3 (deterministic): PASS" in HOST.pass_line(
+        1032, SimpleNamespace(max_error=0.0, tolerance=2e-3)
+    )
+    # a build that already is deterministic is used as it is
+    HOST.workload(work.compiled, 1032, deterministic=True)
+    assert len(asked) == 1
+    with pytest.raises(CourseError, match="deterministic must be True or False"):
+        HOST.workload(_compiled(128, 1), 1032, deterministic="yes")
