@@ -12,13 +12,23 @@ from pathlib import Path
 
 import pytest
 
+from course._html import escape
 from course.errors import CourseError
+from course.kernel import evidence
 from course.kernel.compile import CompileError, compile_offline
+from course.kernel.gate import Gpu, Machine
 from course.kernel.variants import _pattern
 from course.lessons import LESSONS, get_lesson
 from course.tryout import suggestions as suggested
+from course.tryout.outcome import outcome_words
 from course.tryout.sandbox import map_compile_log
-from course.tryout.suggestions import EXPECTABLE, get_suggestion, load_suggestions, suggestions_html
+from course.tryout.suggestions import (
+    EXPECTABLE,
+    get_suggestion,
+    load_suggestions,
+    recorded_words,
+    suggestions_html,
+)
 
 
 def _declared() -> list[tuple[str, str]]:
@@ -90,6 +100,30 @@ def test_the_table_lists_every_experiment_escaped():
         assert f"<code>{s.name}</code>" in html
     assert "<script" not in html
     assert "`" not in html  # `code` spans are shown as code, not as backticks
+
+
+def test_the_table_shows_each_kept_run_and_says_where_none_is_kept(tmp_path, monkeypatch):
+    day81 = load_suggestions(get_lesson("day81"))
+    kept = {s.name: s.recording() for s in day81}
+    assert kept["without-setmaxnreg"] is None  # not marked record = true
+    count = kept["count-too-low"]
+    if count is not None:  # the recording in evidence/ (the per-device layout may move it)
+        assert count.outcome is not None
+        assert recorded_words(day81[0]).startswith(f"{outcome_words(count.outcome)} on {count.device} (")
+    # Against a folder of our own: nothing kept, then one run that did what the page says, then
+    # one that did not; the table never shows an outcome no run produced.
+    monkeypatch.setattr(suggested._paths, "evidence_dir", lambda: tmp_path)
+    lesson = get_lesson("day79")
+    s = get_suggestion(lesson, "expect-tx-one-row-more")
+    assert recorded_words(s) == "not recorded yet: no GPU run of it is kept in this checkout"
+    html = suggestions_html(load_suggestions(lesson))
+    assert html.count("not recorded yet") == len(load_suggestions(lesson)) and "recorded on a GPU" in html
+    h200 = Machine(Gpu(0, "NVIDIA H200", (9, 0), 132, 227 * 1024, 2**37), None, None, {"cupy": "14.2.0"})
+    for outcome, tail in (("timeout", ""), ("failed-check", ": not what the page expects")):
+        path = lesson.named_evidence_path(s.name)
+        ev = evidence.record(lesson, h200, ["x"], False, command="c", path=path, outcome=outcome)
+        assert recorded_words(s) == f"{outcome_words(outcome)} on NVIDIA H200 ({ev.recorded_at[:10]}){tail}"
+        assert escape(recorded_words(s)) in suggestions_html((s,))
 
 
 def _write(tmp_path: Path, text: str, monkeypatch) -> None:
