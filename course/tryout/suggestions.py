@@ -96,7 +96,7 @@ class Suggestion:
 def recorded_words(s: Suggestion) -> str:
     """What the kept GPU run of ``s`` came to, for the page; never an outcome no run produced."""
     if not s.record:
-        return "no run kept (not marked record = true)"
+        return "no recording kept for this one: run it with page.try_mine"
     ev = s.recording()
     if ev is None or ev.outcome is None:
         return "not recorded yet: no GPU run of it is kept in this checkout"
@@ -187,12 +187,14 @@ def get_suggestion(lesson: Lesson, name: str) -> Suggestion:
 
 
 def suggestions_html(suggestions: tuple[Suggestion, ...]) -> str:
-    """A table of experiments for the page: name, the change, what the page expects, and what
-    the GPU run kept as evidence came to (or that none is kept)."""
+    """A table of experiments for the page: name, the change (its explanation folded under it,
+    so a page without a GPU says what happens and why), what the page expects, and what the GPU
+    run kept as evidence came to (or that none is kept)."""
     cell = "text-align:left;vertical-align:top;padding:2px 8px"  # JupyterLab right-aligns cells by default
     rows = "".join(
         f"<tr><td style='{cell};white-space:nowrap'><code>{escape(s.name)}</code></td>"
-        f"<td style='{cell}'>{inline(s.title)}</td><td style='{cell}'>{inline(s.expect_words)}</td>"
+        f"<td style='{cell}'>{inline(s.title)}<details><summary>what happens, and why</summary>"
+        f"<p>{inline(s.explain)}</p></details></td><td style='{cell}'>{inline(s.expect_words)}</td>"
         f"<td style='{cell}'>{escape(recorded_words(s))}</td></tr>"
         for s in suggestions
     )
