@@ -24,8 +24,12 @@ DAY81 = get_lesson("day81")
 
 
 def _fault(lesson, path, timeout_s=0, **_):
-    """count-too-low faults, as its page says; Day 81's other recorded experiment fails the check."""
-    if Path(path).read_text().count("mbarInit(&s.empty[i], 1);") != 1:  # not count-too-low's source
+    """count-too-low faults, as its page says; Day 81's other recorded experiments fail the check
+    (both-store-the-top-half) or hang (setmaxnreg-over-budget), as theirs say."""
+    source = Path(path).read_text()
+    if '::"n"(240)' in source:
+        return TryResult(lesson.id, "timeout", Path(path), "stopped", output=("GPU: x",))
+    if source.count("mbarInit(&s.empty[i], 1);") != 1:  # not count-too-low's source
         return TryResult(lesson.id, "failed-check", Path(path), "wrong result", output=("GPU: x",))
     return TryResult(
         lesson.id,
@@ -40,7 +44,7 @@ def _fault(lesson, path, timeout_s=0, **_):
 
 def test_day81_records_the_experiments_that_break_it_and_not_the_one_that_passes():
     recorded = [s.name for s in load_suggestions(DAY81) if s.record]
-    assert recorded == ["count-too-low", "both-store-the-top-half"]
+    assert recorded == ["count-too-low", "both-store-the-top-half", "setmaxnreg-over-budget"]
     s = load_suggestions(DAY81)[0]
     assert s.expect == ("fault",)
 
