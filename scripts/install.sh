@@ -1,6 +1,8 @@
 #!/bin/sh
 # Install the course editable into .venv with the CUDA wheels for this
 # machine's driver, plus any extras named (scripts/test.sh adds "test").
+# COURSE_VENV=path puts it in another virtualenv (scripts/test_python.sh: one
+# per interpreter).
 # scripts/course.sh and scripts/test.sh call it; running it again is quick.
 #
 # The CUDA wheels (CuPy, cuda-python, NVRTC, the CUDA headers) are one of two
@@ -16,6 +18,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
+VENV=${COURSE_VENV:-.venv}
 
 cuda=${COURSE_CUDA:-}
 if [ -z "$cuda" ]; then
@@ -34,7 +37,7 @@ fi
 extras=cuda$cuda
 for extra in "$@"; do extras="$extras,$extra"; done
 
-if [ ! -x .venv/bin/python ]; then
+if [ ! -x "$VENV/bin/python" ]; then
     if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; then
         echo "The course needs Python 3.10 to 3.13; '$PYTHON' is $("$PYTHON" --version 2>&1 || echo missing)." >&2
         echo "Run again with PYTHON set to one, e.g. PYTHON=python3.12 sh $0" >&2
@@ -43,22 +46,22 @@ if [ ! -x .venv/bin/python ]; then
     if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info >= (3, 14))'; then
         echo "Note: the course is checked on Python 3.10 to 3.13; $("$PYTHON" --version) may lack some wheels." >&2
     fi
-    echo "Setting up .venv with $("$PYTHON" --version) (first run: CuPy and the Jupyter stack, a few minutes) ..."
-    if ! "$PYTHON" -m venv .venv; then
-        rm -rf .venv
+    echo "Setting up $VENV with $("$PYTHON" --version) (first run: CuPy and the Jupyter stack, a few minutes) ..."
+    if ! "$PYTHON" -m venv "$VENV"; then
+        rm -rf "$VENV"
         echo "'$PYTHON -m venv' failed; on Debian or Ubuntu install the venv module first," >&2
         echo "e.g. sudo apt-get install python3-venv (python3.10-venv on Ubuntu 22.04)." >&2
         exit 2
     fi
 fi
-.venv/bin/python -m pip install --quiet --upgrade pip
+"$VENV/bin/python" -m pip install --quiet --upgrade pip
 # Two CuPy packages in one environment overwrite each other's files: drop any
-# other than this machine's before installing it (a .venv made elsewhere).
+# other than this machine's before installing it (a virtualenv made elsewhere).
 for other in $others; do
-    if .venv/bin/python -m pip show --quiet "$other" >/dev/null 2>&1; then
+    if "$VENV/bin/python" -m pip show --quiet "$other" >/dev/null 2>&1; then
         echo "Removing $other: this machine gets the cuda$cuda wheels."
-        .venv/bin/python -m pip uninstall --quiet --yes "$other"
+        "$VENV/bin/python" -m pip uninstall --quiet --yes "$other"
     fi
 done
 echo "Installing the course with .[$extras]"
-.venv/bin/python -m pip install --quiet -e ".[$extras]"
+"$VENV/bin/python" -m pip install --quiet -e ".[$extras]"

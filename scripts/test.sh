@@ -20,7 +20,8 @@ sh scripts/install.sh test
 .venv/bin/ruff check course tests benchmarks scripts book
 .venv/bin/ruff format --check course tests benchmarks scripts book
 # Python 3.10 to 3.13 without those interpreters: vermin, mypy for both ends,
-# and pip resolving the dependencies for both (scripts/compat.sh).
+# and pip resolving the dependencies for both (scripts/compat.sh). The tests
+# themselves on other interpreters: scripts/test_python.sh (CI: 3.10 and 3.13).
 sh scripts/compat.sh
 workers=$(.venv/bin/python -c 'import os; print((os.cpu_count() or 1) + 1)')
 exec .venv/bin/python -m pytest -n "$workers" --dist loadscope --no-loadscope-reorder --nbval-lax --nbval-current-env "$@"

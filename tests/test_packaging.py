@@ -221,6 +221,55 @@ def test_python_3_10_to_3_13_everywhere_it_is_named():
     assert "sh scripts/compat.sh" in (ROOT / "scripts" / "test.sh").read_text()
 
 
+def test_ci_runs_the_tests_on_the_oldest_and_newest_python_too():
+    compat = (ROOT / "scripts" / "compat.sh").read_text()
+    oldest = re.search(r"^OLDEST=(\S+)$", compat, re.M)
+    newest = re.search(r"^NEWEST=(\S+)$", compat, re.M)
+    assert oldest and newest
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert f"sh scripts/test_python.sh {oldest[1]} {newest[1]}\n" in ci
+
+
+def test_a_python_found_nowhere_fails_saying_where_it_looked(tmp_path):
+    # An empty PATH but for the shell's tools, no pyenv: Python 3.99 is nowhere.
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYENV_ROOT": str(tmp_path / "pyenv")}
+    r = subprocess.run(
+        ["sh", str(ROOT / "scripts" / "test_python.sh"), "--which", "3.99"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 2 and r.stdout == ""
+    assert "No Python 3.99 found: tried python3.99 on PATH, pyenv's versions/3.99.*" in r.stderr
+    bad = subprocess.run(
+        ["sh", str(ROOT / "scripts" / "test_python.sh"), "three"], env=env, capture_output=True, text=True
+    )
+    assert bad.returncode == 2 and "'three' is not a Python version like 3.10" in bad.stderr
+
+
+def test_a_python_under_pyenv_is_found_and_is_that_version(tmp_path):
+    # A fake pyenv tree whose python3.10 is this interpreter only if this one is 3.10: the script
+    # must ask the interpreter, not trust the folder's name.
+    fake = tmp_path / "pyenv" / "versions" / "3.10.99" / "bin"
+    fake.mkdir(parents=True)
+    (fake / "python3.10").symlink_to(sys.executable)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYENV_ROOT": str(tmp_path / "pyenv")}
+    r = subprocess.run(
+        ["sh", str(ROOT / "scripts" / "test_python.sh"), "--which", "3.10"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    if sys.version_info[:2] == (3, 10):
+        assert r.returncode == 0 and r.stdout == f"3.10 {fake / 'python3.10'}\n"
+    elif r.returncode == 0:  # a real 3.10 elsewhere (/usr/bin): never the fake one
+        assert str(fake) not in r.stdout and r.stdout.startswith("3.10 /usr/")
+    else:
+        assert r.returncode == 2 and "No Python 3.10 found" in r.stderr
+
+
 def test_tomli_reads_toml_where_tomllib_is_missing_and_only_there():
     deps = _pyproject()["project"]["dependencies"]
     (tomli,) = [d for d in deps if _name(d) == "tomli"]
@@ -337,11 +386,26 @@ def _imports_of_the_package() -> set[str]:
                 names |= {a.name.split(".")[0] for a in node.names}
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                 names.add(node.module.split(".")[0])
-    return names - set(sys.stdlib_module_names) - {"course"}
+    # tomllib is the standard library's from 3.11; course imports it only there (tomli before).
+    return names - set(sys.stdlib_module_names) - {"course", "tomllib"}
 
 
 def _dist(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _providers(module: str, where: dict[str, list[str]]) -> set[str]:
+    """The distributions that install top-level ``module``. Python 3.10's packages_distributions
+    reads only top_level.txt, which wheels built by hatchling (anywidget's) do not have: there the
+    files each distribution installed are read instead, as 3.11 does."""
+    from importlib.metadata import distributions
+
+    found = set(where.get(module, []))
+    if not found:
+        for dist in distributions():
+            if any(f.parts[:1] == (module,) or str(f) == f"{module}.py" for f in dist.files or []):
+                found.add(dist.metadata["Name"])
+    return found
 
 
 def test_every_library_the_package_imports_is_declared_or_comes_with_a_declared_one():
@@ -362,7 +426,7 @@ def test_every_library_the_package_imports_is_declared_or_comes_with_a_declared_
     imported = _imports_of_the_package()
     assert {"PIL", "tomli_w", "tabulate"} <= imported
     for module in sorted(imported):
-        dists = {_dist(d) for d in where.get(module, [])}
+        dists = {_dist(d) for d in _providers(module, where)}
         assert dists, f"course imports {module}, which no installed distribution provides"
         assert dists & brought, (
             f"course imports {module} ({sorted(dists)}), which pyproject.toml does not declare"

@@ -399,9 +399,10 @@ class Page:
         return tuple(a.hidden() for a in self._unpassed())
 
     def suggested(self) -> Any:
-        """The page's suggested experiments: the change, and the outcome the page expects."""
+        """The page's suggested experiments: the change, the outcome the page expects, and what
+        the kept GPU run of each came to (or that none is kept yet)."""
         # when the page asks: a page loads only what its cells use
-        from ..tryout.suggestions import load_suggestions, suggestions_html
+        from ..tryout.suggestions import load_suggestions, recorded_words, suggestions_html
 
         found = load_suggestions(self.lesson)
 
@@ -410,7 +411,10 @@ class Page:
                 return suggestions_html(found)
 
             def __repr__(self) -> str:
-                return "\n".join(f"{s.name}: {s.title} (expected: {s.expect_words})" for s in found)
+                return "\n".join(
+                    f"{s.name}: {s.title} (expected: {s.expect_words}; recorded: {recorded_words(s)})"
+                    for s in found
+                )
 
         return _Table()
 

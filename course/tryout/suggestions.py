@@ -19,7 +19,9 @@ any whitespace), applied to the lesson's kernel by ``course.kernel.variants.appl
 so an edit to the kernel that moves the text is an error naming the
 experiment, never a silent no-op. ``expect`` uses the sandbox's outcomes
 (``course.tryout.sandbox.OUTCOMES``); the page runs the variant in the sandbox and
-says whether this GPU confirmed what it promised.
+says whether this GPU confirmed what it promised. The table of experiments
+(``suggestions_html``, ``page.suggested()``) shows beside each promise what the GPU
+run kept as evidence came to (``recorded_words``), and says plainly where no run is kept.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from .. import _paths
 from .._html import escape
 from .._toml import read_toml
 from ..errors import CourseError
+from ..kernel import evidence
 from ..kernel.variants import Substitution, apply
 from ..quiz._markup import inline
 from .outcome import outcome_words
@@ -39,7 +42,14 @@ from .outcome import outcome_words
 if TYPE_CHECKING:
     from ..lesson import Lesson
 
-__all__ = ["EXPECTABLE", "Suggestion", "get_suggestion", "load_suggestions", "suggestions_path"]
+__all__ = [
+    "EXPECTABLE",
+    "Suggestion",
+    "get_suggestion",
+    "load_suggestions",
+    "recorded_words",
+    "suggestions_path",
+]
 
 # What an experiment may promise: every outcome of a run on a GPU that runs
 # the lesson ("crashed" and "not-run" are never a lesson's point).
@@ -74,6 +84,24 @@ class Suggestion:
 
     def confirms(self, outcome: str) -> bool:
         return outcome in self.expect
+
+    def recording(self) -> evidence.Evidence | None:
+        """The GPU run ``python -m course record`` kept of this experiment (``record = true``), if any."""
+        from ..lessons import get_lesson  # the registry, when a page asks
+
+        lesson = get_lesson(self.lesson_id)
+        return evidence.load(lesson, lesson.named_evidence_path(self.name))
+
+
+def recorded_words(s: Suggestion) -> str:
+    """What the kept GPU run of ``s`` came to, for the page; never an outcome no run produced."""
+    if not s.record:
+        return "no recording kept for this one: run it with page.try_mine"
+    ev = s.recording()
+    if ev is None or ev.outcome is None:
+        return "not recorded yet: no GPU run of it is kept in this checkout"
+    words = f"{outcome_words(ev.outcome)} on {ev.device} ({ev.recorded_at[:10]})"
+    return words if s.confirms(ev.outcome) else f"{words}: not what the page expects"
 
 
 def suggestions_path(lesson: Lesson) -> Path:
@@ -159,12 +187,18 @@ def get_suggestion(lesson: Lesson, name: str) -> Suggestion:
 
 
 def suggestions_html(suggestions: tuple[Suggestion, ...]) -> str:
-    """A table of experiments for the page: name, the change, what the page expects."""
+    """A table of experiments for the page: name, the change (its explanation folded under it,
+    so a page without a GPU says what happens and why), what the page expects, and what the GPU
+    run kept as evidence came to (or that none is kept)."""
     cell = "text-align:left;vertical-align:top;padding:2px 8px"  # JupyterLab right-aligns cells by default
     rows = "".join(
         f"<tr><td style='{cell};white-space:nowrap'><code>{escape(s.name)}</code></td>"
-        f"<td style='{cell}'>{inline(s.title)}</td><td style='{cell}'>{inline(s.expect_words)}</td></tr>"
+        f"<td style='{cell}'>{inline(s.title)}<details><summary>what happens, and why</summary>"
+        f"<p>{inline(s.explain)}</p></details></td><td style='{cell}'>{inline(s.expect_words)}</td>"
+        f"<td style='{cell}'>{escape(recorded_words(s))}</td></tr>"
         for s in suggestions
     )
-    head = "".join(f"<th style='{cell}'>{h}</th>" for h in ("name", "the change", "expected"))
+    head = "".join(
+        f"<th style='{cell}'>{h}</th>" for h in ("name", "the change", "expected", "recorded on a GPU")
+    )
     return f"<table class='course-suggestions'><tr>{head}</tr>{rows}</table>"

@@ -410,7 +410,7 @@ def main() -> int:
     sms = int(dev.attributes["MultiProcessorCount"])
     props = cp.cuda.runtime.getDeviceProperties(0)
     say(
-        f"{props['name'].decode()} SMs {sms}, CuPy {cp.__version__}, CUDA runtime "
+        f"{str(props['name'], 'utf-8')} SMs {sms}, CuPy {cp.__version__}, CUDA runtime "
         f"{cp.cuda.runtime.runtimeGetVersion()}, driver {cp.cuda.runtime.driverGetVersion()}"
     )
     try:

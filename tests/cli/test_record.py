@@ -24,7 +24,13 @@ DAY81 = get_lesson("day81")
 
 
 def _fault(lesson, path, timeout_s=0, **_):
-    assert Path(path).read_text().count("mbarInit(&s.empty[i], 1);") == 1  # the experiment's source ran
+    """count-too-low faults, as its page says; Day 81's other recorded experiments fail the check
+    (both-store-the-top-half) or hang (setmaxnreg-over-budget), as theirs say."""
+    source = Path(path).read_text()
+    if '::"n"(240)' in source:
+        return TryResult(lesson.id, "timeout", Path(path), "stopped", output=("GPU: x",))
+    if source.count("mbarInit(&s.empty[i], 1);") != 1:  # not count-too-low's source
+        return TryResult(lesson.id, "failed-check", Path(path), "wrong result", output=("GPU: x",))
     return TryResult(
         lesson.id,
         "fault",
@@ -36,9 +42,9 @@ def _fault(lesson, path, timeout_s=0, **_):
     )
 
 
-def test_day81_records_count_too_low_and_nothing_else():
+def test_day81_records_the_experiments_that_break_it_and_not_the_one_that_passes():
     recorded = [s.name for s in load_suggestions(DAY81) if s.record]
-    assert recorded == ["count-too-low"]
+    assert recorded == ["count-too-low", "both-store-the-top-half", "setmaxnreg-over-budget"]
     s = load_suggestions(DAY81)[0]
     assert s.expect == ("fault",)
 
@@ -52,6 +58,8 @@ def test_record_writes_the_sandbox_outcome_and_the_page_words_it(tmp_path, monke
     assert ev.output[-1] == "CUDA error: cudaErrorLaunchFailure"
     assert "a note" in ev.notes and ev.command == "page.try_mine(experiment='count-too-low') (day81)"
     assert "faulted" in ev._repr_html_() and "check <b>failed</b>" not in ev._repr_html_()
+    other = evidence.load(DAY81, tmp_path / "day81.both-store-the-top-half.json")
+    assert other is not None and other.outcome == "failed-check"
 
 
 def test_an_outcome_the_page_does_not_promise_is_exit_status_1(tmp_path, monkeypatch):

@@ -47,8 +47,15 @@ def test_every_page_with_a_recorded_climb_shows_the_kept_one():
     lessons = tuple(LESSONS.values())
     climbing = [lesson for lesson in lessons if recorded_climb(lesson, lessons)]
     assert "day85" in {lesson.id for lesson in climbing}  # the finale has no benchmark of its own
+    # Under another matplotlib than the one that drew them (Python 3.10, where the test extra
+    # cannot pin it), no key names a kept file: every page draws its climb live instead.
+    kept_here = _kept.drawn_with() == _kept.matplotlib_version()
     for lesson in climbing:
-        assert isinstance(recorded_climb_picture(lesson, lessons), Rendering), lesson.id
+        shown = recorded_climb_picture(lesson, lessons)
+        if kept_here:
+            assert isinstance(shown, Rendering), lesson.id
+        else:
+            assert isinstance(shown, Picture) and shown.png()[:4] == b"\x89PNG", lesson.id
 
 
 def test_a_page_shows_a_kept_climb_and_draws_one_whose_recordings_changed(tmp_path, monkeypatch):

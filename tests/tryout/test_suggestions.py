@@ -12,33 +12,55 @@ from pathlib import Path
 
 import pytest
 
+from course._html import escape
 from course.errors import CourseError
+from course.kernel import evidence
 from course.kernel.compile import CompileError, compile_offline
+from course.kernel.gate import Gpu, Machine
 from course.kernel.variants import _pattern
 from course.lessons import LESSONS, get_lesson
 from course.tryout import suggestions as suggested
+from course.tryout.outcome import outcome_words
 from course.tryout.sandbox import map_compile_log
-from course.tryout.suggestions import EXPECTABLE, get_suggestion, load_suggestions, suggestions_html
+from course.tryout.suggestions import (
+    EXPECTABLE,
+    get_suggestion,
+    load_suggestions,
+    recorded_words,
+    suggestions_html,
+)
 
 
 def _declared() -> list[tuple[str, str]]:
     return [(lid, s.name) for lid in LESSONS for s in load_suggestions(get_lesson(lid))]
 
 
+# Issue 38, "Break it and see": from this day on, every lesson shows its new idea failing.
+FIRST_BREAK_IT_DAY = 79
+FAILURES = {"failed-check", "fault", "timeout"}
+
+
 @pytest.mark.parametrize("lesson_id", LESSONS)
-def test_every_lesson_suggests_a_pass_a_failed_check_and_a_fault_or_hang(lesson_id):
+def test_every_lesson_suggests_experiments_that_break_its_kernel(lesson_id):
     lesson = get_lesson(lesson_id)
     found = load_suggestions(lesson)
-    if not found:
-        pytest.skip(
-            f"{lesson_id} declares no suggested experiments yet: add {suggested.suggestions_path(lesson).name} "
-            "to content/experiments/ (at least one that passes, one that fails the check, one that faults or hangs)"
-        )
-    assert len(found) >= 3
-    outcomes = {e for s in found for e in s.expect}
-    assert "passed" in outcomes
-    assert "failed-check" in outcomes
-    assert outcomes & {"fault", "timeout"}
+    where = f"content/experiments/{suggested.suggestions_path(lesson).name}"
+    assert found, f"{lesson_id} declares no suggested experiments: add {where}"
+    # Each lesson shows at least one way its kernel visibly breaks: a wrong result, a fault or a hang.
+    assert {e for s in found for e in s.expect} & FAILURES, lesson_id
+    if lesson.day < FIRST_BREAK_IT_DAY:
+        return
+    breaking = [s for s in found if "passed" not in s.expect and set(s.expect) & FAILURES]
+    assert len(breaking) >= 2, (
+        f"{lesson_id} declares {len(breaking)} experiment(s) that break it "
+        f"({', '.join(s.name for s in breaking) or 'none'}); every lesson from Day {FIRST_BREAK_IT_DAY} "
+        f"on needs at least two in {where}"
+    )
+    for s in breaking:
+        # Recorded on the GPU by `python -m course record` (the page shows the run or says it is missing),
+        # and explained with the PTX ISA section the failure is about.
+        assert s.record, f"{lesson_id}/{s.name}: set record = true so `course record` keeps its run"
+        assert "PTX ISA" in s.explain, f"{lesson_id}/{s.name}: name the PTX ISA section it is about"
 
 
 @pytest.mark.parametrize("lesson_id, name", _declared())
@@ -78,6 +100,30 @@ def test_the_table_lists_every_experiment_escaped():
         assert f"<code>{s.name}</code>" in html
     assert "<script" not in html
     assert "`" not in html  # `code` spans are shown as code, not as backticks
+
+
+def test_the_table_shows_each_kept_run_and_says_where_none_is_kept(tmp_path, monkeypatch):
+    day81 = load_suggestions(get_lesson("day81"))
+    kept = {s.name: s.recording() for s in day81}
+    assert kept["without-setmaxnreg"] is None  # not marked record = true
+    count = kept["count-too-low"]
+    if count is not None:  # the recording in evidence/ (the per-device layout may move it)
+        assert count.outcome is not None
+        assert recorded_words(day81[0]).startswith(f"{outcome_words(count.outcome)} on {count.device} (")
+    # Against a folder of our own: nothing kept, then one run that did what the page says, then
+    # one that did not; the table never shows an outcome no run produced.
+    monkeypatch.setattr(suggested._paths, "evidence_dir", lambda: tmp_path)
+    lesson = get_lesson("day79")
+    s = get_suggestion(lesson, "expect-tx-one-row-more")
+    assert recorded_words(s) == "not recorded yet: no GPU run of it is kept in this checkout"
+    html = suggestions_html(load_suggestions(lesson))
+    assert html.count("not recorded yet") == len(load_suggestions(lesson)) and "recorded on a GPU" in html
+    h200 = Machine(Gpu(0, "NVIDIA H200", (9, 0), 132, 227 * 1024, 2**37), None, None, {"cupy": "14.2.0"})
+    for outcome, tail in (("timeout", ""), ("failed-check", ": not what the page expects")):
+        path = lesson.named_evidence_path(s.name)
+        ev = evidence.record(lesson, h200, ["x"], False, command="c", path=path, outcome=outcome)
+        assert recorded_words(s) == f"{outcome_words(outcome)} on NVIDIA H200 ({ev.recorded_at[:10]}){tail}"
+        assert escape(recorded_words(s)) in suggestions_html((s,))
 
 
 def _write(tmp_path: Path, text: str, monkeypatch) -> None:
