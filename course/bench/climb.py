@@ -1,6 +1,7 @@
 """The climb: every GEMM lesson's recorded rate against N, with cuBLAS, on one plot.
 
-Drawn from the recorded benchmark evidence (``evidence/bench/``) of every
+Drawn from the recorded benchmark evidence (``evidence/<model>/bench/``, the GPU model
+``course.kernel.evidence.shown`` picks; the table and the plot name it) of every
 lesson measured in TFLOP/s up to a given day, so each step's page shows
 where it stands on the whole ladder, and re-recording redraws it.
 """
@@ -199,12 +200,11 @@ class ClimbTable:
                 "of peak",
             )
         )
-        source = self.rows[0].result if self.rows else None
-        said = (
-            f"on {e(source.device)}, recorded {e(source.recorded_at[:10])}"
-            if source
-            else "nothing recorded yet"
-        )
+        # Which GPU every number is from: each step's recording names its own.
+        devices = list(dict.fromkeys(row.result.device for row in self.rows))
+        dates = sorted(row.result.recorded_at[:10] for row in self.rows)
+        when = dates[0] if dates and dates[0] == dates[-1] else f"{dates[0]} to {dates[-1]}" if dates else ""
+        said = f"on the {e(' and the '.join(devices))}, recorded {e(when)}" if devices else "nothing recorded yet"
         return (
             f"<p>At N = {self.size}, {said}. cuBLAS is the same run's, with the step's own types (Day 78: FP32 "
             f"out; the ladder: FP16 out). Peak: {DATASHEET_PEAK_TFLOPS:.0f} TFLOP/s ({e(DATASHEET)}).</p>"

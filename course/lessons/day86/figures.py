@@ -112,8 +112,8 @@ def recorded_shapes() -> Table:
         elif not any(r.lt for r in rows):
             summary += " This recording has no cuBLASLt columns: it was made before they were measured."
     return Table(
-        "Against cuBLAS, shape by shape (TFLOP/s; the ratio's spread over interleaved repeats in brackets; "
-        "the cuBLASLt columns give its rate and the kernel's ratio to it)",
+        f"Against cuBLAS on the {result.device}, shape by shape (TFLOP/s; the ratio's spread over "
+        "interleaved repeats in brackets; the cuBLASLt columns give its rate and the kernel's ratio to it)",
         (
             "M x N x K",
             "the chooser's pick",
@@ -151,8 +151,8 @@ def recorded_waves() -> Table:
         for r in rows
     )
     return Table(
-        "One full wave of units, then one unit more (split 1; time per launch; the ratio's spread over "
-        "interleaved repeats in brackets)",
+        f"On the {result.device}: one full wave of units, then one unit more (split 1; time per launch; "
+        "the ratio's spread over interleaved repeats in brackets)",
         (
             "build",
             "problems (one full wave vs one unit more)",
