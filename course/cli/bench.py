@@ -47,7 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--out",
         type=Path,
         default=None,
-        help="folder for <lesson>.json and <lesson>.png (default: evidence/bench/)",
+        help="folder for <lesson>.json and <lesson>.png (default: evidence/<this GPU's model>/bench/)",
     )
     p.add_argument(
         "--sizes",
