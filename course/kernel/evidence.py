@@ -24,6 +24,9 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -108,9 +111,30 @@ class Shown:
         )
 
 
+# A GPU model named for a while by ``showing`` (a tool drawing each GPU's pictures in turn).
+_SHOWING: ContextVar[str | None] = ContextVar("course_evidence_showing", default=None)
+
+
+@contextmanager
+def showing(key: str) -> Iterator[Shown]:
+    """Every reader reads ``evidence/<key>/`` inside this block (``tools/keep_renderings.py``
+    keeps the pictures of every recorded GPU)."""
+    if key not in recorded_keys():
+        raise CourseError(f"no GPU model {key!r} has recordings here; the recorded ones are {', '.join(recorded_keys())}")
+    token = _SHOWING.set(key)
+    try:
+        yield shown()
+    finally:
+        _SHOWING.reset(token)
+
+
 def shown(machine: Machine | None = None) -> Shown:
     """The GPU whose recordings every reader shows: the one in hand when its model was recorded,
-    else ``DEFAULT_DEVICE``; ``DEVICE_ENV`` names another (a key from ``recorded_keys()``)."""
+    else ``DEFAULT_DEVICE``; ``DEVICE_ENV`` names another (a key from ``recorded_keys()``), and
+    inside ``showing(key)`` it is that key's."""
+    held = _SHOWING.get()
+    if held is not None:
+        return Shown(_device_of(held), None, "the tool")
     named = os.environ.get(DEVICE_ENV)
     if named:
         keys = recorded_keys()

@@ -61,12 +61,13 @@ def _cases():
 
 
 @pytest.mark.parametrize("lesson_id, case", _cases(), ids=lambda x: getattr(x, "name", x))
-def test_every_case_is_recorded_with_the_outcome_its_page_promises(lesson_id, case):
+@pytest.mark.parametrize("key", ["h100-80gb-hbm3", "h200"])
+def test_every_case_is_recorded_with_the_outcome_its_page_promises(lesson_id, case, key):
     lesson = LESSONS[lesson_id]
-    ev = evidence.load(lesson, lesson.named_evidence_path(case.name))
-    assert ev is not None, f"record it on a GPU: python -m course record {lesson_id}"
+    ev = evidence.load(lesson, evidence.path_of(lesson, case.name, key))
+    assert ev is not None, f"record it on that GPU: python -m course record {lesson_id}"
     assert ev.passed == case.expect_pass
-    assert ev.output and ev.device
+    assert ev.output and evidence.device_key(ev.device) == key
 
 
 def test_a_case_without_a_gpu_shows_its_own_recording(monkeypatch, shown, tmp_path):
@@ -75,7 +76,7 @@ def test_a_case_without_a_gpu_shows_its_own_recording(monkeypatch, shown, tmp_pa
     lesson_id, case = _cases()[0]
     lesson = LESSONS[lesson_id]
     path = tmp_path / "case.json"
-    monkeypatch.setattr(type(lesson), "named_evidence_path", lambda self, name: path)
+    monkeypatch.setattr(evidence, "path_of", lambda lesson, name=None, key=None: path)
     page = Page(lesson_id)
     missing = page.run(case=case.name)
     assert isinstance(missing, Message) and missing.kind == "warning" and case.name in missing.text
