@@ -229,7 +229,10 @@ def main(argv=None) -> int:
     parser.add_argument("lessons", nargs="*", help="lessons to check (default: every instrumented one)")
     parser.add_argument("--n", type=int, default=tl.DEFAULT_N)
     parser.add_argument(
-        "--out", type=Path, default=None, help="folder for the files (default: evidence/<this GPU's model>/timeline/)"
+        "--out",
+        type=Path,
+        default=None,
+        help="folder for the files (default: evidence/<this GPU's model>/timeline/)",
     )
     args = parser.parse_args(argv)
     t_start = time.perf_counter()

@@ -204,7 +204,11 @@ class ClimbTable:
         devices = list(dict.fromkeys(row.result.device for row in self.rows))
         dates = sorted(row.result.recorded_at[:10] for row in self.rows)
         when = dates[0] if dates and dates[0] == dates[-1] else f"{dates[0]} to {dates[-1]}" if dates else ""
-        said = f"on the {e(' and the '.join(devices))}, recorded {e(when)}" if devices else "nothing recorded yet"
+        said = (
+            f"on the {e(' and the '.join(devices))}, recorded {e(when)}"
+            if devices
+            else "nothing recorded yet"
+        )
         return (
             f"<p>At N = {self.size}, {said}. cuBLAS is the same run's, with the step's own types (Day 78: FP32 "
             f"out; the ladder: FP16 out). Peak: {DATASHEET_PEAK_TFLOPS:.0f} TFLOP/s ({e(DATASHEET)}).</p>"

@@ -83,7 +83,11 @@ def recorded_rows(lesson_ids: list[str], directory: Path | None = None) -> list[
     """One object per lesson, GPU, size and peer from the recorded evidence: the kernel's rate and
     that peer's (a size timed with no peer gives one object with no peer)."""
     out: list[dict[str, object]] = []
-    results = [(lesson_id, bench.load(lesson_id, folder)) for lesson_id in lesson_ids for folder in _folders(directory)]
+    results = [
+        (lesson_id, bench.load(lesson_id, folder))
+        for lesson_id in lesson_ids
+        for folder in _folders(directory)
+    ]
     for lesson_id, result in results:
         if result is None:
             continue
@@ -120,7 +124,8 @@ def _print_recorded(lesson_ids: list[str], directory: Path | None, as_json: bool
     # a size's second and later peers: lesson, N and the kernel's rate only on its first line
     again = [
         i > 0
-        and (r["lesson"], r["n"], r["device"]) == (rows[i - 1]["lesson"], rows[i - 1]["n"], rows[i - 1]["device"])
+        and (r["lesson"], r["n"], r["device"])
+        == (rows[i - 1]["lesson"], rows[i - 1]["n"], rows[i - 1]["device"])
         for i, r in enumerate(rows)
     ]
     cells = [

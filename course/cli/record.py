@@ -42,7 +42,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         help=f"lessons to record (default: all of {', '.join(LESSONS)})",
     )
     p.add_argument(
-        "--out", type=Path, default=None, help="folder for the evidence files (default: evidence/<this GPU's model>/)"
+        "--out",
+        type=Path,
+        default=None,
+        help="folder for the evidence files (default: evidence/<this GPU's model>/)",
     )
     p.add_argument("--note", action="append", default=[], help="a note to keep with the evidence")
     p.set_defaults(func=run)
@@ -108,7 +111,9 @@ def record_suggested(lesson: Lesson, machine: Machine, out: Path | None, extra_n
             path = Path(folder) / lesson.kernel_file
             path.write_text(s.source(original), encoding="utf-8")
             result = run_variant(lesson, path, DEFAULT_TIMEOUT_S)
-        where = evidence.path_of(lesson, s.name, evidence.device_key(machine.gpu.name) if machine.gpu else None)
+        where = evidence.path_of(
+            lesson, s.name, evidence.device_key(machine.gpu.name) if machine.gpu else None
+        )
         lines = [*result.output, f"{result.outcome}: {result.headline}"]
         if result.error_name:
             lines.append(f"CUDA error: {result.error_name}")

@@ -120,7 +120,9 @@ def showing(key: str) -> Iterator[Shown]:
     """Every reader reads ``evidence/<key>/`` inside this block (``tools/keep_renderings.py``
     keeps the pictures of every recorded GPU)."""
     if key not in recorded_keys():
-        raise CourseError(f"no GPU model {key!r} has recordings here; the recorded ones are {', '.join(recorded_keys())}")
+        raise CourseError(
+            f"no GPU model {key!r} has recordings here; the recorded ones are {', '.join(recorded_keys())}"
+        )
     token = _SHOWING.set(key)
     try:
         yield shown()
@@ -171,6 +173,8 @@ def recording_dir(key: str | None = None) -> Path:
 def path_of(lesson: Lesson, name: str | None = None, key: str | None = None) -> Path:
     """Where the lesson's recorded run lives (of its named case or suggested experiment ``name``)."""
     return recording_dir(key) / (f"{lesson.id}.{name}.json" if name else f"{lesson.id}.json")
+
+
 # How a page words a recorded run's outcome (the sandbox's outcomes of a run that launched).
 _OUTCOME_WORDS = {
     "fault": "faulted",

@@ -60,7 +60,10 @@ def test_a_gpu_without_a_recording_shows_the_h100_saying_it_is_another_gpus(monk
     pcie = Machine(Gpu(0, "NVIDIA H100 PCIe", (9, 0), 114, 227 * 1024, 80 * 2**30), None, None, {})
     shown = evidence.shown(pcie)
     assert shown.key == "h100-80gb-hbm3" and not shown.own
-    assert "another GPU's, the NVIDIA H100 80GB HBM3" in shown.sentence() and "NVIDIA H100 PCIe" in shown.sentence()
+    assert (
+        "another GPU's, the NVIDIA H100 80GB HBM3" in shown.sentence()
+        and "NVIDIA H100 PCIe" in shown.sentence()
+    )
 
 
 def test_the_environment_names_another_gpus_recordings(monkeypatch):

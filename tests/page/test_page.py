@@ -74,7 +74,6 @@ def test_a_case_without_a_gpu_shows_its_own_recording(monkeypatch, shown, tmp_pa
     monkeypatch.delenv(gate.REQUIRE_GPU_ENV, raising=False)
     monkeypatch.setattr(gate, "probe", lambda: NO_GPU)
     lesson_id, case = _cases()[0]
-    lesson = LESSONS[lesson_id]
     path = tmp_path / "case.json"
     monkeypatch.setattr(evidence, "path_of", lambda lesson, name=None, key=None: path)
     page = Page(lesson_id)

@@ -129,3 +129,69 @@ def test_every_instrumented_lesson_has_a_recording_to_trace(key):
     missing = NOT_RECORDED | TIMELINE_NOT_RECORDED.get(key, frozenset())
     assert not missing & set(mine), "recorded now: take it out of NOT_RECORDED / TIMELINE_NOT_RECORDED"
     assert mine == [x for x in instrumented_lessons() if x not in missing] and len(mine) >= 7
+
+
+def test_cli_recorded_writes_the_trace(tmp_path, capsys):
+    out = tmp_path / "traces" / "day80.json"
+    assert main(["timeline", "day80", "--recorded", "--trace", str(out)]) == 0
+    assert f"wrote the trace {out}" in capsys.readouterr().out
+    check_against_summary(tl.load("day80"), json.loads(out.read_text()))
+
+
+def test_cli_trace_to_a_folder_that_cannot_be_made_is_one_message(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert main(["timeline", "day80", "--recorded", "--trace", str(blocker / "day80.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "cannot write the trace" in err and "Traceback" not in err
+
+
+# --- the roles: the lesson's declaration, checked against the stamps ------------------------------
+def test_a_row_takes_the_role_the_lesson_declares():
+    t = decoded(roles=("producer", "consumer"))
+    assert {(r.warpgroup, r.role) for r in t.rows} == {(0, "producer"), (1, "consumer")}
+    both = decoded(roles=("producer+consumer", "producer+consumer"))
+    assert {r.role for r in both.rows} == {"producer+consumer"}
+
+
+def test_a_row_that_stamps_another_roles_event_is_refused():
+    with pytest.raises(
+        TimelineError,
+        match=r"CTA 0 warpgroup 0: the lesson declares this warpgroup a consumer, but it stamped WAIT_EMPTY",
+    ):
+        decoded(roles=("consumer", "producer"))
+
+
+def test_a_file_whose_rows_name_another_role_than_the_lesson_is_refused(tmp_path):
+    t = decoded(lesson="day80", provenance=provenance())
+    tl.write(t, tmp_path)
+    data = json.loads((tmp_path / "day80.json").read_text())
+    assert [r["role"] for r in data["rows"]] == [r.role for r in t.rows]
+    roles = get_lesson("day80").warpgroup_roles
+    assert tl.load("day80", tmp_path, roles).rows == t.rows
+    data["rows"][1]["role"] = "producer"
+    (tmp_path / "day80.json").write_text(json.dumps(data))
+    with pytest.raises(
+        TimelineError, match=r"rows\[1\]: role 'producer', but warpgroup 1 is the lesson's consumer"
+    ):
+        tl.load("day80", tmp_path, roles)
+
+
+@pytest.mark.parametrize("lesson_id", instrumented_lessons())
+def test_the_declared_roles_are_the_kernels_warpgroups(lesson_id):
+    lesson = get_lesson(lesson_id)
+    c = lesson.constants()
+    roles = lesson.warpgroup_roles
+    assert c["kThreadsPerBlock"] == 128 * len(roles), "one role per warpgroup of the block"
+    if "kConsumers" in c:  # warpgroup 0 produces, the next kConsumers consume
+        assert roles == ("producer",) + ("consumer",) * int(c["kConsumers"])
+    else:
+        assert set(roles) <= {"producer", "consumer", "producer+consumer"}
+    recorded = tl.load(lesson_id, roles=roles)
+    if recorded is not None:  # the recorded stamps agree with it (load checks every row)
+        assert {r.role for r in recorded.rows} == set(roles)
+
+
+def test_lessons_without_stamps_declare_no_roles():
+    for lesson in LESSONS.values():
+        assert bool(lesson.warpgroup_roles) == tl.instrumented(lesson), lesson.id
