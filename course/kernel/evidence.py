@@ -21,6 +21,7 @@ that is and why.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -157,7 +158,11 @@ def _device_of(key: str) -> str:
     """The device name the recordings in ``evidence/<key>/`` were made on."""
     if key == device_key(DEFAULT_DEVICE):
         return DEFAULT_DEVICE
-    folder = _paths.evidence_dir() / key
+    return _device_in(_paths.evidence_dir() / key)
+
+
+@functools.lru_cache(maxsize=8)
+def _device_in(folder: Path) -> str:
     for path in sorted(folder.rglob("*.json")):
         data = _data.read_json(path, "evidence")
         if isinstance(data, dict) and isinstance(data.get("device"), str):
