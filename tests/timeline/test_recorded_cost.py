@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
@@ -68,3 +69,18 @@ def test_a_gpu_without_honesty_checks_says_no_cost(monkeypatch):
     assert not (timeline_dir() / CHECKS_FILE).exists()
     message = timeline_section(get_lesson("day80")).message
     assert "Recording costs" not in message and "NVIDIA H100 80GB HBM3" in message
+
+
+def test_a_timeline_missing_on_the_shown_gpu_says_which_gpu_and_which_other_has_one(tmp_path, monkeypatch):
+    monkeypatch.delenv(evidence.DEVICE_ENV, raising=False)
+    monkeypatch.setattr("course.kernel.gate.probe", lambda: evidence.gate.Machine(None, "no GPU", "", {}))
+    (tmp_path / "h100-80gb-hbm3").mkdir()
+    (tmp_path / "h200" / "timeline").mkdir(parents=True)
+    shutil.copy(timeline_dir("h200") / "day80.json", tmp_path / "h200" / "timeline" / "day80.json")
+    monkeypatch.setattr("course._paths.evidence_dir", lambda: tmp_path)
+    message = timeline_section(get_lesson("day80")).message
+    assert message.startswith("Not recorded yet on the NVIDIA H100 80GB HBM3:")
+    assert "another GPU (h200)" in message and f"{evidence.DEVICE_ENV}=h200" in message
+    monkeypatch.setenv(evidence.DEVICE_ENV, "h200")
+    shown = timeline_section(get_lesson("day80"))
+    assert shown.timeline is not None and "Recorded on NVIDIA H200" in shown.message
