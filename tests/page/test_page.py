@@ -265,3 +265,29 @@ def test_the_finale_says_why_there_is_no_measuring_button_on_a_machine_that_cann
     shown.clear()
     Page(lesson_id).climb()  # no button promised: nothing to explain
     assert not [m for m in shown if isinstance(m, Message)]
+
+
+@pytest.mark.parametrize(
+    "machine, says",
+    [
+        (
+            NO_GPU,
+            "The recordings shown are the NVIDIA H100 80GB HBM3's, the GPU the course's learners run on",
+        ),
+        (
+            L4,
+            "The recordings shown are another GPU's, the NVIDIA H100 80GB HBM3: none of this machine's NVIDIA L4",
+        ),
+    ],
+)
+def test_a_page_that_cannot_run_says_whose_recordings_it_shows(monkeypatch, machine, says):
+    monkeypatch.delenv(gate.REQUIRE_GPU_ENV, raising=False)
+    monkeypatch.delenv(evidence.DEVICE_ENV, raising=False)
+    monkeypatch.setattr(gate, "probe", lambda: machine)
+    page = Page("day80")
+    assert says in page.status().text
+    ev = page.evidence()
+    assert isinstance(ev, evidence.Evidence) and ev.device == "NVIDIA H100 80GB HBM3"
+    assert "NVIDIA H100 80GB HBM3" in ev._repr_html_()
+    message = page.speed().message
+    assert "recorded on NVIDIA H100 80GB HBM3" in message and says in message, message
