@@ -79,14 +79,6 @@ class Lesson:
         """The annotation exercise's file."""
         return self.content_path("annotation")
 
-    @property
-    def evidence_path(self) -> Path:
-        return _paths.evidence_dir() / f"{self.id}.json"
-
-    def named_evidence_path(self, name: str) -> Path:
-        """Where the recorded run of a named case (the host's) or suggested experiment lives."""
-        return _paths.evidence_dir() / f"{self.id}.{name}.json"
-
     def module(self, name: str) -> ModuleType:
         """A module of the lesson's own package (``host``, ``bench``, ``figures``).
 

@@ -3,10 +3,11 @@
 // GEMM ladder, step 4: a persistent kernel walking tiles in a grouped order.
 //
 // Step 3 (gemm3_two_consumers.cu) launches one CTA per 128x256 tile of D:
-// 512 CTAs at N = 4096 for 132 SMs. Each CTA starts cold (barrier init,
-// the pipeline filling from empty) and ends with an epilogue during which
-// its tensor cores idle and no copy is in flight. This step launches one
-// CTA per SM and lets each walk tiles: tile = blockIdx.x, then += gridDim.x.
+// 512 CTAs at N = 4096 for the 132 SMs of an H100 SXM or an H200. Each CTA
+// starts cold (barrier init, the pipeline filling from empty) and ends with
+// an epilogue during which its tensor cores idle and no copy is in flight.
+// This step launches one CTA per SM and lets each walk tiles: tile =
+// blockIdx.x, then += gridDim.x.
 // The producer does not stop at a tile boundary: while the consumers store
 // tile i, it is already filling the ring with tile i+1's first K-tiles, so
 // the epilogue overlaps the next tile's loads. The ring's stage and phase
@@ -14,8 +15,8 @@
 // last stage of every tile (step 3 skipped that: nobody refilled it).
 //
 // Which tile a CTA takes next decides how much of A and B the 132 tiles in
-// flight share through the L2 (60 MiB on the H200 the course records on;
-// 50 MB on an H100 SXM5). Row by row (GEMM_TILE_ORDER=0), 132 consecutive
+// flight share through the L2 (50 MiB on an H100 SXM, 60 MiB on an H200;
+// the course records on both). Row by row (GEMM_TILE_ORDER=0), 132 consecutive
 // tiles at N = 8192 span 5 tile rows (4 whole, 4 tiles of a fifth) and
 // all 32 tile columns: every K-step touches all of B. Grouped
 // (GEMM_TILE_ORDER=1, the default) walks kGroupM tile rows down one tile
@@ -39,7 +40,7 @@
 // Launch contract (the host code below and the course's Python side):
 //   kernel  gemm4Persistent(tmA, tmB, d)
 //   grid    kPersistent = 1: (number of SMs, 1, 1), one CTA per SM (132 on
-//           an H200); any grid size is correct, the SM count is fastest
+//           an H100 SXM or an H200); any grid size is correct, the SM count is fastest
 //   block   kThreadsPerBlock = 384 (producer + two consumer warpgroups)
 //   dynamic shared memory  kSmemBytes = 198656 (raise the limit with
 //           cudaFuncSetAttribute(...MaxDynamicSharedMemorySize) first)

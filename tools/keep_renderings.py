@@ -3,7 +3,8 @@
     python tools/keep_renderings.py [--check]
 
 For every lesson, the recorded climb (``page.climb()``) and the recorded
-timeline (``page.timeline()``), each written to ``evidence/renderings/`` under
+timeline (``page.timeline()``) of every GPU model with recordings (``evidence/<model>/``:
+the H100's a page without a GPU shows, the H200's), each written to ``evidence/renderings/`` under
 the key of everything it is drawn from (``course._kept.rendering_key``: the
 drawing code, matplotlib's version, the recordings); a rendering that no
 current key names is removed. Run it after recording again or after changing

@@ -27,7 +27,7 @@ them), at N = 4096:
      the same loop saw.
 
 Writes <lesson>.json and <lesson>.png per lesson and checks.json (every
-figure above, with provenance) to DIR (default evidence/timeline/). Exit 0
+figure above, with provenance) to DIR (default evidence/<this GPU's model>/timeline/). Exit 0
 when every check passes, 1 when one fails, 2 when this machine cannot run it.
 """
 
@@ -48,6 +48,7 @@ from course.bench.spec import bench_spec
 from course.cli.timeline import instrumented_lessons
 from course.errors import CourseError  # noqa: E402
 from course.kernel import gate  # noqa: E402
+from course.kernel.evidence import device_key  # noqa: E402
 from course.kernel.provenance import Provenance  # noqa: E402
 from course.lessons import LESSONS, get_lesson  # noqa: E402
 
@@ -228,7 +229,10 @@ def main(argv=None) -> int:
     parser.add_argument("lessons", nargs="*", help="lessons to check (default: every instrumented one)")
     parser.add_argument("--n", type=int, default=tl.DEFAULT_N)
     parser.add_argument(
-        "--out", type=Path, default=None, help="folder for the files (default: evidence/timeline/)"
+        "--out",
+        type=Path,
+        default=None,
+        help="folder for the files (default: evidence/<this GPU's model>/timeline/)",
     )
     args = parser.parse_args(argv)
     t_start = time.perf_counter()
@@ -244,7 +248,7 @@ def main(argv=None) -> int:
         if not v.runs:
             print(f"{lesson.id}: cannot run here. {v.message()}")
             return 2
-    out_dir = args.out or tl.timeline_dir()
+    out_dir = args.out or tl.timeline_dir(device_key(machine.gpu.name) if machine.gpu else None)
     command = "tools/timeline_gpu_check.py" + (f" --n {args.n}" if args.n != tl.DEFAULT_N else "")
     provenance = Provenance.of(machine, command)
     print(f"{provenance.summary()}; N = {args.n}; writing to {out_dir}", flush=True)

@@ -1,6 +1,7 @@
 """The climb: every GEMM lesson's recorded rate against N, with cuBLAS, on one plot.
 
-Drawn from the recorded benchmark evidence (``evidence/bench/``) of every
+Drawn from the recorded benchmark evidence (``evidence/<model>/bench/``, the GPU model
+``course.kernel.evidence.shown`` picks; the table and the plot name it) of every
 lesson measured in TFLOP/s up to a given day, so each step's page shows
 where it stands on the whole ladder, and re-recording redraws it.
 """
@@ -199,10 +200,13 @@ class ClimbTable:
                 "of peak",
             )
         )
-        source = self.rows[0].result if self.rows else None
+        # Which GPU every number is from: each step's recording names its own.
+        devices = list(dict.fromkeys(row.result.device for row in self.rows))
+        dates = sorted(row.result.recorded_at[:10] for row in self.rows)
+        when = dates[0] if dates and dates[0] == dates[-1] else f"{dates[0]} to {dates[-1]}" if dates else ""
         said = (
-            f"on {e(source.device)}, recorded {e(source.recorded_at[:10])}"
-            if source
+            f"on the {e(' and the '.join(devices))}, recorded {e(when)}"
+            if devices
             else "nothing recorded yet"
         )
         return (

@@ -15,7 +15,7 @@ from .._atomic import atomic_write_bytes, atomic_write_text
 from .._html import escape
 from .._table import text_table
 from ..errors import EnvironmentProblem
-from ..kernel import gate
+from ..kernel import evidence, gate
 from ..lesson import Lesson
 from .arith import DEFAULT_REPEATS, rate_text
 from .engine import measure, spec_of
@@ -267,12 +267,15 @@ def speed_section(
         f"{recorded.compute_capability}, driver {recorded.driver or 'unknown'}) on {recorded.recorded_at[:10]} "
         f"by: {recorded.command}."
     )
+    if directory is None:  # the recordings the page picked: say whose and why
+        message += " " + evidence.shown().sentence()
     return SpeedSection(lesson.id, recorded, png, False, message, findings(lesson, recorded), spec.unlike)
 
 
 def write(result: BenchResult, directory: Path | None = None) -> tuple[Path, Path]:
-    """Write <lesson>.json and <lesson>.png (atomically); return both paths."""
-    directory = directory or bench_dir()
+    """Write <lesson>.json and <lesson>.png (atomically), by default into the folder of the GPU
+    it was measured on; return both paths."""
+    directory = directory or bench_dir(evidence.device_key(result.device))
     json_path = directory / f"{result.lesson}.json"
     png_path = directory / f"{result.lesson}.png"
     atomic_write_text(json_path, result.to_json())

@@ -8,8 +8,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import _data, _paths
+from .. import _data
 from ..errors import CourseError
+from ..kernel.evidence import recording_dir
 from ..kernel.provenance import Provenance, Provenanced
 from .arith import median
 
@@ -252,13 +253,15 @@ def result_from_dict(data: Any, path: Path | None = None) -> BenchResult:
     )
 
 
-def bench_dir() -> Path:
-    """Where recorded benchmarks live: evidence/bench/."""
-    return _paths.evidence_dir() / "bench"
+def bench_dir(key: str | None = None) -> Path:
+    """Where one GPU model's recorded benchmarks live: evidence/<model>/bench/ (``key``, by default
+    the model a page shows, ``course.kernel.evidence.shown``)."""
+    return recording_dir(key) / "bench"
 
 
 def load(lesson_id: str, directory: Path | None = None) -> BenchResult | None:
-    """The recorded benchmark of a lesson, None when there is none, CourseError when it is broken."""
+    """The recorded benchmark of a lesson (in ``directory``, by default ``bench_dir()``), None when
+    there is none, CourseError when it is broken."""
     path = (directory or bench_dir()) / f"{lesson_id}.json"
     if not path.exists():
         return None

@@ -1,14 +1,15 @@
 """``python -m course bench``: time lesson kernels beside their peers on this GPU.
 
 Writes ``<lesson>.json`` and ``<lesson>.png`` per lesson (default folder
-``evidence/bench/``) and prints a table.
+``evidence/<this GPU's model>/bench/``, ``course.bench.result.bench_dir``) and prints a table.
 
 Exit status: 0 when every lesson was measured, 1 when a kernel or a peer
 computed a wrong result (nothing is timed or written for that lesson), 2 when this machine cannot run a lesson
 (after saying why) or the arguments are wrong.
 
-``--recorded`` prints what is already recorded in ``evidence/bench/`` (a
-table, or with ``--json`` a list of objects), with no GPU.
+``--recorded`` prints what is already recorded for every GPU model in
+``evidence/<model>/bench/`` (or in ``--out``), a table, or with ``--json`` a list of
+objects, with no GPU: each lesson's sizes on each GPU, one after the other.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from .. import bench
 from .._table import text_table
 from ..bench.spec import bench_spec
 from ..errors import CheckFailed, CourseError
-from ..kernel import gate, nvtx
+from ..kernel import evidence, gate, nvtx
 from ..lessons import LESSONS, get_lesson
 
 
@@ -46,7 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--out",
         type=Path,
         default=None,
-        help="folder for <lesson>.json and <lesson>.png (default: evidence/bench/)",
+        help="folder for <lesson>.json and <lesson>.png (default: evidence/<this GPU's model>/bench/)",
     )
     p.add_argument(
         "--sizes",
@@ -73,12 +74,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def _folders(directory: Path | None) -> list[Path]:
+    """The folders ``--recorded`` reads: ``directory``, else every recorded GPU model's."""
+    return [directory] if directory is not None else [bench.bench_dir(k) for k in evidence.recorded_keys()]
+
+
 def recorded_rows(lesson_ids: list[str], directory: Path | None = None) -> list[dict[str, object]]:
-    """One object per lesson, size and peer from the recorded evidence: the kernel's rate and that
-    peer's (a size timed with no peer gives one object with no peer)."""
+    """One object per lesson, GPU, size and peer from the recorded evidence: the kernel's rate and
+    that peer's (a size timed with no peer gives one object with no peer)."""
     out: list[dict[str, object]] = []
-    for lesson_id in lesson_ids:
-        result = bench.load(lesson_id, directory)
+    results = [
+        (lesson_id, bench.load(lesson_id, folder))
+        for lesson_id in lesson_ids
+        for folder in _folders(directory)
+    ]
+    for lesson_id, result in results:
         if result is None:
             continue
         for row in result.rows:
@@ -104,11 +114,18 @@ def _print_recorded(lesson_ids: list[str], directory: Path | None, as_json: bool
     if as_json:
         print(json.dumps(rows, indent=2))
         return 0
-    missing = [lesson_id for lesson_id in lesson_ids if bench.load(lesson_id, directory) is None]
+    missing = [
+        f"{lesson_id}: no recorded benchmark in {folder}"
+        for lesson_id in lesson_ids
+        for folder in _folders(directory)
+        if bench.load(lesson_id, folder) is None
+    ]
     header = ["lesson", "N", "kernel", "peer", "peer rate", "kernel/peer", "unit", "device", "recorded"]
     # a size's second and later peers: lesson, N and the kernel's rate only on its first line
     again = [
-        i > 0 and (r["lesson"], r["n"]) == (rows[i - 1]["lesson"], rows[i - 1]["n"])
+        i > 0
+        and (r["lesson"], r["n"], r["device"])
+        == (rows[i - 1]["lesson"], rows[i - 1]["n"], rows[i - 1]["device"])
         for i, r in enumerate(rows)
     ]
     cells = [
@@ -126,8 +143,8 @@ def _print_recorded(lesson_ids: list[str], directory: Path | None, as_json: bool
         for r, repeat in zip(rows, again, strict=True)
     ]
     print(text_table(header, cells, align="right"))
-    for lesson_id in missing:
-        print(f"{lesson_id}: no recorded benchmark in this checkout")
+    for line in missing:
+        print(line)
     return 0
 
 

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("record", help="run lessons on this GPU and write evidence/<lesson>.json")
+    p = sub.add_parser("record", help="run lessons on this GPU and write evidence/<gpu model>/<lesson>.json")
     p.add_argument(
         "lessons",
         nargs="*",
@@ -42,7 +42,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         help=f"lessons to record (default: all of {', '.join(LESSONS)})",
     )
     p.add_argument(
-        "--out", type=Path, default=None, help="folder for the evidence files (default: evidence/)"
+        "--out",
+        type=Path,
+        default=None,
+        help="folder for the evidence files (default: evidence/<this GPU's model>/)",
     )
     p.add_argument("--note", action="append", default=[], help="a note to keep with the evidence")
     p.set_defaults(func=run)
@@ -60,12 +63,14 @@ def run(args: argparse.Namespace) -> int:
             continue
         # The lesson's own run, then each named case (recorded so a page without
         # a GPU shows what really happens): (file, command, options, outcome the page promises, note).
+        # Written into the folder of this GPU's model (evidence.path_of).
+        key = evidence.device_key(machine.gpu.name) if machine.gpu else None
         runs: list[tuple[Path, str, dict[str, Any], bool, Case | None]] = [
-            (lesson.evidence_path, f"python -m course run {lesson.id}", {}, True, None)
+            (evidence.path_of(lesson, key=key), f"python -m course run {lesson.id}", {}, True, None)
         ]
         for e in host_of(lesson).cases:
             command = f"page.run(case={e.name!r}) ({lesson.id})"
-            runs.append((lesson.named_evidence_path(e.name), command, e.options, e.expect_pass, e))
+            runs.append((evidence.path_of(lesson, e.name, key), command, e.options, e.expect_pass, e))
         for where, command, options, expect_pass, case in runs:
             result = run_lesson(lesson, progress=lambda line: print(line, flush=True), **options)
             note = f"case: {case.says}" if case else f"compile: {result.compile_summary}"
@@ -106,7 +111,9 @@ def record_suggested(lesson: Lesson, machine: Machine, out: Path | None, extra_n
             path = Path(folder) / lesson.kernel_file
             path.write_text(s.source(original), encoding="utf-8")
             result = run_variant(lesson, path, DEFAULT_TIMEOUT_S)
-        where = lesson.named_evidence_path(s.name)
+        where = evidence.path_of(
+            lesson, s.name, evidence.device_key(machine.gpu.name) if machine.gpu else None
+        )
         lines = [*result.output, f"{result.outcome}: {result.headline}"]
         if result.error_name:
             lines.append(f"CUDA error: {result.error_name}")

@@ -3,14 +3,14 @@
 On a GPU that runs the lesson: build its kernel with ``-DCOURSE_TIMELINE``,
 record one launch at size N (default 4096) after warm-up launches, check
 the result, write ``<lesson>.json`` and ``<lesson>.png`` (default folder
-``evidence/timeline/``) and print the summary.
+``evidence/<model>/timeline/``) and print the summary.
 
-``--recorded`` reads the timeline recorded in ``evidence/timeline/`` instead
+``--recorded`` reads the timeline recorded in ``evidence/<model>/timeline/`` instead
 (no GPU needed) and prints its summary; with ``--out`` it writes that
 recording's JSON and a freshly drawn PNG there.
 
 ``--trace FILE`` also writes the timeline (recorded here, or with
-``--recorded`` the one in evidence/timeline/) as Chrome Trace Event JSON,
+``--recorded`` the one in evidence/<model>/timeline/) as Chrome Trace Event JSON,
 which Perfetto (ui.perfetto.dev) and chrome://tracing open: a track per CTA
 and warpgroup, named by its role.
 
@@ -58,7 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--out",
         type=Path,
         default=None,
-        help="folder for <lesson>.json and <lesson>.png (default: evidence/timeline/; with --recorded: none)",
+        help="folder for <lesson>.json and <lesson>.png (default: evidence/<model>/timeline/; with --recorded: none)",
     )
     p.add_argument(
         "--trace",
@@ -70,7 +70,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--recorded",
         action="store_true",
-        help="draw the timeline recorded in evidence/timeline/ instead of recording (no GPU needed)",
+        help="draw the timeline recorded in evidence/<model>/timeline/ instead of recording (no GPU needed)",
     )
     p.set_defaults(func=run)
 

@@ -1,30 +1,185 @@
-"""Evidence: what a real GPU run printed, kept so a page can show it.
+"""Evidence: what a real GPU run printed, kept so a page can show it, one folder per GPU model.
 
 ``python -m course record`` runs each lesson on the GPU in hand and writes
-``evidence/<lesson>.json``: the provenance (device, compute capability,
+``evidence/<model>/<lesson>.json``: the provenance (device, compute capability,
 driver, CUDA runtime, NVRTC, CuPy and cuda-python versions, the date and
 the command; ``course.kernel.provenance``) and the exact output lines. Only a real
 run writes evidence: ``record`` takes the probe of a machine that has a
 GPU. A page that cannot run shows the file instead, saying plainly that it
 is a recording.
+
+The layout, and which GPU's recordings a page shows, are decided here and nowhere else.
+Each GPU model has a folder, ``evidence/<model>/`` (``device_key``: the device name
+without "NVIDIA", lower case: ``h100-80gb-hbm3``, ``h200``), holding its runs
+(``<lesson>.json``, ``<lesson>.<case>.json``), its benchmarks (``bench/``,
+``course.bench.result``) and its timelines (``timeline/``, ``course.timeline.store``);
+every writer puts a recording in the folder of the GPU it ran on. ``shown()`` picks the
+folder every reader reads by default: the learner's GPU model when it has a recording,
+else ``DEFAULT_DEVICE`` (the H100 learners rent), and its ``sentence()`` says which GPU
+that is and why.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import _data
+from .. import _data, _paths
 from .._atomic import atomic_write_text
 from .._html import escape
 from ..errors import CourseError
 from ..lesson import Lesson
+from . import gate
 from .gate import Machine
 from .provenance import Provenance, Provenanced
 
 SCHEMA_VERSION = 1
+# The GPU a page without one shows the recordings of: the course's learners run on cloud H100s.
+DEFAULT_DEVICE = "NVIDIA H100 80GB HBM3"
+# Folders of evidence/ that hold no GPU's recordings.
+NOT_RECORDINGS = frozenset({"renderings", "logs"})
+# Names the recordings of one GPU model (its key, ``device_key``) for every reader, overriding
+# the choice ``shown()`` makes: a tool that keeps or checks another GPU's pictures sets it.
+DEVICE_ENV = "COURSE_EVIDENCE_GPU"
+
+
+def device_key(device: str) -> str:
+    """The folder of a GPU model's recordings: "NVIDIA H100 80GB HBM3" -> "h100-80gb-hbm3"."""
+    words = re.sub(r"[^a-z0-9]+", "-", device.lower()).strip("-")
+    key = words.removeprefix("nvidia-")
+    if not key:
+        raise CourseError(f"a GPU's name must have letters or digits to name its recordings (got {device!r})")
+    return key
+
+
+def recorded_keys() -> list[str]:
+    """The GPU models that have recordings in this checkout (their folders under evidence/)."""
+    root = _paths.evidence_dir()
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and p.name not in NOT_RECORDINGS)
+
+
+@dataclass(frozen=True)
+class Shown:
+    """Whose recordings a page shows: ``device`` (a GPU model's name), and the GPU in hand
+    (``here``, None on a machine without one)."""
+
+    device: str
+    here: str | None = None
+    chosen_by: str | None = None  # DEVICE_ENV when the environment named the folder
+
+    @property
+    def key(self) -> str:
+        return device_key(self.device)
+
+    @property
+    def directory(self) -> Path:
+        return _paths.evidence_dir() / self.key
+
+    @property
+    def short(self) -> str:
+        """The model's name without the maker's: "H100 80GB HBM3"."""
+        return self.device.removeprefix("NVIDIA ").strip() or self.device
+
+    @property
+    def own(self) -> bool:
+        """Whether the recordings are of the GPU in hand's model."""
+        return self.here is not None and device_key(self.here) == self.key
+
+    def sentence(self) -> str:
+        """Which GPU the recordings are from and why, in one sentence a page can print."""
+        if self.chosen_by:
+            return f"The recordings shown are the {self.device}'s, as {self.chosen_by} asks."
+        if self.here is None:
+            return (
+                f"The recordings shown are the {self.device}'s, the GPU the course's learners run on "
+                "(this machine has none)."
+            )
+        if self.own:
+            return f"The recordings shown are of this GPU's model, the {self.device}."
+        return (
+            f"The recordings shown are another GPU's, the {self.device}: none of this machine's "
+            f"{self.here} is kept."
+        )
+
+
+# A GPU model named for a while by ``showing`` (a tool drawing each GPU's pictures in turn).
+_SHOWING: ContextVar[str | None] = ContextVar("course_evidence_showing", default=None)
+
+
+@contextmanager
+def showing(key: str) -> Iterator[Shown]:
+    """Every reader reads ``evidence/<key>/`` inside this block (``tools/keep_renderings.py``
+    keeps the pictures of every recorded GPU)."""
+    if key not in recorded_keys():
+        raise CourseError(
+            f"no GPU model {key!r} has recordings here; the recorded ones are {', '.join(recorded_keys())}"
+        )
+    token = _SHOWING.set(key)
+    try:
+        yield shown()
+    finally:
+        _SHOWING.reset(token)
+
+
+def shown(machine: Machine | None = None) -> Shown:
+    """The GPU whose recordings every reader shows: the one in hand when its model was recorded,
+    else ``DEFAULT_DEVICE``; ``DEVICE_ENV`` names another (a key from ``recorded_keys()``), and
+    inside ``showing(key)`` it is that key's."""
+    held = _SHOWING.get()
+    if held is not None:
+        return Shown(_device_of(held), None, "the tool")
+    named = os.environ.get(DEVICE_ENV)
+    if named:
+        keys = recorded_keys()
+        if named not in keys:
+            raise CourseError(
+                f"{DEVICE_ENV}={named!r} names no GPU with recordings here; the recorded ones are "
+                f"{', '.join(keys) or 'none'}"
+            )
+        return Shown(_device_of(named), None, DEVICE_ENV)
+    gpu = (machine or gate.probe()).gpu
+    here = gpu.name if gpu is not None else None
+    if here is not None and (_paths.evidence_dir() / device_key(here)).is_dir():
+        return Shown(here, here)
+    return Shown(DEFAULT_DEVICE, here)
+
+
+def _device_of(key: str) -> str:
+    """The device name the recordings in ``evidence/<key>/`` were made on."""
+    if key == device_key(DEFAULT_DEVICE):
+        return DEFAULT_DEVICE
+    return _device_in(_paths.evidence_dir() / key)
+
+
+@functools.lru_cache(maxsize=8)
+def _device_in(folder: Path) -> str:
+    for path in sorted(folder.rglob("*.json")):
+        data = _data.read_json(path, "evidence")
+        if isinstance(data, dict) and isinstance(data.get("device"), str):
+            return str(data["device"])
+    raise CourseError(f"no recording in {folder} names the GPU it was made on")
+
+
+def recording_dir(key: str | None = None) -> Path:
+    """The folder of one GPU model's recordings (``key``; by default the one ``shown()`` picks)."""
+    return _paths.evidence_dir() / (key or shown().key)
+
+
+def path_of(lesson: Lesson, name: str | None = None, key: str | None = None) -> Path:
+    """Where the lesson's recorded run lives (of its named case or suggested experiment ``name``)."""
+    return recording_dir(key) / (f"{lesson.id}.{name}.json" if name else f"{lesson.id}.json")
+
+
 # How a page words a recorded run's outcome (the sandbox's outcomes of a run that launched).
 _OUTCOME_WORDS = {
     "fault": "faulted",
@@ -113,13 +268,14 @@ def record(
         notes=list(notes or []),
         outcome=outcome,
     )
-    atomic_write_text(path or lesson.evidence_path, json.dumps(ev.to_dict(), indent=2) + "\n")
+    path = path or path_of(lesson, key=device_key(ev.device))  # the folder of the GPU it ran on
+    atomic_write_text(path, json.dumps(ev.to_dict(), indent=2) + "\n")
     return ev
 
 
 def load(lesson: Lesson, path: Path | None = None) -> Evidence | None:
     """The lesson's evidence, None when there is none, CourseError when it is broken."""
-    path = path or lesson.evidence_path
+    path = path or path_of(lesson)
     if not path.exists():
         return None
     data = _data.read_json(path, "evidence")

@@ -1,7 +1,7 @@
 """Where a recording came from: the one provenance record of every evidence file.
 
-Run evidence (``evidence/<lesson>.json``) and benchmark evidence
-(``evidence/bench/<lesson>.json``) both say when, by which command, on
+Run evidence (``evidence/<model>/<lesson>.json``) and benchmark evidence
+(``evidence/<model>/bench/<lesson>.json``; the layout is ``course.kernel.evidence``'s) both say when, by which command, on
 which device, driver and library versions. This record is written and read
 in one place; the files keep their flat layout (the fields sit at the top
 level of each JSON object).

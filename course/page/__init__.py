@@ -68,17 +68,20 @@ class Page:
 
     def status(self) -> Message:
         v = self.verdict()
+        shown = evidence.shown().sentence()
         if v.runs:
-            msg = Message("ok", f"{v.reason} The cells below compile and run the kernel on it.")
+            msg = Message("ok", f"{v.reason} The cells below compile and run the kernel on it. {shown}")
         elif v.tier == "wrong-gpu":
             msg = Message(
                 "warning",
-                f"{v.reason} {v.advice} Where a cell would run it, the page shows the output recorded on a real Hopper GPU.",
+                f"{v.reason} {v.advice} Where a cell would run it, the page shows the output recorded on a real "
+                f"Hopper GPU. {shown}",
             )
         else:
             msg = Message(
                 "info",
-                f"{v.reason} {v.advice} Where a cell would run the kernel, the page shows the output recorded on a real Hopper GPU.",
+                f"{v.reason} {v.advice} Where a cell would run the kernel, the page shows the output recorded on "
+                f"a real Hopper GPU. {shown}",
             )
         if not v.runs and gate.gpu_required():
             raise EnvironmentProblem(
@@ -118,8 +121,7 @@ class Page:
 
     def evidence(self, name: str | None = None) -> evidence.Evidence | Message:
         """The recorded run (of the case or suggested experiment ``name``, when given)."""
-        path = self.lesson.named_evidence_path(name) if name else self.lesson.evidence_path
-        ev = evidence.load(self.lesson, path)
+        ev = evidence.load(self.lesson, evidence.path_of(self.lesson, name))
         if ev is None:
             what = f"the run {name!r} of {self.lesson.id}" if name else self.lesson.id
             return Message(
@@ -327,7 +329,7 @@ class Page:
                         "info",
                         f"No measuring button here: {v.reason} On a GPU that runs the lessons "
                         "(compute capability 9.0) a button below measures every step again. "
-                        "The table and the plot show the runs recorded on a real H200.",
+                        f"The table and the plot show the runs recorded on a real GPU. {evidence.shown().sentence()}",
                     )
                 )
             _display(climb_table(recorded, size))

@@ -27,7 +27,7 @@ from .. import _paths
 from .._atomic import atomic_write_text
 from .._html import escape
 from ..errors import CourseError
-from ..kernel import gate
+from ..kernel import evidence, gate
 from ..lesson import Lesson
 from ..lessons import LESSONS
 
@@ -45,7 +45,8 @@ _PREREQUISITES = (
     "global and shared memory, `__syncthreads()`, launching a kernel; a matrix product written as three "
     "loops; reading Python. No GPU is needed to read, answer the quizzes and write the exercises: "
     "without a Hopper GPU each page compile-checks its kernel, checks your code against a model on the "
-    "CPU, and shows what was recorded on an H200."
+    "CPU, and shows what was recorded on a real GPU: an H100, the GPU learners rent, unless the course "
+    "keeps recordings of your own GPU's model (it keeps an H200's too), and each page says which."
 )
 
 
@@ -156,14 +157,15 @@ def contents() -> _Table:
 
     verdicts = [(lesson, gate.verdict(lesson)) for lesson in _ordered()]
     reasons = {v.reason for _, v in verdicts if not v.runs}
+    gpu = evidence.shown().short
     rows = []
     for lesson, v in verdicts:
         if v.runs:
             here = "runs its kernel here."
         elif len(reasons) == 1:
-            here = "reads, compile-checks its kernel and shows the H200 recording."
+            here = f"reads, compile-checks its kernel and shows the {gpu} recording."
         else:
-            here = f"reads, compile-checks and shows the H200 recording here ({v.reason.rstrip('.')})."
+            here = f"reads, compile-checks and shows the {gpu} recording here ({v.reason.rstrip('.')})."
         rows.append((lesson, here))
     # One reason for every page (no GPU at all, no CuPy): said once, above the table, with what to do.
     said = next((v.message() for _, v in verdicts if not v.runs), "") if len(reasons) == 1 else ""

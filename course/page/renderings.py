@@ -4,11 +4,13 @@ The recorded climb (``page.climb()``) and the recorded timeline
 (``page.timeline()``) are drawn from files that change only when a run is
 recorded again, and a lesson's ``@rendered`` figures (``course._kept.rendered``)
 from its own models alone, yet drawing them cost a cold page 0.2-1.4 s each on
-the H200 (matplotlib's first import and its drawing; issue 28). Each is drawn once,
+an H200 (matplotlib's first import and its drawing; issue 28). Each is drawn once,
 under the key of everything it is drawn from, and a page shows the kept PNG
 while that key holds; a learner's own measurement or recording is still
-drawn on the page. ``tools/keep_renderings.py`` writes them; a test draws each
-again and checks it is the kept one, byte for byte.
+drawn on the page. The climb and the timelines are kept for the recordings of every
+GPU model in ``evidence/`` (each model's own, as its learners' pages show them).
+``tools/keep_renderings.py`` writes them; a test draws each again and checks it is
+the kept one, byte for byte.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections.abc import Callable
 from .. import timeline as tl
 from .._kept import RENDERED, png_and_words, renderings_dir
 from ..bench.climb import ClimbRow, climb_figure, climb_rendering_key, recorded_climb
+from ..kernel import evidence
 from ..lesson import Lesson
 from ..lessons import LESSONS
 
@@ -33,7 +36,27 @@ def _timeline(timeline: tl.Timeline) -> Draw:
 
 
 def page_renderings() -> dict[str, Draw]:
-    """Every picture the pages draw from recordings alone, by its rendering key: how to draw it."""
+    """Every picture the pages draw from recordings alone, by its rendering key: how to draw it;
+    for the recordings of every GPU model a page may show (``course.kernel.evidence.shown``)."""
+    out: dict[str, Draw] = {}
+    for key in evidence.recorded_keys():
+        with evidence.showing(key):
+            out.update({k: _showing(key, draw) for k, draw in _renderings().items()})
+    return out
+
+
+def _showing(key: str, draw: Draw) -> Draw:
+    """``draw``, reading the recordings of GPU model ``key``."""
+
+    def drawn() -> tuple[bytes, str]:
+        with evidence.showing(key):
+            return draw()
+
+    return drawn
+
+
+def _renderings() -> dict[str, Draw]:
+    """The pictures drawn from the recordings every reader reads now."""
     lessons = tuple(LESSONS.values())
     out: dict[str, Draw] = {}
     for lesson in lessons:

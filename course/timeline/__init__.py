@@ -27,7 +27,7 @@ block (``instrumented(lesson)``); it knows no lesson by name:
   much of the consumer's wgmma time the producer spent loading;
 - ``figure``: one row per warpgroup of the recorded CTAs, coloured by
   activity, stages labelled, time in microseconds;
-- ``write`` / ``load``: ``evidence/timeline/<lesson>.json`` (the raw
+- ``write`` / ``load``: ``evidence/<model>/timeline/<lesson>.json`` (the raw
   events, with provenance) and ``.png``;
 - ``to_trace`` / ``write_trace``: the same rows as Chrome Trace Event JSON,
   which Perfetto and chrome://tracing open (a process per CTA, a thread per

@@ -10,12 +10,13 @@ from typing import TYPE_CHECKING
 
 from .._html import escape
 from .._kept import kept_rendering, rendering_key
+from ..kernel import evidence
 
 if TYPE_CHECKING:
     from ..lesson import Lesson
 from .draw import png_bytes
 from .model import Timeline
-from .store import load, recorded_cost, recorded_path
+from .store import load, recorded_cost, recorded_path, timeline_dir
 from .summary import summarize
 
 
@@ -93,14 +94,27 @@ def timeline_rendering_key(lesson: Lesson, directory: Path | None = None) -> str
 def _section(lesson: Lesson, directory: Path | None) -> TimelineSection:
     recorded = load(lesson.id, directory, lesson.warpgroup_roles)
     if recorded is None:
-        return TimelineSection(
-            lesson.id,
-            None,
-            None,
-            False,
+        said = (
             f"Not recorded yet: no timeline of {lesson.id} has been recorded on a real GPU for this page; "
-            f"`python -m course timeline {lesson.id}` on a Hopper GPU records one.",
+            f"`python -m course timeline {lesson.id}` on a Hopper GPU records one."
         )
+        if directory is None:  # the recordings the page picked: say whose, and which GPU has one
+            shown = evidence.shown()
+            others = [
+                k
+                for k in evidence.recorded_keys()
+                if k != shown.key and recorded_path(lesson.id, timeline_dir(k)).exists()
+            ]
+            said = (
+                f"Not recorded yet on the {shown.device}: no timeline of {lesson.id} has been recorded on it "
+                f"for this page; `python -m course timeline {lesson.id}` on a Hopper GPU records one."
+            )
+            if others:
+                said += (
+                    f" The course keeps one recorded on another GPU ({', '.join(others)}); "
+                    f"{evidence.DEVICE_ENV}={others[0]} in the environment shows that GPU's recordings."
+                )
+        return TimelineSection(lesson.id, None, None, False, said)
     # Drawn from the recording with today's drawing code (readable text, issue 22), not the PNG saved
     # beside it when it was recorded: the rendering kept with the evidence when one was drawn from
     # exactly this recording with this code (a test checks each), else drawn here.

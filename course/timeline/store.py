@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import _data, _paths
+from .. import _data
 from .._atomic import atomic_write_bytes, atomic_write_text
 from ..errors import CourseError
+from ..kernel.evidence import device_key, recording_dir
 from ..kernel.provenance import Provenance
 from .decode import build, validate_row
 from .draw import png_bytes
@@ -21,9 +22,10 @@ from .model import _BY_NAME, KINDS, ROLES, SCHEMA_VERSION, KernelSpan, Layout, R
 # ---------------------------------------------------------------------------
 # Evidence: JSON and PNG.
 # ---------------------------------------------------------------------------
-def timeline_dir() -> Path:
-    """Where recorded timelines live: evidence/timeline/."""
-    return _paths.evidence_dir() / "timeline"
+def timeline_dir(key: str | None = None) -> Path:
+    """Where one GPU model's recorded timelines live: evidence/<model>/timeline/ (``key``, by
+    default the model a page shows, ``course.kernel.evidence.shown``)."""
+    return recording_dir(key) / "timeline"
 
 
 def _row_dict(raw: RawRow, role: str) -> dict[str, Any]:
@@ -200,7 +202,10 @@ def from_dict(data: Any, path: Path | None = None, roles: Sequence[str] = ()) ->
 
 
 def write(timeline: Timeline, directory: Path | None = None) -> tuple[Path, Path]:
-    """Write <lesson>.json and <lesson>.png (atomically); return both paths."""
+    """Write <lesson>.json and <lesson>.png (atomically), by default into the folder of the GPU
+    it was recorded on; return both paths."""
+    if directory is None and timeline.provenance is not None:
+        directory = timeline_dir(device_key(timeline.provenance.device))
     directory = directory or timeline_dir()
     json_path = directory / f"{timeline.lesson}.json"
     png_path = directory / f"{timeline.lesson}.png"

@@ -8,7 +8,7 @@ Declared as data beside the lesson, in ``content/experiments/<lesson>.toml``:
     expect = "passed"                     # or a list of outcomes the page accepts
     explain = "Why it behaves so, in words."
     record = true                         # optional: `course record` runs it on the GPU and keeps
-                                          # the run as evidence/<lesson>.<name>.json for the page
+                                          # the run as evidence/<model>/<lesson>.<name>.json for the page
 
     [[experiment.change]]                 # one or more text substitutions
     old = "tile[r][c] + 1.0f;"            # must occur exactly once in the kernel
@@ -90,7 +90,7 @@ class Suggestion:
         from ..lessons import get_lesson  # the registry, when a page asks
 
         lesson = get_lesson(self.lesson_id)
-        return evidence.load(lesson, lesson.named_evidence_path(self.name))
+        return evidence.load(lesson, evidence.path_of(lesson, self.name))
 
 
 def recorded_words(s: Suggestion) -> str:

@@ -1,6 +1,6 @@
 """Dev check and timing of kernels/gemm7_shapes.cu against cuBLAS, on the GPU.
 
-Usage (on the H200): python3 bench86.py KERNEL_FILE [--quick [--top=N]] [M,N,K ...]
+Usage (on an H100 or H200): python3 bench86.py KERNEL_FILE [--quick [--top=N]] [M,N,K ...]
 
 --quick times only the model's N best candidates (default 1: its pick).
 
@@ -13,7 +13,7 @@ table and a few ragged shapes:
   the last row, every column (so the ragged N edge too); every candidate
   timed is checked against cuBLAS before its time counts;
 - time: CUDA graphs of a batch of launches (inputs rotated over enough
-  sets to pass 120 MiB, twice the 60 MiB L2), kernel and cuBLAS gemmEx
+  sets to pass twice this GPU's L2: 100 MiB on an H100, 120 MiB on an H200), kernel and cuBLAS gemmEx
   (FP16 in/out, FP32 compute, the same TN layout) interleaved batch by
   batch, median of REPS batches; every (configuration, split) candidate,
   so the chooser's pick can be compared with the best measured one.
@@ -39,7 +39,13 @@ sys.path.insert(0, str(Path(__file__).parent))
 import chooser86  # noqa: E402
 
 REPS = 15
-L2_ROTATE = 120 << 20
+
+
+def l2_rotate() -> int:
+    """Twice this GPU's L2 size in bytes (CUDA's L2CacheSize attribute): rotated sets miss it."""
+    return 2 * int(cp.cuda.Device().attributes["L2CacheSize"])
+
+
 MAP_DTYPE = np.dtype([("o", "<u8", (16,))], align=True)
 SW128 = driver.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B
 RAGGED = [(1000, 1032, 520), (4000, 4104, 4040), (130, 5000, 3000), (3000, 200, 7000)]
@@ -156,7 +162,7 @@ class Problem:
     def __init__(self, m: int, n: int, k: int, seed: int, cublas: Cublas):
         self.m, self.n, self.k = m, n, k
         per_set = 2 * (m * k + n * k + m * n)
-        self.sets = max(2, min(64, math.ceil(L2_ROTATE / per_set)))
+        self.sets = max(2, min(64, math.ceil(l2_rotate() / per_set)))
         rng = cp.random.default_rng(seed)
         self.a = [rng.standard_normal((m, k), dtype=cp.float32).astype(cp.float16) for _ in range(self.sets)]
         self.b = [rng.standard_normal((n, k), dtype=cp.float32).astype(cp.float16) for _ in range(self.sets)]

@@ -19,8 +19,8 @@
 #      refused shape) and the coding exercise on the GPU (the reference
 #      passes; each wrong piece gives its declared outcome)
 # Everything lands in $OUT (8 files, the most that come back): the three
-# folders above and d86_gpu.log. Copy $OUT/evidence/* to evidence/,
-# $OUT/bench/* to evidence/bench/ and $OUT/timeline/* to evidence/timeline/,
+# folders above and d86_gpu.log. Copy $OUT/evidence/* to evidence/<model>/ (h100-80gb-hbm3, h200: the GPU it ran on),
+# $OUT/bench/* to evidence/<model>/bench/ and $OUT/timeline/* to evidence/<model>/timeline/,
 # then take day86 out of NOT_RECORDED in tests/kernel/test_evidence.py and
 # tests/timeline/test_trace.py.
 set -u

@@ -16,7 +16,7 @@ import pytest
 
 from course.bench import DEFAULT_REPEATS, bench_dir, load
 from course.cli import main
-from course.kernel import gate
+from course.kernel import evidence, gate
 
 from .conftest import BENCHED, SIM_GPU, synthetic
 
@@ -30,7 +30,7 @@ def bench(*argv: str) -> int:
 # -- --recorded: the evidence in the checkout, no GPU -----------------------------------
 
 
-def test_recorded_prints_every_lessons_evidence(no_gpu, capsys):
+def test_recorded_prints_every_lessons_evidence_of_every_gpu(no_gpu, capsys):
     assert bench("--recorded") == 0
     out = capsys.readouterr().out
     lines = out.splitlines()
@@ -47,57 +47,63 @@ def test_recorded_prints_every_lessons_evidence(no_gpu, capsys):
         "recorded",
     ]
     assert set(lines[1].replace(" ", "")) == {"-"}
-    for lesson_id in BENCHED:
-        result = load(lesson_id)
-        if result is None:
-            assert f"{lesson_id}: no recorded benchmark in this checkout" in lines
-            continue
-        # a size's first line names the lesson, N and the kernel's rate; its other peers follow, unnamed
-        groups: list[list[str]] = []
-        current = None
-        for line in lines[2:]:
-            first = line.split()[0]
-            if first in BENCHED:
-                current = first
-                if first == lesson_id:
-                    groups.append([line])
-            elif current == lesson_id and "no recorded benchmark" not in line:
-                groups[-1].append(line)
-        assert [int(g[0].split()[1]) for g in groups] == list(result.sizes)
-        for group, row in zip(groups, result.rows, strict=True):
-            cells = group[0].split()
-            assert float(cells[2].replace(",", "")) == pytest.approx(row.kernel.rate, abs=0.051)
-            assert len(group) == max(1, len(row.peers))
-            for line, peer in zip(group, row.peers, strict=True):
-                cells = line.split()
-                ratio = next(c for c in cells if re.fullmatch(r"\d+\.\d{3}x", c))
-                assert float(ratio[:-1]) == pytest.approx(peer.ratio, abs=0.0006)
-                assert cells[-1] == result.recorded_at[:10] and result.unit in cells
+    keys = evidence.recorded_keys()
+    assert {"h100-80gb-hbm3", "h200"} <= set(keys)  # the learners' GPU and the one the course began on
+    seen = set()
+    for key in keys:
+        for lesson_id in BENCHED:
+            result = load(lesson_id, bench_dir(key))
+            if result is None:
+                assert f"{lesson_id}: no recorded benchmark in {bench_dir(key)}" in lines
+                continue
+            seen.add(result.device)
+            # a size's first line names the lesson, N and the kernel's rate; its other peers follow, unnamed;
+            # every line names the GPU
+            groups: list[list[str]] = []
+            current = None
+            for line in lines[2:]:
+                first = line.split()[0]
+                if first in BENCHED:
+                    current = first if result.device in line else None
+                    if current == lesson_id:
+                        groups.append([line])
+                elif current == lesson_id and "no recorded benchmark" not in line:
+                    groups[-1].append(line)
+            assert [int(g[0].split()[1]) for g in groups] == list(result.sizes)
+            for group, row in zip(groups, result.rows, strict=True):
+                cells = group[0].split()
+                assert float(cells[2].replace(",", "")) == pytest.approx(row.kernel.rate, abs=0.051)
+                assert len(group) == max(1, len(row.peers))
+                for line, peer in zip(group, row.peers, strict=True):
+                    cells = line.split()
+                    ratio = next(c for c in cells if re.fullmatch(r"\d+\.\d{3}x", c))
+                    assert float(ratio[:-1]) == pytest.approx(peer.ratio, abs=0.0006)
+                    assert cells[-1] == result.recorded_at[:10] and result.unit in cells
+                    assert line.rstrip().endswith(f"{result.device}  {result.recorded_at[:10]}")
+    assert {"NVIDIA H100 80GB HBM3", "NVIDIA H200"} <= seen
 
 
-def test_recorded_json_lists_the_committed_evidence(no_gpu, capsys):
+def test_recorded_json_lists_the_committed_evidence_of_every_gpu(no_gpu, capsys):
     assert bench("--recorded", "--json") == 0
     objects = json.loads(capsys.readouterr().out)
     assert isinstance(objects, list) and objects
-    recorded = [lesson_id for lesson_id in BENCHED if load(lesson_id) is not None]
-    assert {o["lesson"] for o in objects} == set(recorded)
-    assert (bench_dir() / f"{recorded[0]}.json").exists()
-    for lesson_id in recorded:
-        result = load(lesson_id)
-        mine = [o for o in objects if o["lesson"] == lesson_id]
-        assert [(o["n"], o["peer"]) for o in mine] == [
-            (row.size, p.name) for row in result.rows for p in row.peers
-        ]
-        pairs = [(row, p) for row in result.rows for p in row.peers]
-        for o, (row, peer) in zip(mine, pairs, strict=True):
-            assert set(o) >= RECORDED_FIELDS
-            assert o["kernel"] == pytest.approx(row.kernel.rate, abs=1e-3)
-            assert o["peer_rate"] == pytest.approx(peer.rate, abs=1e-3)
-            assert (o["unit"], o["device"], o["recorded_at"]) == (
-                result.unit,
-                result.device,
-                result.recorded_at,
-            )
+    assert {o["device"] for o in objects} >= {"NVIDIA H100 80GB HBM3", "NVIDIA H200"}
+    for key in evidence.recorded_keys():
+        folder = bench_dir(key)
+        recorded = [lesson_id for lesson_id in BENCHED if load(lesson_id, folder) is not None]
+        assert recorded and (folder / f"{recorded[0]}.json").exists()
+        for lesson_id in recorded:
+            result = load(lesson_id, folder)
+            mine = [o for o in objects if o["lesson"] == lesson_id and o["device"] == result.device]
+            assert [(o["n"], o["peer"]) for o in mine] == [
+                (row.size, p.name) for row in result.rows for p in row.peers
+            ]
+            pairs = [(row, p) for row in result.rows for p in row.peers]
+            for o, (row, peer) in zip(mine, pairs, strict=True):
+                assert set(o) >= RECORDED_FIELDS
+                assert o["kernel"] == pytest.approx(row.kernel.rate, abs=1e-3)
+                assert o["peer_rate"] == pytest.approx(peer.rate, abs=1e-3)
+                assert (o["unit"], o["recorded_at"]) == (result.unit, result.recorded_at)
 
 
 def test_recorded_json_reads_the_folder_given(no_gpu, tmp_path, capsys):
@@ -137,12 +143,12 @@ def test_recorded_table_reads_the_folder_given(no_gpu, tmp_path, capsys):
     assert named == [[lesson_id, "256"], [lesson_id, "512"]]
     assert lines[2 + peers].split()[:2] == [lesson_id, "512"]  # 256's other peers between, unnamed
     for other in BENCHED[1:]:
-        assert f"{other}: no recorded benchmark in this checkout" in lines
+        assert f"{other}: no recorded benchmark in {tmp_path}" in lines
 
 
 def test_recorded_with_nothing_recorded_says_so(no_gpu, tmp_path, capsys):
     assert bench("--recorded", "--out", str(tmp_path), BENCHED[0]) == 0
-    assert capsys.readouterr().out.splitlines()[-1] == f"{BENCHED[0]}: no recorded benchmark in this checkout"
+    assert capsys.readouterr().out.splitlines()[-1] == f"{BENCHED[0]}: no recorded benchmark in {tmp_path}"
     assert bench("--recorded", "--json", "--out", str(tmp_path)) == 0
     assert json.loads(capsys.readouterr().out) == []
 

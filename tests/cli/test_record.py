@@ -62,6 +62,15 @@ def test_record_writes_the_sandbox_outcome_and_the_page_words_it(tmp_path, monke
     assert other is not None and other.outcome == "failed-check"
 
 
+def test_record_writes_into_the_folder_of_the_gpu_it_ran_on(tmp_path, monkeypatch):
+    monkeypatch.setattr("course.tryout.sandbox.run_variant", _fault)
+    monkeypatch.setattr("course._paths.evidence_dir", lambda: tmp_path)
+    assert record_suggested(DAY81, H200, None, []) == 0
+    assert [p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.json")] == [
+        "h200/day81.count-too-low.json"
+    ]
+
+
 def test_an_outcome_the_page_does_not_promise_is_exit_status_1(tmp_path, monkeypatch):
     def passed(lesson, path, timeout_s=0, **_):
         return TryResult(lesson.id, "passed", Path(path), "passed", output=("GPU: x",))
@@ -78,7 +87,7 @@ def test_a_recorded_experiment_shows_its_recording_or_says_it_is_not_recorded_ye
     lesson = get_lesson(lesson_id)
     for s in (s for s in load_suggestions(lesson) if s.record):
         shown = Page(lesson_id).evidence(s.name)
-        if lesson.named_evidence_path(s.name).exists():
+        if evidence.path_of(lesson, s.name).exists():
             assert isinstance(shown, evidence.Evidence) and shown.outcome is not None
             assert s.confirms(shown.outcome), (
                 f"the recording of {s.name} is {shown.outcome}, the page says {s.expect}"

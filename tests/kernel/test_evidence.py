@@ -13,15 +13,77 @@ DAY76 = get_lesson("day76")
 H200 = Machine(Gpu(0, "NVIDIA H200", (9, 0), 132, 227 * 1024, 2**37), None, None, {"cupy": "14.2.0"})
 
 
+H100 = Machine(Gpu(0, "NVIDIA H100 80GB HBM3", (9, 0), 132, 227 * 1024, 80 * 2**30), None, None, {})
+KEYS = ("h100-80gb-hbm3", "h200")  # the learners' GPU and the one the course was first recorded on
+
+
+@pytest.mark.parametrize("key", KEYS)
 @pytest.mark.parametrize(
     "lesson", [x for x in LESSONS.values() if x.id not in NOT_RECORDED], ids=lambda x: x.id
 )
-def test_committed_evidence_is_a_passed_real_run(lesson):
-    ev = evidence.load(lesson)
-    assert ev is not None, f"evidence/{lesson.id}.json is missing: run `python -m course record` on a GPU"
+def test_committed_evidence_is_a_passed_real_run_on_each_gpu(lesson, key):
+    path = evidence.path_of(lesson, key=key)
+    ev = evidence.load(lesson, path)
+    assert ev is not None, f"{path} is missing: run `python -m course record` on that GPU"
     assert ev.passed and ev.lesson == lesson.id
     assert ev.compute_capability == "9.0"
-    assert ev.output[0].startswith("GPU: ") and "PASS" in ev.output[-1]
+    assert evidence.device_key(ev.device) == key, f"{path} was recorded on {ev.device}, not in its folder"
+    assert ev.output[0] == f"GPU: {ev.device} (compute capability 9.0)" and "PASS" in ev.output[-1]
+
+
+def test_device_keys_name_the_model():
+    assert evidence.device_key("NVIDIA H100 80GB HBM3") == "h100-80gb-hbm3"
+    assert evidence.device_key("NVIDIA H200") == "h200"
+    assert evidence.device_key("NVIDIA H100 PCIe") == "h100-pcie"  # another model: not the SXM's folder
+    with pytest.raises(CourseError, match="letters or digits"):
+        evidence.device_key(" - ")
+
+
+def test_a_machine_without_a_gpu_shows_the_h100_and_says_so(monkeypatch):
+    monkeypatch.delenv(evidence.DEVICE_ENV, raising=False)
+    shown = evidence.shown(Machine(None, "no driver", "get one", {}))
+    assert shown.device == evidence.DEFAULT_DEVICE == "NVIDIA H100 80GB HBM3"
+    assert shown.directory == evidence.recording_dir("h100-80gb-hbm3") and not shown.own
+    assert "NVIDIA H100 80GB HBM3" in shown.sentence() and "has none" in shown.sentence()
+
+
+def test_a_gpu_with_a_recording_shows_its_own(monkeypatch):
+    monkeypatch.delenv(evidence.DEVICE_ENV, raising=False)
+    for machine, key in ((H200, "h200"), (H100, "h100-80gb-hbm3")):
+        shown = evidence.shown(machine)
+        assert shown.own and shown.key == key and "this GPU's model" in shown.sentence()
+        assert evidence.load(DAY76, evidence.path_of(DAY76, key=shown.key)).device == machine.gpu.name
+
+
+def test_a_gpu_without_a_recording_shows_the_h100_saying_it_is_another_gpus(monkeypatch):
+    monkeypatch.delenv(evidence.DEVICE_ENV, raising=False)
+    pcie = Machine(Gpu(0, "NVIDIA H100 PCIe", (9, 0), 114, 227 * 1024, 80 * 2**30), None, None, {})
+    shown = evidence.shown(pcie)
+    assert shown.key == "h100-80gb-hbm3" and not shown.own
+    assert (
+        "another GPU's, the NVIDIA H100 80GB HBM3" in shown.sentence()
+        and "NVIDIA H100 PCIe" in shown.sentence()
+    )
+
+
+def test_the_environment_names_another_gpus_recordings(monkeypatch):
+    monkeypatch.setenv(evidence.DEVICE_ENV, "h200")
+    assert evidence.shown(H100).device == "NVIDIA H200"
+    assert evidence.recording_dir() == evidence.recording_dir("h200")
+    monkeypatch.setenv(evidence.DEVICE_ENV, "a100")
+    with pytest.raises(CourseError, match="names no GPU with recordings here; the recorded ones are h100"):
+        evidence.shown(H100)
+
+
+def test_record_writes_into_the_folder_of_the_gpu_it_ran_on(tmp_path, monkeypatch):
+    monkeypatch.setattr("course._paths.evidence_dir", lambda: tmp_path)
+    evidence.record(DAY76, H100, ["GPU: x", "PASS"], True, "cmd")
+    evidence.record(DAY76, H200, ["GPU: y", "PASS"], True, "cmd")
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.json")) == [
+        "h100-80gb-hbm3/day76.json",
+        "h200/day76.json",
+    ]
+    assert evidence.recorded_keys() == ["h100-80gb-hbm3", "h200"]
 
 
 def test_record_refuses_a_machine_without_a_gpu(tmp_path):
@@ -90,7 +152,7 @@ def test_evidence_fields_hold_text(tmp_path, field, value, words):
 def test_a_lesson_not_recorded_yet_has_no_evidence_and_its_page_says_so(lesson_id):
     lesson = get_lesson(lesson_id)
     assert evidence.load(lesson) is None, (
-        f"evidence/{lesson_id}.json is recorded now: take {lesson_id} out of NOT_RECORDED"
+        f"{evidence.path_of(lesson)} is recorded now: take {lesson_id} out of NOT_RECORDED"
     )
     from course.page import Page  # the page's own wording, only for this test
 

@@ -61,21 +61,21 @@ def _cases():
 
 
 @pytest.mark.parametrize("lesson_id, case", _cases(), ids=lambda x: getattr(x, "name", x))
-def test_every_case_is_recorded_with_the_outcome_its_page_promises(lesson_id, case):
+@pytest.mark.parametrize("key", ["h100-80gb-hbm3", "h200"])
+def test_every_case_is_recorded_with_the_outcome_its_page_promises(lesson_id, case, key):
     lesson = LESSONS[lesson_id]
-    ev = evidence.load(lesson, lesson.named_evidence_path(case.name))
-    assert ev is not None, f"record it on a GPU: python -m course record {lesson_id}"
+    ev = evidence.load(lesson, evidence.path_of(lesson, case.name, key))
+    assert ev is not None, f"record it on that GPU: python -m course record {lesson_id}"
     assert ev.passed == case.expect_pass
-    assert ev.output and ev.device
+    assert ev.output and evidence.device_key(ev.device) == key
 
 
 def test_a_case_without_a_gpu_shows_its_own_recording(monkeypatch, shown, tmp_path):
     monkeypatch.delenv(gate.REQUIRE_GPU_ENV, raising=False)
     monkeypatch.setattr(gate, "probe", lambda: NO_GPU)
     lesson_id, case = _cases()[0]
-    lesson = LESSONS[lesson_id]
     path = tmp_path / "case.json"
-    monkeypatch.setattr(type(lesson), "named_evidence_path", lambda self, name: path)
+    monkeypatch.setattr(evidence, "path_of", lambda lesson, name=None, key=None: path)
     page = Page(lesson_id)
     missing = page.run(case=case.name)
     assert isinstance(missing, Message) and missing.kind == "warning" and case.name in missing.text
@@ -265,3 +265,29 @@ def test_the_finale_says_why_there_is_no_measuring_button_on_a_machine_that_cann
     shown.clear()
     Page(lesson_id).climb()  # no button promised: nothing to explain
     assert not [m for m in shown if isinstance(m, Message)]
+
+
+@pytest.mark.parametrize(
+    "machine, says",
+    [
+        (
+            NO_GPU,
+            "The recordings shown are the NVIDIA H100 80GB HBM3's, the GPU the course's learners run on",
+        ),
+        (
+            L4,
+            "The recordings shown are another GPU's, the NVIDIA H100 80GB HBM3: none of this machine's NVIDIA L4",
+        ),
+    ],
+)
+def test_a_page_that_cannot_run_says_whose_recordings_it_shows(monkeypatch, machine, says):
+    monkeypatch.delenv(gate.REQUIRE_GPU_ENV, raising=False)
+    monkeypatch.delenv(evidence.DEVICE_ENV, raising=False)
+    monkeypatch.setattr(gate, "probe", lambda: machine)
+    page = Page("day80")
+    assert says in page.status().text
+    ev = page.evidence()
+    assert isinstance(ev, evidence.Evidence) and ev.device == "NVIDIA H100 80GB HBM3"
+    assert "NVIDIA H100 80GB HBM3" in ev._repr_html_()
+    message = page.speed().message
+    assert "recorded on NVIDIA H100 80GB HBM3" in message and says in message, message

@@ -8,6 +8,7 @@ from course import _kept
 from course import timeline as tl
 from course._kept import Rendering, keep_rendering, kept_rendering, rendering_key
 from course.bench.climb import climb_rendering_key, recorded_climb, recorded_climb_picture
+from course.kernel import evidence
 from course.lessons import LESSONS, get_lesson
 from course.page.renderings import kept_files, page_renderings
 from course.picture import Picture
@@ -43,19 +44,22 @@ def test_every_kept_rendering_is_the_drawing_of_the_current_recordings_byte_for_
 
 
 @pytest.mark.kept_renderings
-def test_every_page_with_a_recorded_climb_shows_the_kept_one():
+@pytest.mark.parametrize("key", ["h100-80gb-hbm3", "h200"])
+def test_every_page_with_a_recorded_climb_shows_the_kept_one(key):
     lessons = tuple(LESSONS.values())
-    climbing = [lesson for lesson in lessons if recorded_climb(lesson, lessons)]
-    assert "day85" in {lesson.id for lesson in climbing}  # the finale has no benchmark of its own
     # Under another matplotlib than the one that drew them (Python 3.10, where the test extra
     # cannot pin it), no key names a kept file: every page draws its climb live instead.
     kept_here = _kept.drawn_with() == _kept.matplotlib_version()
-    for lesson in climbing:
-        shown = recorded_climb_picture(lesson, lessons)
-        if kept_here:
-            assert isinstance(shown, Rendering), lesson.id
-        else:
-            assert isinstance(shown, Picture) and shown.png()[:4] == b"\x89PNG", lesson.id
+    with evidence.showing(key) as shown:
+        climbing = [lesson for lesson in lessons if recorded_climb(lesson, lessons)]
+        assert "day85" in {lesson.id for lesson in climbing}  # the finale has no benchmark of its own
+        for lesson in climbing:
+            picture = recorded_climb_picture(lesson, lessons)
+            if kept_here:
+                assert isinstance(picture, Rendering), lesson.id
+                assert shown.device in repr(picture), f"{lesson.id}: the kept climb is not the {shown.device}'s"
+            else:
+                assert isinstance(picture, Picture) and picture.png()[:4] == b"\x89PNG", lesson.id
 
 
 def test_a_page_shows_a_kept_climb_and_draws_one_whose_recordings_changed(tmp_path, monkeypatch):

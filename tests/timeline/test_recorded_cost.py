@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
 from course.errors import CourseError
+from course.kernel import evidence
 from course.lessons import get_lesson
 from course.timeline.section import timeline_section
 from course.timeline.store import CHECKS_FILE, recorded_cost, timeline_dir
@@ -44,7 +46,10 @@ def test_a_broken_checks_file_is_named(tmp_path):
     assert CHECKS_FILE in str(e.value.path)
 
 
-def test_each_recorded_page_says_its_own_recorded_cost():
+def test_each_recorded_page_says_its_own_recorded_cost(monkeypatch):
+    # The honesty checks were run on the H200 (tools/timeline_gpu_check.py); the pages that show its
+    # recordings say their cost, and those that show the H100's, which has none, say nothing.
+    monkeypatch.setenv(evidence.DEVICE_ENV, "h200")
     data = json.loads((timeline_dir() / CHECKS_FILE).read_text())
     for lesson_id, entry in data["lessons"].items():
         overhead = entry.get("overhead")
@@ -57,3 +62,25 @@ def test_each_recorded_page_says_its_own_recorded_cost():
             assert f"Recording costs this kernel {pct:.0f}% of its time" in message, lesson_id
         else:
             assert "Recording costs this kernel nothing measurable" in message, lesson_id
+
+
+def test_a_gpu_without_honesty_checks_says_no_cost(monkeypatch):
+    monkeypatch.setenv(evidence.DEVICE_ENV, "h100-80gb-hbm3")
+    assert not (timeline_dir() / CHECKS_FILE).exists()
+    message = timeline_section(get_lesson("day80")).message
+    assert "Recording costs" not in message and "NVIDIA H100 80GB HBM3" in message
+
+
+def test_a_timeline_missing_on_the_shown_gpu_says_which_gpu_and_which_other_has_one(tmp_path, monkeypatch):
+    monkeypatch.delenv(evidence.DEVICE_ENV, raising=False)
+    monkeypatch.setattr("course.kernel.gate.probe", lambda: evidence.gate.Machine(None, "no GPU", "", {}))
+    (tmp_path / "h100-80gb-hbm3").mkdir()
+    (tmp_path / "h200" / "timeline").mkdir(parents=True)
+    shutil.copy(timeline_dir("h200") / "day80.json", tmp_path / "h200" / "timeline" / "day80.json")
+    monkeypatch.setattr("course._paths.evidence_dir", lambda: tmp_path)
+    message = timeline_section(get_lesson("day80")).message
+    assert message.startswith("Not recorded yet on the NVIDIA H100 80GB HBM3:")
+    assert "another GPU (h200)" in message and f"{evidence.DEVICE_ENV}=h200" in message
+    monkeypatch.setenv(evidence.DEVICE_ENV, "h200")
+    shown = timeline_section(get_lesson("day80"))
+    assert shown.timeline is not None and "Recorded on NVIDIA H200" in shown.message

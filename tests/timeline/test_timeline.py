@@ -565,7 +565,7 @@ def test_page_without_a_recording_says_so(tmp_path, monkeypatch):
     section = Page("day80").timeline()
     assert (
         section.timeline is None
-        and "Not recorded yet: no timeline of day80" in section.message
+        and "Not recorded yet on the NVIDIA H100 80GB HBM3: no timeline of day80" in section.message
         and "checkout" not in section.message
     )
 

@@ -120,7 +120,7 @@ def test_the_table_shows_each_kept_run_and_says_where_none_is_kept(tmp_path, mon
     assert html.count("not recorded yet") == len(load_suggestions(lesson)) and "recorded on a GPU" in html
     h200 = Machine(Gpu(0, "NVIDIA H200", (9, 0), 132, 227 * 1024, 2**37), None, None, {"cupy": "14.2.0"})
     for outcome, tail in (("timeout", ""), ("failed-check", ": not what the page expects")):
-        path = lesson.named_evidence_path(s.name)
+        path = evidence.path_of(lesson, s.name)
         ev = evidence.record(lesson, h200, ["x"], False, command="c", path=path, outcome=outcome)
         assert recorded_words(s) == f"{outcome_words(outcome)} on NVIDIA H200 ({ev.recorded_at[:10]}){tail}"
         assert escape(recorded_words(s)) in suggestions_html((s,))

@@ -52,7 +52,9 @@ def reasons(rows: Sequence[SizeRow], sms: int) -> tuple[Reason, ...]:
     small, large = rows[0], rows[-1]
     copies = [r.peer(PEER_COPY).rate for r in rows if any(p.name == PEER_COPY for p in r.peers)]
     best, source = (
-        (max(copies) * 1e9, "the best copy rate of this run") if copies else (LEAD_COPY_BYTES_PER_S, "lead")
+        (max(copies) * 1e9, "the best copy rate of this run")
+        if copies
+        else (LEAD_COPY_BYTES_PER_S, "a lead from an earlier H200 run")
     )
     us = small.kernel.timing.median_ms * 1e3
     from .figures import tma_tile_plan  # heavy: matplotlib (the figures), when the plan is asked for

@@ -48,7 +48,8 @@ __all__ = [
 ]
 
 # The grid the host launches: `const dim3 grid(prop.multiProcessorCount);`, which the kernel's
-# header gives as "132 on an H200". Any grid size is correct; this is the one the page times.
+# header gives as "132 on an H100 SXM or an H200" (both have 132). Any grid size is correct; this is
+# the one the page times.
 H200_SMS = 132
 
 ORDER_NAMES = {1: "grouped", 0: "row by row"}

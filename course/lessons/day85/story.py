@@ -1,7 +1,7 @@
 """Day 85: what each step of the climb bought, in sentences computed from the recorded benchmarks.
 
 The page's prose never quotes a number: every number on it comes from the
-recorded evidence (``evidence/bench/``), so recording the steps again
+recorded evidence (``evidence/<model>/bench/``), so recording the steps again
 rewrites the sentences too. ``what_each_step_bought(size)`` reads the same
 rows as ``page.climb()`` and says, for each step at that size, its rate,
 how it compares with the step before, and its ratio to cuBLAS timed in the

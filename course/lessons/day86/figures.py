@@ -141,9 +141,9 @@ def recorded_shapes() -> Table:
         if failed:
             summary += " " + " ".join(failed)
     return Table(
-        "Against cuBLAS, shape by shape (TFLOP/s; the ratio's spread over interleaved repeats in brackets; "
-        "launched one by one, then each batch in a CUDA graph, interleaved in the same run; the cuBLASLt "
-        "columns give its rate and the kernel's ratio to it, launched one by one)",
+        f"Against cuBLAS on the {result.device}, shape by shape (TFLOP/s; the ratio's spread over "
+        "interleaved repeats in brackets; launched one by one, then each batch in a CUDA graph, interleaved "
+        "in the same run; the cuBLASLt columns give its rate and the kernel's ratio to it, launched one by one)",
         (
             "M x N x K",
             "the chooser's pick",
@@ -184,8 +184,9 @@ def recorded_waves() -> Table:
         for r in rows
     )
     return Table(
-        "One full wave of units, then one unit more (split 1; time per launch; the ratio's spread over "
-        "interleaved repeats in brackets), beside the chooser's model of the same two problems",
+        f"On the {result.device}: one full wave of units, then one unit more (split 1; time per launch; "
+        "the ratio's spread over interleaved repeats in brackets), beside the chooser's model of the same "
+        "two problems",
         (
             "build",
             "problems (one full wave vs one unit more)",

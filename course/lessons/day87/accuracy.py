@@ -35,11 +35,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from html import escape
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ...bench.result import BenchResult, load
+from ...bench.result import BenchResult, bench_dir, load
 from ...errors import CourseError
 from ...hopper import fp8
 from ..day86.figures import Table  # the ladder's titled table (HTML on a page, text in a terminal)
@@ -262,9 +263,14 @@ def fit(curve: dict[str, dict[str, list[tuple[int, float]]]]) -> Fit | None:
     return Fit(bits, worst, points, len(CURVE_KERNELS))
 
 
-@lru_cache(maxsize=1)
 def recorded() -> tuple[BenchResult | None, Fit | None]:
-    result = load(LESSON.id)
+    """The recording a page shows (the GPU model ``course.kernel.evidence.shown`` picks) and its fit."""
+    return _recorded(bench_dir())
+
+
+@lru_cache(maxsize=4)
+def _recorded(folder: Path) -> tuple[BenchResult | None, Fit | None]:
+    result = load(LESSON.id, folder)
     return result, (fit(accuracy_curve(result)) if result is not None else None)
 
 

@@ -162,7 +162,7 @@ def _expected_verdict(prev: SizeRow, at: SizeRow) -> str:
 
 @pytest.mark.parametrize("size", [4096, 8192])
 def test_shipped_sentences_quote_the_recordings(size):
-    assert SHIPPED, "the climb's recordings are shipped in evidence/bench/"
+    assert SHIPPED, "the climb's recordings are shipped in evidence/<GPU>/bench/"
     measured = [(row, row.result.row(size)) for row in SHIPPED if size in row.result.sizes]
     s = what_each_step_bought(size)
     assert [x.day for x in s.steps] == [row.lesson.day for row, _ in measured]

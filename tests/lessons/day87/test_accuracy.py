@@ -85,8 +85,8 @@ def test_bad_arguments_are_refused():
 
 
 def _recorded(monkeypatch, result):  # type: ignore[no-untyped-def]
-    accuracy.recorded.cache_clear()
-    monkeypatch.setattr(accuracy, "load", lambda lesson_id: result)
+    accuracy._recorded.cache_clear()
+    monkeypatch.setattr(accuracy, "load", lambda lesson_id, folder=None: result)
     monkeypatch.setattr(figures, "load", lambda lesson_id: result)
 
 
@@ -96,7 +96,7 @@ def test_without_a_recording_each_piece_says_so(monkeypatch):
     assert str(accuracy.findings()).startswith("Not recorded yet")
     choice = str(accuracy.promotion_choice(1))
     assert "Not recorded yet" in choice and "model" not in choice
-    accuracy.recorded.cache_clear()
+    accuracy._recorded.cache_clear()
 
 
 def test_with_a_recording_the_pieces_show_its_numbers(monkeypatch):
@@ -117,7 +117,7 @@ def test_with_a_recording_the_pieces_show_its_numbers(monkeypatch):
     assert f"{every512[bench.ACCURACY_KS[-1]]:.2e}" in choice
     only_model = str(accuracy.promotion_choice(8))  # no curve, no speed recorded: the model alone
     assert "model, " in only_model and "measured, " not in only_model
-    accuracy.recorded.cache_clear()
+    accuracy._recorded.cache_clear()
 
 
 def test_the_explorer_is_a_slider_over_the_intervals():
@@ -159,7 +159,7 @@ def test_no_measured_point_lies_below_the_floor():
     # A D stored in FP16 cannot be closer to R than R rounded to FP16 (up to the draw: the GPU's
     # inputs are not numpy's, so 5% of slack); every curve of the committed recording stays above it.
     recording = accuracy.load(accuracy.LESSON.id)
-    assert recording is not None, "Day 87's recording is part of the checkout (evidence/bench)"
+    assert recording is not None, "Day 87's recording is part of the checkout (evidence/<GPU>/bench)"
     curve = bench.accuracy_curve(recording)
     assert sum(len(lines) for lines in curve.values()) == 2 * len(bench.CURVE_NAMES)
     for dist, lines in curve.items():
