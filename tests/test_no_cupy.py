@@ -69,7 +69,7 @@ COMMANDS = [
     (
         ["try", "day78", "kernels/wgmma_gemm.cu"],
         2,
-        ["The compile check could not run", "recorded on NVIDIA H200"],
+        ["The compile check could not run", "recorded on NVIDIA H100 80GB HBM3"],
     ),
     (
         ["doctor", "--compile"],
@@ -78,7 +78,7 @@ COMMANDS = [
     ),
     (["coding", "check", "day78", "core-offset"], 1, ["checked on the CPU"]),
     (["run", "day78"], 2, ["Recorded on a real GPU", "PASS"]),
-    (["bench", "--recorded"], 0, ["NVIDIA H200"]),
+    (["bench", "--recorded"], 0, ["NVIDIA H100 80GB HBM3", "NVIDIA H200"]),
 ]
 
 
