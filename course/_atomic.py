@@ -17,12 +17,24 @@ from pathlib import Path
 FILE_MODE = 0o644
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
+# What only its owner may read: a learner's submission, the instructor's collected files and grades.
+PRIVATE_FILE, PRIVATE_FOLDER = 0o600, 0o700
+
+
+def private_folder(path: Path) -> Path:
+    """Make ``path`` (and any missing parents) and set it to 0700: only its owner lists or enters it."""
+    path = Path(path)
+    path.mkdir(mode=PRIVATE_FOLDER, parents=True, exist_ok=True)
+    os.chmod(path, PRIVATE_FOLDER)
+    return path
+
+
+def atomic_write_bytes(path: Path, data: bytes, mode: int = FILE_MODE) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
-            os.fchmod(f.fileno(), FILE_MODE)
+            os.fchmod(f.fileno(), mode)
             f.write(data)
             f.flush()
             os.fsync(f.fileno())

@@ -7,16 +7,18 @@
         [--canvas GRADEBOOK.csv --canvas-column "Day 76 quiz (1234)"
          [--canvas-match "SIS Login ID"] [--canvas-out PATH] [--names MAP.csv]]
     python -m course quiz collect QUIZ_ID... --hub-url URL -o COLLECTED_DIR
-        [--token-file FILE] [--path TEMPLATE] [--names MAP.csv]
+        [--users A,B | --group G] [--exclude C] [--from-servers] ... (course.cli.quiz_collect)
 
 Problems the user can fix are printed as messages with file and line,
 never a traceback.
 
 Exit status: 0 when the files are valid (validate), the learner copy is
-written (release), the grades are written (grade) or every learner's server
-answered (collect); 1 when validate finds a problem in a file or collect
-could not read some server (each is a line saying why); 2 for input that cannot be used (a file that does not
-load, a bad option), with one message naming it.
+written (release), the grades are written (grade) or every learner's
+submission was saved (collect); 1 when validate finds a problem in a file
+or collect could not read some learner's file (each is a line saying why);
+3 when collect read every source but some learner's work is missing; 2 for
+input that cannot be used (a file that does not load, a bad option), with
+one message naming it.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from ..errors import CourseError
 from ..quiz._io import write_atomic
 from ..quiz.canvas import fill_gradebook, rows_text
 from ..quiz.checks import key_length_problems, key_position_problems
-from ..quiz.grade import grade_submissions, write_reports
+from ..quiz.grade import grade_submissions, quiz_folder, write_reports
 from ..quiz.loader import load_quiz
 from ..quiz.model import Code, QuizError, fmt_points
 from ..quiz.names import read_names
@@ -213,16 +215,20 @@ def _grade(args: argparse.Namespace) -> int:
     if export is not None and not beside:
         write_atomic(export.path, canvas)
     names = ", ".join(p.name for p in written.values())
-    print(f"graded {len(report.results)} learners of quiz {key.id!r}; wrote {names} to {shown(args.output)}")
+    print(
+        f"graded {len(report.results)} learners of quiz {key.id!r} from {shown(quiz_folder(args.submissions, key))}; "
+        f"wrote {names} to {shown(args.output)}"
+    )
     for skipped in report.skipped:
         print(f"skipped {shown(skipped.path)}: {skipped.reason}", file=sys.stderr)
     if report.skipped:
         print(f"{len(report.skipped)} files skipped (listed in {shown(written['skipped'])})", file=sys.stderr)
     for flag in report.flagged:
-        print(f"flagged {shown(flag.path)} (graded): {flag.reason}", file=sys.stderr)
+        graded = "" if flag in report.misplaced else " (graded)"
+        print(f"flagged {shown(flag.path)}{graded}: {flag.reason}", file=sys.stderr)
     if report.flagged:
         print(
-            f"{len(report.flagged)} graded submissions flagged for a look "
+            f"{len(report.flagged)} submissions flagged for a look, {len(report.misplaced)} of them not graded "
             f"(listed in {shown(written['flagged'])})",
             file=sys.stderr,
         )

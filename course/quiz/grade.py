@@ -8,7 +8,11 @@ are applied last and recorded with their reason.
 
 Identity comes from a file's place, ``<quiz>/<learner>.json``, which the
 instructor sets when collecting (from the LMS that authenticated the
-upload); a file whose ``learner`` field disagrees is skipped. The folder is
+upload, or ``quiz collect`` from the hub); a file whose ``learner`` field
+disagrees is not graded and is listed in ``flagged.csv`` for a look. Only
+the quiz's own folder is read: given ``collected/`` holding ``day76/`` and
+``day78/``, grading day78 enters ``collected/day78/`` and lists each other
+folder once as another quiz's, unread (``_walk``'s ``only``). The folder is
 walked without following any symbolic link, and only regular files are
 read: links, FIFOs, sockets and devices are listed as skipped, never opened.
 ``submitted_at`` is the learner's own clock: a time later than the grading
@@ -75,6 +79,7 @@ __all__ = [  # the reports and results are re-exported: callers import them from
     "grade_submissions",
     "item_statistics",
     "load_overrides",
+    "quiz_folder",
     "report_files",
     "write_reports",
 ]
@@ -187,7 +192,7 @@ def _not_json(name: str) -> str:
     return f"not read: {why}; the grader reads only <quiz>/<learner>.json"
 
 
-def _walk(folder: Path) -> Iterator[tuple[Path, str | None]]:
+def _walk(folder: Path, only: str | None = None) -> Iterator[tuple[Path, str | None]]:
     """Every file under ``folder``: a ``*.json`` to read with None, anything else with why it is skipped.
 
     Links are never followed (a link to a folder is reported, not entered);
@@ -196,6 +201,8 @@ def _walk(folder: Path) -> Iterator[tuple[Path, str | None]]:
     other file is listed too (``Bob.JSON``, ``x.json.txt``), so nothing in
     the folder is passed over without a word. The walk keeps its own stack
     of folders, so no depth of nesting exhausts Python's recursion limit.
+    With ``only`` (a quiz id), a folder directly in ``folder`` by another
+    name is another quiz's: listed once, not entered.
     """
     pending = [folder]
     while pending:
@@ -226,6 +233,11 @@ def _walk(folder: Path) -> Iterator[tuple[Path, str | None]]:
                         path,
                         "a symbolic link, not followed: the grader follows no links; copy the file itself",
                     )
+            elif stat.S_ISDIR(mode) and only is not None and current == folder and entry.name != only:
+                yield path, (
+                    f"a folder of another quiz, not read: grading quiz {only!r} reads {shown(folder / only)} "
+                    "(quiz collect saves each quiz in a folder of its own)"
+                )
             elif stat.S_ISDIR(mode):
                 folders.append(path)
             elif not entry.name.endswith(".json"):
@@ -236,6 +248,18 @@ def _walk(folder: Path) -> Iterator[tuple[Path, str | None]]:
             else:
                 yield path, f"not a regular file but {file_kind(mode)}; skipped without opening it"
         pending.extend(reversed(folders))
+
+
+def quiz_folder(folder: Path | str, quiz: Quiz) -> Path:
+    """The folder that holds ``quiz``'s submissions: ``folder/<quiz id>`` when there is one, else ``folder``.
+
+    ``quiz collect`` saves ``collected/<quiz>/<user>.json`` for every quiz it
+    is given; grading one quiz reads its own folder, not the others'.
+    """
+    folder = Path(folder)
+    if folder.name != quiz.id and (folder / quiz.id).is_dir() and not (folder / quiz.id).is_symlink():
+        return folder / quiz.id
+    return folder
 
 
 def grade_submissions(
@@ -272,6 +296,7 @@ def grade_submissions(
         )
     if not folder.is_dir():
         raise CourseError("the submissions folder does not exist or is not a folder", path=folder)
+    only = key.id if quiz_folder(folder, key) != folder else None
     made: CodeRunner | None = None
     if run_code is None and any(isinstance(q, Code) for q in key.questions):
         # Only a quiz with code questions needs the runner (the sandbox, the compilers).
@@ -282,15 +307,23 @@ def grade_submissions(
     # flags. Scoring comes after the choice, so a superseded submission's code never runs.
     latest: dict[str, tuple[tuple[bool, datetime], Path, Submission, tuple[str, ...]]] = {}
     skipped: list[Skipped] = []
-    for path, refused in sorted(_walk(folder)):
+    misplaced: list[Flag] = []
+    for path, refused in sorted(_walk(folder, only)):
         if refused is not None:
             skipped.append(Skipped(path, refused))
             continue
         try:
             submission = read_submission(path, key)
-            check_place(path, submission)
         except SubmissionError as e:
             skipped.append(Skipped(path, e.message))
+            continue
+        try:
+            check_place(path, submission)
+        except SubmissionError as e:
+            if path.parent.name != submission.quiz:  # a file in the wrong folder: the layout, not a learner
+                skipped.append(Skipped(path, e.message))
+            else:  # a file naming another learner than its place: someone should look
+                misplaced.append(Flag(path, path.stem, cut(f"not graded: {e.message}")))
             continue
         stamp = parse_time(submission.submitted_at)
         future = stamp > now
@@ -323,7 +356,7 @@ def grade_submissions(
         )
     if overrides is not None:
         results = _apply(results, load_overrides(overrides, key), key)
-    return GradeReport(key, tuple(results), tuple(skipped))
+    return GradeReport(key, tuple(results), tuple(skipped), tuple(misplaced))
 
 
 def _run_code_answers(

@@ -54,7 +54,7 @@ from ._look import (
     which_line_askers,
 )
 from ._markup import inline
-from .hub import SubmitPlace, submit_place
+from .hub import SubmitPlace, send_to_service, submit_place
 from .loader import load_quiz
 from .model import Quiz, Response, ResponseError, WhichLine
 from .question_panel import QuestionPanel
@@ -226,11 +226,26 @@ class QuizPanel(LiveBox):
         self.status.value = (
             f"<p>Saved {len(responses)} of {len(self.panels)} answers as learner "
             f"<b>{escape(self.learner_id)}</b> at {escape(local_time(submission.submitted_at))} to "
-            f"<code>{escape(str(path))}</code>.<br>{self._hand_in()}</p>"
+            f"<code>{escape(str(path))}</code>.<br>{self._hand_in(path)}</p>"
         ) + self.save_progress()
         return path
 
-    def _hand_in(self) -> str:
+    def _hand_in(self, path: Path) -> str:
+        if self.place.service:
+            try:
+                data = path.read_bytes()
+            except OSError as e:
+                return f"It was not sent to your instructor: it could not be read back ({escape(str(e))})."
+            why = send_to_service(self.place.service, self.quiz.id, data)
+            if why is None:
+                return (
+                    "Sent to your instructor through JupyterHub, under your hub user name; a copy "
+                    "stays in your own folder, and submitting again replaces both."
+                )
+            return (
+                f"<b>It was not sent to your instructor</b>: {escape(why)}. Your answers are kept in "
+                "your folder; press Submit again, and tell your instructor if this stays."
+            )
         if self.place.hub:
             return (
                 "Your instructor collects this file from your JupyterHub server; it stays in your "
