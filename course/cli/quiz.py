@@ -35,6 +35,7 @@ from ..quiz._io import write_atomic
 from ..quiz.canvas import fill_gradebook, rows_text
 from ..quiz.checks import key_length_problems, key_position_problems
 from ..quiz.grade import grade_submissions, quiz_folder, write_reports
+from ..quiz.graded import misplaced_key
 from ..quiz.loader import load_quiz
 from ..quiz.model import Code, QuizError, fmt_points
 from ..quiz.names import read_names
@@ -134,6 +135,11 @@ def _validate(args: argparse.Namespace) -> int:
         except QuizError as e:
             failed += 1
             print(f"error: {e}", file=sys.stderr)
+            continue
+        misplaced = misplaced_key(path, quiz.released)
+        if misplaced is not None:
+            failed += 1
+            print(f"error: {shown(path)}: {misplaced}", file=sys.stderr)
             continue
         kind = "learner copy" if quiz.released else "key"
         print(

@@ -234,9 +234,12 @@ def _walk(folder: Path, only: str | None = None) -> Iterator[tuple[Path, str | N
                         "a symbolic link, not followed: the grader follows no links; copy the file itself",
                     )
             elif stat.S_ISDIR(mode) and only is not None and current == folder and entry.name != only:
-                yield path, (
-                    f"a folder of another quiz, not read: grading quiz {only!r} reads {shown(folder / only)} "
-                    "(quiz collect saves each quiz in a folder of its own)"
+                yield (
+                    path,
+                    (
+                        f"a folder of another quiz, not read: grading quiz {only!r} reads {shown(folder / only)} "
+                        "(quiz collect saves each quiz in a folder of its own)"
+                    ),
                 )
             elif stat.S_ISDIR(mode):
                 folders.append(path)

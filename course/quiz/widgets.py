@@ -54,6 +54,7 @@ from ._look import (
     which_line_askers,
 )
 from ._markup import inline
+from .graded import graded_path
 from .hub import SubmitPlace, send_to_service, submit_place
 from .loader import load_quiz
 from .model import Quiz, Response, ResponseError, WhichLine
@@ -300,6 +301,8 @@ class QuizPanel(LiveBox):
 def _quiz_path(quiz: str | os.PathLike[str]) -> Path:
     if isinstance(quiz, str) and quiz in LESSONS:
         return get_lesson(quiz).quiz_path
+    if isinstance(quiz, str) and (released := graded_path(quiz)) is not None:
+        return released  # a graded quiz: its released copy (content/quizzes/graded/), never a key
     return Path(quiz)
 
 
@@ -310,7 +313,10 @@ def show_quiz(
     submissions_dir: str | os.PathLike[str] | None = None,
     restore: bool = True,
 ) -> QuizPanel:
-    """The quiz for a lesson id (``"<lesson id>"``) or a quiz file, as a widget.
+    """The quiz for a lesson id (``"<lesson id>"``), a graded quiz's id, or a quiz file, as a widget.
+
+    A graded quiz's id names its released copy, ``content/quizzes/graded/<id>.toml``
+    (``course.quiz.graded``): ``show_quiz("<id>", mode="graded")``.
 
     ``mode="practice"`` needs the key file and checks answers on the page;
     ``mode="graded"`` shows the learner copy only (pass a released file).
