@@ -27,9 +27,17 @@ def start_hook() -> str:
     return str(command[2])
 
 
+def hook_limit() -> int:
+    """The seconds the start hook's pull may take (``timeout N gitpuller ...``)."""
+    words = shlex.split(start_hook())
+    assert words[0] == "timeout" and words[1].isdigit(), words
+    return int(words[1])
+
+
 def hook_pull() -> tuple[str, str, str]:
     """The repository, branch and folder (under $HOME) the start hook's gitpuller pulls."""
     words = shlex.split(start_hook())
+    words = words[2:] if words[0] == "timeout" else words
     assert words[0] == "gitpuller", words
     repo, branch, folder = words[1:4]
     assert folder.startswith("$HOME/"), folder

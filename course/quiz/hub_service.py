@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import ipaddress
 import json
 import os
 import re
@@ -198,10 +199,15 @@ def main(argv: list[str] | None = None) -> None:
     prefix = os.environ.get("JUPYTERHUB_SERVICE_PREFIX", f"/services/{NAME}/")
     url = os.environ.get("JUPYTERHUB_SERVICE_URL", "http://127.0.0.1:10101")
     where = urlparse(url)
-    server = httpserver.HTTPServer(
-        make_app(root, prefix), max_body_size=2 * MAX_BYTES
-    )  # larger: refused by tornado
-    server.listen(where.port or 80, where.hostname or "")
+    # A literal address (the hub on one machine: 127.0.0.1) is listened on; a name (Kubernetes'
+    # http://hub:10101 names the hub's Service, not an address of this pod) means every interface.
+    try:
+        host = str(ipaddress.ip_address(where.hostname or ""))
+    except ValueError:
+        host = ""
+    # A body over twice a submission's size is cut off by tornado itself; up to it, a 413 says why.
+    server = httpserver.HTTPServer(make_app(root, prefix), max_body_size=2 * MAX_BYTES)
+    server.listen(where.port or 80, host)
     ioloop.IOLoop.current().start()
 
 
