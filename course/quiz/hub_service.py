@@ -61,9 +61,8 @@ FILE_MODE, FOLDER_MODE = 0o600, 0o700
 def _store(root: Path, quiz: str, user: str, data: bytes) -> Path:
     """Write ``data`` as ``root/quiz/user.json`` atomically: 0600 in folders of 0700."""
     folder = root / quiz
-    for part in (root, folder):
-        part.mkdir(mode=FOLDER_MODE, exist_ok=True)
-        os.chmod(part, FOLDER_MODE)
+    folder.mkdir(mode=FOLDER_MODE, exist_ok=True)
+    os.chmod(folder, FOLDER_MODE)  # mkdir's mode passes through the umask
     target = folder / f"{user}.json"
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{user}.", suffix=".tmp")  # mkstemp: 0600
     try:
@@ -195,7 +194,10 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"give --root or set {ROOT_ENV}: the folder (its own volume) that keeps the submissions")
     root = Path(args.root).resolve()
     root.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
-    os.chmod(root, FOLDER_MODE)
+    try:
+        os.chmod(root, FOLDER_MODE)
+    except OSError as e:  # a volume's root owned by another user: each quiz's folder is still 0700
+        print(f"{NAME}: {root} stays mode {oct(root.stat().st_mode & 0o777)} ({e.strerror})", flush=True)
     prefix = os.environ.get("JUPYTERHUB_SERVICE_PREFIX", f"/services/{NAME}/")
     url = os.environ.get("JUPYTERHUB_SERVICE_URL", "http://127.0.0.1:10101")
     where = urlparse(url)

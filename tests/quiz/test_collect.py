@@ -18,6 +18,7 @@ import json
 import re
 import stat
 import threading
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -140,6 +141,38 @@ def _text(quiz, learner: str, s1: str = "b") -> bytes:
 
 def _mode(path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_the_service_runs_as_a_file_of_its_own_outside_the_course(tmp_path):
+    """The hub's pod has jupyterhub and tornado but not the course: the file runs alone there."""
+    import os
+    import subprocess
+    import sys
+
+    import ast
+
+    tree = ast.parse(Path(hub_service.__file__).read_text())
+    roots = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    roots |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    assert not [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level], "a relative import"
+    assert roots <= {"jupyterhub", "tornado", *sys.stdlib_module_names}, roots
+    copy = tmp_path / "hopper_submit.py"
+    copy.write_bytes(Path(hub_service.__file__).read_bytes())
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "COURSE_ROOT")}
+    done = subprocess.run(
+        [sys.executable, "-I", str(copy), "--help"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "--root" in done.stdout
+    done = subprocess.run(
+        [sys.executable, "-I", str(copy)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 2 and "give --root" in done.stderr
 
 
 def test_the_service_and_the_client_agree_on_names_and_rules():
