@@ -208,6 +208,17 @@ def _send(hub: _hub.Hub, token: str, data: bytes) -> int:
     return r.status_code
 
 
+def _service_get(hub: _hub.Hub, token: str, path: str):
+    import requests
+
+    return requests.get(
+        f"{hub.service_url}api/submissions/{path}",
+        headers={"Authorization": f"token {token}"},
+        timeout=_hub.CALL_S,
+        allow_redirects=False,
+    )
+
+
 def test_a_binary_frame_is_read_as_its_message() -> None:
     from jupyter_server.services.kernels.connection.base import serialize_binary_message
 
@@ -386,9 +397,19 @@ def test_synthetic_learners_are_collected_from_the_service_with_no_server_runnin
     names = [f"learner{i:03d}-{_TAG}" for i in range(SYNTHETIC)]
     hub.add_users(*names)
     assert hub.api("POST", "/groups/synthetic", json={"users": names}).status_code == 201
+    tokens = {}
     for name in names:
-        token = hub.token_for(name, scopes=["access:services!service=hopper-submit"])
+        tokens[name] = token = hub.token_for(name, scopes=["access:services!service=hopper-submit"])
         assert _send(hub, token, _entry(key, name, question.id, question.answer)) == 201
+    # What the service refuses, and says why; a learner reads back their own file only.
+    first, second = names[0], names[1]
+    assert _send(hub, tokens[first], b"not json") == 400
+    assert _send(hub, tokens[first], b"[" + b" " * (1024 * 1024) + b"]") == 413
+    assert _send(hub, hub.tokens["collector"], b"{}") == 403  # a service has no submission
+    own = _service_get(hub, tokens[first], f"day76/{first}")
+    assert own.status_code == 200 and json.loads(own.content)["learner"] == first
+    assert _service_get(hub, tokens[first], f"day76/{second}").status_code == 403
+    assert _service_get(hub, tokens[first], "day76").status_code == 403
     assert all(
         not u.get("server")
         for u in hub.api("GET", "/users", params={"limit": 1000}).json()
