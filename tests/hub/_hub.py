@@ -221,6 +221,7 @@ class Kernel:
         ws_url = self.base.replace("http://", "ws://", 1) + f"/api/kernels/{self.id}/channels"
         self.ws = websocket.create_connection(ws_url, header=[f"Authorization: token {token}"], timeout=RUN_S)
         self.session = uuid.uuid4().hex
+        self.binary_frames = 0  # messages that came with buffers (a widget's), as binary frames
 
     def code_cells(self) -> list[str]:
         return ["".join(c["source"]) for c in self.notebook["cells"] if c["cell_type"] == "code"]
@@ -253,7 +254,9 @@ class Kernel:
         while not (idle and replied):
             if time.monotonic() > deadline:
                 raise HubError(f"a cell did not finish within {RUN_S} s:\n{code}")
-            msg = decode_frame(self.ws.recv())
+            frame = self.ws.recv()
+            self.binary_frames += isinstance(frame, bytes)
+            msg = decode_frame(frame)
             if msg.get("parent_header", {}).get("msg_id") != msg_id:
                 continue
             kind, content = msg["msg_type"], msg["content"]

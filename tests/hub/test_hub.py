@@ -4,9 +4,10 @@ JupyterHub (pip) and configurable-http-proxy (npm) on 127.0.0.1, the
 DummyAuthenticator and the LocalProcessSpawner, each learner a Unix user of
 their own with a 0700 home, the course's submissions service run by the hub
 (``_hub.py``). Each learner's browser is played by their own hub token,
-through the proxy, as JupyterLab works: the Day 76 page is saved into their
+through the proxy, as JupyterLab works: the Day 78 page is saved into their
 home and opened through their server's contents API, a session starts its
-kernel, and every code cell runs in order over the kernel's websocket. Then:
+kernel, and every code cell runs in order over the kernel's websocket (its
+widgets' messages come as binary frames, and are read as messages). Then:
 
 - alice answers the first single-choice question right and bob wrong, and
   each presses Submit: the file is kept in their own workspace (0600 in
@@ -56,9 +57,9 @@ from course.quiz.submission import Submission
 from . import _hub
 
 ROOT = Path(__file__).resolve().parents[2]
-KEY = ROOT / "content" / "quizzes" / "day76.toml"
-PAGE = ROOT / "notebooks" / "day76_tma.ipynb"
-SUBMITTED = "hopper-course-work/submissions/day76/{user}.json"
+KEY = ROOT / "content" / "quizzes" / "day78.toml"
+PAGE = ROOT / "notebooks" / "day78_wgmma.ipynb"
+SUBMITTED = "hopper-course-work/submissions/day78/{user}.json"
 # Unix users made for this run: a suffix keeps them apart from any account the machine has.
 _TAG = secrets.token_hex(2)
 ALICE, BOB, DAVE, CAROL = (f"{n}-{_TAG}" for n in ("alice", "bob", "dave", "carol"))
@@ -127,8 +128,8 @@ tokens = {{k: v for k, v in os.environ.items() if re.fullmatch(r"[0-9a-f]{{32,}}
 for name, token in tokens.items():
     h = {{"Authorization": "token " + token}}
     for url in (
-        base + "/services/hopper-submit/api/submissions/day76/" + alice,
-        base + "/services/hopper-submit/api/submissions/day76",
+        base + "/services/hopper-submit/api/submissions/day78/" + alice,
+        base + "/services/hopper-submit/api/submissions/day78",
         base + "/user/" + alice + "/api/contents/" + path,
         base + "/hub/api/users/" + alice + "/tokens",
     ):
@@ -158,7 +159,7 @@ def _course(*args: str, token: str, cwd: Path) -> subprocess.CompletedProcess[st
 
 
 def _collect(
-    hub: _hub.Hub, out: Path, token: str, *more: str, quiz: str = "day76"
+    hub: _hub.Hub, out: Path, token: str, *more: str, quiz: str = "day78"
 ) -> subprocess.CompletedProcess[str]:
     """``course quiz collect`` as the instructor runs it, with ``token`` in the environment."""
     return _course(
@@ -200,7 +201,7 @@ def _send(hub: _hub.Hub, token: str, data: bytes) -> int:
     import requests
 
     r = requests.put(
-        f"{hub.service_url}api/submissions/day76",
+        f"{hub.service_url}api/submissions/day78",
         data=data,
         headers={"Authorization": f"token {token}"},
         timeout=_hub.CALL_S,
@@ -253,6 +254,8 @@ def test_two_learners_submit_through_the_hub_and_are_collected_after_their_serve
             assert len(kernel.code_cells()) > 5
             for cell in kernel.code_cells():
                 kernel.run(cell)
+            # Day 78's widgets send messages with buffers: binary frames, read as messages.
+            assert kernel.binary_frames > 0, "no binary frame came: the decoding went untried"
             kernel.run(_WATCH)
         # The page's own quiz, as a learner answers it and presses Submit.
         said = {
@@ -262,7 +265,7 @@ def test_two_learners_submit_through_the_hub_and_are_collected_after_their_serve
         # alice's kernel asks to submit as bob, every answer right: it is alice's file, and said so.
         said["as bob"] = _submit(
             kernels[ALICE],
-            f'__import__("course.quiz", fromlist=["show_quiz"]).show_quiz("day76", learner_id="{BOB}")',
+            f'__import__("course.quiz", fromlist=["show_quiz"]).show_quiz("day78", learner_id="{BOB}")',
             question.id,
             right,
         )
@@ -299,7 +302,7 @@ def test_two_learners_submit_through_the_hub_and_are_collected_after_their_serve
     assert not (hub.home(ALICE) / SUBMITTED.format(user=BOB)).exists()
     assert _files(ROOT / "submissions") == checkout_before, "Submit wrote into the course checkout"
     # The service keeps each file under the hub's name, 0600 in 0700 folders.
-    kept = hub.submissions / "day76"
+    kept = hub.submissions / "day78"
     assert sorted(p.name for p in kept.iterdir()) == sorted([f"{ALICE}.json", f"{BOB}.json"])
     assert {_mode(p) for p in kept.iterdir()} == {0o600}
     assert _mode(kept) == _mode(hub.submissions) == 0o700
@@ -322,10 +325,10 @@ def test_two_learners_submit_through_the_hub_and_are_collected_after_their_serve
     collected, graded = tmp_path / "collected", tmp_path / "graded"
     done = _collect(hub, collected, hub.tokens["collector"], "--group", "learners")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert sorted(p.name for p in (collected / "day76").iterdir()) == sorted([f"{ALICE}.json", f"{BOB}.json"])
+    assert sorted(p.name for p in (collected / "day78").iterdir()) == sorted([f"{ALICE}.json", f"{BOB}.json"])
     assert "2 saved" in done.stdout and "(the submissions service)" in done.stdout
-    assert _mode(collected) == _mode(collected / "day76") == 0o700
-    assert {_mode(p) for p in (collected / "day76").iterdir()} == {0o600}
+    assert _mode(collected) == _mode(collected / "day78") == 0o700
+    assert {_mode(p) for p in (collected / "day78").iterdir()} == {0o600}
     done = _grade(collected, graded)
     assert done.returncode == 0, done.stdout + done.stderr
     points = f"{question.points:g}"
@@ -333,7 +336,7 @@ def test_two_learners_submit_through_the_hub_and_are_collected_after_their_serve
     assert _mode(graded) == 0o700
 
     # alice sends a file naming bob (her token, her server stopped): kept as hers, flagged, never bob's.
-    forged = json.loads((collected / "day76" / f"{ALICE}.json").read_text())
+    forged = json.loads((collected / "day78" / f"{ALICE}.json").read_text())
     forged["learner"] = BOB
     assert _send(hub, tokens[ALICE], json.dumps(forged).encode()) == 201
     done = _collect(hub, collected, hub.tokens["collector"], "--group", "learners")
@@ -364,14 +367,14 @@ def test_collect_from_the_learners_servers_with_a_token_of_each_ones_own(
         line.startswith(f"server not running: {CAROL}: the server is not running") for line in lines
     ), lines
     assert any(
-        line.startswith(f"not submitted: {DAVE}: no hopper-course-work/submissions/day76/{DAVE}.json")
+        line.startswith(f"not submitted: {DAVE}: no hopper-course-work/submissions/day78/{DAVE}.json")
         for line in lines
     ), lines
     path = SUBMITTED.format(user=DAVE)
     _hub.put_file(hub, DAVE, dave, path, _entry(key, DAVE, question.id, question.answer).decode())
     done = _collect(hub, collected, hub.tokens["server-collector"], "--from-servers", "--users", DAVE)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "1 saved" in done.stdout and (collected / "day76" / f"{DAVE}.json").is_file()
+    assert "1 saved" in done.stdout and (collected / "day78" / f"{DAVE}.json").is_file()
     # The token collect made was dave's own, for his server only, and is gone.
     left = hub.api("GET", f"/users/{DAVE}/tokens").json()
     assert not [t for t in left.get("api_tokens", left) if "course quiz collect" in str(t.get("note"))]
@@ -382,7 +385,7 @@ def test_collect_from_the_learners_servers_with_a_token_of_each_ones_own(
     # From the service: nothing of either, so their work is missing (3), not an error.
     done = _collect(hub, collected, hub.tokens["collector"], "--users", learners)
     assert done.returncode == 3, done.stdout + done.stderr
-    assert f"2 learners have not submitted quiz 'day76': {CAROL}, {DAVE}" in done.stderr
+    assert f"2 learners have not submitted quiz 'day78': {CAROL}, {DAVE}" in done.stderr
     # A learner's own token may not list the users: one message, exit 2.
     done = _collect(hub, collected, dave)
     assert done.returncode == 2
@@ -406,10 +409,10 @@ def test_synthetic_learners_are_collected_from_the_service_with_no_server_runnin
     assert _send(hub, tokens[first], b"not json") == 400
     assert _send(hub, tokens[first], b"[" + b" " * (1024 * 1024) + b"]") == 413
     assert _send(hub, hub.tokens["collector"], b"{}") == 403  # a service has no submission
-    own = _service_get(hub, tokens[first], f"day76/{first}")
+    own = _service_get(hub, tokens[first], f"day78/{first}")
     assert own.status_code == 200 and json.loads(own.content)["learner"] == first
-    assert _service_get(hub, tokens[first], f"day76/{second}").status_code == 403
-    assert _service_get(hub, tokens[first], "day76").status_code == 403
+    assert _service_get(hub, tokens[first], f"day78/{second}").status_code == 403
+    assert _service_get(hub, tokens[first], "day78").status_code == 403
     assert all(
         not u.get("server")
         for u in hub.api("GET", "/users", params={"limit": 1000}).json()
@@ -421,5 +424,5 @@ def test_synthetic_learners_are_collected_from_the_service_with_no_server_runnin
     took = time.monotonic() - started
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"{SYNTHETIC} users, {SYNTHETIC} saved" in done.stdout
-    assert sorted(p.stem for p in (collected / "day76").iterdir()) == names
+    assert sorted(p.stem for p in (collected / "day78").iterdir()) == names
     print(f"collect of {SYNTHETIC} synthetic learners from the service, no server running: {took:.1f} s")
