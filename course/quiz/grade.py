@@ -11,8 +11,9 @@ instructor sets when collecting (from the LMS that authenticated the
 upload, or ``quiz collect`` from the hub); a file whose ``learner`` field
 disagrees is not graded and is listed in ``flagged.csv`` for a look. Only
 the quiz's own folder is read: given ``collected/`` holding ``day76/`` and
-``day78/``, grading day78 enters ``collected/day78/`` and lists each other
-folder once as another quiz's, unread (``_walk``'s ``only``). The folder is
+``day78/``, grading day78 enters ``collected/day78/`` (and any folder that
+holds a ``day78/``, such as a section's) and lists each other folder once as
+another quiz's, unread (``_walk``'s ``only``). The folder is
 walked without following any symbolic link, and only regular files are
 read: links, FIFOs, sockets and devices are listed as skipped, never opened.
 ``submitted_at`` is the learner's own clock: a time later than the grading
@@ -201,8 +202,9 @@ def _walk(folder: Path, only: str | None = None) -> Iterator[tuple[Path, str | N
     other file is listed too (``Bob.JSON``, ``x.json.txt``), so nothing in
     the folder is passed over without a word. The walk keeps its own stack
     of folders, so no depth of nesting exhausts Python's recursion limit.
-    With ``only`` (a quiz id), a folder directly in ``folder`` by another
-    name is another quiz's: listed once, not entered.
+    With ``only`` (a quiz id), a folder directly in ``folder`` that neither
+    is named ``only`` nor holds a folder so named is another quiz's: listed
+    once, not entered.
     """
     pending = [folder]
     while pending:
@@ -233,7 +235,7 @@ def _walk(folder: Path, only: str | None = None) -> Iterator[tuple[Path, str | N
                         path,
                         "a symbolic link, not followed: the grader follows no links; copy the file itself",
                     )
-            elif stat.S_ISDIR(mode) and only is not None and current == folder and entry.name != only:
+            elif stat.S_ISDIR(mode) and only is not None and current == folder and not _holds(path, only):
                 yield (
                     path,
                     (
@@ -263,6 +265,13 @@ def quiz_folder(folder: Path | str, quiz: Quiz) -> Path:
     if folder.name != quiz.id and (folder / quiz.id).is_dir() and not (folder / quiz.id).is_symlink():
         return folder / quiz.id
     return folder
+
+
+def _holds(folder: Path, name: str) -> bool:
+    """Whether ``folder`` is named ``name`` or holds a folder so named, at any depth (no link followed)."""
+    if folder.name == name:
+        return True
+    return any(name in dirs for _, dirs, _ in os.walk(folder, followlinks=False))
 
 
 def grade_submissions(

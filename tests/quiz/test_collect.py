@@ -11,12 +11,16 @@ answer a byte at a time.
 
 from __future__ import annotations
 
+import ast
 import base64
 import http.server
 import io
 import json
+import os
 import re
 import stat
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -145,12 +149,6 @@ def _mode(path) -> int:
 
 def test_the_service_runs_as_a_file_of_its_own_outside_the_course(tmp_path):
     """The hub's pod has jupyterhub and tornado but not the course: the file runs alone there."""
-    import os
-    import subprocess
-    import sys
-
-    import ast
-
     tree = ast.parse(Path(hub_service.__file__).read_text())
     roots = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     roots |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}

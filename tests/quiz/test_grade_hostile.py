@@ -147,7 +147,8 @@ def test_a_submission_naming_another_learner_is_flagged_not_graded_and_replaces_
     # Grading day76 does not read day78's folder: one line for it, none per file in it.
     assert "a folder of another quiz, not read" in reasons[subs / "day78"]
     assert not [p for p in reasons if "day78" in p.parts and p != subs / "day78"]
-    # Given the quiz's own folder, the same.
+    # A section's folder that holds a day76/ is read (a/day76/...); given the quiz's own folder, only it.
+    assert grade_submissions(key, subs, now=NOW).results == report.results
     assert [r.learner for r in grade_submissions(key, subs / "day76", now=NOW).results] == ["bob"]
 
 
@@ -317,8 +318,10 @@ def test_names_that_are_not_utf8_are_listed_escaped_and_every_report_is_new(
     assert "caf\\xe9.json" in err and "\\xfe\\xff" in err
     skipped = list(_dicts(out / "skipped.csv"))
     files = sorted(r["file"] for r in skipped)
-    # The odd folder beside day76/ is listed once, as another quiz's, and not entered.
-    assert files == sorted([str(subs / "day76") + "/caf\\xe9.json", str(subs) + "/\\xfe\\xff"])
+    assert files == [str(subs / "day76") + "/caf\\xe9.json"]
+    # carol.json names dave: flagged, not graded, its folder's name escaped there too.
+    flagged = [r["file"] for r in _dicts(out / "flagged.csv")]
+    assert flagged == [str(subs) + "/\\xfe\\xff/day76/carol.json"]
     # Every report is of this run, none stale: bob is graded in each.
     wide = {r["learner"] for r in _dicts(out / "wide.csv")}
     assert wide == {"alice", "bob"}
@@ -342,10 +345,14 @@ def test_names_reach_the_terminal_escaped_and_the_csv_files_without_a_formula(
         "a name printed a fake line"
     )
     assert "x\\nskipped nothing: 0 files skipped\\x1b[2J\\u202e.json" in err
-    rows = list(csv.reader(io.StringIO((out / "skipped.csv").read_text(encoding="utf-8"), newline="")))[1:]
+    rows = [
+        row
+        for report in ("skipped.csv", "flagged.csv")  # mallory's file names bob's place: flagged
+        for row in list(csv.reader(io.StringIO((out / report).read_text(encoding="utf-8"), newline="")))[1:]
+    ]
     cells = [cell for row in rows for cell in row]
     assert not any(cell.startswith(("=", "+", "-", "@", "\t", "\r")) for cell in cells), cells
-    assert {row[0] for row in rows} >= {"'=HYPERLINK(1)", "'-2+3"}
+    assert {row[0] for row in rows} >= {"'=HYPERLINK(1)/day76/bob.json", "'-2+3/day76/bob.json"}
 
 
 def test_every_file_that_is_not_a_json_submission_is_listed_with_its_reason(key, subs):
