@@ -22,9 +22,12 @@ PRIVATE_FILE, PRIVATE_FOLDER = 0o600, 0o700
 
 
 def private_folder(path: Path) -> Path:
-    """Make ``path`` (and any missing parents) and set it to 0700: only its owner lists or enters it."""
+    """Make ``path`` 0700, and every missing folder above it 0700 too: only its owner lists or enters them."""
     path = Path(path)
-    path.mkdir(mode=PRIVATE_FOLDER, parents=True, exist_ok=True)
+    missing = [p for p in (path, *path.parents) if not p.exists()]
+    for folder in reversed(missing):
+        folder.mkdir(mode=PRIVATE_FOLDER, exist_ok=True)
+        os.chmod(folder, PRIVATE_FOLDER)  # mkdir's mode passes through the umask
     os.chmod(path, PRIVATE_FOLDER)
     return path
 
