@@ -31,7 +31,7 @@ from ..quiz.collect import (
     SERVICE,
     SERVICE_SCOPES,
     collect_quiz,
-    report_lines,
+    report_line,
 )
 from ..quiz.names import read_names
 
@@ -154,9 +154,8 @@ def _collect(args: argparse.Namespace) -> int:
             group=args.group,
             exclude=args.exclude,
             deadline_s=args.deadline,
+            told=lambda c: print(report_line(c), flush=True),  # each learner as it is done
         )
-        for line in report_lines(report):
-            print(line)
         print(f"collected {report.summary()}; into {shown(args.output / quiz)}")
         unreached = [c for c in report.items if not c.reached]
         absent = [c for c in report.items if c.outcome in MISSING]

@@ -63,6 +63,7 @@ __all__ = [
     "CollectReport",
     "Collected",
     "collect_quiz",
+    "report_line",
     "report_lines",
 ]
 
@@ -519,9 +520,10 @@ def _collect(
 
 def report_lines(report: CollectReport) -> list[str]:
     """One line per user (``shown``: a user name cannot put control characters on the terminal)."""
-    return [_line(c) for c in report.items]
+    return [report_line(c) for c in report.items]
 
 
-def _line(c: Collected) -> str:
+def report_line(c: Collected) -> str:
+    """What happened to one learner's file, as a line of the report."""
     where = f" -> {shown(c.path)}" if c.path is not None else ""
     return f"{OUTCOMES[c.outcome]}: {shown(c.user)}{where}: {shown(c.detail)}"
