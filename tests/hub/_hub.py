@@ -27,6 +27,7 @@ homes are removed.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import pwd
@@ -370,6 +371,16 @@ def _as_nobody(python: str, pythonpath: str) -> bool:
     return done.returncode == 0
 
 
+def _closed(path: Path) -> Path | None:
+    """The first folder on the way to ``path`` that users other than its owner may not pass, or None."""
+    path = Path(path).resolve()
+    for folder in reversed([path, *path.parents]):
+        if folder.is_dir() and not folder.stat().st_mode & 0o001:
+            return folder
+    return None
+
+
+@functools.lru_cache(maxsize=1)
 def learner_python() -> tuple[str, str] | None:
     """The Python a learner's server runs (and its PYTHONPATH), reachable by a user who is not root.
 
@@ -403,10 +414,15 @@ def missing() -> str | None:
     if os.geteuid() != 0 or shutil.which("useradd") is None or shutil.which("userdel") is None:
         return "the learners are real Unix users: the hub test runs as root with useradd (as CI does)"
     if learner_python() is None:
+        closed = sorted(
+            {str(c) for p in (sys.executable, ROOT, sysconfig.get_paths()["purelib"]) if (c := _closed(p))}
+        )
         return (
             f"no Python that a user other than root may run has this environment's packages "
             f"({sys.executable} is out of their reach, and /usr/bin/python{sys.version_info.major}."
-            f"{sys.version_info.minor} cannot import them)"
+            f"{sys.version_info.minor} cannot import them); folders they may not pass: "
+            f"{', '.join(closed) or 'none'} (the learners are real users: put the checkout and its "
+            "virtualenv where others may read them)"
         )
     return None
 
