@@ -10,6 +10,7 @@ as ``course/_material/<folder>``, where ``course._paths`` finds them with
 from __future__ import annotations
 
 import fnmatch
+import re
 import shutil
 from pathlib import Path
 
@@ -26,6 +27,21 @@ MATERIAL = {
 }
 # evidence/gemm_dev/ is the record of how the kernels were made (its README), not course material.
 SKIP = (".ipynb_checkpoints", "__pycache__", "gemm_dev")
+# A graded quiz ships only as its released copy (course/quiz/graded.py): a file there without
+# `released = true` is a key, and the build stops rather than put it in every learner's image.
+GRADED = ("content", "quizzes", "graded")
+RELEASED = re.compile(r"^released\s*=\s*true\s*(#.*)?$", re.MULTILINE)
+
+
+def refuse_graded_keys(files: list[Path]) -> None:
+    for rel in files:
+        if rel.parts[:-1] == GRADED and rel.suffix == ".toml":
+            if not RELEASED.search((HERE / rel).read_text(encoding="utf-8", errors="replace")):
+                raise SystemExit(
+                    f"{rel} is in content/quizzes/graded/ without `released = true`: a graded quiz's key "
+                    "must stay in the instructor's folder (~/hopper-course-keys); put its released copy "
+                    "here (python -m course quiz release KEY.toml -o ...)"
+                )
 
 
 def material_files() -> list[Path]:
@@ -37,6 +53,7 @@ def material_files() -> list[Path]:
             if path.is_file() and not set(rel.parts) & set(SKIP):
                 if any(fnmatch.fnmatch(path.name, p) for p in patterns):
                     out.append(rel)
+    refuse_graded_keys(out)
     return out
 
 

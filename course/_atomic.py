@@ -17,12 +17,27 @@ from pathlib import Path
 FILE_MODE = 0o644
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
+# What only its owner may read: a learner's submission, the instructor's collected files and grades.
+PRIVATE_FILE, PRIVATE_FOLDER = 0o600, 0o700
+
+
+def private_folder(path: Path) -> Path:
+    """Make ``path`` 0700, and every missing folder above it 0700 too: only its owner lists or enters them."""
+    path = Path(path)
+    missing = [p for p in (path, *path.parents) if not p.exists()]
+    for folder in reversed(missing):
+        folder.mkdir(mode=PRIVATE_FOLDER, exist_ok=True)
+        os.chmod(folder, PRIVATE_FOLDER)  # mkdir's mode passes through the umask
+    os.chmod(path, PRIVATE_FOLDER)
+    return path
+
+
+def atomic_write_bytes(path: Path, data: bytes, mode: int = FILE_MODE) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
-            os.fchmod(f.fileno(), FILE_MODE)
+            os.fchmod(f.fileno(), mode)
             f.write(data)
             f.flush()
             os.fsync(f.fileno())

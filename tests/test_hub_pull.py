@@ -23,9 +23,20 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
-from hub_files import ROOT, hook_pull, readme_links, start_hook
+from hub_files import (
+    GRADED_ID,
+    KEY_ONLY,
+    ROOT,
+    files_holding,
+    hook_pull,
+    readme_links,
+    release_graded,
+    start_hook,
+)
 from nbgitpuller.pull import GitPuller
 
+from course.quiz.graded import key_leaks
+from course.quiz.loader import load_quiz
 from course.tryout.workspace import DEFAULT_WORKSPACE, WORKSPACE_ENV, jupyterlab_link, workspace_root
 
 # nbgitpuller's execute_cmd (nbgitpuller/pull.py) leaves each git process's stdout pipe for the
@@ -74,6 +85,29 @@ def upstream(tmp_path, home) -> Path:
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "-m", "the course")
     return repo
+
+
+def test_the_learners_pulled_tree_holds_no_key_of_a_graded_quiz(tmp_path, home):
+    """The whole course as the link pulls it (every tracked file), with a graded quiz added as the
+    README says: the learner's copy has its released copy and no key of it."""
+    repo = tmp_path / "upstream" / "hopper-course"
+    tracked = _git(ROOT, "ls-files", "-z").split("\0")
+    if not [t for t in tracked if t]:
+        pytest.skip("not a git checkout: the tracked files are unknown")
+    for rel in filter(None, tracked):
+        if (ROOT / rel).is_file():
+            (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / rel, repo / rel)
+    release_graded(home / "instructor-keys", repo)  # the key: the instructor's folder, not the repository
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "the course, with a graded quiz")
+    course = home / "hopper-course"
+    _pull(repo, course)
+    assert load_quiz(course / "content" / "quizzes" / "graded" / f"{GRADED_ID}.toml").released
+    assert key_leaks(course) == []
+    assert files_holding(course, KEY_ONLY) == []
+    assert files_holding(home / "instructor-keys", KEY_ONLY)  # the search finds the key where it is
 
 
 def _edit(path: Path, old: str, new: str) -> None:

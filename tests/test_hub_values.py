@@ -1,4 +1,5 @@
-"""deploy/z2jh-values.yaml: valid for the chart it names, its GPU profiles, and the same pull as the instructors' page's link (book/instructors/jupyterhub.md)."""
+"""deploy/z2jh-values.yaml: valid for the chart it names, its GPU profiles, the submissions service and
+its tokens, sized for a class of 300, and the same pull as the instructors' page's link (book/instructors/jupyterhub.md)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,12 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
-from hub_files import ROOT, VALUES, hook_pull, readme_links
+from hub_files import ROOT, VALUES, hook_limit, hook_pull, readme_links
 from hub_files import values as _values
 
 from course.page.contents import START
+from course.quiz import hub_service
+from course.quiz.collect import GROUP_SCOPE, SERVICE_SCOPES
 
 CHART = ROOT / "tests" / "data" / "z2jh"  # the chart's published schema and default values (README there)
 
@@ -87,6 +90,7 @@ MIG_1G = {"H200": "1g.18gb", "H100 80GB": "1g.10gb"}
 # The KubeSpawner options the profiles set; a misspelled one would be passed through unchecked
 # (the chart does not validate profileList), and the learner would get no GPU.
 KUBESPAWNER_OPTIONS = {"extra_resource_limits", "tolerations"}
+GPU_TAINT = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 
 
 def test_the_gpu_profiles_a_mig_slice_by_default_a_whole_gpu_and_none():
@@ -122,3 +126,90 @@ def test_the_readme_link_and_the_start_hook_pull_the_same_into_the_home():
     # The hub opens the same page, and it is one of this checkout's.
     assert _values()["singleuser"]["defaultUrl"] == f"/lab/tree/{folder}/notebooks/{START}"
     assert (ROOT / "notebooks" / START).is_file()
+
+
+def test_the_submissions_service_its_token_and_the_learners_scopes_fit_together():
+    values = _values()
+    hub = values["hub"]
+    service = hub["services"][hub_service.NAME]
+    # The hub runs the service file the chart mounts, on the volume the chart mounts.
+    script, root = service["command"][1], service["command"][3]
+    assert service["command"][2] == "--root"
+    assert hub["extraFiles"]["hopper-submit"]["mountPath"] == script
+    assert (
+        "--set-file hub.extraFiles.hopper-submit.stringData=course/quiz/hub_service.py" in VALUES.read_text()
+    )
+    (volume,) = [m for m in hub["extraVolumeMounts"] if m["mountPath"] == root]
+    (claim,) = [v for v in hub["extraVolumes"] if v["name"] == volume["name"]]
+    pvc = yaml.safe_load((ROOT / "deploy" / "hopper-submissions-pvc.yaml").read_text())
+    assert claim["persistentVolumeClaim"]["claimName"] == pvc["metadata"]["name"]
+    # Its port: the URL the hub gives it, the hub's Service, the learners' Submit, the network rules.
+    port = int(service["url"].rsplit(":", 1)[1])
+    assert {p["port"] for p in hub["service"]["extraPorts"]} == {port}
+    submit = values["singleuser"]["extraEnv"]["COURSE_SUBMIT_URL"]
+    assert submit == f"{service['url']}/services/{hub_service.NAME}/"
+    for rules in (
+        hub["networkPolicy"]["ingress"],
+        values["singleuser"]["networkPolicy"]["egress"],
+        values["proxy"]["chp"]["networkPolicy"]["egress"],
+    ):
+        assert [p["port"] for rule in rules for p in rule["ports"]] == [port]
+    # The collector's token: a service with no URL (the chart keeps its token in the Secret "hub"),
+    # whose role holds what `course quiz collect` asks for and nothing more.
+    assert hub["services"]["hopper-collector"] == {}
+    role = hub["loadRoles"]["hopper-collector"]
+    assert role["services"] == ["hopper-collector"]
+    assert sorted(role["scopes"]) == sorted([*SERVICE_SCOPES, GROUP_SCOPE])
+    assert hub_service.COLLECT_SCOPE in hub["config"]["JupyterHub"]["custom_scopes"]
+    # A learner's server token and every user: the service, and nothing of anyone else's.
+    assert hub["loadRoles"]["user"]["scopes"] == ["self", hub_service.ACCESS_SCOPE]
+    assert hub["config"]["KubeSpawner"]["server_token_scopes"] == [
+        "users:activity!user",
+        "access:servers!server",
+        hub_service.ACCESS_SCOPE,
+    ]
+
+
+def test_sized_for_a_class_of_300_on_gpu_nodes():
+    values = _values()
+    assert values["hub"]["concurrentSpawnLimit"] >= 300
+    # The pre-puller reaches the nodes the GPU profiles run on: it tolerates their taint.
+    assert GPU_TAINT in values["prePuller"]["extraTolerations"]
+    for profile in values["singleuser"]["profileList"]:
+        for toleration in profile.get("kubespawner_override", {}).get("tolerations", []):
+            assert toleration in values["prePuller"]["extraTolerations"], profile["display_name"]
+    # The pull at start is bounded, and well inside the start timeout.
+    assert 0 < hook_limit() <= values["singleuser"]["startTimeout"] // 4
+    assert values["singleuser"]["startTimeout"] >= 300
+    # TLS and the pull secret are there to fill in.
+    assert values["proxy"]["https"]["enabled"] and values["proxy"]["https"]["hosts"]
+    assert values["singleuser"]["image"]["pullSecrets"]
+
+
+class _Group:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+class _Spawner:
+    def __init__(self, *groups: str) -> None:
+        self.user = type("User", (), {"groups": [_Group(g) for g in groups]})()
+
+
+def test_a_whole_gpu_is_offered_only_to_the_named_group():
+    from traitlets.config import Config
+
+    values = _values()
+    c = Config()
+    c.KubeSpawner.profile_list = values["singleuser"]["profileList"]  # as the chart sets it
+    exec(values["hub"]["extraConfig"]["hopper-whole-gpu"], {"c": c})  # as the hub runs extraConfig
+    profiles_for = c.KubeSpawner.profile_list
+    whole = [
+        p["display_name"]
+        for p in values["singleuser"]["profileList"]
+        if "nvidia.com/gpu" in p.get("kubespawner_override", {}).get("extra_resource_limits", {})
+    ]
+    assert whole == ["A whole H100 or H200"]
+    everyone = [p["display_name"] for p in profiles_for(_Spawner("learners"))]
+    assert whole[0] not in everyone and len(everyone) == len(values["singleuser"]["profileList"]) - 1
+    assert whole[0] in [p["display_name"] for p in profiles_for(_Spawner("learners", "whole-gpu"))]

@@ -185,7 +185,7 @@ def test_the_class_image_installs_the_course_without_the_test_tools(tmp_path, no
     text = (ROOT / "binder" / "environment.yml").read_text()
     assert _check_environment(text, extras_wanted=set(), conda_wanted={"pip", "git"}) == []
     declared = _pyproject()["project"]["optional-dependencies"]
-    assert [_name(r) for r in declared["hub"]] == ["nbgitpuller"]
+    assert [_name(r) for r in declared["hub"]] == ["nbgitpuller", "jupyterhub"]
     ran = _post_build(tmp_path, no_gpu)
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.split() == ["-m", "pip", "install", "--no-cache-dir", ".[cuda12,hub]"]
@@ -414,7 +414,9 @@ def test_every_library_the_package_imports_is_declared_or_comes_with_a_declared_
     from importlib.metadata import packages_distributions, requires
 
     project = _pyproject()["project"]
-    declared = {_dist(_name(r)) for r in project["dependencies"] + project["optional-dependencies"]["cuda12"]}
+    extras = project["optional-dependencies"]
+    # the hub extra: nbgitpuller, and jupyterhub for the hub's submissions service (course.quiz.hub_service)
+    declared = {_dist(_name(r)) for r in project["dependencies"] + extras["cuda12"] + extras["hub"]}
     assert {"pillow", "tomli-w", "tabulate"} <= declared
     brought = set(declared)
     for dist in declared:

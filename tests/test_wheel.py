@@ -10,6 +10,11 @@ files, so the checkout's editable install stays out), which keeps the test
 offline and quick. Everything then runs from a folder that is not a
 checkout: ``doctor``, ``bench --recorded``, ``pages DEST`` and one page,
 executed with nbclient from the copied folder.
+
+The copy the wheel is built from also holds a graded quiz as an instructor
+adds one (``hub_files.release_graded``: the key in a folder of the
+instructor's, the released copy in ``content/quizzes/graded/``), and no key
+of it may be in the wheel (``course.quiz.graded``).
 """
 
 from __future__ import annotations
@@ -24,6 +29,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from hub_files import GRADED_ID, KEY_ONLY, files_holding, release_graded
+
+from course.quiz.graded import key_leaks
+from course.quiz.loader import load_quiz
 
 ROOT = Path(__file__).resolve().parents[1]
 MATERIAL = ("kernels", "content", "evidence", "notebooks")  # shipped under course/_material/
@@ -57,6 +66,7 @@ def wheel(tmp_path_factory) -> Path:
         shutil.copytree(ROOT / name, src / name, ignore=ignore)
     for name in FILES:
         shutil.copy2(ROOT / name, src / name)
+    release_graded(tmp_path_factory.mktemp("instructor") / "hopper-course-keys", src)
     out = tmp_path_factory.mktemp("wheel")
     cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-cache-dir", "-w", str(out), str(src)]
     if _setuptools_version() >= (77,):
@@ -93,6 +103,46 @@ def installed(wheel, tmp_path_factory):
     return python, env, elsewhere
 
 
+def test_no_key_of_a_graded_quiz_is_in_the_wheel(wheel, tmp_path):
+    unpacked = tmp_path / "wheel"
+    zipfile.ZipFile(wheel).extractall(unpacked)
+    released = unpacked / "course" / "_material" / "content" / "quizzes" / "graded" / f"{GRADED_ID}.toml"
+    assert load_quiz(released).released  # the graded quiz ships, as its released copy
+    assert key_leaks(unpacked) == []
+    assert files_holding(unpacked, KEY_ONLY) == []
+    # Practice quizzes keep their keys, by design: the checker tells them apart.
+    assert not load_quiz(unpacked / "course" / "_material" / "content" / "quizzes" / "day76.toml").released
+
+
+def test_the_key_checks_find_a_key_where_learners_reach(tmp_path):
+    tree = tmp_path / "course"
+    released = release_graded(tmp_path / "keys", tree)
+    assert key_leaks(tree) == []
+    shutil.copy(tmp_path / "keys" / f"{GRADED_ID}.toml", tree / "content" / "quizzes" / "stray.toml")
+    (leak,) = key_leaks(tree)
+    assert "stray.toml: the key of graded quiz 'day76-graded'" in leak
+    shutil.copy(tmp_path / "keys" / f"{GRADED_ID}.toml", released)
+    assert len(key_leaks(tree)) == 2 and files_holding(tree, KEY_ONLY)
+    # The wheel's build refuses it too (setup.py, run here without building).
+    shutil.copy(ROOT / "setup.py", tree / "setup.py")
+    r = _run(
+        [
+            sys.executable,
+            "-c",
+            "import runpy, setuptools; setuptools.setup = lambda **kw: None; "
+            "runpy.run_path('setup.py')['material_files']()",
+        ],
+        tree,
+        dict(os.environ),
+        timeout=60,
+    )
+    assert r.returncode != 0 and "without `released = true`" in r.stderr, r.stderr
+
+
+def test_the_checkout_holds_no_key_of_a_graded_quiz():
+    assert key_leaks(ROOT / "content") == []
+
+
 def test_the_wheel_ships_the_material_as_package_data(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     shipped = {n.removeprefix("course/_material/") for n in names if n.startswith("course/_material/")}
@@ -104,7 +154,7 @@ def test_the_wheel_ships_the_material_as_package_data(wheel):
     ).stdout.split()
     if not tracked:
         pytest.skip("not a git checkout: the list of tracked material is unknown")
-    assert sorted(shipped) == sorted(tracked)
+    assert sorted(shipped) == sorted([*tracked, f"content/quizzes/graded/{GRADED_ID}.toml"])
     meta = next(n for n in names if n.endswith(".dist-info/METADATA"))
     text = zipfile.ZipFile(wheel).read(meta).decode()
     assert "License-Expression: MIT" in text  # PEP 639: setuptools >= 77 wrote it

@@ -8,7 +8,7 @@
         [--canvas GRADEBOOK.csv --canvas-column "Day 76 quiz (1234)"
          [--canvas-match "SIS Login ID"] [--canvas-out PATH] [--names MAP.csv]]
     python -m course quiz collect QUIZ_ID... --hub-url URL -o COLLECTED_DIR
-        [--token-file FILE] [--path TEMPLATE] [--names MAP.csv]
+        [--users A,B | --group G] [--exclude C] [--from-servers] ... (course.cli.quiz_collect)
 
 Problems the user can fix are printed as messages with file and line,
 never a traceback.
@@ -20,10 +20,12 @@ scores 0, "not-run", flagged) and grades the other questions;
 flags, every code answer's note and ``UNCONFINED.txt`` beside the reports.
 
 Exit status: 0 when the files are valid (validate), the learner copy is
-written (release), the grades are written (grade) or every learner's server
-answered (collect); 1 when validate finds a problem in a file or collect
-could not read some server (each is a line saying why); 2 for input that cannot be used (a file that does not
-load, a bad option), with one message naming it.
+written (release), the grades are written (grade) or every learner's
+submission was saved (collect); 1 when validate finds a problem in a file
+or collect could not read some learner's file (each is a line saying why);
+3 when collect read every source but some learner's work is missing; 2 for
+input that cannot be used (a file that does not load, a bad option), with
+one message naming it.
 """
 
 from __future__ import annotations
@@ -40,7 +42,8 @@ from ..errors import CourseError
 from ..quiz._io import write_atomic
 from ..quiz.canvas import fill_gradebook, rows_text
 from ..quiz.checks import key_length_problems, key_position_problems
-from ..quiz.grade import UNCONFINED_FLAG, grade_submissions, write_reports
+from ..quiz.grade import UNCONFINED_FLAG, grade_submissions, quiz_folder, write_reports
+from ..quiz.graded import misplaced_key
 from ..quiz.loader import load_quiz
 from ..quiz.model import Code, QuizError, fmt_points
 from ..quiz.names import read_names
@@ -149,6 +152,11 @@ def _validate(args: argparse.Namespace) -> int:
             failed += 1
             print(f"error: {e}", file=sys.stderr)
             continue
+        misplaced = misplaced_key(path, quiz.released)
+        if misplaced is not None:
+            failed += 1
+            print(f"error: {shown(path)}: {misplaced}", file=sys.stderr)
+            continue
         kind = "learner copy" if quiz.released else "key"
         print(
             f"ok: {shown(path)}: quiz {quiz.id!r} ({kind}), {len(quiz.questions)} questions, "
@@ -249,7 +257,10 @@ def _grade(args: argparse.Namespace) -> int:
     if export is not None and not beside:
         write_atomic(export.path, canvas)
     names = ", ".join(p.name for p in written.values())
-    print(f"graded {len(report.results)} learners of quiz {key.id!r}; wrote {names} to {shown(args.output)}")
+    print(
+        f"graded {len(report.results)} learners of quiz {key.id!r} from {shown(quiz_folder(args.submissions, key))}; "
+        f"wrote {names} to {shown(args.output)}"
+    )
     if unconfined:
         print(
             f"WARNING: {UNCONFINED_FLAG} (each such learner is in flagged.csv and {UNCONFINED_REPORT})",
@@ -260,10 +271,11 @@ def _grade(args: argparse.Namespace) -> int:
     if report.skipped:
         print(f"{len(report.skipped)} files skipped (listed in {shown(written['skipped'])})", file=sys.stderr)
     for flag in report.flagged:
-        print(f"flagged {shown(flag.path)} (graded): {flag.reason}", file=sys.stderr)
+        graded = "" if flag in report.misplaced else " (graded)"
+        print(f"flagged {shown(flag.path)}{graded}: {flag.reason}", file=sys.stderr)
     if report.flagged:
         print(
-            f"{len(report.flagged)} graded submissions flagged for a look "
+            f"{len(report.flagged)} submissions flagged for a look, {len(report.misplaced)} of them not graded "
             f"(listed in {shown(written['flagged'])})",
             file=sys.stderr,
         )

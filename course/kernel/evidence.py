@@ -45,7 +45,9 @@ SCHEMA_VERSION = 1
 # The GPU a page without one shows the recordings of: the course's learners run on cloud H100s.
 DEFAULT_DEVICE = "NVIDIA H100 80GB HBM3"
 # Folders of evidence/ that hold no GPU's recordings.
-NOT_RECORDINGS = frozenset({"renderings", "logs", "gemm_dev"})  # gemm_dev: the ladder kernels' development record
+NOT_RECORDINGS = frozenset(
+    {"renderings", "logs", "gemm_dev"}
+)  # gemm_dev: the ladder kernels' development record
 # Names the recordings of one GPU model (its key, ``device_key``) for every reader, overriding
 # the choice ``shown()`` makes: a tool that keeps or checks another GPU's pictures sets it.
 DEVICE_ENV = "COURSE_EVIDENCE_GPU"

@@ -20,7 +20,7 @@ import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from .._atomic import FILE_MODE, _fsync_folder, atomic_write_bytes
+from .._atomic import PRIVATE_FILE, PRIVATE_FOLDER, _fsync_folder, atomic_write_bytes, private_folder
 from .._files import shown
 from ..errors import CourseError
 
@@ -29,6 +29,17 @@ def write_atomic(path: Path, data: bytes) -> Path:
     path = Path(path)
     try:
         atomic_write_bytes(path, data)
+    except OSError as e:
+        raise CourseError(f"cannot write this file ({e.strerror or e})", path=path) from None
+    return path
+
+
+def write_private(path: Path, data: bytes) -> Path:
+    """``write_atomic`` for what only its owner may read: the file 0600, its folder 0700."""
+    path = Path(path)
+    try:
+        private_folder(path.parent)
+        atomic_write_bytes(path, data, PRIVATE_FILE)
     except OSError as e:
         raise CourseError(f"cannot write this file ({e.strerror or e})", path=path) from None
     return path
@@ -57,7 +68,7 @@ def write_csv_atomic(path: Path, rows: Iterable[Sequence[object]]) -> Path:
 
 def _write_new(path: Path, data: bytes) -> None:
     with open(path, "xb") as f:
-        os.fchmod(f.fileno(), FILE_MODE)
+        os.fchmod(f.fileno(), PRIVATE_FILE)  # reports name learners and their scores: the instructor's alone
         f.write(data)
         f.flush()
         os.fsync(f.fileno())
@@ -101,7 +112,7 @@ def write_files_atomic(folder: Path | str, files: Mapping[str, bytes]) -> dict[s
             ) from None
         if fresh:
             try:
-                os.chmod(tmp, 0o755)  # mkdtemp makes it 0700; a report folder is readable like any other
+                os.chmod(tmp, PRIVATE_FOLDER)  # grades are the instructor's alone (mkdtemp's 0700, said)
                 os.rename(tmp, folder)
             except OSError as e:
                 raise CourseError(

@@ -8,7 +8,12 @@ are applied last and recorded with their reason.
 
 Identity comes from a file's place, ``<quiz>/<learner>.json``, which the
 instructor sets when collecting (from the LMS that authenticated the
-upload); a file whose ``learner`` field disagrees is skipped. The folder is
+upload, or ``quiz collect`` from the hub); a file whose ``learner`` field
+disagrees is not graded and is listed in ``flagged.csv`` for a look. Only
+the quiz's own folder is read: given ``collected/`` holding ``day76/`` and
+``day78/``, grading day78 enters ``collected/day78/`` (and any folder that
+holds a ``day78/``, such as a section's) and lists each other folder once as
+another quiz's, unread (``_walk``'s ``only``). The folder is
 walked without following any symbolic link, and only regular files are
 read: links, FIFOs, sockets and devices are listed as skipped, never opened.
 ``submitted_at`` is the learner's own clock: a time later than the grading
@@ -82,6 +87,7 @@ __all__ = [  # the reports and results are re-exported: callers import them from
     "grade_submissions",
     "item_statistics",
     "load_overrides",
+    "quiz_folder",
     "report_files",
     "write_reports",
 ]
@@ -203,7 +209,7 @@ def _not_json(name: str) -> str:
     return f"not read: {why}; the grader reads only <quiz>/<learner>.json"
 
 
-def _walk(folder: Path) -> Iterator[tuple[Path, str | None]]:
+def _walk(folder: Path, only: str | None = None) -> Iterator[tuple[Path, str | None]]:
     """Every file under ``folder``: a ``*.json`` to read with None, anything else with why it is skipped.
 
     Links are never followed (a link to a folder is reported, not entered);
@@ -212,6 +218,9 @@ def _walk(folder: Path) -> Iterator[tuple[Path, str | None]]:
     other file is listed too (``Bob.JSON``, ``x.json.txt``), so nothing in
     the folder is passed over without a word. The walk keeps its own stack
     of folders, so no depth of nesting exhausts Python's recursion limit.
+    With ``only`` (a quiz id), a folder directly in ``folder`` that neither
+    is named ``only`` nor holds a folder so named is another quiz's: listed
+    once, not entered.
     """
     pending = [folder]
     while pending:
@@ -242,6 +251,14 @@ def _walk(folder: Path) -> Iterator[tuple[Path, str | None]]:
                         path,
                         "a symbolic link, not followed: the grader follows no links; copy the file itself",
                     )
+            elif stat.S_ISDIR(mode) and only is not None and current == folder and not _holds(path, only):
+                yield (
+                    path,
+                    (
+                        f"a folder of another quiz, not read: grading quiz {only!r} reads {shown(folder / only)} "
+                        "(quiz collect saves each quiz in a folder of its own)"
+                    ),
+                )
             elif stat.S_ISDIR(mode):
                 folders.append(path)
             elif not entry.name.endswith(".json"):
@@ -252,6 +269,25 @@ def _walk(folder: Path) -> Iterator[tuple[Path, str | None]]:
             else:
                 yield path, f"not a regular file but {file_kind(mode)}; skipped without opening it"
         pending.extend(reversed(folders))
+
+
+def quiz_folder(folder: Path | str, quiz: Quiz) -> Path:
+    """The folder that holds ``quiz``'s submissions: ``folder/<quiz id>`` when there is one, else ``folder``.
+
+    ``quiz collect`` saves ``collected/<quiz>/<user>.json`` for every quiz it
+    is given; grading one quiz reads its own folder, not the others'.
+    """
+    folder = Path(folder)
+    if folder.name != quiz.id and (folder / quiz.id).is_dir() and not (folder / quiz.id).is_symlink():
+        return folder / quiz.id
+    return folder
+
+
+def _holds(folder: Path, name: str) -> bool:
+    """Whether ``folder`` is named ``name`` or holds a folder so named, at any depth (no link followed)."""
+    if folder.name == name:
+        return True
+    return any(name in dirs for _, dirs, _ in os.walk(folder, followlinks=False))
 
 
 def grade_submissions(
@@ -288,6 +324,7 @@ def grade_submissions(
         )
     if not folder.is_dir():
         raise CourseError("the submissions folder does not exist or is not a folder", path=folder)
+    only = key.id if quiz_folder(folder, key) != folder else None
     made: CodeRunner | None = None
     if run_code is None and any(isinstance(q, Code) for q in key.questions):
         # Only a quiz with code questions needs the runner (the sandbox, the compilers).
@@ -298,15 +335,23 @@ def grade_submissions(
     # flags. Scoring comes after the choice, so a superseded submission's code never runs.
     latest: dict[str, tuple[tuple[bool, datetime], Path, Submission, tuple[str, ...]]] = {}
     skipped: list[Skipped] = []
-    for path, refused in sorted(_walk(folder)):
+    misplaced: list[Flag] = []
+    for path, refused in sorted(_walk(folder, only)):
         if refused is not None:
             skipped.append(Skipped(path, refused))
             continue
         try:
             submission = read_submission(path, key)
-            check_place(path, submission)
         except SubmissionError as e:
             skipped.append(Skipped(path, e.message))
+            continue
+        try:
+            check_place(path, submission)
+        except SubmissionError as e:
+            if path.parent.name != submission.quiz:  # a file in the wrong folder: the layout, not a learner
+                skipped.append(Skipped(path, e.message))
+            else:  # a file naming another learner than its place: someone should look
+                misplaced.append(Flag(path, path.stem, cut(f"not graded: {e.message}")))
             continue
         stamp = parse_time(submission.submitted_at)
         future = stamp > now
@@ -343,7 +388,7 @@ def grade_submissions(
         )
     if overrides is not None:
         results = _apply(results, load_overrides(overrides, key), key)
-    return GradeReport(key, tuple(results), tuple(skipped))
+    return GradeReport(key, tuple(results), tuple(skipped), tuple(misplaced))
 
 
 def _run_code_answers(

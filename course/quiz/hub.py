@@ -15,9 +15,16 @@ single-user server sets it) the hub has signed the learner in, so:
   other learners (a ``submissions_dir`` argument is ignored, and said so; a
   ``COURSE_WORKSPACE`` outside the home is refused: Submit saves nothing and
   says why);
-- the instructor takes the files from each learner's server through the
-  hub (``course quiz collect``) and saves each under the name the hub
-  authenticated.
+- where the hub runs the course's submissions service
+  (``course.quiz.hub_service``; ``COURSE_SUBMIT_URL`` in the server's
+  environment names it), Submit also sends the file there with the
+  learner's own hub token (``JUPYTERHUB_API_TOKEN``, which reaches only the
+  learner's own server and that service), and the service keeps it under
+  the name the hub authenticated; ``course quiz collect`` reads it there,
+  whether or not the learner's server runs (``send_to_service``);
+- without the service, the instructor takes the files from each learner's
+  server through the hub (``course quiz collect --from-servers``) and saves
+  each under the name the hub authenticated.
 
 The kernel's environment is the learner's to change, so none of this is a
 proof of identity: what makes it hold is the collect step, which names a
@@ -30,15 +37,31 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
+
+import requests
 
 from .. import _paths
 from ..errors import CourseError
 from ..tryout.workspace import workspace_root
 from .submission import validate_learner_id
 
-__all__ = ["HUB_USER_ENV", "SUBMISSIONS", "SubmitPlace", "hub_user", "submit_place"]
+__all__ = [
+    "HUB_USER_ENV",
+    "SUBMISSIONS",
+    "SUBMIT_URL_ENV",
+    "SubmitPlace",
+    "hub_user",
+    "send_to_service",
+    "submit_place",
+]
 
 HUB_USER_ENV = "JUPYTERHUB_USER"
+SUBMIT_URL_ENV = (
+    "COURSE_SUBMIT_URL"  # the submissions service's URL, set by the hub (course.quiz.hub_service)
+)
+TOKEN_ENV = "JUPYTERHUB_API_TOKEN"  # the learner's own server token, set by JupyterHub
+SEND_TIMEOUT_S = 30
 SUBMISSIONS = "submissions"  # the folder in the workspace that Submit writes into on a hub
 HUB_ORIGIN = "your JupyterHub user name"
 
@@ -57,6 +80,7 @@ class SubmitPlace:
     origin: str | None  # where the id came from, in words; None: the caller's own account of it
     note: str = ""  # plain text: an argument that was ignored, or why Submit cannot save
     hub: bool = False  # on JupyterHub: the instructor collects the file (no upload)
+    service: str | None = None  # the submissions service's URL: Submit sends the file there too
 
 
 def submit_place(learner_id: str | None, submissions_dir: str | os.PathLike[str] | None) -> SubmitPlace:
@@ -101,4 +125,35 @@ def submit_place(learner_id: str | None, submissions_dir: str | os.PathLike[str]
             "submissions_dir is ignored: on JupyterHub your answers are saved in your own "
             f"workspace, {folder}"
         )
-    return SubmitPlace(user, folder, HUB_ORIGIN, " ".join(notes), hub=True)
+    service = os.environ.get(SUBMIT_URL_ENV) or None
+    return SubmitPlace(user, folder, HUB_ORIGIN, " ".join(notes), hub=True, service=service)
+
+
+def send_to_service(service: str, quiz: str, data: bytes) -> str | None:
+    """Send a submission to the hub's submissions service as this server's user; None when kept, else why not.
+
+    The token is the server's own (``JUPYTERHUB_API_TOKEN``): the service asks
+    the hub whose it is and stores the file under that name, so nothing the
+    kernel says about who submits counts there.
+    """
+    token = os.environ.get(TOKEN_ENV, "")
+    if not token:
+        return f"this server has no {TOKEN_ENV}, so the hub cannot say who you are"
+    url = service.rstrip("/") + "/api/submissions/" + quote(quiz, safe="")
+    try:
+        r = requests.put(
+            url,
+            data=data,
+            headers={"Authorization": f"token {token}", "Content-Type": "application/json"},
+            timeout=SEND_TIMEOUT_S,
+            allow_redirects=False,
+        )
+    except requests.RequestException as e:
+        return f"the submissions service at {service} did not answer ({type(e).__name__})"
+    if r.status_code == 201:
+        return None
+    try:
+        said = r.json().get("message", "")
+    except (ValueError, AttributeError):
+        said = ""
+    return f"the submissions service answered {r.status_code}" + (f": {str(said)[:200]}" if said else "")

@@ -65,8 +65,12 @@ class GradeReport:
     quiz: Quiz
     results: tuple[LearnerResult, ...]
     skipped: tuple[Skipped, ...]
+    # Submissions not graded because their content disagrees with their place (another learner's
+    # name, another quiz): the instructor looks at each, so they are flagged, not merely skipped.
+    misplaced: tuple[Flag, ...] = ()
 
     @property
     def flagged(self) -> tuple[Flag, ...]:
-        """Graded submissions the instructor should look at, with why."""
-        return tuple(Flag(r.path, r.learner, reason) for r in self.results for reason in r.flags)
+        """What the instructor should look at, with why: graded submissions, then ungraded misplaced ones."""
+        graded = tuple(Flag(r.path, r.learner, reason) for r in self.results for reason in r.flags)
+        return graded + self.misplaced

@@ -21,7 +21,7 @@ from typing import Any
 
 from .._files import read_regular
 from ..errors import CourseError
-from ._io import write_text_atomic
+from ._io import encoded, write_private
 from .model import Quiz, Response, ResponseError, brief
 
 FORMAT = "hopper-course/quiz-submission/1"
@@ -85,10 +85,10 @@ def submission_path(folder: Path, quiz_id: str, learner_id: str) -> Path:
 
 
 def write_submission(submission: Submission, folder: Path) -> Path:
-    """Write atomically to ``folder/<quiz>/<learner>.json``; return the path."""
+    """Write atomically to ``folder/<quiz>/<learner>.json`` (0600, the quiz's folder 0700); return the path."""
     path = submission_path(folder, submission.quiz, submission.learner)
     text = json.dumps(submission.to_json(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-    return write_text_atomic(path, text)
+    return write_private(path, encoded(text))  # 0600 in a 0700 folder: the learner's alone
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -199,8 +199,10 @@ def check_place(path: Path, submission: Submission) -> None:
     if path.name != f"{submission.learner}.json":
         raise SubmissionError(
             f"this file says learner {submission.learner!r}, but its place names learner "
-            f"{brief(path.stem)}; identity comes from the file's place (<quiz>/<learner>.json): "
-            "rename the file if it truly is that learner's"
+            f"{brief(path.stem)}; identity comes from the file's place (<quiz>/<learner>.json), so it "
+            f"is nobody's grade: collected from a hub, the place is the hub user who submitted it, so "
+            f"this is {brief(path.stem)}'s file edited to name another (ask {brief(path.stem)} to submit "
+            "again); from an LMS, move it only where the LMS shows who uploaded it"
         )
 
 

@@ -54,7 +54,8 @@ from ._look import (
     which_line_askers,
 )
 from ._markup import inline
-from .hub import SubmitPlace, submit_place
+from .graded import graded_path
+from .hub import SubmitPlace, send_to_service, submit_place
 from .loader import load_quiz
 from .model import Quiz, Response, ResponseError, WhichLine
 from .question_panel import QuestionPanel
@@ -226,11 +227,26 @@ class QuizPanel(LiveBox):
         self.status.value = (
             f"<p>Saved {len(responses)} of {len(self.panels)} answers as learner "
             f"<b>{escape(self.learner_id)}</b> at {escape(local_time(submission.submitted_at))} to "
-            f"<code>{escape(str(path))}</code>.<br>{self._hand_in()}</p>"
+            f"<code>{escape(str(path))}</code>.<br>{self._hand_in(path)}</p>"
         ) + self.save_progress()
         return path
 
-    def _hand_in(self) -> str:
+    def _hand_in(self, path: Path) -> str:
+        if self.place.service:
+            try:
+                data = path.read_bytes()
+            except OSError as e:
+                return f"It was not sent to your instructor: it could not be read back ({escape(str(e))})."
+            why = send_to_service(self.place.service, self.quiz.id, data)
+            if why is None:
+                return (
+                    "Sent to your instructor through JupyterHub, under your hub user name; a copy "
+                    "stays in your own folder, and submitting again replaces both."
+                )
+            return (
+                f"<b>It was not sent to your instructor</b>: {escape(why)}. Your answers are kept in "
+                "your folder; press Submit again, and tell your instructor if this stays."
+            )
         if self.place.hub:
             return (
                 "Your instructor collects this file from your JupyterHub server; it stays in your "
@@ -285,6 +301,8 @@ class QuizPanel(LiveBox):
 def _quiz_path(quiz: str | os.PathLike[str]) -> Path:
     if isinstance(quiz, str) and quiz in LESSONS:
         return get_lesson(quiz).quiz_path
+    if isinstance(quiz, str) and (released := graded_path(quiz)) is not None:
+        return released  # a graded quiz: its released copy (content/quizzes/graded/), never a key
     return Path(quiz)
 
 
@@ -295,7 +313,10 @@ def show_quiz(
     submissions_dir: str | os.PathLike[str] | None = None,
     restore: bool = True,
 ) -> QuizPanel:
-    """The quiz for a lesson id (``"<lesson id>"``) or a quiz file, as a widget.
+    """The quiz for a lesson id (``"<lesson id>"``), a graded quiz's id, or a quiz file, as a widget.
+
+    A graded quiz's id names its released copy, ``content/quizzes/graded/<id>.toml``
+    (``course.quiz.graded``): ``show_quiz("<id>", mode="graded")``.
 
     ``mode="practice"`` needs the key file and checks answers on the page;
     ``mode="graded"`` shows the learner copy only (pass a released file).

@@ -19,6 +19,9 @@ The rules, because the copy holds the learner's work:
 - a suggested experiment is written to ``<lesson>/experiments/<name>.cu``,
   regenerated from the lesson's kernel on each run (a hand edit there is
   moved to the backups first, never lost);
+- the default workspace is kept 0700 (set back whenever found open), and
+  Submit makes the folders it writes 0700, so another user of the machine
+  or the hub lists nothing in it;
 - a workspace that is a file, is read-only or is full is a message that says
   so and what to do (``writing``), never a traceback; a copy already there is
   read (``_data.read_text``: a FIFO or a device is refused, not waited on)
@@ -91,7 +94,18 @@ def workspace_root() -> Path:
             f"(for example {Path(DEFAULT_WORKSPACE).expanduser()}), or move the file away",
             path=root,
         )
+    _keep_private(root, default=not os.environ.get(WORKSPACE_ENV))
     return root
+
+
+def _keep_private(root: Path, *, default: bool) -> None:
+    """The default workspace is set back to 0700 whenever it is found open to others (on a hub with
+    0755 homes, another learner could list a learner's copies and submissions). Nothing is made
+    here (reading makes no folder); Submit makes the folders it writes 0700 (``_atomic.private_folder``).
+    A folder the learner named is never changed; a read-only place is left as it is."""
+    with contextlib.suppress(OSError):
+        if default and root.is_dir() and root.stat().st_uid == os.getuid() and root.stat().st_mode & 0o077:
+            os.chmod(root, 0o700)
 
 
 # What a failed write in the workspace means for the learner, by errno.

@@ -57,7 +57,9 @@ def test_every_page_with_a_recorded_climb_shows_the_kept_one(key):
             picture = recorded_climb_picture(lesson, lessons)
             if kept_here:
                 assert isinstance(picture, Rendering), lesson.id
-                assert shown.device in repr(picture), f"{lesson.id}: the kept climb is not the {shown.device}'s"
+                assert shown.device in repr(picture), (
+                    f"{lesson.id}: the kept climb is not the {shown.device}'s"
+                )
             else:
                 assert isinstance(picture, Picture) and picture.png()[:4] == b"\x89PNG", lesson.id
 

@@ -124,21 +124,32 @@ def test_symbolic_links_are_skipped_with_their_reason(key, subs, tmp_path):
 # ---- 3. identity comes from the file's place --------------------------------------
 
 
-def test_a_submission_naming_another_learner_is_skipped_and_replaces_nobody(key, subs):
+def test_a_submission_naming_another_learner_is_flagged_not_graded_and_replaces_nobody(key, subs):
     bob = put(subs, "day76/bob.json", submission(key, "bob", {"s1": "a"}))
     mismatch = put(
         subs, "day76/mismatch.json", submission(key, "bob", PERFECT, when="2025-02-01T10:00:00+00:00")
     )
-    stray = put(subs, "other/carol.json", submission(key, "carol", PERFECT))
+    stray = put(subs, "day76/other/carol.json", submission(key, "carol", PERFECT))
     loose = put(subs, "dave.json", submission(key, "dave", PERFECT))
+    put(subs, "day78/erin.json", submission(key, "erin", PERFECT))  # another quiz's folder
 
     report = grade_submissions(key, subs, now=NOW)
 
     assert [(r.learner, r.path, r.total) for r in report.results] == [("bob", bob, 0.0)]
     reasons = {s.path: s.reason for s in report.skipped}
-    assert "says learner 'bob'" in reasons[mismatch] and "'mismatch'" in reasons[mismatch]
+    assert mismatch not in reasons, "a misplaced file is flagged (flagged.csv), not skipped"
+    (flag,) = [f for f in report.flagged if f.path == mismatch]
+    assert flag.learner == "mismatch" and flag.reason.startswith("not graded: ")
+    assert "says learner 'bob'" in flag.reason and "ask 'mismatch' to submit again" in flag.reason
+    assert report.misplaced == (flag,)
     assert "folder 'other'" in reasons[stray] and "'day76'" in reasons[stray]
     assert "'day76'" in reasons[loose]
+    # Grading day76 does not read day78's folder: one line for it, none per file in it.
+    assert "a folder of another quiz, not read" in reasons[subs / "day78"]
+    assert not [p for p in reasons if "day78" in p.parts and p != subs / "day78"]
+    # A section's folder that holds a day76/ is read (a/day76/...); given the quiz's own folder, only it.
+    assert grade_submissions(key, subs, now=NOW).results == report.results
+    assert [r.learner for r in grade_submissions(key, subs / "day76", now=NOW).results] == ["bob"]
 
 
 def test_a_time_after_the_grading_run_is_flagged_and_not_preferred(key, subs):
@@ -307,9 +318,10 @@ def test_names_that_are_not_utf8_are_listed_escaped_and_every_report_is_new(
     assert "caf\\xe9.json" in err and "\\xfe\\xff" in err
     skipped = list(_dicts(out / "skipped.csv"))
     files = sorted(r["file"] for r in skipped)
-    assert files == sorted(
-        [str(subs / "day76") + "/caf\\xe9.json", str(subs) + "/\\xfe\\xff/day76/carol.json"]
-    )
+    assert files == [str(subs / "day76") + "/caf\\xe9.json"]
+    # carol.json names dave: flagged, not graded, its folder's name escaped there too.
+    flagged = [r["file"] for r in _dicts(out / "flagged.csv")]
+    assert flagged == [str(subs) + "/\\xfe\\xff/day76/carol.json"]
     # Every report is of this run, none stale: bob is graded in each.
     wide = {r["learner"] for r in _dicts(out / "wide.csv")}
     assert wide == {"alice", "bob"}
@@ -333,7 +345,11 @@ def test_names_reach_the_terminal_escaped_and_the_csv_files_without_a_formula(
         "a name printed a fake line"
     )
     assert "x\\nskipped nothing: 0 files skipped\\x1b[2J\\u202e.json" in err
-    rows = list(csv.reader(io.StringIO((out / "skipped.csv").read_text(encoding="utf-8"), newline="")))[1:]
+    rows = [
+        row
+        for report in ("skipped.csv", "flagged.csv")  # mallory's file names bob's place: flagged
+        for row in list(csv.reader(io.StringIO((out / report).read_text(encoding="utf-8"), newline="")))[1:]
+    ]
     cells = [cell for row in rows for cell in row]
     assert not any(cell.startswith(("=", "+", "-", "@", "\t", "\r")) for cell in cells), cells
     assert {row[0] for row in rows} >= {"'=HYPERLINK(1)/day76/bob.json", "'-2+3/day76/bob.json"}

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import http.server
 import json
+import socket
+import threading
 from pathlib import Path
 
 import pytest
@@ -89,3 +92,72 @@ def test_on_a_hub_a_workspace_outside_the_home_saves_nothing_and_says_why(
     assert panel.submit() is None
     assert "Nothing was saved: your answers would be saved in" in panel.status.value
     assert not (on_hub / "submissions").exists()
+
+
+def _mode(path: Path) -> int:
+    return path.stat().st_mode & 0o777
+
+
+def test_on_a_hub_the_submission_and_the_workspace_are_the_learners_alone(sample_quiz, on_hub):
+    panel = show_quiz(sample_quiz)
+    panel.panels["s1"].set_response("b")
+    path = panel.submit()
+    assert path is not None and _mode(path) == 0o600
+    assert _mode(path.parent) == 0o700 and _mode(on_hub) == 0o700
+
+
+class _Service(http.server.BaseHTTPRequestHandler):
+    got: list[tuple[str, str, bytes]] = []
+
+    def do_PUT(self) -> None:  # noqa: N802 (http.server's name)
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        _Service.got.append((self.path, self.headers["Authorization"], body))
+        answer = json.dumps({"quiz": "day76", "user": "alice", "bytes": len(body)}).encode()
+        self.send_response(201)
+        self.send_header("Content-Length", str(len(answer)))
+        self.end_headers()
+        self.wfile.write(answer)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_on_a_hub_with_the_service_submit_sends_the_file_with_the_servers_own_token(
+    sample_quiz, on_hub, monkeypatch
+):
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Service)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        monkeypatch.setenv(
+            "COURSE_SUBMIT_URL", f"http://127.0.0.1:{server.server_address[1]}/services/hopper-submit/"
+        )
+        monkeypatch.setenv("JUPYTERHUB_API_TOKEN", "alices-server-token")
+        panel = show_quiz(sample_quiz)
+        panel.panels["s1"].set_response("b")
+        path = panel.submit()
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert path is not None
+    assert _Service.got == [
+        ("/services/hopper-submit/api/submissions/day76", "token alices-server-token", path.read_bytes())
+    ]
+    assert "Sent to your instructor through JupyterHub" in panel.status.value
+
+
+@pytest.mark.parametrize("token", ["", "t"])
+def test_on_a_hub_a_service_that_cannot_take_it_keeps_the_file_and_says_so(
+    sample_quiz, on_hub, monkeypatch, token
+):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]  # nothing listens here once the socket is closed
+    monkeypatch.setenv("COURSE_SUBMIT_URL", f"http://127.0.0.1:{closed}/services/hopper-submit/")
+    monkeypatch.setenv("JUPYTERHUB_API_TOKEN", token)
+    panel = show_quiz(sample_quiz)
+    panel.panels["s1"].set_response("b")
+    path = panel.submit()
+    assert path is not None and path.is_file()  # kept in the learner's folder all the same
+    assert "<b>It was not sent to your instructor</b>" in panel.status.value
+    why = "has no JUPYTERHUB_API_TOKEN" if not token else "did not answer (ConnectionError)"
+    assert why in panel.status.value, panel.status.value

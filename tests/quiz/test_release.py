@@ -132,3 +132,23 @@ def test_any_text_survives_the_toml_writer(course_root, prompt, option, explanat
     assert again.title == quiz.title
     learner = parse_quiz(dumps_quiz(quiz))
     assert learner.released and learner.questions[0].prompt == prompt
+
+
+def test_a_graded_quiz_is_shown_from_its_released_copy_and_a_key_there_is_refused(
+    course_root, tmp_path, capsys
+):
+    from hub_files import GRADED_ID, KEY_ONLY, release_graded
+
+    from course.cli import main
+    from course.quiz.widgets import show_quiz
+
+    released = release_graded(tmp_path / "hopper-course-keys", course_root)
+    panel = show_quiz(GRADED_ID, mode="graded")
+    assert panel.quiz.released and panel.quiz.path == released
+    assert main(["quiz", "validate", str(released)]) == 0
+    # The key put where the released copy belongs: validate refuses it, and says where keys live.
+    released.write_text((tmp_path / "hopper-course-keys" / f"{GRADED_ID}.toml").read_text())
+    assert KEY_ONLY in released.read_text()
+    capsys.readouterr()
+    assert main(["quiz", "validate", str(released)]) == 1
+    assert "keep a graded quiz's key in ~/hopper-course-keys/" in capsys.readouterr().err

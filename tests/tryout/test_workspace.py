@@ -300,3 +300,20 @@ def test_a_deeply_indented_line_wraps_with_room_to_read():
     html = side_by_side(["int a;", deep], ["int b;", deep.replace("a[", "b[")], "old.cu", "new.cu")
     hangs = [int(h) for h in re.findall(r"padding-left:calc\((\d+)ch", html)]
     assert hangs and max(hangs) == _MAX_HANG and min(hangs) == 4
+
+
+def test_the_default_workspace_is_set_back_to_its_owner_alone_and_a_named_one_is_left(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("COURSE_WORKSPACE", raising=False)
+    default = tmp_path / "hopper-course-work"
+    assert workspace.workspace_root() == default.resolve() and not default.exists()  # reading makes nothing
+    default.mkdir(mode=0o755)
+    os.chmod(default, 0o755)
+    workspace.workspace_root()
+    assert default.stat().st_mode & 0o777 == 0o700
+    named = tmp_path / "mine"
+    named.mkdir()
+    os.chmod(named, 0o755)
+    monkeypatch.setenv("COURSE_WORKSPACE", str(named))
+    workspace.workspace_root()
+    assert named.stat().st_mode & 0o777 == 0o755  # the learner's choice, never changed
