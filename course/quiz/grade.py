@@ -10,9 +10,9 @@ Identity comes from a file's place, ``<quiz>/<learner>.json``, which the
 instructor sets when collecting (from the LMS that authenticated the
 upload, or ``quiz collect`` from the hub); a file whose ``learner`` field
 disagrees is not graded and is listed in ``flagged.csv`` for a look. Only
-the quiz's own folder is read: given ``collected/`` holding ``day76/`` and
-``day78/``, grading day78 enters ``collected/day78/`` (and any folder that
-holds a ``day78/``, such as a section's) and lists each other folder once as
+the quiz's own folder is read: given ``collected/`` holding ``quiz-a/`` and
+``quiz-b/``, grading quiz-b enters ``collected/quiz-b/`` (and any folder that
+holds a ``quiz-b/``, such as a section's) and lists each other folder once as
 another quiz's, unread (``_walk``'s ``only``). The folder is
 walked without following any symbolic link, and only regular files are
 read: links, FIFOs, sockets and devices are listed as skipped, never opened.

@@ -184,4 +184,4 @@ def test_the_findings_say_the_floor_and_the_pictures_draw_it(monkeypatch):
             list(line.get_ydata()) in [list(accuracy.FP16_FLOOR[d]) for d in accuracy.DISTS]
             for line in floors
         )
-    accuracy.recorded.cache_clear()
+    accuracy._recorded.cache_clear()
