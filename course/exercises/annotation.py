@@ -530,6 +530,7 @@ def exercise_widget(
                         rows.append(widgets.HBox([spacer, code], layout=row_layout))
             listing = widgets.VBox(rows, layout=widgets.Layout(overflow="auto", width="100%"))
             super().__init__(children=[head, listing, self.check_button, self.result])
+            self.add_class("course-annotation")
 
         def marks(self) -> dict[int, str]:
             return {line: d.value for line, d in self.dropdowns.items() if d.value != NONE}

@@ -163,6 +163,8 @@ class CodingPanel(LiveBox):
             description="Start again", tooltip="Back to the starter; your file is kept as a backup"
         )
         self.check_button.on_click(lambda _b: self.check())
+        self.editor.on_run(self.check)  # Shift-Enter in the editor
+        self.editor.on_save(self.save)  # Ctrl/Cmd-S in the editor
         self.hint_button.on_click(lambda _b: self.hint())
         self.reset_button.on_click(lambda _b: self.ask_reset())
         # "Start again" over a passing (or edited) answer asks first.
@@ -277,6 +279,21 @@ class CodingPanel(LiveBox):
         self.editor.first_line = self._piece_line()
         self.result.value = result_html(result, self.file.path, self.editor.first_line)
         return result
+
+    def save(self) -> bool:
+        """Save the editor into your file without checking (Ctrl/Cmd-S in the editor); True when saved."""
+        try:
+            backup = self.file.save(self.editor.value)
+        except (CourseError, OSError) as e:
+            why = e.message if isinstance(e, CourseError) else (e.strerror or str(e))
+            self.status.value = f"<p style='color:#cf222e'>Not saved: {escape(why)}</p>"
+            return False
+        saved = f"Saved to {where_html(self.file.path)} (Check, or Shift-Enter in the editor, checks it)."
+        if backup is not None:
+            saved += f" Your file had changes outside the markers; it was kept as {where_html(backup)}."
+        self.status.value = f"<p>{saved}</p>"
+        self.editor.first_line = self._piece_line()
+        return True
 
     def hint(self) -> None:
         if self.hints_shown < len(self.exercise.hints):

@@ -312,4 +312,6 @@ def promotion_explorer(every: int = 1) -> Any:
 
     slider.observe(show, names="value")
     show()
-    return widgets.VBox([slider, shown])
+    from ..._live import LiveBox  # keeps its keys: the arrows move the slider, not the notebook's cells
+
+    return LiveBox([slider, shown])

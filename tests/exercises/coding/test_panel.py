@@ -172,3 +172,23 @@ def test_a_workspace_that_cannot_be_written_is_said_in_the_panel(
     assert "Not checked" in panel.status.value and words in panel.status.value
     panel.reset()
     assert "Not started again" in panel.status.value
+
+
+def test_shift_enter_in_the_editor_checks_and_ctrl_s_saves(monkeypatch):
+    """The editor's key messages (course/static/code_editor.js sends them; the browser test presses
+    the keys): "save" writes the piece into the learner's file without a check, "run" checks."""
+    panel = Page("day78").coding()
+    panel.editor.value = "return 2;"
+    # The message carries the editor's text (it can overtake the keystrokes' own state updates).
+    panel.editor._message(panel.editor, {"event": "save", "value": "return 3;"}, [])
+    assert panel.file.piece() == "return 3;" and "Saved to" in panel.status.value
+    assert panel.attempts == 0 and panel.result.value == ""  # saved, not checked
+    assert panel.editor._on["run"] == [panel.check]  # Shift-Enter checks
+    checked = []
+    monkeypatch.setattr(panel, "check", lambda: checked.append(panel.editor.value))
+    panel.editor._on["run"] = [panel.check]  # the panel's own callback, observed
+    panel.editor._message(panel.editor, {"event": "run"}, [])
+    panel.editor._message(panel.editor, {"event": "nothing of ours"}, [])
+    assert checked == ["return 3;"]
+    with pytest.raises(ValueError, match="no key event 'paste'"):
+        panel.editor.press("paste")
