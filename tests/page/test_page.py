@@ -49,6 +49,9 @@ def test_page_without_the_hardware_explains_compile_checks_and_shows_the_recordi
     assert texts[1].startswith(
         f"Compile check: {lesson.kernel_file} compiled for {lesson.arch} without a GPU"
     )
+    # Said once per page: a second run cell shows its recording alone (issue 38).
+    again = page.run()
+    assert [str(m) for m in shown] == texts and again is not None
 
 
 def _cases():
