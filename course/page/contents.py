@@ -11,7 +11,9 @@ The cells it writes are Markdown, so they show before anything runs:
   says which pages this machine can run (``contents()``);
 - in every lesson page, a cell after the title (cell id ``course-nav-top``:
   previous and next page, the contents, the goals, the time, what to read
-  first) and a last cell (``course-nav-bottom``: the next page).
+  first, and the page's outline: a link to each of its ``##`` sections, read
+  from the page itself, so a learner sees where they are) and a last cell
+  (``course-nav-bottom``: the next page).
 
 ``tests/page/test_contents.py`` fails when a notebook's cells are not what the
 registry makes, naming the command that rewrites them.
@@ -20,6 +22,8 @@ registry makes, naming the command that rewrites them.
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +35,7 @@ from ..kernel import gate
 from ..lesson import Lesson
 from ..lessons import LESSONS
 
-__all__ = ["START", "bottom_cell", "contents", "start_page", "sync", "top_cell"]
+__all__ = ["START", "bottom_cell", "contents", "headings", "outline", "start_page", "sync", "top_cell"]
 
 START = "00_start.ipynb"
 TOP_ID, BOTTOM_ID = "course-nav-top", "course-nav-bottom"
@@ -76,8 +80,38 @@ def _days(ids: tuple[str, ...]) -> str:
     return ", ".join(f"[Day {lesson.day}]({lesson.notebook})" for lesson in found)
 
 
-def top_cell(lesson: Lesson) -> str:
-    """The Markdown after a page's title: previous, contents, next; goals; time; what to read first."""
+def _anchor(heading: str) -> str:
+    """JupyterLab's id for a heading: its text as shown (no code marks, emphasis or link targets),
+    each space a hyphen; a link to ``#`` that id scrolls to it (rendermime's anchor links)."""
+    shown = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading)
+    shown = re.sub(r"[`*]", "", shown)
+    return shown.strip().replace(" ", "-")
+
+
+def headings(cells: Sequence[dict[str, Any]]) -> list[str]:
+    """The page's sections: the text of every ``## `` heading of its Markdown cells, in order
+    (outside code fences; the cells this module writes excluded)."""
+    found: list[str] = []
+    for cell in cells:
+        if cell.get("cell_type") != "markdown" or cell.get("id") in (TOP_ID, BOTTOM_ID):
+            continue
+        fenced = False
+        for line in _source(cell).splitlines():
+            if line.lstrip().startswith("```"):
+                fenced = not fenced
+            elif not fenced and line.startswith("## "):
+                found.append(line[3:].strip())
+    return found
+
+
+def outline(sections: Sequence[str]) -> str:
+    """One line: a link to each section."""
+    return "**On this page:** " + " · ".join(f"[{h}](#{_anchor(h)})" for h in sections)
+
+
+def top_cell(lesson: Lesson, sections: Sequence[str] = ()) -> str:
+    """The Markdown after a page's title: previous, contents, next; goals; time; what to read first;
+    the page's outline (``sections``: its headings)."""
     lessons = _ordered()
     _check(lessons)
     n = lessons.index(lesson)
@@ -89,7 +123,7 @@ def top_cell(lesson: Lesson) -> str:
     goals = "\n".join(f"- {goal}" for goal in lesson.goals)
     return (
         f"{' · '.join(links)}\n\n**After this page you can:**\n\n{goals}\n\n"
-        f"*About {lesson.minutes} minutes.*{first}"
+        f"*About {lesson.minutes} minutes.*{first}" + (f"\n\n{outline(sections)}" if sections else "")
     )
 
 
@@ -261,7 +295,7 @@ def sync(write: bool = False, folder: Path | None = None) -> list[Path]:
         path = folder / lesson.notebook
         nb = _read(path)
         kernelspec = dict(nb.get("metadata", {}).get("kernelspec", kernelspec))
-        changed = _place(nb["cells"], _markdown(TOP_ID, top_cell(lesson)), 1)
+        changed = _place(nb["cells"], _markdown(TOP_ID, top_cell(lesson, headings(nb["cells"]))), 1)
         changed = _place(nb["cells"], _markdown(BOTTOM_ID, bottom_cell(lesson)), -1) or changed
         if changed:
             stale.append(path)

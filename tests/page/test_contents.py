@@ -114,3 +114,40 @@ def test_a_lesson_that_declares_no_goals_is_refused(monkeypatch):
     monkeypatch.setitem(LESSONS, bare.id, bare)
     with pytest.raises(CourseError, match="must declare summary, goals and minutes"):
         contents.start_page()
+
+
+@pytest.mark.parametrize("lesson", ORDER, ids=lambda lesson: lesson.id)
+def test_every_page_opens_with_an_outline_of_its_sections(lesson):
+    """Issue 38: a learner's "where am I": the top block links to every ## section of the page,
+    in order, at the id JupyterLab gives the heading (its shown text, spaces as hyphens); the
+    browser test clicks one (tests/browser/test_page_length.py)."""
+    cells = _cells(ROOT / "notebooks" / lesson.notebook)
+    top = _source(cells[1])
+    wanted = [
+        line[3:].strip()
+        for c in cells[2:]
+        if c["cell_type"] == "markdown"
+        for line in _source(c).splitlines()
+        if line.startswith("## ")
+    ]
+    line = next(x for x in top.splitlines() if x.startswith("**On this page:**"))
+    links = [
+        re.fullmatch(r"\[(.+)\]\(#(\S+)\)", link).groups() for link in line.split(":** ", 1)[1].split(" · ")
+    ]
+    assert [text for text, _ in links] == wanted
+    for text, anchor in links:
+        shown = text.replace("`", "")
+        assert anchor == shown.replace(" ", "-"), (text, anchor)
+
+
+def test_a_heading_renamed_makes_the_outline_stale(tmp_path):
+    folder = tmp_path / "notebooks"
+    shutil.copytree(ROOT / "notebooks", folder)
+    path = folder / ORDER[0].notebook
+    nb = json.loads(path.read_text("utf-8"))
+    cell = next(c for c in nb["cells"][2:] if c["cell_type"] == "markdown" and "## " in _source(c))
+    cell["source"] = _source(cell).replace("## ", "## Renamed ", 1)
+    path.write_text(json.dumps(nb), "utf-8")
+    assert sync(write=False, folder=folder) == [path]
+    sync(write=True, folder=folder)
+    assert "[Renamed " in _source(_cells(path)[1]) and sync(write=False, folder=folder) == []
