@@ -142,7 +142,7 @@ class SpeedSection:
             )
             parts.append(f"<table><tr>{head}</tr>{body}</table>")
             if self.result.reasons:
-                cell = "text-align:left;vertical-align:top;padding:2px 8px;overflow-wrap:anywhere"
+                cell = "text-align:left;vertical-align:top;padding:2px 8px;overflow-wrap:break-word"
                 word = "text-align:left;vertical-align:top;padding:2px 8px"  # "measured" never breaks
                 items = "".join(
                     f"<tr><td style='{cell}'>{esc(r.title)}</td>"

@@ -336,7 +336,7 @@ class Result:
         colour = {"right": "#1a7f37", "wrong": "#cf222e", "missed": "#9a6700"}
         cell = (
             "border:1px solid var(--jp-border-color2,#d0d7de);padding:3px 6px;vertical-align:top;"
-            "text-align:left;line-height:1.35;overflow-wrap:anywhere"
+            "text-align:left;line-height:1.35;overflow-wrap:break-word"
         )
         rows = []
         for v in self.verdicts:

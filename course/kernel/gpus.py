@@ -252,7 +252,9 @@ def table_html() -> str:
     """The cards table; each row's sources as numbered notes listed once below the table."""
     e = escape
     cell = "text-align:left;vertical-align:top;padding:2px 5px"
-    long = f"{cell};overflow-wrap:anywhere"  # the long texts may break inside a word; short cells never
+    # A word never breaks (at 1024 px "anywhere" let the table squeeze these columns mid-word, issue 38):
+    # a column is at least as wide as its longest word; break-word only for a word wider than the table.
+    long = f"{cell};overflow-wrap:break-word"
 
     def yes_no(flag: bool) -> str:
         return "yes" if flag else "no"

@@ -1,0 +1,201 @@
+"""How long every page is, and what a learner sees first (issue 38, items 2-4), in JupyterLab in Chromium.
+
+Every registry page is run (Run All, the ``pages`` fixture of ``test_jupyterlab.py``)
+and measured as a learner scrolls it: the notebook's height, from its top to
+the bottom of its last cell, in screens (the notebook panel's visible height in
+a 1280 x 1000 window, and at 1024 px wide). The numbers are written to
+``page-heights.json`` beside the screenshots and printed.
+
+Then:
+- every page is at most ``MAX_SCREENS`` screens at 1280 px;
+- Days 84, 86 and 87 start with the lesson: their diff (``page.changes()``) is
+  a summary of closed regions, and the page's first lesson section after it
+  starts within ``LESSON_BY_SCREENS`` screens at 1024 and 1280 px;
+- a diff region opened shows a unified diff at 1024 px and a side-by-side one
+  at 1920 px, and no line of code in it is broken inside a word;
+- the outline at the top of the page links to its sections: a click scrolls
+  the section's heading into view;
+- screenshots of each page's first screen at 1024, 1280 and 1920 px and in the
+  Dark theme, and of an opened diff region, are kept with the others.
+"""
+
+# ruff: noqa: F811  (the fixtures imported from test_jupyterlab.py are test arguments by name)
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from course.lessons import LESSONS
+
+from .test_jupyterlab import (  # noqa: F401  (fixtures, used by name)
+    NOTEBOOK,
+    VIEWPORT,
+    _page,
+    _theme,
+    _wait_until,
+    browser,
+    browser_available,
+    course_copy,
+    hard_limit_per_test,
+    jupyterlab,
+    pages,
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+MAX_SCREENS = 30
+LESSON_BY_SCREENS = 1.5  # the page's first lesson section starts within this many screens
+DIFF_SCREENS = 0.6  # a diff's summary (its regions closed) is at most this tall (it was 10-19 screens)
+DIFF_PAGES = ("day84", "day86", "day87")
+WIDTHS = (1024, 1280)
+
+JS_HEIGHT = """
+scroller => {
+  const cells = scroller.querySelectorAll('.jp-Cell');
+  const top = scroller.getBoundingClientRect().top - scroller.scrollTop;
+  const end = cells.length ? cells[cells.length - 1].getBoundingClientRect().bottom - top : scroller.scrollHeight;
+  const tall = Array.from(cells).map((c, i) => {
+    const b = c.getBoundingClientRect();
+    const src = c.querySelector('.jp-InputArea-editor, .jp-RenderedMarkdown');
+    return {cell: i, px: Math.round(b.height), text: src ? src.textContent.trim().slice(0, 60) : ''};
+  }).sort((a, b) => b.px - a.px).slice(0, 6);
+  return {end, screen: scroller.clientHeight, tall};
+}
+"""
+
+# Where the lesson starts (the page's first h2) and how tall the diff's output is, in px.
+JS_LESSON_START = """
+scroller => {
+  const top = scroller.getBoundingClientRect().top - scroller.scrollTop;
+  const diff = scroller.querySelector('.course-region');
+  const first = scroller.querySelector('.jp-RenderedMarkdown h2');
+  if (!diff || !first) return null;
+  const out = diff.closest('.jp-OutputArea').getBoundingClientRect();
+  return {diff: out.height, diffTop: out.top - top, lesson: first.getBoundingClientRect().top - top,
+          heading: first.textContent, screen: scroller.clientHeight};
+}
+"""
+
+
+def _scroller(tab: Any) -> Any:
+    return tab.page.locator(f"{NOTEBOOK} .jp-WindowedPanel-outer").first
+
+
+def _at(page: Any, width: int) -> None:
+    page.set_viewport_size({"width": width, "height": VIEWPORT["height"]})
+    page.wait_for_timeout(600)  # the notebook takes the new width; outputs reflow
+
+
+def _first_screen(tab: Any, path: Path) -> None:
+    scroller = _scroller(tab)
+    scroller.evaluate("e => { e.scrollTop = 0; }")
+    tab.page.wait_for_timeout(200)
+    scroller.screenshot(path=str(path), animations="disabled")
+
+
+def test_every_page_is_at_most_30_screens_at_1280_px(pages, artifacts: Path):
+    heights: dict[str, dict[str, Any]] = {}
+    try:
+        for lesson in LESSONS.values():
+            tab = _page(pages, lesson.notebook)
+            for width in WIDTHS:
+                _at(tab.page, width)
+                got = _scroller(tab).evaluate(JS_HEIGHT)
+                heights.setdefault(lesson.id, {})[str(width)] = round(got["end"] / got["screen"], 1)
+                heights[lesson.id][f"{width}px_height"] = round(got["end"])
+                if width == 1280:
+                    heights[lesson.id]["tallest_cells_1280"] = got["tall"]
+    finally:
+        tab.page.set_viewport_size(VIEWPORT)
+    (artifacts / "page-heights.json").write_text(json.dumps(heights, indent=1), "utf-8")
+    print("screens (notebook height / visible height, 1000 px window):")
+    for lesson_id, h in heights.items():
+        print(f"  {lesson_id}: {h['1280']} at 1280 px, {h['1024']} at 1024 px")
+    long = {k: h["1280"] for k, h in heights.items() if h["1280"] > MAX_SCREENS}
+    assert not long, f"pages longer than {MAX_SCREENS} screens at 1280 px: {long}"
+
+
+@pytest.mark.parametrize("lesson_id", DIFF_PAGES)
+def test_the_page_starts_with_the_lesson_and_its_diff_is_a_summary(lesson_id: str, pages, artifacts: Path):
+    lesson = LESSONS[lesson_id]
+    tab = _page(pages, lesson.notebook)
+    page = tab.page
+    stem = Path(lesson.notebook).stem
+    try:
+        for width in (*WIDTHS, 1920):
+            _at(page, width)
+            where = _scroller(tab).evaluate(JS_LESSON_START)
+            assert where is not None, f"{lesson_id}: no diff summary (.course-region) or no section"
+            if width in WIDTHS:
+                screens = where["lesson"] / where["screen"]
+                assert screens <= LESSON_BY_SCREENS, (
+                    f"{lesson_id} at {width} px: the first section {where['heading']!r} starts "
+                    f"{screens:.1f} screens down"
+                )
+                assert where["diff"] / where["screen"] <= DIFF_SCREENS, (
+                    f"{lesson_id} at {width} px: the diff's summary is {where['diff'] / where['screen']:.1f} screens"
+                )
+            _first_screen(tab, artifacts / f"{stem}-top-{width}.png")
+            if width == 1024:
+                summary = tab.panel.locator(".jp-OutputArea:has(.course-region)").first
+                summary.scroll_into_view_if_needed()
+                summary.screenshot(
+                    path=str(artifacts / f"{stem}-diff-summary-1024.png"), animations="disabled"
+                )
+        regions = tab.panel.locator("details.course-region")
+        assert regions.count() >= 1
+        assert tab.panel.locator("details.course-region[open]").count() == 0, "a region opens by itself"
+        first = regions.first
+        first.locator("summary").click()
+        for width, shown, hidden in ((1024, ".cx-unified", ".cx-side"), (1920, ".cx-side", ".cx-unified")):
+            _at(page, width)
+            assert first.locator(f".course-diffview {shown}").first.is_visible(), (
+                f"{width} px: {shown} not shown"
+            )
+            assert not first.locator(f".course-diffview {hidden}").first.is_visible(), (
+                f"{width} px: {hidden} shown"
+            )
+            # No line breaks inside a word: every wrapped code cell wraps at spaces only.
+            wrap = first.locator(f".course-diffview {shown} td.c").first.evaluate(
+                "c => getComputedStyle(c).overflowWrap + ' ' + getComputedStyle(c).wordBreak"
+            )
+            assert wrap == "normal normal", wrap
+            first.scroll_into_view_if_needed()
+            first.screenshot(path=str(artifacts / f"{stem}-diff-region-{width}.png"), animations="disabled")
+        first.locator("summary").click()  # closed again
+    finally:
+        page.set_viewport_size(VIEWPORT)
+
+
+def test_the_outline_links_to_the_pages_sections(pages, artifacts: Path):
+    lesson = LESSONS["day86"]
+    tab = _page(pages, lesson.notebook)
+    top = tab.panel.locator(".jp-MarkdownOutput", has_text="On this page:").first
+    links = top.locator("a[href^='#']:not(.jp-InternalAnchorLink)")
+    assert links.count() >= 5, "no outline at the top of the page"
+    last = links.nth(links.count() - 1)
+    target = last.get_attribute("href")[1:]
+    last.click()
+    heading = tab.panel.locator(f"h2[id='{target}'], h2[data-jupyter-id='{target}']").first
+    box = _wait_until(
+        "the section in view", 10, heading.bounding_box, lambda b: b is not None and 0 <= b["y"] < 900
+    )
+    assert box is not None and 0 <= box["y"] < 900, (
+        f"the outline's link to {target!r} did not scroll to it: {box}"
+    )
+    _scroller(tab).evaluate("e => { e.scrollTop = 0; }")
+
+
+@pytest.mark.parametrize("lesson_id", DIFF_PAGES)
+def test_dark_theme_first_screens(lesson_id: str, pages, artifacts: Path):
+    tab = _page(pages, LESSONS[lesson_id].notebook)
+    page = tab.page
+    try:
+        _theme(page, "JupyterLab Dark")
+        tab = _page(pages, LESSONS[lesson_id].notebook)
+        _first_screen(tab, artifacts / f"{Path(LESSONS[lesson_id].notebook).stem}-top-dark.png")
+    finally:
+        _theme(page, "JupyterLab Light")
