@@ -47,7 +47,8 @@ def table_rows(result: BenchResult) -> list[list[str]]:
         for p in row.peers:
             r = "" if p.ratio is None else f" ({p.ratio:.2f}x)"
             cells.append(rate_text(p.rate, result.unit, with_unit=False) + r)
-        cached = {True: ", cached", False: "", None: ""}[row.compile_cached]
+        # One unbreakable cell ("0.00, / cached" wrapped in two at 1024 px, issue 38).
+        cached = {True: ",\u00a0cached", False: "", None: ""}[row.compile_cached]
         cells.append(f"{row.compile_s:.2f}{cached}")
         body.append(cells)
     return [header, *body]

@@ -204,7 +204,7 @@ class CodingPanel(LiveBox):
             self.result.value = (
                 f"<p style='color:var(--jp-ui-font-color2,#57606a)'>Restored from your progress: {mark} "
                 f"{escape(_words(OUTCOME_WORDS, saved['outcome']))} "
-                f"({escape(_words(CHECK_WORDS, saved['check']))}) after {self.attempts} attempt(s), saved at "
+                f"({escape(_words(CHECK_WORDS, saved['check']))}) after {self.attempts} check{'s' if self.attempts != 1 else ''}, saved at "
                 f"{escape(saved['saved_at'])}: {escape(saved['message'].removeprefix('CPU check: '))}</p>"
             )
         buttons = widgets.HBox([self.check_button, self.hint_button, self.reset_button])
@@ -275,7 +275,8 @@ class CodingPanel(LiveBox):
             )
         except CourseError as e:  # a workspace that cannot be written never blocks a check
             note = f" (Not saved to your progress: {escape(e.message)})"
-        self.status.value = f"<p>{saved} Attempt {self.attempts}.{note}</p>"
+        checks = f"{self.attempts} check{'s' if self.attempts != 1 else ''} of your code so far"
+        self.status.value = f"<p>{saved} Checked ({checks}).{note}</p>"
         self.editor.first_line = self._piece_line()
         self.result.value = result_html(result, self.file.path, self.editor.first_line)
         return result

@@ -509,7 +509,7 @@ def _gpu_action(
     # when the page asks: a page loads only what its cells use
     from .._live import LiveBox
 
-    button = w.Button(description=label, icon="play", button_style="primary")
+    button = w.Button(description=label, icon="play", button_style="primary", layout=w.Layout(width="auto"))
     status = w.HTML()
     lines: list[str] = []
 

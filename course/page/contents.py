@@ -11,8 +11,8 @@ The cells it writes are Markdown, so they show before anything runs:
   says which pages this machine can run (``contents()``);
 - in every lesson page, a cell after the title (cell id ``course-nav-top``:
   previous and next page, the contents, the goals, the time, what to read
-  first, and the page's outline: a link to each of its ``##`` sections, read
-  from the page itself, so a learner sees where they are) and a last cell
+  first, and the page's outline: its ``##`` sections in order, read from the
+  page itself, so a learner sees where they are) and a last cell
   (``course-nav-bottom``: the next page).
 
 ``tests/page/test_contents.py`` fails when a notebook's cells are not what the
@@ -22,7 +22,6 @@ registry makes, naming the command that rewrites them.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -80,14 +79,6 @@ def _days(ids: tuple[str, ...]) -> str:
     return ", ".join(f"[Day {lesson.day}]({lesson.notebook})" for lesson in found)
 
 
-def _anchor(heading: str) -> str:
-    """JupyterLab's id for a heading: its text as shown (no code marks, emphasis or link targets),
-    each space a hyphen; a link to ``#`` that id scrolls to it (rendermime's anchor links)."""
-    shown = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading)
-    shown = re.sub(r"[`*]", "", shown)
-    return shown.strip().replace(" ", "-")
-
-
 def headings(cells: Sequence[dict[str, Any]]) -> list[str]:
     """The page's sections: the text of every ``## `` heading of its Markdown cells, in order
     (outside code fences; the cells this module writes excluded)."""
@@ -104,9 +95,14 @@ def headings(cells: Sequence[dict[str, Any]]) -> list[str]:
     return found
 
 
+# Where to jump from: links to "#Heading" would not do, as JupyterLab looks the id up in the
+# whole window, where every open page has its own "Quiz" (the first open page's would scroll).
+OUTLINE_JUMP = "*(View > Table of Contents jumps to each.)*"
+
+
 def outline(sections: Sequence[str]) -> str:
-    """One line: a link to each section."""
-    return "**On this page:** " + " · ".join(f"[{h}](#{_anchor(h)})" for h in sections)
+    """One line: the page's sections in order, and where to jump to one."""
+    return f"**On this page:** {' · '.join(sections)}. {OUTLINE_JUMP}"
 
 
 def top_cell(lesson: Lesson, sections: Sequence[str] = ()) -> str:

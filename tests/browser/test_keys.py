@@ -189,8 +189,8 @@ def test_shift_enter_in_the_editor_checks_and_ctrl_s_saves_the_file(course_lab: 
     assert "Saved to" in box.inner_text()
     lines = box.locator(".cm-line").count()
     page.keyboard.press("Shift+Enter")
-    said = _wait_until("the check", 60, box.inner_text, lambda t: "Attempt" in t)
-    assert "Attempt" in said, "Shift-Enter in the editor did not check: " + said[-600:]
+    said = _wait_until("the check", 60, box.inner_text, lambda t: "of your code so far" in t)
+    assert "of your code so far" in said, "Shift-Enter in the editor did not check: " + said[-600:]
     assert box.locator(".cm-line").count() == lines, "Shift-Enter put a new line in the editor"
     assert _cells(notebook) == before
     box.screenshot(path=str(artifacts / "keys-editor-shift-enter-checked.png"), animations="disabled")

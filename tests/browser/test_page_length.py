@@ -13,8 +13,8 @@ Then:
   starts within ``LESSON_BY_SCREENS`` screens at 1024 and 1280 px;
 - a diff region opened shows a unified diff at 1024 px and a side-by-side one
   at 1920 px, and no line of code in it is broken inside a word;
-- the outline at the top of the page links to its sections: a click scrolls
-  the section's heading into view;
+- the outline at the top of the page names its sections in order, and the
+  Table of Contents it points to opens from the View menu;
 - screenshots of each page's first screen at 1024, 1280 and 1920 px and in the
   Dark theme, and of an opened diff region, are kept with the others.
 """
@@ -149,7 +149,7 @@ def test_the_page_starts_with_the_lesson_and_its_diff_is_a_summary(lesson_id: st
         assert regions.count() >= 1
         assert tab.panel.locator("details.course-region[open]").count() == 0, "a region opens by itself"
         first = regions.first
-        first.locator("summary").click()
+        first.locator(":scope > summary").click()
         for width, shown, hidden in ((1024, ".cx-unified", ".cx-side"), (1920, ".cx-side", ".cx-unified")):
             _at(page, width)
             assert first.locator(f".course-diffview {shown}").first.is_visible(), (
@@ -165,28 +165,36 @@ def test_the_page_starts_with_the_lesson_and_its_diff_is_a_summary(lesson_id: st
             assert wrap == "normal normal", wrap
             first.scroll_into_view_if_needed()
             first.screenshot(path=str(artifacts / f"{stem}-diff-region-{width}.png"), animations="disabled")
-        first.locator("summary").click()  # closed again
+        first.locator(":scope > summary").click()  # closed again
     finally:
         page.set_viewport_size(VIEWPORT)
 
 
-def test_the_outline_links_to_the_pages_sections(pages, artifacts: Path):
+def test_the_outline_names_the_pages_sections_and_the_menu_it_points_to_exists(pages, artifacts: Path):
+    """The outline at the top lists the page's sections as JupyterLab shows them, in order, and
+    its View > Table of Contents is a menu item there (links to "#Quiz" would not do: JupyterLab
+    looks the id up in the whole window, so with several pages open the first page's scrolled)."""
     lesson = LESSONS["day86"]
     tab = _page(pages, lesson.notebook)
+    page = tab.page
     top = tab.panel.locator(".jp-MarkdownOutput", has_text="On this page:").first
-    links = top.locator("a[href^='#']:not(.jp-InternalAnchorLink)")
-    assert links.count() >= 5, "no outline at the top of the page"
-    last = links.nth(links.count() - 1)
-    target = last.get_attribute("href")[1:]
-    last.click()
-    heading = tab.panel.locator(f"h2[id='{target}'], h2[data-jupyter-id='{target}']").first
-    box = _wait_until(
-        "the section in view", 10, heading.bounding_box, lambda b: b is not None and 0 <= b["y"] < 900
-    )
-    assert box is not None and 0 <= box["y"] < 900, (
-        f"the outline's link to {target!r} did not scroll to it: {box}"
-    )
-    _scroller(tab).evaluate("e => { e.scrollTop = 0; }")
+    said = top.locator("p", has_text="On this page:").first.inner_text()
+    shown = [h.replace("¶", "").strip() for h in tab.panel.locator(".jp-MarkdownOutput h2").all_inner_texts()]
+    assert said.startswith("On this page: " + " · ".join(shown) + "."), (said, shown)
+    page.locator(".lm-MenuBar-item", has_text="View").first.click()
+    try:
+        item = page.locator(".lm-Menu-item:not(.lm-mod-hidden)", has_text="Table of Contents").first
+        item.wait_for(timeout=10_000)
+        item.click()
+        toc = page.locator(".jp-TableOfContents-tree, .jp-TableOfContents").first
+        toc.wait_for(timeout=10_000)
+        assert "Quiz" in toc.inner_text()
+        page.screenshot(path=str(artifacts / "day86_shapes-outline-and-toc.png"), animations="disabled")
+    finally:
+        page.keyboard.press("Escape")
+        browser_tab = page.locator(".jp-SideBar .lm-TabBar-tab[data-id='filebrowser']")
+        if browser_tab.count():
+            browser_tab.first.click()  # the file browser back, as the other tests' window has it
 
 
 @pytest.mark.parametrize("lesson_id", DIFF_PAGES)

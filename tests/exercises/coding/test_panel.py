@@ -24,7 +24,7 @@ def test_check_saves_the_editor_and_says_which_check_ran():
     result = panel.check()
     assert result is not None and result.outcome in ("failed-check", "compile-error")
     assert panel.file.piece() == "return mn * 64 + k;"  # saved into the learner's file
-    assert "Attempt 1" in panel.status.value and "✗" in panel.result.value
+    assert "(1 check of your code so far)" in panel.status.value and "✗" in panel.result.value
     if result.check == "cpu":
         assert "for mn = 0, k = 8: offset = 8, should be 64" in panel.result.value
     # A new panel (a restarted kernel, the page reopened) shows the saved piece.
