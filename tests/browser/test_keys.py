@@ -186,7 +186,8 @@ def test_shift_enter_in_the_editor_checks_and_ctrl_s_saves_the_file(course_lab: 
     assert "// mine" in text, (
         "Ctrl-S in the editor did not save the learner's file: " + box.inner_text()[-800:]
     )
-    assert "Saved to" in box.inner_text()
+    said = _wait_until("the panel says so", 30, box.inner_text, lambda t: "Saved to" in t)
+    assert "Saved to" in said, said[-600:]
     lines = box.locator(".cm-line").count()
     page.keyboard.press("Shift+Enter")
     said = _wait_until("the check", 60, box.inner_text, lambda t: "of your code so far" in t)

@@ -207,3 +207,45 @@ def test_dark_theme_first_screens(lesson_id: str, pages, artifacts: Path):
         _first_screen(tab, artifacts / f"{Path(LESSONS[lesson_id].notebook).stem}-top-dark.png")
     finally:
         _theme(page, "JupyterLab Light")
+
+
+JS_WORDS_FIT = """
+table => {
+  const ctx = document.createElement('canvas').getContext('2d');
+  const broken = [];
+  for (const td of table.querySelectorAll('td')) {
+    const st = getComputedStyle(td);
+    ctx.font = `${st.fontStyle} ${st.fontWeight} ${st.fontSize} ${st.fontFamily}`;
+    const room = td.clientWidth - parseFloat(st.paddingLeft) - parseFloat(st.paddingRight);
+    for (const el of [td, ...td.querySelectorAll('small')]) {
+      const est = getComputedStyle(el);
+      ctx.font = `${est.fontStyle} ${est.fontWeight} ${est.fontSize} ${est.fontFamily}`;
+      // A word: between spaces, or the part of a name up to a dot or underscore (a <wbr> there).
+      for (const word of el.innerText.split(/\\s+|(?<=[._])/).filter(Boolean)) {
+        const w = ctx.measureText(word).width;
+        if (w > room + 1) broken.push({word, w: Math.round(w), room: Math.round(room)});
+      }
+    }
+  }
+  return broken;
+}
+"""
+
+
+def test_day78_card_table_breaks_no_word_at_1024_px(pages, artifacts: Path):
+    """Issue 38, item 6: every word of the card table fits its cell at 1024 px (none is split; an
+    instruction's name may break after a dot or an underscore) and the table fits the page."""
+    tab = _page(pages, LESSONS["day78"].notebook)
+    try:
+        _at(tab.page, 1024)
+        table = tab.panel.locator(".jp-OutputArea-output table", has_text="Tensor-core path").first
+        table.scroll_into_view_if_needed()
+        broken = table.evaluate(JS_WORDS_FIT)
+        assert not broken, f"words wider than their cell (split mid-word): {broken[:10]}"
+        over = table.evaluate(
+            "t => t.getBoundingClientRect().width - t.closest('.jp-OutputArea-output').getBoundingClientRect().width"
+        )
+        assert over <= 1, f"the table is {over:.0f} px wider than the page's output"
+        table.screenshot(path=str(artifacts / "day78_wgmma-card-table-1024.png"), animations="disabled")
+    finally:
+        tab.page.set_viewport_size(VIEWPORT)
