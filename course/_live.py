@@ -9,15 +9,39 @@ ordinary HTML output that says to run the cell; the note hides itself while the
 widget below it is live (its output area holds a ``course-live`` element: CSS
 ``:has()``), and shows wherever the widget cannot be drawn: a reopened page,
 a viewer without a kernel.
+
+Every ``LiveBox`` keeps its keys: it holds, last and hidden, a ``KeyGuard`` (an
+anywidget, ``course/static/keys.js``) that stops every key pressed inside the box
+before JupyterLab's command-mode shortcuts see it (after a click on Check or a
+radio button, ``d d`` would delete the cell), lets Ctrl/Cmd-S through (JupyterLab
+saves the notebook), focuses the box after a click that left the focus outside it,
+and makes Enter in a quiz text box press its question's Check (``CHECK_CLASS`` in a
+``QUESTION_CLASS`` box).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import anywidget
 import ipywidgets as widgets
+import traitlets
 
-__all__ = ["LIVE_CLASS", "NOTE_CLASS", "RUN_NOTE", "LiveBox"]
+__all__ = [
+    "CHECK_CLASS",
+    "KEYS_BUNDLE",
+    "LIVE_CLASS",
+    "NOTE_CLASS",
+    "QUESTION_CLASS",
+    "RUN_NOTE",
+    "KeyGuard",
+    "LiveBox",
+]
+
+KEYS_BUNDLE = Path(__file__).resolve().parent / "static" / "keys.js"
+QUESTION_CLASS = "course-question"  # a quiz question's box: Enter in its text box presses ...
+CHECK_CLASS = "course-check"  # ... its Check button
 
 LIVE_CLASS = "course-live"
 NOTE_CLASS = "course-run-note"
@@ -30,12 +54,30 @@ RUN_NOTE = (
 )
 
 
+class KeyGuard(anywidget.AnyWidget):
+    """Hidden; keeps the keys of the ``LiveBox`` it is in (see the module's docstring)."""
+
+    _esm = KEYS_BUNDLE
+
+    def __init__(self, **kwargs: Any):
+        super().__init__(layout=widgets.Layout(display="none"), **kwargs)
+
+
 class LiveBox(widgets.VBox):
-    """An ``ipywidgets.VBox`` displayed after ``RUN_NOTE`` (see the module's docstring)."""
+    """An ``ipywidgets.VBox`` displayed after ``RUN_NOTE``, its last child a ``KeyGuard``
+    (see the module's docstring), also when its children are set again."""
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.add_class(LIVE_CLASS)
+        self.set_trait("children", tuple(self.children))  # validated below: the guard comes last
+
+    @traitlets.validate("children")
+    def _guarded(self, proposal: Any) -> tuple[Any, ...]:
+        guard = self.__dict__.get("_key_guard")
+        if guard is None:
+            guard = self.__dict__["_key_guard"] = KeyGuard()
+        return (*(c for c in proposal["value"] if c is not guard), guard)
 
     def _ipython_display_(self, **kwargs: Any) -> None:
         # IPython: only in a Jupyter kernel

@@ -50,7 +50,8 @@ def table_rows(result: BenchResult, unlike: Sequence[str] = ()) -> list[list[str
         for p in row.peers:
             r = "" if p.ratio is None or p.name in unlike else f" ({p.ratio:.2f}x)"
             cells.append(rate_text(p.rate, result.unit, with_unit=False) + r)
-        cached = {True: ", cached", False: "", None: ""}[row.compile_cached]
+        # One unbreakable cell ("0.00, / cached" wrapped in two at 1024 px, issue 38).
+        cached = {True: ",\u00a0cached", False: "", None: ""}[row.compile_cached]
         cells.append(f"{row.compile_s:.2f}{cached}")
         body.append(cells)
     return [header, *body]
@@ -155,7 +156,7 @@ class SpeedSection:
             parts.append(f"<table><tr>{head}</tr>{body}</table>")
             listed = listed_reasons(self.result, self.unlike)
             if listed:
-                cell = "text-align:left;vertical-align:top;padding:2px 8px;overflow-wrap:anywhere"
+                cell = "text-align:left;vertical-align:top;padding:2px 8px;overflow-wrap:break-word"
                 word = "text-align:left;vertical-align:top;padding:2px 8px"  # "measured" never breaks
                 items = "".join(
                     f"<tr><td style='{cell}'>{esc(r.title)}</td>"

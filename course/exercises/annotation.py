@@ -336,7 +336,7 @@ class Result:
         colour = {"right": "#1a7f37", "wrong": "#cf222e", "missed": "#9a6700"}
         cell = (
             "border:1px solid var(--jp-border-color2,#d0d7de);padding:3px 6px;vertical-align:top;"
-            "text-align:left;line-height:1.35;overflow-wrap:anywhere"
+            "text-align:left;line-height:1.35;overflow-wrap:break-word"
         )
         rows = []
         for v in self.verdicts:
@@ -530,6 +530,7 @@ def exercise_widget(
                         rows.append(widgets.HBox([spacer, code], layout=row_layout))
             listing = widgets.VBox(rows, layout=widgets.Layout(overflow="auto", width="100%"))
             super().__init__(children=[head, listing, self.check_button, self.result])
+            self.add_class("course-annotation")
 
         def marks(self) -> dict[int, str]:
             return {line: d.value for line, d in self.dropdowns.items() if d.value != NONE}

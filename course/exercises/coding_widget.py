@@ -163,6 +163,8 @@ class CodingPanel(LiveBox):
             description="Start again", tooltip="Back to the starter; your file is kept as a backup"
         )
         self.check_button.on_click(lambda _b: self.check())
+        self.editor.on_run(self.check)  # Shift-Enter in the editor
+        self.editor.on_save(self.save)  # Ctrl/Cmd-S in the editor
         self.hint_button.on_click(lambda _b: self.hint())
         self.reset_button.on_click(lambda _b: self.ask_reset())
         # "Start again" over a passing (or edited) answer asks first.
@@ -202,7 +204,7 @@ class CodingPanel(LiveBox):
             self.result.value = (
                 f"<p style='color:var(--jp-ui-font-color2,#57606a)'>Restored from your progress: {mark} "
                 f"{escape(_words(OUTCOME_WORDS, saved['outcome']))} "
-                f"({escape(_words(CHECK_WORDS, saved['check']))}) after {self.attempts} attempt(s), saved at "
+                f"({escape(_words(CHECK_WORDS, saved['check']))}) after {self.attempts} check{'s' if self.attempts != 1 else ''}, saved at "
                 f"{escape(saved['saved_at'])}: {escape(saved['message'].removeprefix('CPU check: '))}</p>"
             )
         buttons = widgets.HBox([self.check_button, self.hint_button, self.reset_button])
@@ -273,10 +275,26 @@ class CodingPanel(LiveBox):
             )
         except CourseError as e:  # a workspace that cannot be written never blocks a check
             note = f" (Not saved to your progress: {escape(e.message)})"
-        self.status.value = f"<p>{saved} Attempt {self.attempts}.{note}</p>"
+        checks = f"{self.attempts} check{'s' if self.attempts != 1 else ''} of your code so far"
+        self.status.value = f"<p>{saved} Checked ({checks}).{note}</p>"
         self.editor.first_line = self._piece_line()
         self.result.value = result_html(result, self.file.path, self.editor.first_line)
         return result
+
+    def save(self) -> bool:
+        """Save the editor into your file without checking (Ctrl/Cmd-S in the editor); True when saved."""
+        try:
+            backup = self.file.save(self.editor.value)
+        except (CourseError, OSError) as e:
+            why = e.message if isinstance(e, CourseError) else (e.strerror or str(e))
+            self.status.value = f"<p style='color:#cf222e'>Not saved: {escape(why)}</p>"
+            return False
+        saved = f"Saved to {where_html(self.file.path)} (Check, or Shift-Enter in the editor, checks it)."
+        if backup is not None:
+            saved += f" Your file had changes outside the markers; it was kept as {where_html(backup)}."
+        self.status.value = f"<p>{saved}</p>"
+        self.editor.first_line = self._piece_line()
+        return True
 
     def hint(self) -> None:
         if self.hints_shown < len(self.exercise.hints):

@@ -87,6 +87,7 @@ class RevealBox:
             description=f"Show the {lines} hidden line{'s' if lines != 1 else ''}",
             tooltip=f"The answer to the exercise {titles}: try it first",
             icon="eye",
+            layout=w.Layout(width="auto"),  # the default 148 px cut the label (issue 38)
         )
         self.note = w.HTML(
             "<p style='color:var(--jp-content-font-color2);margin:2px 0'>The lines you write in the "

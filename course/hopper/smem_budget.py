@@ -313,6 +313,7 @@ def budget_widget(config: PipelineConfig | None = None, feature: str | None = No
             self.chart = widgets.Image(format="png", layout=widgets.Layout(max_width="720px"))
             controls = [self.stages, self.tile_m, self.tile_n, self.tile_k, self.elem_bytes]
             super().__init__(children=[*controls, self.output, self.chart])
+            self.add_class("course-budget")
             for control in controls:
                 control.observe(self._update, names="value")
             self._update()

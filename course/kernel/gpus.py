@@ -33,6 +33,7 @@ cannot disagree with the lesson. Facts checked against (2026-11):
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -248,11 +249,20 @@ def cards_phrase(lesson: Lesson) -> str:
     return f"{names} only" if len(cards) == 1 else names
 
 
+def _breakable(text: str) -> str:
+    """Escaped, with a line-break chance after each dot or underscore inside a name
+    (``cp.async.<wbr>bulk.<wbr>tensor``): a narrow column breaks an instruction's name where
+    its parts meet, never inside a word."""
+    return re.sub(r"([._])(?=\w)", r"\1<wbr>", escape(text))
+
+
 def table_html() -> str:
     """The cards table; each row's sources as numbered notes listed once below the table."""
     e = escape
     cell = "text-align:left;vertical-align:top;padding:2px 5px"
-    long = f"{cell};overflow-wrap:anywhere"  # the long texts may break inside a word; short cells never
+    # A word never breaks (at 1024 px "anywhere" let the table squeeze these columns mid-word, issue 38):
+    # a column is at least as wide as its longest word; break-word only for a word wider than the table.
+    long = f"{cell};overflow-wrap:break-word"
 
     def yes_no(flag: bool) -> str:
         return "yes" if flag else "no"
@@ -283,8 +293,8 @@ def table_html() -> str:
             f"<td style='{cell};white-space:nowrap'>{e(card.cc_str)}</td>"
             f"<td style='{cell}'>{yes_no(card.has_wgmma)}</td>"
             f"<td style='{cell}'>{yes_no(card.has_tma)}</td>"
-            f"<td style='{long}'>{e(card.matrix_path)}</td>"
-            f"<td style='{long}'>{e(card.copy_path)}</td>"
+            f"<td style='{long}'>{_breakable(card.matrix_path)}</td>"
+            f"<td style='{long}'>{_breakable(card.copy_path)}</td>"
             f"<td style='{cell};white-space:nowrap'>{card.smem_per_block_kib} KiB</td>"
             f"<td style='{cell};white-space:nowrap'><small>{refs}</small></td>"
             "</tr>"

@@ -50,6 +50,7 @@ class Page:
     def __init__(self, lesson_id: str):
         self.lesson = get_lesson(lesson_id)
         self._compile_message: Message | None = None
+        self._said_not_run = False  # "Not run here" and the compile check: once per page, at its first run
         self._prefetch: Future[Any] | None = None
         self._reveals: list[Any] = []  # listings and diffs with an exercise's lines folded
         _install_error_handler()
@@ -200,8 +201,10 @@ class Page:
                 raise EnvironmentProblem(
                     f"{gate.REQUIRE_GPU_ENV} is set but this machine cannot run {self.lesson.id}: {v.message()}"
                 )
-            _display(Message("info" if v.tier == "no-gpu" else "warning", f"Not run here. {v.reason}"))
-            _display(self.compile_check())
+            if not self._said_not_run:  # once per page: not under every run cell (issue 38)
+                self._said_not_run = True
+                _display(Message("info" if v.tier == "no-gpu" else "warning", f"Not run here. {v.reason}"))
+                _display(self.compile_check())
             return self.evidence(case)
         try:
             if self._prefetch is not None and "compiled" not in kwargs:
@@ -512,7 +515,7 @@ def _gpu_action(
     # when the page asks: a page loads only what its cells use
     from .._live import LiveBox
 
-    button = w.Button(description=label, icon="play", button_style="primary")
+    button = w.Button(description=label, icon="play", button_style="primary", layout=w.Layout(width="auto"))
     status = w.HTML()
     lines: list[str] = []
 

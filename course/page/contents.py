@@ -11,7 +11,9 @@ The cells it writes are Markdown, so they show before anything runs:
   says which pages this machine can run (``contents()``);
 - in every lesson page, a cell after the title (cell id ``course-nav-top``:
   previous and next page, the contents, the goals, the time, what to read
-  first) and a last cell (``course-nav-bottom``: the next page).
+  first, and the page's outline: its ``##`` sections in order, read from the
+  page itself, so a learner sees where they are) and a last cell
+  (``course-nav-bottom``: the next page).
 
 ``tests/page/test_contents.py`` fails when a notebook's cells are not what the
 registry makes, naming the command that rewrites them.
@@ -20,6 +22,7 @@ registry makes, naming the command that rewrites them.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +34,7 @@ from ..kernel import evidence, gate
 from ..lesson import Lesson
 from ..lessons import LESSONS
 
-__all__ = ["START", "bottom_cell", "contents", "start_page", "sync", "top_cell"]
+__all__ = ["START", "bottom_cell", "contents", "headings", "outline", "start_page", "sync", "top_cell"]
 
 START = "00_start.ipynb"
 TOP_ID, BOTTOM_ID = "course-nav-top", "course-nav-bottom"
@@ -77,8 +80,35 @@ def _days(ids: tuple[str, ...]) -> str:
     return ", ".join(f"[Day {lesson.day}]({lesson.notebook})" for lesson in found)
 
 
-def top_cell(lesson: Lesson) -> str:
-    """The Markdown after a page's title: previous, contents, next; goals; time; what to read first."""
+def headings(cells: Sequence[dict[str, Any]]) -> list[str]:
+    """The page's sections: the text of every ``## `` heading of its Markdown cells, in order
+    (outside code fences; the cells this module writes excluded)."""
+    found: list[str] = []
+    for cell in cells:
+        if cell.get("cell_type") != "markdown" or cell.get("id") in (TOP_ID, BOTTOM_ID):
+            continue
+        fenced = False
+        for line in _source(cell).splitlines():
+            if line.lstrip().startswith("```"):
+                fenced = not fenced
+            elif not fenced and line.startswith("## "):
+                found.append(line[3:].strip())
+    return found
+
+
+# Where to jump from: links to "#Heading" would not do, as JupyterLab looks the id up in the
+# whole window, where every open page has its own "Quiz" (the first open page's would scroll).
+OUTLINE_JUMP = "*(View > Table of Contents jumps to each.)*"
+
+
+def outline(sections: Sequence[str]) -> str:
+    """One line: the page's sections in order, and where to jump to one."""
+    return f"**On this page:** {' · '.join(sections)}. {OUTLINE_JUMP}"
+
+
+def top_cell(lesson: Lesson, sections: Sequence[str] = ()) -> str:
+    """The Markdown after a page's title: previous, contents, next; goals; time; what to read first;
+    the page's outline (``sections``: its headings)."""
     lessons = _ordered()
     _check(lessons)
     n = lessons.index(lesson)
@@ -90,7 +120,7 @@ def top_cell(lesson: Lesson) -> str:
     goals = "\n".join(f"- {goal}" for goal in lesson.goals)
     return (
         f"{' · '.join(links)}\n\n**After this page you can:**\n\n{goals}\n\n"
-        f"*About {lesson.minutes} minutes.*{first}"
+        f"*About {lesson.minutes} minutes.*{first}" + (f"\n\n{outline(sections)}" if sections else "")
     )
 
 
@@ -263,7 +293,7 @@ def sync(write: bool = False, folder: Path | None = None) -> list[Path]:
         path = folder / lesson.notebook
         nb = _read(path)
         kernelspec = dict(nb.get("metadata", {}).get("kernelspec", kernelspec))
-        changed = _place(nb["cells"], _markdown(TOP_ID, top_cell(lesson)), 1)
+        changed = _place(nb["cells"], _markdown(TOP_ID, top_cell(lesson, headings(nb["cells"]))), 1)
         changed = _place(nb["cells"], _markdown(BOTTOM_ID, bottom_cell(lesson)), -1) or changed
         if changed:
             stale.append(path)

@@ -16,6 +16,7 @@ from typing import Any
 import ipywidgets as widgets
 
 from .._html import escape
+from .._live import CHECK_CLASS, QUESTION_CLASS
 from ..errors import CourseError
 from ..exercises import progress as _progress
 from ..exercises.coding import get_exercise, learner_file
@@ -130,9 +131,11 @@ class QuestionPanel:
                 description="Check", tooltip="Check this answer", button_style="primary"
             )
             self.check_button.on_click(lambda _button: self.check())
+            self.check_button.add_class(CHECK_CLASS)  # Enter in the text box presses it (course._live)
             parts.append(self.check_button)
         parts.append(self.feedback)
         self.box = widgets.VBox(parts)
+        self.box.add_class(QUESTION_CLASS)
 
     def response(self) -> Response:
         """The current response, or None when unanswered; ResponseError if unreadable."""

@@ -294,7 +294,13 @@ def where_html(path: Path, servers: list[dict[str, Any]] | None = None) -> str:
     url = jupyterlab_link(path, servers)
     shown = f"<code>{escape(str(path))}</code>"
     if url is not None:
-        return f"<a href='{escape(url)}' target='_blank'>{shown}</a> (opens in JupyterLab's editor)"
+        # Looks like a link (JupyterLab draws a <code> in a link as plain code): the theme's link
+        # colour and an underline, on the code too.
+        look = "color:var(--jp-content-link-color,#1976d2);text-decoration:underline"
+        return (
+            f"<a href='{escape(url)}' target='_blank' style='{look}'><code style='{look}'>"
+            f"{escape(str(path))}</code></a> (opens in JupyterLab's editor)"
+        )
     return (
         f"{shown} (outside the folder JupyterLab serves, so open it in any editor, or start "
         "JupyterLab in a folder that holds it)"

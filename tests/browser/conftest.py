@@ -2,13 +2,16 @@
 
 Screenshots of every page (and of every quiz) are kept as test artifacts in
 ``$COURSE_ARTIFACTS`` when it is set, else in ``test-artifacts/screenshots/``
-in the checkout (gitignored; emptied of old PNGs at the start of a run). The
-folder is printed in the terminal summary, so a reader of the log finds it.
+in the checkout (gitignored; emptied of the PNGs of earlier runs at the start
+of a run: a PNG older than this process, so that one browser module does not
+delete another's, run beside it by xdist). The folder is printed in the
+terminal summary, so a reader of the log finds it.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +19,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_ARTIFACTS = ROOT / "test-artifacts" / "screenshots"
 _WRITTEN = pytest.StashKey[Path]()
+_STARTED = time.time()  # this process's start: PNGs older than it are an earlier run's
 
 
 def artifacts_folder() -> Path:
@@ -25,7 +29,7 @@ def artifacts_folder() -> Path:
 
 @pytest.fixture(scope="module")
 def artifacts(request: pytest.FixtureRequest) -> Path:
-    """The screenshots' folder, created; old PNGs removed from the default one (ours alone).
+    """The screenshots' folder, created; earlier runs' PNGs removed from the default one (ours alone).
 
     Module scope, requested after the browser fixtures: a run that skips for
     want of a browser leaves the folder alone.
@@ -34,7 +38,8 @@ def artifacts(request: pytest.FixtureRequest) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     if folder == DEFAULT_ARTIFACTS:
         for old in folder.glob("*.png"):
-            old.unlink()
+            if old.stat().st_mtime < _STARTED:
+                old.unlink()
     request.config.stash[_WRITTEN] = folder
     return folder
 

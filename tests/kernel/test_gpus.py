@@ -129,3 +129,13 @@ def test_table_sources_are_numbered_notes_each_listed_once():
     # every row refers to its notes by number, and no number points past the list
     refs = {int(n) for n in re.findall(r"\[(\d+)\]", out)}
     assert refs == set(range(1, len(notes) + 1))
+
+
+def test_the_cards_table_never_breaks_a_word():
+    """Issue 38, item 6: at 1024 px `overflow-wrap:anywhere` let the table squeeze its long columns
+    until words broke mid-word; a column is now at least as wide as its longest word."""
+    from course.kernel.gpus import table_html
+
+    html = table_html()
+    assert "anywhere" not in html and "word-break:break-all" not in html
+    assert "overflow-wrap:break-word" in html  # only a word wider than the whole table may break

@@ -114,3 +114,37 @@ def test_a_lesson_that_declares_no_goals_is_refused(monkeypatch):
     monkeypatch.setitem(LESSONS, bare.id, bare)
     with pytest.raises(CourseError, match="must declare summary, goals and minutes"):
         contents.start_page()
+
+
+@pytest.mark.parametrize("lesson", ORDER, ids=lambda lesson: lesson.id)
+def test_every_page_opens_with_an_outline_of_its_sections(lesson):
+    """Issue 38: a learner's "where am I": the top block names every ## section of the page, in
+    order, and says where to jump to one (JupyterLab's Table of Contents: a link to "#Quiz" would
+    scroll the first open page's Quiz, tests/browser/test_page_length.py)."""
+    from course.page.contents import OUTLINE_JUMP
+
+    cells = _cells(ROOT / "notebooks" / lesson.notebook)
+    top = _source(cells[1])
+    wanted = [
+        line[3:].strip()
+        for c in cells[2:]
+        if c["cell_type"] == "markdown"
+        for line in _source(c).splitlines()
+        if line.startswith("## ")
+    ]
+    line = next(x for x in top.splitlines() if x.startswith("**On this page:**"))
+    assert line == f"**On this page:** {' · '.join(wanted)}. {OUTLINE_JUMP}"
+    assert "](#" not in line
+
+
+def test_a_heading_renamed_makes_the_outline_stale(tmp_path):
+    folder = tmp_path / "notebooks"
+    shutil.copytree(ROOT / "notebooks", folder)
+    path = folder / ORDER[0].notebook
+    nb = json.loads(path.read_text("utf-8"))
+    cell = next(c for c in nb["cells"][2:] if c["cell_type"] == "markdown" and "## " in _source(c))
+    cell["source"] = _source(cell).replace("## ", "## Renamed ", 1)
+    path.write_text(json.dumps(nb), "utf-8")
+    assert sync(write=False, folder=folder) == [path]
+    sync(write=True, folder=folder)
+    assert "Renamed " in _source(_cells(path)[1]) and sync(write=False, folder=folder) == []

@@ -49,6 +49,9 @@ def test_page_without_the_hardware_explains_compile_checks_and_shows_the_recordi
     assert texts[1].startswith(
         f"Compile check: {lesson.kernel_file} compiled for {lesson.arch} without a GPU"
     )
+    # Said once per page: a second run cell shows its recording alone (issue 38).
+    again = page.run()
+    assert [str(m) for m in shown] == texts and again is not None
 
 
 def _cases():
@@ -158,7 +161,7 @@ def test_speed_button_measures_on_the_gpu(lesson, gpu_for):
     gpu_for(lesson.id)
     sizes = bench_spec(lesson).page_sizes[:2]
     box = Page(lesson.id).speed(sizes=sizes)
-    button, status, shown = box.children
+    button, status, shown, _keys = box.children  # a LiveBox: its KeyGuard last
     box.measure()
     assert "Measured here, just now" in shown.value
     assert not button.disabled

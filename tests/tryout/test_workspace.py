@@ -153,8 +153,9 @@ def test_the_side_by_side_diff_shows_hunks_and_folds_unchanged_runs():
     changed[10], changed[80] = "changed 10", "changed 80"
     html = diff_html("\n".join(lines), "\n".join(changed), "a", "b", context=2)
     folds = re.findall(r"<details class='course-diff-fold'[^>]*>(.*?)</details>", html, re.S)
-    # Before the first hunk, between the two, after the last: each a closed <details>.
-    assert [re.search(r"(\d+) unchanged lines", f).group(1) for f in folds] == ["8", "65", "17"]
+    # Before the first hunk, between the two, after the last: each a closed <details>, in the
+    # side-by-side view and again in the unified one (the page's width picks which shows).
+    assert [re.search(r"(\d+) unchanged lines", f).group(1) for f in folds] == ["8", "65", "17"] * 2
     assert "line 50" in _text(folds[1]) and "line 50" not in _text(
         re.sub(r"<details.*?</details>", "", html, flags=re.S)
     )
@@ -317,3 +318,49 @@ def test_the_default_workspace_is_set_back_to_its_owner_alone_and_a_named_one_is
     monkeypatch.setenv("COURSE_WORKSPACE", str(named))
     workspace.workspace_root()
     assert named.stat().st_mode & 0o777 == 0o755  # the learner's choice, never changed
+
+
+def test_below_a_width_the_diff_is_unified_and_no_token_is_split():
+    """Issue 38: at 1024 px each half of a side-by-side diff held 12-27 characters, tokens split
+    mid-word. The output holds both views; a container query shows the side-by-side one only where
+    the output is SIDE_BY_SIDE_PX wide; code wraps between words only (a longer word scrolls)."""
+    import re
+
+    from course.view.diff import SIDE_BY_SIDE_PX, side_by_side
+
+    html = side_by_side(["int a = 1;", "keep();", "old_call(TL_WAIT_EMPTY);"],
+                        ["int a = 2;", "keep();", "new_call(TL_WAIT_EMPTY);", "added();"], "old.cu", "new.cu")  # fmt: skip
+    assert f"@container (min-width:{SIDE_BY_SIDE_PX}px)" in html and "container-type:inline-size" in html
+    assert "overflow-wrap:anywhere" not in html and "word-break:break-all" not in html
+    assert "overflow-wrap:normal" in html
+    unified = html[html.index("<div class='cx-unified'>") :]
+    rows = [
+        (m, _text(c)) for m, c in re.findall(r"<td class='m[^']*'>(.)</td>(<td class='c.*?</td>)", unified)
+    ]
+    assert rows == [
+        ("-", "int a = 1;"), ("+", "int a = 2;"), (" ", "keep();"),
+        ("-", "old_call(TL_WAIT_EMPTY);"), ("+", "new_call(TL_WAIT_EMPTY);"), ("+", "added();"),
+    ]  # fmt: skip
+
+
+def test_a_kernel_diff_is_a_summary_with_each_region_one_click_away():
+    """Issue 38: Days 84, 86 and 87 opened with 10-19 screens of diff. Each changed region is one
+    summary line (its name, lines removed and added) of a closed <details> holding its diff."""
+    import re
+
+    from course.lessons import LESSONS
+    from course.view.diff import kernel_diff
+
+    diff = kernel_diff(LESSONS["day84"], LESSONS["day86"])
+    html = diff._repr_html_()
+    changed = [r for r in diff.regions if r.changed]
+    assert changed and len(changed) < len(diff.regions) + 1
+    summaries = re.findall(r"<details class='course-region'[^>]*><summary[^>]*>(.*?)</summary>", html, re.S)
+    assert [_text(t).split(":")[0] for t in summaries] == [r.name for r in changed if r.new is not None]
+    for region, summary in zip((r for r in changed if r.new is not None), summaries, strict=True):
+        removed, added = region.counts()
+        if region.old is not None:
+            assert f"{removed} line" in _text(summary) and f"{added} line" in _text(summary)
+    assert "<details open" not in html and "<details class='course-region' open" not in html
+    before_first = html[: html.index("<details")]
+    assert "course-diff" not in before_first  # nothing of a diff above the summary lines

@@ -5,7 +5,11 @@
 //
 // Model traits: value (the piece, synced both ways), first_line (the
 // kernel's line number of the piece's first line: the gutter counts from
-// it), rows (the visible height in lines).
+// it), rows (the visible height in lines). Messages to the kernel:
+// {event: "run", value} on Shift-Enter or Ctrl/Cmd-Enter (the panel checks, as
+// a Jupyter user expects a run), {event: "save", value} on Ctrl/Cmd-S (the panel
+// saves the piece into the learner's file; the browser's "Save page as" never
+// opens); value is the editor's text at that key.
 import { defaultKeymap, history, historyKeymap, indentLess, indentMore } from "@codemirror/commands";
 import { cpp } from "@codemirror/lang-cpp";
 import {
@@ -88,6 +92,13 @@ function render({ model, el }) {
       ".cm-content, .cm-gutter": { minHeight: `${model.get("rows") * 1.31 + 0.5}em` },
       ".cm-scroller": { maxHeight: "32em" },
     });
+  // A key the kernel acts on: the message, and the key is the editor's (no newline, no browser save).
+  // The message carries the text: ipywidgets holds back state updates while one is on its way,
+  // and a message is not held back, so it could overtake the last keystrokes.
+  const send = (event) => (view) => {
+    model.send({ event, value: view.state.doc.toString() });
+    return true;
+  };
   let fromModel = false;
   const view = new EditorView({
     parent: el,
@@ -107,6 +118,9 @@ function render({ model, el }) {
         // so that Tab on a plain cursor inserts an indent unit too).
         keymap.of([
           { key: "Tab", run: tab, shift: indentLess },
+          { key: "Shift-Enter", run: send("run") },
+          { key: "Mod-Enter", run: send("run") },
+          { key: "Mod-s", run: send("save"), preventDefault: true },
           ...defaultKeymap,
           ...historyKeymap,
         ]),

@@ -393,7 +393,9 @@ def promotion_explorer(every: int = 1) -> Any:
 
     slider.observe(show, names="value")
     show()
-    return widgets.VBox([slider, shown])
+    from ..._live import LiveBox  # keeps its keys: the arrows move the slider, not the notebook's cells
+
+    return LiveBox([slider, shown])
 
 
 if __name__ == "__main__":  # the table FP16_FLOOR, computed again

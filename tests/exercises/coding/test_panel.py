@@ -24,7 +24,7 @@ def test_check_saves_the_editor_and_says_which_check_ran():
     result = panel.check()
     assert result is not None and result.outcome in ("failed-check", "compile-error")
     assert panel.file.piece() == "return mn * 64 + k;"  # saved into the learner's file
-    assert "Attempt 1" in panel.status.value and "✗" in panel.result.value
+    assert "(1 check of your code so far)" in panel.status.value and "✗" in panel.result.value
     if result.check == "cpu":
         assert "for mn = 0, k = 8: offset = 8, should be 64" in panel.result.value
     # A new panel (a restarted kernel, the page reopened) shows the saved piece.
@@ -172,3 +172,23 @@ def test_a_workspace_that_cannot_be_written_is_said_in_the_panel(
     assert "Not checked" in panel.status.value and words in panel.status.value
     panel.reset()
     assert "Not started again" in panel.status.value
+
+
+def test_shift_enter_in_the_editor_checks_and_ctrl_s_saves(monkeypatch):
+    """The editor's key messages (course/static/code_editor.js sends them; the browser test presses
+    the keys): "save" writes the piece into the learner's file without a check, "run" checks."""
+    panel = Page("day78").coding()
+    panel.editor.value = "return 2;"
+    # The message carries the editor's text (it can overtake the keystrokes' own state updates).
+    panel.editor._message(panel.editor, {"event": "save", "value": "return 3;"}, [])
+    assert panel.file.piece() == "return 3;" and "Saved to" in panel.status.value
+    assert panel.attempts == 0 and panel.result.value == ""  # saved, not checked
+    assert panel.editor._on["run"] == [panel.check]  # Shift-Enter checks
+    checked = []
+    monkeypatch.setattr(panel, "check", lambda: checked.append(panel.editor.value))
+    panel.editor._on["run"] = [panel.check]  # the panel's own callback, observed
+    panel.editor._message(panel.editor, {"event": "run"}, [])
+    panel.editor._message(panel.editor, {"event": "nothing of ours"}, [])
+    assert checked == ["return 3;"]
+    with pytest.raises(ValueError, match="no key event 'paste'"):
+        panel.editor.press("paste")

@@ -122,8 +122,11 @@ def test_with_a_recording_the_pieces_show_its_numbers(monkeypatch):
 
 def test_the_explorer_is_a_slider_over_the_intervals():
     widgets = pytest.importorskip("ipywidgets")
+    from course._live import KeyGuard, LiveBox
+
     box = accuracy.promotion_explorer(every=2)
-    slider, shown = box.children
+    slider, shown, guard = box.children  # a LiveBox: the arrow keys move the slider, not the cells
+    assert isinstance(box, LiveBox) and isinstance(guard, KeyGuard)
     assert isinstance(slider, widgets.SelectionSlider) and slider.value == 2
     assert [v for _, v in slider.options] == list(accuracy.INTERVALS_OFFERED)
     assert len(shown.outputs) == 1

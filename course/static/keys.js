@@ -1,0 +1,72 @@
+// Every course widget keeps its keys: the browser side of course/_live.py's KeyGuard.
+//
+// A KeyGuard sits, hidden, in every course widget (a LiveBox, CSS class
+// course-live). It finds that box and, once:
+// - stops every keydown at the box (JupyterLab listens on the document, in the
+//   bubbling phase: JupyterLab.start({bubblingKeydown: true})), so that after a
+//   click on Check, a radio button or a drop-down, or a Tab to a button, the
+//   notebook's command-mode shortcuts (x, d d, a, b, m, z, Ctrl Backspace ...)
+//   never act on the page; the widget's own keys (typing, arrows, Space, Enter
+//   on a button) work as before, as they act before the event reaches the box.
+//   Ctrl/Cmd-S alone goes on: JupyterLab saves the notebook (the browser's
+//   "Save page as" never opens);
+// - makes the box focusable (tabindex -1) and focuses it after a click that left
+//   the focus outside it (a click on its text or background), so that the
+//   keys that follow are the box's;
+// - Enter in a quiz text or number box, or Shift-Enter in a quiz code box,
+//   presses that question's Check (class course-check in a course-question);
+//   in the capture phase, as ipywidgets' text box stops its own keydowns.
+const ROOT = ".course-live";
+
+function isSave(e) {
+  return (e.ctrlKey || e.metaKey) && !e.altKey && !e.shiftKey && e.key.toLowerCase() === "s";
+}
+
+function checkKey(e) {
+  const t = e.target;
+  if (e.key !== "Enter" || e.altKey || e.ctrlKey || e.metaKey) return false;
+  if (t instanceof HTMLInputElement) return t.type === "text" || t.type === "number";
+  return t instanceof HTMLTextAreaElement && e.shiftKey;
+}
+
+function keep(root) {
+  if (root.dataset.courseKeys === "kept") return;
+  root.dataset.courseKeys = "kept";
+  if (!root.hasAttribute("tabindex")) root.tabIndex = -1;
+  root.addEventListener("keydown", (e) => {
+    if (!isSave(e)) e.stopPropagation();
+  });
+  // In the capture phase: ipywidgets' text box stops its keydown before it bubbles to the box.
+  root.addEventListener(
+    "keydown",
+    (e) => {
+      if (!checkKey(e)) return;
+      const question = e.target.closest(".course-question");
+      const check = question && question.querySelector("button.course-check");
+      if (check && !check.disabled) {
+        e.preventDefault();
+        check.click();
+      }
+    },
+    true,
+  );
+  root.addEventListener("mousedown", () => {
+    // After the browser's own focusing (a button, a radio button, an input takes the focus itself).
+    setTimeout(() => {
+      if (!root.contains(document.activeElement)) root.focus({ preventScroll: true });
+    }, 0);
+  });
+}
+
+function render({ el }) {
+  // The box draws its children after this view: look for it until it is in the page.
+  let tries = 0;
+  const find = () => {
+    const root = el.closest(ROOT);
+    if (root) keep(root);
+    else if (tries++ < 400) setTimeout(find, 50);
+  };
+  find();
+}
+
+export default { render };

@@ -1,0 +1,252 @@
+"""How long every page is, and what a learner sees first (issue 38, items 2-4), in JupyterLab in Chromium.
+
+Every registry page is run (Run All, the ``pages`` fixture of ``test_jupyterlab.py``)
+and measured as a learner scrolls it: the notebook's height, from its top to
+the bottom of its last cell, in screens (the notebook panel's visible height in
+a 1280 x 1000 window, and at 1024 px wide). The numbers are written to
+``page-heights.json`` beside the screenshots and printed.
+
+Then:
+- every page is at most ``MAX_SCREENS`` screens at 1280 px;
+- Days 84, 86 and 87 start with the lesson: their diff (``page.changes()``) is
+  a summary of closed regions, and the page's first lesson section after it
+  starts within ``LESSON_BY_SCREENS`` screens at 1024 and 1280 px;
+- a diff region opened shows a unified diff at 1024 px and a side-by-side one
+  at 1920 px, and no line of code in it is broken inside a word;
+- the outline at the top of the page names its sections in order, and the
+  Table of Contents it points to opens from the View menu;
+- screenshots of each page's first screen at 1024, 1280 and 1920 px and in the
+  Dark theme, and of an opened diff region, are kept with the others.
+"""
+
+# ruff: noqa: F811  (the fixtures imported from test_jupyterlab.py are test arguments by name)
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from course.lessons import LESSONS
+
+from .test_jupyterlab import (  # noqa: F401  (fixtures, used by name)
+    NOTEBOOK,
+    VIEWPORT,
+    _page,
+    _theme,
+    _wait_until,
+    browser,
+    browser_available,
+    course_copy,
+    hard_limit_per_test,
+    jupyterlab,
+    pages,
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+MAX_SCREENS = 30
+LESSON_BY_SCREENS = 1.5  # the page's first lesson section starts within this many screens
+DIFF_SCREENS = 0.6  # a diff's summary (its regions closed) is at most this tall (it was 10-19 screens)
+DIFF_PAGES = ("day84", "day86", "day87")
+WIDTHS = (1024, 1280)
+
+JS_HEIGHT = """
+scroller => {
+  const cells = scroller.querySelectorAll('.jp-Cell');
+  const top = scroller.getBoundingClientRect().top - scroller.scrollTop;
+  const end = cells.length ? cells[cells.length - 1].getBoundingClientRect().bottom - top : scroller.scrollHeight;
+  const tall = Array.from(cells).map((c, i) => {
+    const b = c.getBoundingClientRect();
+    const src = c.querySelector('.jp-InputArea-editor, .jp-RenderedMarkdown');
+    return {cell: i, px: Math.round(b.height), text: src ? src.textContent.trim().slice(0, 60) : ''};
+  }).sort((a, b) => b.px - a.px).slice(0, 6);
+  return {end, screen: scroller.clientHeight, tall};
+}
+"""
+
+# Where the lesson starts (the page's first h2) and how tall the diff's output is, in px.
+JS_LESSON_START = """
+scroller => {
+  const top = scroller.getBoundingClientRect().top - scroller.scrollTop;
+  const diff = scroller.querySelector('.course-region');
+  const first = scroller.querySelector('.jp-RenderedMarkdown h2');
+  if (!diff || !first) return null;
+  const out = diff.closest('.jp-OutputArea').getBoundingClientRect();
+  return {diff: out.height, diffTop: out.top - top, lesson: first.getBoundingClientRect().top - top,
+          heading: first.textContent, screen: scroller.clientHeight};
+}
+"""
+
+
+def _scroller(tab: Any) -> Any:
+    return tab.page.locator(f"{NOTEBOOK} .jp-WindowedPanel-outer").first
+
+
+def _at(page: Any, width: int) -> None:
+    page.set_viewport_size({"width": width, "height": VIEWPORT["height"]})
+    page.wait_for_timeout(600)  # the notebook takes the new width; outputs reflow
+
+
+def _first_screen(tab: Any, path: Path) -> None:
+    scroller = _scroller(tab)
+    scroller.evaluate("e => { e.scrollTop = 0; }")
+    tab.page.wait_for_timeout(200)
+    scroller.screenshot(path=str(path), animations="disabled")
+
+
+def test_every_page_is_at_most_30_screens_at_1280_px(pages, artifacts: Path):
+    heights: dict[str, dict[str, Any]] = {}
+    try:
+        for lesson in LESSONS.values():
+            tab = _page(pages, lesson.notebook)
+            for width in WIDTHS:
+                _at(tab.page, width)
+                got = _scroller(tab).evaluate(JS_HEIGHT)
+                heights.setdefault(lesson.id, {})[str(width)] = round(got["end"] / got["screen"], 1)
+                heights[lesson.id][f"{width}px_height"] = round(got["end"])
+                if width == 1280:
+                    heights[lesson.id]["tallest_cells_1280"] = got["tall"]
+    finally:
+        tab.page.set_viewport_size(VIEWPORT)
+    (artifacts / "page-heights.json").write_text(json.dumps(heights, indent=1), "utf-8")
+    print("screens (notebook height / visible height, 1000 px window):")
+    for lesson_id, h in heights.items():
+        print(f"  {lesson_id}: {h['1280']} at 1280 px, {h['1024']} at 1024 px")
+    long = {k: h["1280"] for k, h in heights.items() if h["1280"] > MAX_SCREENS}
+    assert not long, f"pages longer than {MAX_SCREENS} screens at 1280 px: {long}"
+
+
+@pytest.mark.parametrize("lesson_id", DIFF_PAGES)
+def test_the_page_starts_with_the_lesson_and_its_diff_is_a_summary(lesson_id: str, pages, artifacts: Path):
+    lesson = LESSONS[lesson_id]
+    tab = _page(pages, lesson.notebook)
+    page = tab.page
+    stem = Path(lesson.notebook).stem
+    try:
+        for width in (*WIDTHS, 1920):
+            _at(page, width)
+            where = _scroller(tab).evaluate(JS_LESSON_START)
+            assert where is not None, f"{lesson_id}: no diff summary (.course-region) or no section"
+            if width in WIDTHS:
+                screens = where["lesson"] / where["screen"]
+                assert screens <= LESSON_BY_SCREENS, (
+                    f"{lesson_id} at {width} px: the first section {where['heading']!r} starts "
+                    f"{screens:.1f} screens down"
+                )
+                assert where["diff"] / where["screen"] <= DIFF_SCREENS, (
+                    f"{lesson_id} at {width} px: the diff's summary is {where['diff'] / where['screen']:.1f} screens"
+                )
+            _first_screen(tab, artifacts / f"{stem}-top-{width}.png")
+            if width == 1024:
+                summary = tab.panel.locator(".jp-OutputArea:has(.course-region)").first
+                summary.scroll_into_view_if_needed()
+                summary.screenshot(
+                    path=str(artifacts / f"{stem}-diff-summary-1024.png"), animations="disabled"
+                )
+        regions = tab.panel.locator("details.course-region")
+        assert regions.count() >= 1
+        assert tab.panel.locator("details.course-region[open]").count() == 0, "a region opens by itself"
+        first = regions.first
+        first.locator(":scope > summary").click()
+        for width, shown, hidden in ((1024, ".cx-unified", ".cx-side"), (1920, ".cx-side", ".cx-unified")):
+            _at(page, width)
+            assert first.locator(f".course-diffview {shown}").first.is_visible(), (
+                f"{width} px: {shown} not shown"
+            )
+            assert not first.locator(f".course-diffview {hidden}").first.is_visible(), (
+                f"{width} px: {hidden} shown"
+            )
+            # No line breaks inside a word: every wrapped code cell wraps at spaces only.
+            wrap = first.locator(f".course-diffview {shown} td.c").first.evaluate(
+                "c => getComputedStyle(c).overflowWrap + ' ' + getComputedStyle(c).wordBreak"
+            )
+            assert wrap == "normal normal", wrap
+            first.scroll_into_view_if_needed()
+            first.screenshot(path=str(artifacts / f"{stem}-diff-region-{width}.png"), animations="disabled")
+        first.locator(":scope > summary").click()  # closed again
+    finally:
+        page.set_viewport_size(VIEWPORT)
+
+
+def test_the_outline_names_the_pages_sections_and_the_menu_it_points_to_exists(pages, artifacts: Path):
+    """The outline at the top lists the page's sections as JupyterLab shows them, in order, and
+    its View > Table of Contents is a menu item there (links to "#Quiz" would not do: JupyterLab
+    looks the id up in the whole window, so with several pages open the first page's scrolled)."""
+    lesson = LESSONS["day86"]
+    tab = _page(pages, lesson.notebook)
+    page = tab.page
+    top = tab.panel.locator(".jp-MarkdownOutput", has_text="On this page:").first
+    said = top.locator("p", has_text="On this page:").first.inner_text()
+    shown = [h.replace("¶", "").strip() for h in tab.panel.locator(".jp-MarkdownOutput h2").all_inner_texts()]
+    assert said.startswith("On this page: " + " · ".join(shown) + "."), (said, shown)
+    page.locator(".lm-MenuBar-item", has_text="View").first.click()
+    try:
+        item = page.locator(".lm-Menu-item:not(.lm-mod-hidden)", has_text="Table of Contents").first
+        item.wait_for(timeout=10_000)
+        item.click()
+        toc = page.locator(".jp-TableOfContents-tree, .jp-TableOfContents").first
+        toc.wait_for(timeout=10_000)
+        assert "Quiz" in toc.inner_text()
+        page.screenshot(path=str(artifacts / "day86_shapes-outline-and-toc.png"), animations="disabled")
+    finally:
+        page.keyboard.press("Escape")
+        browser_tab = page.locator(".jp-SideBar .lm-TabBar-tab[data-id='filebrowser']")
+        if browser_tab.count():
+            browser_tab.first.click()  # the file browser back, as the other tests' window has it
+
+
+@pytest.mark.parametrize("lesson_id", DIFF_PAGES)
+def test_dark_theme_first_screens(lesson_id: str, pages, artifacts: Path):
+    tab = _page(pages, LESSONS[lesson_id].notebook)
+    page = tab.page
+    try:
+        _theme(page, "JupyterLab Dark")
+        tab = _page(pages, LESSONS[lesson_id].notebook)
+        _first_screen(tab, artifacts / f"{Path(LESSONS[lesson_id].notebook).stem}-top-dark.png")
+    finally:
+        _theme(page, "JupyterLab Light")
+
+
+JS_WORDS_FIT = """
+table => {
+  const ctx = document.createElement('canvas').getContext('2d');
+  const broken = [];
+  for (const td of table.querySelectorAll('td')) {
+    const st = getComputedStyle(td);
+    ctx.font = `${st.fontStyle} ${st.fontWeight} ${st.fontSize} ${st.fontFamily}`;
+    const room = td.clientWidth - parseFloat(st.paddingLeft) - parseFloat(st.paddingRight);
+    for (const el of [td, ...td.querySelectorAll('small')]) {
+      const est = getComputedStyle(el);
+      ctx.font = `${est.fontStyle} ${est.fontWeight} ${est.fontSize} ${est.fontFamily}`;
+      // A word: between spaces, or the part of a name up to a dot or underscore (a <wbr> there),
+      // or of a hyphenated word up to its hyphen (where a browser breaks a line anyway).
+      for (const word of el.innerText.split(/\\s+|(?<=[._-])/).filter(Boolean)) {
+        const w = ctx.measureText(word).width;
+        if (w > room + 1) broken.push({word, w: Math.round(w), room: Math.round(room)});
+      }
+    }
+  }
+  return broken;
+}
+"""
+
+
+def test_day78_card_table_breaks_no_word_at_1024_px(pages, artifacts: Path):
+    """Issue 38, item 6: every word of the card table fits its cell at 1024 px (none is split; an
+    instruction's name may break after a dot or an underscore) and the table fits the page."""
+    tab = _page(pages, LESSONS["day78"].notebook)
+    try:
+        _at(tab.page, 1024)
+        table = tab.panel.locator(".jp-OutputArea-output table", has_text="Tensor-core path").first
+        table.scroll_into_view_if_needed()
+        broken = table.evaluate(JS_WORDS_FIT)
+        assert not broken, f"words wider than their cell (split mid-word): {broken[:10]}"
+        over = table.evaluate(
+            "t => t.getBoundingClientRect().width - t.closest('.jp-OutputArea-output').getBoundingClientRect().width"
+        )
+        assert over <= 1, f"the table is {over:.0f} px wider than the page's output"
+        table.screenshot(path=str(artifacts / "day78_wgmma-card-table-1024.png"), animations="disabled")
+    finally:
+        tab.page.set_viewport_size(VIEWPORT)
