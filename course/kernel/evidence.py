@@ -45,9 +45,7 @@ SCHEMA_VERSION = 1
 # The GPU a page without one shows the recordings of: the course's learners run on cloud H100s.
 DEFAULT_DEVICE = "NVIDIA H100 80GB HBM3"
 # Folders of evidence/ that hold no GPU's recordings.
-NOT_RECORDINGS = frozenset(
-    {"renderings", "logs", "gemm_dev"}
-)  # gemm_dev: the ladder kernels' development record
+NOT_RECORDINGS = frozenset({"renderings", "logs"})
 # Names the recordings of one GPU model (its key, ``device_key``) for every reader, overriding
 # the choice ``shown()`` makes: a tool that keeps or checks another GPU's pictures sets it.
 DEVICE_ENV = "COURSE_EVIDENCE_GPU"
@@ -67,7 +65,16 @@ def recorded_keys() -> list[str]:
     root = _paths.evidence_dir()
     if not root.is_dir():
         return []
-    return sorted(p.name for p in root.iterdir() if p.is_dir() and p.name not in NOT_RECORDINGS)
+    return sorted(p.name for p in root.iterdir() if p.name not in NOT_RECORDINGS and _holds_recordings(p))
+
+
+def _holds_recordings(folder: Path) -> bool:
+    """A GPU model's folder holds a recording (a JSON file) in it or in its bench/ or timeline/;
+    the other folders of evidence/ (the kernels' development record, screenshots) hold none there."""
+    return folder.is_dir() and any(
+        next(where.glob("*.json"), None) is not None
+        for where in (folder, folder / "bench", folder / "timeline")
+    )
 
 
 @dataclass(frozen=True)

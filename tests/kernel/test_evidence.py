@@ -84,6 +84,16 @@ def test_record_writes_into_the_folder_of_the_gpu_it_ran_on(tmp_path, monkeypatc
         "h200/day76.json",
     ]
     assert evidence.recorded_keys() == ["h100-80gb-hbm3", "h200"]
+    # Folders of evidence/ that hold no recording (screenshots, a development record) are no GPU's.
+    (tmp_path / "screenshots").mkdir()
+    (tmp_path / "screenshots" / "page.png").write_bytes(b"\x89PNG")
+    (tmp_path / "gemm_dev" / "runs").mkdir(parents=True)
+    (tmp_path / "gemm_dev" / "bench.py").write_text("")
+    (tmp_path / "h100-80gb-hbm3" / "bench").mkdir()
+    assert evidence.recorded_keys() == ["h100-80gb-hbm3", "h200"]
+    (tmp_path / "h300" / "bench").mkdir(parents=True)
+    (tmp_path / "h300" / "bench" / "day76.json").write_text("{}")
+    assert evidence.recorded_keys() == ["h100-80gb-hbm3", "h200", "h300"]
 
 
 def test_record_refuses_a_machine_without_a_gpu(tmp_path):
