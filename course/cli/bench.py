@@ -91,6 +91,9 @@ def recorded_rows(lesson_ids: list[str], directory: Path | None = None) -> list[
     for lesson_id, result in results:
         if result is None:
             continue
+        # A peer whose ratio would pair unlike things (Day 87: cuBLASLt's default promotes its FP8
+        # accumulator, the kernel's default build does not) gets its rate and no ratio, as on the page.
+        unlike = set(bench_spec(get_lesson(lesson_id)).unlike)
         for row in result.rows:
             for peer in row.peers or (None,):
                 out.append(
@@ -100,7 +103,11 @@ def recorded_rows(lesson_ids: list[str], directory: Path | None = None) -> list[
                         "kernel": round(row.kernel.rate, 3),
                         "peer": peer.name if peer else None,
                         "peer_rate": round(peer.rate, 3) if peer else None,
-                        "ratio": round(peer.ratio, 4) if peer and peer.ratio is not None else None,
+                        "ratio": (
+                            round(peer.ratio, 4)
+                            if peer and peer.ratio is not None and peer.name not in unlike
+                            else None
+                        ),
                         "unit": result.unit,
                         "device": result.device,
                         "recorded_at": result.recorded_at,

@@ -15,8 +15,10 @@ import numpy as np
 import pytest
 
 from course.bench import DEFAULT_REPEATS, bench_dir, load
+from course.bench.spec import bench_spec
 from course.cli import main
 from course.kernel import evidence, gate
+from course.lessons import get_lesson
 
 from .conftest import BENCHED, SIM_GPU, synthetic
 
@@ -76,8 +78,11 @@ def test_recorded_prints_every_lessons_evidence_of_every_gpu(no_gpu, capsys):
                 assert len(group) == max(1, len(row.peers))
                 for line, peer in zip(group, row.peers, strict=True):
                     cells = line.split()
-                    ratio = next(c for c in cells if re.fullmatch(r"\d+\.\d{3}x", c))
-                    assert float(ratio[:-1]) == pytest.approx(peer.ratio, abs=0.0006)
+                    ratios = [c for c in cells if re.fullmatch(r"\d+\.\d{3}x", c)]
+                    if peer.name in bench_spec(get_lesson(lesson_id)).unlike:
+                        assert not ratios, line  # unlike accuracy: its rate, no ratio
+                    else:
+                        assert float(ratios[0][:-1]) == pytest.approx(peer.ratio, abs=0.0006)
                     assert cells[-1] == result.recorded_at[:10] and result.unit in cells
                     assert line.rstrip().endswith(f"{result.device}  {result.recorded_at[:10]}")
     assert {"NVIDIA H100 80GB HBM3", "NVIDIA H200"} <= seen
@@ -104,6 +109,14 @@ def test_recorded_json_lists_the_committed_evidence_of_every_gpu(no_gpu, capsys)
                 assert o["kernel"] == pytest.approx(row.kernel.rate, abs=1e-3)
                 assert o["peer_rate"] == pytest.approx(peer.rate, abs=1e-3)
                 assert (o["unit"], o["recorded_at"]) == (result.unit, result.recorded_at)
+                unlike = peer.name in bench_spec(get_lesson(lesson_id)).unlike
+                assert o["ratio"] == (None if unlike else pytest.approx(peer.ratio, abs=1e-3)), (lesson_id, o)
+    # Day 87's default build never promotes: beside cuBLASLt's default (which promotes) no ratio.
+    day87 = [o for o in objects if o["lesson"] == "day87"]
+    assert {o["ratio"] is None for o in day87 if o["peer"] in bench_spec(get_lesson("day87")).unlike} == {
+        True
+    }
+    assert any(o["ratio"] is not None for o in day87)
 
 
 def test_recorded_json_reads_the_folder_given(no_gpu, tmp_path, capsys):
