@@ -22,7 +22,7 @@ HERE = Path(__file__).resolve().parent
 MATERIAL = {
     "kernels": ("*.cu", "*.cuh", "*.h", "*.md"),
     "content": ("*.toml", "*.md"),
-    "evidence": ("*.json", "*.jsonl", "*.png", "*.txt", "*.log", "*.md"),
+    "evidence": ("*.json", "*.jsonl", "*.png", "*.txt", "*.log", "*.md", "*.sh"),
     "notebooks": ("*.ipynb",),
 }
 # evidence/gemm_dev/ is the record of how the kernels were made (its README), not course material.

@@ -1494,8 +1494,9 @@ nb => Array.from(nb.querySelectorAll('.jp-Cell')).flatMap((cell, i) =>
 """
 
 
-# As JS_TOO_WIDE, except a <pre> of code inside a box that scrolls sideways within the output (the
-# annotation exercise's rows, whose lines must not wrap): the rest of the line is within reach there.
+# As JS_TOO_WIDE, except a <pre> or <table> of code inside a box that scrolls sideways within the
+# output (the annotation exercise's rows, whose lines must not wrap; a unified diff, whose tokens are
+# never split, issue 38): the rest of the line is within reach there.
 JS_TOO_WIDE_22 = """
 nb => {
   const found = [];
@@ -1507,7 +1508,7 @@ nb => {
         const r = e.getBoundingClientRect();
         if (r.width === 0 || r.width <= box.width + 1) continue;
         let scrolled = false;
-        for (let a = e.parentElement; e.tagName === 'PRE' && a && a !== out; a = a.parentElement) {
+        for (let a = e.parentElement; (e.tagName === 'PRE' || e.tagName === 'TABLE') && a && a !== out; a = a.parentElement) {
           const ox = getComputedStyle(a).overflowX;
           if ((ox === 'auto' || ox === 'scroll') && a.getBoundingClientRect().right <= box.right + 1) scrolled = true;
         }
