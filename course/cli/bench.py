@@ -93,7 +93,8 @@ def recorded_rows(lesson_ids: list[str], directory: Path | None = None) -> list[
             continue
         # A peer whose ratio would pair unlike things (Day 87: cuBLASLt's default promotes its FP8
         # accumulator, the kernel's default build does not) gets its rate and no ratio, as on the page.
-        unlike = set(bench_spec(get_lesson(lesson_id)).unlike)
+        spec = bench_spec(get_lesson(lesson_id))
+        unlike = set(spec.unlike) if spec is not None else set()
         for row in result.rows:
             for peer in row.peers or (None,):
                 out.append(
