@@ -153,7 +153,8 @@ class SpeedSection:
                 "<tr>" + "".join(f"<td style='padding:2px 5px'>{esc(c)}</td>" for c in r) + "</tr>"
                 for r in rows[1:]
             )
-            parts.append(f"<table><tr>{head}</tr>{body}</table>")
+            # A table wider than a narrow page scrolls sideways in its box (no cell breaks inside a word).
+            parts.append(f"<div style='overflow-x:auto'><table><tr>{head}</tr>{body}</table></div>")
             listed = listed_reasons(self.result, self.unlike)
             if listed:
                 cell = "text-align:left;vertical-align:top;padding:2px 8px;overflow-wrap:break-word"

@@ -43,7 +43,9 @@ class Table:
             "<tr>" + "".join(f"<td {cell}>{escape(v)}</td>" for v in row) + "</tr>" for row in self.rows
         )
         note = f"<p><small>{escape(self.note)}</small></p>" if self.note else ""
-        return f"<p><b>{escape(self.title)}</b></p><table><tr>{head}</tr>{body}</table>{note}"
+        # Wider than a narrow page (the shape table's graph columns), it scrolls sideways in its box.
+        table = f"<div style='overflow-x:auto'><table><tr>{head}</tr>{body}</table></div>"
+        return f"<p><b>{escape(self.title)}</b></p>{table}{note}"
 
     def __str__(self) -> str:
         table = text_table(self.header, self.rows, "right") if self.rows else ""
