@@ -497,10 +497,15 @@ def compile_offline(
 
     def read(kind: str) -> bytes:
         # nvrtcGet{Kind}Size then nvrtcGet{Kind}: one pattern for the log, the cubin and the PTX.
+        # NVRTC writes into the buffer it is given, so it gets a mutable one of its own, never
+        # bytes: b" " * 1 (an empty log is its NUL alone) is the interpreter's one shared b" ",
+        # which NVRTC turned into b"\x00" for the whole process: " ".encode() gave b"\x00",
+        # and on Python 3.12+ every f-string compiled afterwards lost its lone spaces
+        # (f"{a} {b}" gave "ab"; issue 35; the same bug: NVIDIA-NeMo/Speech pull request 16234).
         size = checked(getattr(nv, f"nvrtcGet{kind}Size")(prog), f"nvrtcGet{kind}Size")
-        buf = b" " * size
+        buf = bytearray(size)
         checked(getattr(nv, f"nvrtcGet{kind}")(prog, buf), f"nvrtcGet{kind}")
-        return buf
+        return bytes(buf)
 
     try:
         start = time.perf_counter()
