@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from ..._html import escape
 from ..._table import text_table
-from ...bench.result import load
+from ...bench.result import BenchResult, load
 from . import LESSON, chooser
 from .bench import (
     GEMMEX,
@@ -88,6 +88,12 @@ def recorded_shapes() -> Table:
             (),
             (),
         )
+    return shapes(result)
+
+
+def shapes(result: BenchResult) -> Table:
+    """The shape table of a result (a recording, or the page's measurement: its squares only); the
+    speed section shows it in place of the engine's table of the squares (``BenchSpec.table``)."""
     rows = shape_table(result)
 
     def lt_cell(r: ShapeRow, name: str) -> str:
