@@ -112,7 +112,8 @@ def plot(result: BenchResult) -> Picture:
         ax.set_ylabel(f"rate ({result.unit})")
     ax.set_title(f"{result.lesson}: {result.device}, {result.recorded_at[:10]}", fontsize=10)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    # Under the axes, never over the curves (issue 38: Day 87's sat on its crossing lines).
+    fig.legend(loc="outside lower center", ncols=2, fontsize=8)
     return fig
 
 
