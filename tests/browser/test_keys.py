@@ -237,6 +237,8 @@ def test_ctrl_s_in_a_quiz_text_box_saves_the_notebook_and_never_the_browsers_pag
         box.locator(".course-question", has=page.locator("input[type=text]")).first.screenshot(
             path=str(artifacts / "keys-quiz-text-ctrl-s-saved.png"), animations="disabled"
         )
+        # the window: the notebook's tab saved (no unsaved dot), the focus still in the text box
+        page.screenshot(path=str(artifacts / "keys-quiz-text-ctrl-s-window.png"), animations="disabled")
     except BaseException:
         _save_screenshot(page, artifacts, "keys-quiz-text-ctrl-s-failure.png")
         raise
