@@ -41,10 +41,10 @@ class Kind:
     staged: bool  # its stage field names a pipeline stage
 
 
-# A consumer's time from releasing a stage (its arrival on the stage's empty barrier) to its next
-# stamp: the loop's stage and phase bookkeeping, then the next stage's wait begins. Named, not
-# "other" (issue 38: a learner could not tell what the grey bars were).
-AFTER_RELEASE = "after release (loop)"
+# A consumer's time from releasing a stage (its arrival on the stage's empty barrier, stamped
+# RELEASE) to its next stamp (the next stage's wait, or the epilogue): named for where it begins,
+# not "other" (issue 38: a learner could not tell what the pale bars were).
+AFTER_RELEASE = "after release"
 
 KINDS: tuple[Kind, ...] = (
     Kind(1, "START", "setup", None, False),

@@ -312,7 +312,7 @@ def test_intervals_tile_each_row_and_follow_the_kinds():
         "wait: data",
         "wgmma issue",
         "wgmma wait",
-        "after release (loop)",
+        "after release",
     ]
     assert [iv.stage for iv in cons[:5]] == [None, 0, 0, 0, 0]
     assert cons[-1].activity == "epilogue"
