@@ -106,6 +106,10 @@ def test_the_page_table_without_and_with_a_recording(monkeypatch):
     assert len(table.rows) == len(chooser.SHAPES)
     first = bench.shape_table(result)[0]
     assert table.rows[0][2:4] == (f"{first.kernel:,.0f}", f"{first.peer:,.0f}")
+    # the pick in the short form its heading names: tile, cluster, split
+    c = chooser.choose(*first.shape, SMS)
+    assert table.header[1] == "the chooser's pick (tile, cluster, split)"
+    assert table.rows[0][1] == f"128x{c.bn}, {c.cluster}, {c.split}"
     assert "NVIDIA H200 (132 SMs)" in table.note
     assert "<table>" in table._repr_html_()
 
