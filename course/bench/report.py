@@ -221,7 +221,8 @@ def own_table(lesson: Lesson, result: BenchResult) -> Any:
     spec = bench_spec(lesson)
     if spec is None or spec.table is None:
         return None
-    made = spec.table(result)
+    module, _, function = spec.table.partition(":")
+    made = getattr(lesson.module(module), function)(result)
     return made if getattr(made, "rows", ()) else None
 
 

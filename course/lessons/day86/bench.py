@@ -495,7 +495,7 @@ def geometric_mean(values: list[float]) -> float:
 def _findings(result: BenchResult) -> list[str]:
     """What the page's tables do not say: how many shapes reach 0.85x cuBLAS, and the lowest.
 
-    Every shape's rates and ratios are in the shape table the speed section shows (``_page_table``,
+    Every shape's rates and ratios are in the shape table the speed section shows (``figures.shapes``,
     its note the geometric means, the CUDA graphs' and cuBLASLt's included), the last partial wave
     and the deterministic build's cost in their own tables higher on the page: a sentence for each
     showed them twice (issue 38). A partial result (the page's button: two squares) says nothing
@@ -512,14 +512,6 @@ def _findings(result: BenchResult) -> list[str]:
     ]
 
 
-def _page_table(result: BenchResult) -> Any:
-    """The shape table (``figures.shapes``), which the speed section shows in place of the engine's
-    table of the squares: every shape once, the squares among them (issue 38)."""
-    from .figures import shapes  # figures reads this module's tables: imported when shown
-
-    return shapes(result)
-
-
 SPEC = BenchSpec(
     sizes=chooser.SQUARES,
     page_sizes=PAGE_SIZES,
@@ -531,7 +523,7 @@ SPEC = BenchSpec(
     peers=cublas_and_lt_peers,
     finish=_finish,
     findings=_findings,
-    table=_page_table,
+    table="figures:shapes",  # the shape table, every shape once
     notes=(
         "rates count 2*M*N*K FLOPs; inputs drawn from N(0, 1) and rounded to FP16; B stored N x K",
         timing_floor_note(chooser.SQUARES) + " (kRelTolerance)",

@@ -384,19 +384,11 @@ PAIRING = (
 def _findings(result: BenchResult) -> list[str]:
     """Which pairing every ratio is (issue 35), the one thing no table on the page says.
 
-    The rates and ratios are in the speed section's table (``_page_table``), the promoting and the
+    The rates and ratios are in the speed section's table (``figures.speed``), the promoting and the
     block-scaled builds' in their tables, the skewed errors and the accuracy curve's in theirs, all
     rendered from the same recording: a sentence for each showed every number twice (issue 38).
     """
     return [PAIRING] if result.rows else []
-
-
-def _page_table(result: BenchResult) -> Any:
-    """The default build beside its like at each size (``figures.speed``), in place of the engine's
-    table of every peer's ratio."""
-    from .figures import speed  # figures reads this module's tables: imported when shown
-
-    return speed(result)
 
 
 SPEC = BenchSpec(
@@ -410,7 +402,7 @@ SPEC = BenchSpec(
     peers=lt_peers,
     finish=_finish,
     findings=_findings,
-    table=_page_table,
+    table="figures:speed",  # each build beside its like
     notes=(
         "rates count 2*M*N*K FLOPs; inputs drawn from N(0, 1) in FP32 and quantised per tensor to e4m3 "
         "(scale = amax / 448, round to nearest even); B stored N x K",
