@@ -333,3 +333,42 @@ def test_days_85_to_87_show_each_number_once_and_charts_keep_legends_off_the_dat
     finally:
         _theme(page, "JupyterLab Light")
         page.set_viewport_size(VIEWPORT)
+
+
+def test_an_annotation_drop_downs_cut_choice_is_written_out_under_its_line(pages, artifacts: Path):
+    """Issue 38, item 7: the closed drop-down (13em, so the code keeps its width) cut a long role
+    name; the chosen name is written out under the line, at every width and in the Dark theme."""
+    from course.exercises.annotation import NONE, SHOWN_CHARS, exercise_path, load_exercise
+
+    tab = _page(pages, LESSONS["day78"].notebook)
+    page = tab.page
+    box = tab.panel.locator(".course-live.course-annotation").first
+    select = box.locator("select").first
+    roles = load_exercise(exercise_path("day78")).roles
+    none = next(r.label for r in roles if r.id == NONE)
+    long = max(roles, key=lambda r: len(r.label))
+    assert len(long.label) > SHOWN_CHARS
+    try:
+        select.scroll_into_view_if_needed()
+        select.select_option(label=long.label)
+        caption = box.locator("small", has_text=long.label).first
+        caption.wait_for(timeout=10_000)
+        assert caption.is_visible()
+        for width in (1024, 1280, 1920):
+            _at(page, width)
+            _shoot(
+                tab,
+                box.locator(".widget-vbox").first,
+                artifacts / f"issue38-day78-annotation-choice-{width}.png",
+            )
+        _at(page, 1280)
+        _theme(page, "JupyterLab Dark")
+        _shoot(
+            tab,
+            box.locator(".widget-vbox").first,
+            artifacts / "issue38-day78-annotation-choice-dark-1280.png",
+        )
+    finally:
+        _theme(page, "JupyterLab Light")
+        select.select_option(label=none)
+        page.set_viewport_size(VIEWPORT)
