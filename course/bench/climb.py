@@ -166,7 +166,8 @@ def climb_figure(upto: Lesson, rows: Sequence[ClimbRow]) -> Picture:
     ax.set_title(f"The climb up to Day {upto.day}: {where}", fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
     # Under the axes, never over the lines (issue 38: 13 entries covered the small sizes' points).
-    fig.legend(loc="outside lower center", ncols=3, fontsize=8)
+    if ax.get_legend_handles_labels()[0]:  # no recorded step, no legend
+        fig.legend(loc="outside lower center", ncols=3, fontsize=8)
     return fig
 
 
