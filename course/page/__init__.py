@@ -326,13 +326,16 @@ class Page:
         v = self.verdict()
         if not (measure and v.runs):
             if measure:
-                # The page promises a button; say why there is none here (issue 22, item 17).
+                # The page promises a button; say why there is none here (issue 22, item 17), once:
+                # the page's status line at its top gives the reason and whose recordings are shown
+                # (issue 38: Day 85 said both twice).
                 _display(
                     Message(
                         "info",
-                        f"No measuring button here: {v.reason} On a GPU that runs the lessons "
-                        "(compute capability 9.0) a button below measures every step again. "
-                        f"The table and the plot show the runs recorded on a real GPU. {evidence.shown().sentence()}",
+                        "No measuring button here: this machine cannot run the lessons (the status at the "
+                        "top of the page says why). On a GPU that runs the lessons (compute capability 9.0) "
+                        "a button below measures every step again. The table and the plot show the runs "
+                        "recorded on a real GPU.",
                     )
                 )
             _display(climb_table(recorded, size))

@@ -263,8 +263,11 @@ def test_the_finale_says_why_there_is_no_measuring_button_on_a_machine_that_cann
     monkeypatch.setattr(Page, "verdict", lambda self: cannot)
     Page(lesson_id).climb(measure=True)
     said = [m for m in shown if isinstance(m, Message)]
-    assert len(said) == 1 and said[0].text.startswith("No measuring button here: There is no NVIDIA driver")
+    assert len(said) == 1 and said[0].text.startswith("No measuring button here: this machine cannot run")
     assert "a button below measures every step again" in said[0].text
+    # The reason and whose recordings are shown are the status line's, said once on the page (issue 38).
+    assert cannot.reason not in said[0].text and "recordings shown" not in said[0].text
+    assert cannot.reason in Page(lesson_id).status().text
     shown.clear()
     Page(lesson_id).climb()  # no button promised: nothing to explain
     assert not [m for m in shown if isinstance(m, Message)]
