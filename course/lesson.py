@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -88,6 +89,14 @@ class Lesson:
         if not self.package:
             raise CourseError(f"lesson {self.id!r} was not loaded from a lesson package")
         return importlib.import_module(f"{self.package}.{name}")
+
+    def function(self, reference: str) -> Callable[..., Any] | None:
+        """The function a content or spec file names as ``"module:function"`` in the lesson's own
+        package (a coding exercise's CPU model, a benchmark's own table); None where that module
+        has no such callable."""
+        module_name, _, name = reference.partition(":")
+        found = getattr(self.module(module_name), name, None)
+        return found if callable(found) else None
 
     def has_module(self, name: str) -> bool:
 

@@ -15,7 +15,7 @@ from .. import _paths
 from .._atomic import atomic_write_bytes, atomic_write_text
 from .._html import escape
 from .._table import text_table
-from ..errors import EnvironmentProblem
+from ..errors import CourseError, EnvironmentProblem
 from ..kernel import evidence, gate
 from ..lesson import Lesson
 from .arith import DEFAULT_REPEATS, rate_text
@@ -222,8 +222,12 @@ def own_table(lesson: Lesson, result: BenchResult) -> Any:
     spec = bench_spec(lesson)
     if spec is None or spec.table is None:
         return None
-    module, _, function = spec.table.partition(":")
-    made = getattr(lesson.module(module), function)(result)
+    table = lesson.function(spec.table)
+    if table is None:
+        raise CourseError(
+            f"lesson {lesson.id}: BenchSpec.table names {spec.table!r}, no function of its package"
+        )
+    made = table(result)
     return made if getattr(made, "rows", ()) else None
 
 

@@ -42,7 +42,6 @@ and the exercise.
 
 from __future__ import annotations
 
-import importlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -107,10 +106,8 @@ class CpuCheck:
     eval: str  # C++ statements that fill out[0..len(outputs))
 
     def model_function(self, lesson: Lesson) -> Callable[..., Any]:
-        module_name, _, func = self.model.partition(":")
-        module = importlib.import_module(f"course.lessons.{lesson.id}.{module_name}")
-        fn = getattr(module, func, None)
-        if not callable(fn):
+        fn = lesson.function(self.model)
+        if fn is None:
             raise CodingError(f"the CPU model {self.model!r} is not a function of course.lessons.{lesson.id}")
         return fn
 

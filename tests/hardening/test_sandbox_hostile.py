@@ -33,7 +33,6 @@ import signal
 import socket
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -47,35 +46,10 @@ from course.quiz.grade import UNCONFINED_FLAG, grade_submissions
 from course.quiz.loader import load_quiz
 from course.quiz.submission import Submission, write_submission
 
+# The grading tests' graded quiz and its right answer, graded here inside the sandbox.
+from tests.exercises.coding.test_grading import QUIZ, REFERENCE
+
 REQUIRE_BWRAP_ENV = "COURSE_REQUIRE_BWRAP"
-REFERENCE = "return ((mn / 8) * (kTileK / 8) + k / 8) * 64 + (mn % 8) * 8 + (k % 8);"
-QUIZ = textwrap.dedent(
-    """
-    [quiz]
-    id = "day78-sandboxed"
-    title = "Day 78, graded in a sandbox"
-    lesson = "day78"
-
-    [[questions]]
-    id = "q1"
-    type = "single"
-    prompt = "How many threads in a warpgroup?"
-    points = 1
-    reference = "PTX ISA, Warpgroup"
-    options = [{ id = "a", text = "128" }, { id = "b", text = "32" }]
-    answer = "a"
-    explanation = "Four warps."
-
-    [[questions]]
-    id = "code1"
-    type = "code"
-    prompt = "Write coreOffset."
-    points = 4
-    reference = "PTX ISA, Canonical Layouts"
-    exercise = "core-offset"
-    explanation = "Cores along K first."
-    """
-)
 
 
 @pytest.fixture(autouse=True)
