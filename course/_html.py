@@ -34,6 +34,13 @@ _URL = re.compile(r" ?\((https?://[^\s()<>\"']+)\)")
 _CUTS = ("; ", ": ", ", ", " and ", "(")  # the link's words begin after the last of these
 
 
+def link_words(before: str, cuts: tuple[str, ...] = _CUTS) -> tuple[str, str]:
+    """The text before a link's address split where the link's words begin (after the last of
+    ``cuts``): (what stays plain, the words the link goes on)."""
+    cut = max((before.rfind(c) + len(c) for c in cuts if c in before), default=0)
+    return before[:cut], before[cut:].strip()
+
+
 def cited(text: str, render: Callable[[str], str] = escape) -> str:
     """A citation as HTML: each ``(https://...)`` becomes a link on the words before it (back to
     the previous ``;``, ``:``, ``,``, ``and`` or bracket), the address itself not shown; with no
@@ -42,10 +49,9 @@ def cited(text: str, render: Callable[[str], str] = escape) -> str:
     cursor = 0
     for found in _URL.finditer(text):
         url = found.group(1)
-        before = text[cursor : found.start()]
-        cut = max((before.rfind(d) + len(d) for d in _CUTS if d in before), default=0)
-        words = before[cut:].strip() or url.split("/")[2]
-        out.append(render(before[:cut]))
+        plain, words = link_words(text[cursor : found.start()])
+        words = words or url.split("/")[2]
+        out.append(render(plain))
         out.append(f'<a href="{escape(url)}" target="_blank" rel="noopener noreferrer">{render(words)}</a>')
         cursor = found.end()
     out.append(render(text[cursor:]))

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .._html import cited, escape
+from .._html import cited, escape, link_words
 
 # Documents an anchor can point into: one page each, so "#anchor" is enough.
 DOCS: dict[str, str] = {
@@ -67,11 +67,10 @@ def reference_parts(text: str) -> list[str | Link]:
         url = DOCS.get(_document(text, found.start()) or "")
         if url is None:
             continue
-        before = text[cursor : found.start()]
-        cut = max((before.rfind(d) + len(d) for d in _DELIMITERS if d in before), default=0)
-        if before[:cut]:
-            parts.append(before[:cut])
-        words = before[cut:].strip() or (_document(text, found.start()) or "")
+        plain, words = link_words(text[cursor : found.start()], _DELIMITERS)
+        if plain:
+            parts.append(plain)
+        words = words or (_document(text, found.start()) or "")
         anchor = found.group(1)
         parts.append(Link(words, anchor, f"{url}#{anchor}"))
         cursor = found.end()
