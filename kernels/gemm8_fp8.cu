@@ -198,16 +198,21 @@ typedef struct CUtensorMap_st CUtensorMap;
 #ifndef GEMM_BLOCK_SCALES
 #define GEMM_BLOCK_SCALES 0
 #endif
+#ifndef GEMM_PROMOTE_PINGPONG
+#define GEMM_PROMOTE_PINGPONG 0
+#endif
 typedef uint8_t fp8_t;                    // one e4m3 element, as the TMA moves it: a byte
-constexpr int kBM = 128;                  // rows of D one CTA owns
+constexpr int kPingpong = GEMM_PROMOTE_PINGPONG;  // 1: each consumer owns a whole 64-row tile, in turns
+constexpr int kBM = kPingpong ? 64 : 128;  // rows of D one CTA's tile has (one unit of work)
 constexpr int kBN = GEMM_BN;              // columns of D one CTA owns: 256 or 128
 constexpr int kBK = 128;                  // K depth of one tile: 128 e4m3 = 128 bytes, one swizzle row
 constexpr int kWgmmaM = 64;               // rows of one wgmma.mma_async
 constexpr int kWgmmaN = kBN;              // columns of one wgmma.mma_async (m64n256k32 or m64n128k32)
 constexpr int kWgmmaK = 32;               // K depth of one FP8 wgmma.mma_async: 32 bytes, as FP16's k16
 constexpr int kThreadsPerBlock = 384;     // warpgroup 0 produces, warpgroups 1 and 2 consume
-constexpr int kConsumers = 2;             // consumer warpgroups: arrivals per empty-barrier phase
-constexpr int kBoxARows = 128;            // TMA box for A: kBK x kBoxARows bytes
+constexpr int kConsumers = 2;             // consumer warpgroups
+constexpr int kStageReaders = kPingpong ? 1 : kConsumers;  // consumers reading one stage: arrivals per empty phase
+constexpr int kBoxARows = kBM;            // TMA box for A: kBK x kBoxARows bytes
 constexpr int kClusterM = GEMM_CLUSTER;   // CTAs per cluster, stacked along M, sharing B
 constexpr int kClusterN = 1;              // CTAs per cluster along N (A is not shared)
 constexpr int kBoxBRows = kBN / kClusterM;  // TMA box for B: one slice per CTA of the cluster
@@ -236,13 +241,14 @@ static_assert(kE4m3Max == 1.75f * 256.0f, "e4m3's largest finite value: 1.75 * 2
 static_assert(kMinMultipleK * sizeof(fp8_t) == 16 && kMinMultipleN * 2 == 16,
               "a TMA global stride is a multiple of 16 bytes");
 
-constexpr int kTileBytesA = kBM * kBK;                          // 16 KiB
+constexpr int kTileBytesA = kBM * kBK;                          // 16 KiB (8 KiB ping-pong)
 constexpr int kTileBytesB = kBN * kBK;                          // 32 or 16 KiB
 constexpr int kStageBytes = kTileBytesA + kTileBytesB;          // bytes the TMA delivers per K-tile
 // The ring is as deep as shared memory allows: 192 KiB of stages (a stage is
 // 16 KiB of A plus kBN * 128 B of B), beside 32 KiB of D staging and the
-// barriers: 4 stages at BN 256, 6 at BN 128. Each stage holds twice the K
-// of step 7's, in the same bytes.
+// barriers: 4 stages at BN 256, 6 at BN 128 (8 in the ping-pong build,
+// whose stage holds 64 rows of A). Each stage holds twice the K of step
+// 7's, in the same bytes.
 constexpr int kRingBytes = 196608;
 constexpr int kStages = kRingBytes / kStageBytes;               // ring of shared-memory stages
 constexpr int kClusterSize = kClusterM * kClusterN;
@@ -254,11 +260,15 @@ static_assert(kPromote == 0 || kBN == 128,
               "a promoting build keeps two accumulators per thread: 2 x 64 fit a consumer's 232 "
               "registers at BN 128, 2 x 128 at BN 256 do not");
 static_assert(kBlockScales == 0 || kBlockScales == 1, "GEMM_BLOCK_SCALES is 0 or 1");
+static_assert(kPingpong == 0 || (kPingpong == 1 && kPromote == 1 && kBN == 128 && kBlockScales == 0),
+              "the ping-pong build is a promoting build: GEMM_PROMOTE_PINGPONG=1 needs GEMM_PROMOTE=1 "
+              "and GEMM_BN=128 (three 64-register accumulators per thread), without GEMM_BLOCK_SCALES");
 static_assert(kBlockScales == 0 || (kPromote == 1 && kBN == kScaleBlock && kBK == kScaleBlock),
               "block scales are applied at promotion, one K-tile at a time, and one 128x128 scale of B "
               "must cover the CTA's columns: build with GEMM_PROMOTE=1 and GEMM_BN=128");
 static_assert(kBK * sizeof(fp8_t) == 128, "one tile row must be exactly one 128-byte swizzle span");
-static_assert(kBM == kWgmmaM * kConsumers, "each consumer covers 64 rows with one m64nBN slice");
+static_assert(kBM == kWgmmaM * kStageReaders,
+              "each consumer covers 64 rows with one m64nBN slice: half a tile, or (ping-pong) a whole one");
 static_assert(kBoxARows == kBM && kBoxBRows <= 256, "TMA boxes are at most 256 rows");
 static_assert(kThreadsPerBlock == 128 * (1 + kConsumers),
               "one producer warpgroup plus the consumer warpgroups");
@@ -798,6 +808,44 @@ __device__ __forceinline__ void promoteScaled(float (&total)[kAccRegs],
 // end snippet
 #endif
 
+#if GEMM_PROMOTE_PINGPONG
+// snippet: pingpong-order
+// The ping-pong build's turns (-DGEMM_PROMOTE_PINGPONG=1). Each consumer
+// warpgroup owns whole 64 x 128 tiles, the CTA's tiles taken in turns:
+// turn t (the CTA's t-th unit) is consumer t % 2's. Two named barriers
+// order the turns' wgmma issue (PTX ISA "Parallel Synchronization and
+// Communication Instructions: bar, barrier", https://docs.nvidia.com/cuda/
+// parallel-thread-execution/index.html
+// #parallel-synchronization-and-communication-instructions-bar): barrier
+// kBarTurn + c is "consumer c may issue its tile's wgmmas". It completes
+// when 256 threads have arrived: consumer c's 128 in bar.sync (which
+// waits) and the other consumer's 128 in bar.arrive (which does not), so
+// the consumer whose turn ended hands over without stopping, and goes on
+// to its last chain's promotion and its epilogue while the tensor cores
+// run the other consumer's chain. Turn 0 waits for nobody; turn t > 0
+// waits once, and turn t arrives once, for turn t + 1, only if the CTA
+// has one: every barrier's arrivals and waits pair up, and none is left
+// half-arrived at exit (tools/gemm_dev/pingpong_model.py checks the order;
+// tests/lessons/day87/test_pingpong.py runs it). IDs 1 and 2 are the
+// epilogue's 128-thread barriers, 0 is __syncthreads().
+// The same schedule as CUTLASS's KernelTmaWarpSpecializedPingpong
+// (include/cutlass/gemm/kernel/sm90_gemm_tma_warpspecialized_pingpong.hpp:
+// math_wg_order_barrier.wait() before collective_mainloop.mma(), arrive()
+// right after it, before mma_tail), which orders its epilogues too because
+// its two consumers share one epilogue buffer; here each has its own
+// staging boxes (dOut[cons]), so only the wgmma issue takes turns.
+constexpr int kBarTurn = 3;  // named barriers 3 and 4: consumer 0's turn, consumer 1's turn
+constexpr int kTurnThreads = 256;  // both consumer warpgroups count toward one barrier
+
+__device__ __forceinline__ void turnWait(int cons) {
+    asm volatile("bar.sync %0, %1;" ::"r"(kBarTurn + cons), "n"(kTurnThreads) : "memory");
+}
+__device__ __forceinline__ void turnHandOver(int other) {
+    asm volatile("bar.arrive %0, %1;" ::"r"(kBarTurn + other), "n"(kTurnThreads) : "memory");
+}
+// end snippet
+#endif
+
 // D = scale * (A * B^T), A and B e4m3, for any M x N x K (N a multiple of
 // 8, K of 16). Launch contract: see the header. extern "C" keeps the name
 // unmangled for CuPy.
@@ -829,7 +877,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
     if (t == 0) {
         for (int i = 0; i < kStages; ++i) {
             mbarInit(&s.full[i], 1);
-            mbarInit(&s.empty[i], kConsumers * kClusterSize);
+            mbarInit(&s.empty[i], kStageReaders * kClusterSize);
         }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
@@ -844,6 +892,55 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
         if (wt == 0) {
             int stage = 0;
             uint32_t phase = 0;
+#if GEMM_PROMOTE_PINGPONG
+            // One K-tile of one tile into the next stage of the ring: the
+            // body of the default loop below, written twice so that the
+            // default builds' cubins stay byte for byte what they were (a
+            // lambda shared by both changes the code ptxas emits).
+            auto loadKTile = [&](int mBlock, int nBlock, int kt) {
+                COURSE_TL(TL_WAIT_EMPTY, stage);
+                mbarWait(&s.empty[stage], phase ^ 1);
+                COURSE_TL(TL_LOAD, stage);
+                // Whole boxes' bytes, also where a box reaches past
+                // M, N or K: the engine counts the zero fill too.
+                mbarArriveExpectTx(&s.full[stage], kStageBytes);
+                tmaLoad2d(s.a[stage], &tmA, &s.full[stage], kt * kBK, mBlock * kBM);
+                if constexpr (kClusterM > 1) {
+                    tmaLoad2dMulticast(&s.b[stage][rank * kBoxBRows * kBK], &tmB,
+                                       &s.full[stage], kt * kBK,
+                                       nBlock * kBN + static_cast<int>(rank) * kBoxBRows,
+                                       static_cast<uint16_t>((1u << kClusterSize) - 1));
+                } else {
+                    tmaLoad2d(s.b[stage], &tmB, &s.full[stage], kt * kBK, nBlock * kBN);
+                }
+                if (++stage == kStages) {
+                    stage = 0;
+                    phase ^= 1;
+                }
+            };
+            // The ping-pong build's order (see the consumer): the CTA's
+            // units in pairs, consumer 0's and consumer 1's, and within a
+            // pair chain by chain, consumer 0's K-tiles of the chain, then
+            // consumer 1's; a last unit without a partner alone.
+            const int chainLen = promoteEvery > 0 ? promoteEvery : p.kTiles;
+            for (int pairUnit = firstUnit; pairUnit < p.units; pairUnit += 2 * unitStep) {
+                const bool partner = pairUnit + unitStep < p.units;
+                int m0, n0, m1 = 0, n1 = 0;
+                unitCoords(p, pairUnit, m0, n0);
+                m0 = m0 * kClusterM + static_cast<int>(rank);
+                if (partner) {
+                    unitCoords(p, pairUnit + unitStep, m1, n1);
+                    m1 = m1 * kClusterM + static_cast<int>(rank);
+                }
+                for (int k0 = 0; k0 < p.kTiles; k0 += chainLen) {
+                    const int k1 = k0 + chainLen < p.kTiles ? k0 + chainLen : p.kTiles;
+                    for (int kt = k0; kt < k1; ++kt) loadKTile(m0, n0, kt);
+                    if (partner) {
+                        for (int kt = k0; kt < k1; ++kt) loadKTile(m1, n1, kt);
+                    }
+                }
+            }
+#else
             for (int unit = firstUnit; unit < p.units; unit += unitStep) {
                 int mBlock, nBlock;
                 unitCoords(p, unit, mBlock, nBlock);
@@ -870,6 +967,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
                     }
                 }
             }
+#endif
         }
         // end snippet
     } else {
@@ -877,6 +975,87 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
 #if GEMM_SETMAXNREG
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kConsumerRegs));
 #endif
+#if GEMM_PROMOTE_PINGPONG
+        // snippet: pingpong
+        // Ping-pong: each consumer owns whole 64 x 128 tiles. The CTA's
+        // units go in pairs, consumer 0's and consumer 1's, and the two
+        // tiles' chains take turns on the tensor cores: consumer 0's chain
+        // 0, consumer 1's chain 0, consumer 0's chain 1, ... A consumer
+        // hands the turn over as soon as its chain's wgmmas are issued,
+        // then waits for its chain (wait_group 0) and promotes it with FP32
+        // FADDs while the other consumer's chain runs; the tile's epilogue
+        // runs beside the other's last chain, or its next pair's first. A
+        // last unit without a partner runs alone, its chains back to back.
+        // The ring holds the K-tiles in this turn order (the producer's
+        // loop); `it` counts them, both consumers' (stage = it % kStages).
+        const int cons = wg - 1;          // 0: the pair's first unit, 1: its second
+        float acc[kAccRegs];              // the chain's; a chain starts with scale-d = 0
+        float total[kAccRegs];            // FP32 registers each chain is promoted into
+        const int chainLen = promoteEvery > 0 ? promoteEvery : p.kTiles;  // K-tiles per chain
+        uint32_t it = 0;
+        int prevStage = 0;
+        for (int pairUnit = firstUnit; pairUnit < p.units; pairUnit += 2 * unitStep) {
+            const int unit = pairUnit + cons * unitStep;
+            if (unit >= p.units) break;   // consumer 1, and the last unit has no partner
+            const bool partner = pairUnit + unitStep < p.units;
+            const bool nextPair = pairUnit + 2 * unitStep < p.units;
+            int mBlock, nBlock;
+            unitCoords(p, unit, mBlock, nBlock);
+            mBlock = mBlock * kClusterM + static_cast<int>(rank);
+#pragma unroll
+            for (int r = 0; r < kAccRegs; ++r) total[r] = 0.0f;
+            for (int k0 = 0; k0 < p.kTiles; k0 += chainLen) {
+                const int len = chainLen < p.kTiles - k0 ? chainLen : p.kTiles - k0;
+                const bool lastChain = k0 + len >= p.kTiles;
+                // Whose turn came before this chain's: consumer 1's always
+                // follows consumer 0's same chain; consumer 0's follows
+                // consumer 1's previous chain (or its previous pair's last)
+                // when there is one.
+                const bool waitTurn = cons == 1 || (k0 > 0 && partner) || (k0 == 0 && pairUnit != firstUnit);
+                // Whose turn comes next: consumer 1's same chain, after
+                // consumer 0's; consumer 0's next chain, or next pair's
+                // first, after consumer 1's.
+                const bool handOver = cons == 0 ? partner : (!lastChain || nextPair);
+                if (cons == 1) it += static_cast<uint32_t>(len);  // consumer 0's K-tiles of this chain
+                if (waitTurn) {
+                    COURSE_TL(TL_SYNC, 0);
+                    turnWait(cons);
+                }
+                for (int j = 0; j < len; ++j, ++it) {
+                    const int stage = static_cast<int>(it % kStages);
+                    COURSE_TL(TL_WAIT_FULL, stage);
+                    mbarWait(&s.full[stage], (it / kStages) & 1u);
+                    COURSE_TL(TL_MMA, stage);
+                    wgmmaFence();
+#pragma unroll
+                    for (int ks = 0; ks < kBK / kWgmmaK; ++ks) {
+                        wgmmaStep(acc, swizzledDesc(&s.a[stage][ks * kWgmmaK]),
+                                  swizzledDesc(&s.b[stage][ks * kWgmmaK]), (j > 0 || ks > 0) ? 1 : 0);
+                    }
+                    COURSE_TL(TL_MMA_WAIT, stage);
+                    wgmmaCommit();
+                    wgmmaWait<1>();
+                    if (j > 0 && wt < kClusterSize) {
+                        mbarArriveCluster(&s.empty[prevStage], static_cast<uint32_t>(wt));
+                        COURSE_TL(TL_RELEASE, prevStage);
+                    }
+                    prevStage = stage;
+                }
+                if (handOver) turnHandOver(cons ^ 1);  // the chain is issued: next turn
+                COURSE_TL(TL_MMA_WAIT, prevStage);
+                wgmmaWait<0>();
+                if (wt < kClusterSize) {
+                    mbarArriveCluster(&s.empty[prevStage], static_cast<uint32_t>(wt));
+                    COURSE_TL(TL_RELEASE, prevStage);
+                }
+                promote(total, acc);      // beside the other consumer's chain
+                if (cons == 0 && partner) it += static_cast<uint32_t>(len);  // consumer 1's K-tiles
+            }
+            COURSE_TL(TL_EPI, 0);
+            storeTile(total, s, cons, wt, &tmD, nBlock * kBN, mBlock * kBM, scale);
+        }
+        // end snippet
+#else
         const int cons = wg - 1;          // which 64-row half of the tile
         float acc[kAccRegs];              // the wgmma chain's; never zeroed: a chain starts with scale-d = 0
 #if GEMM_PROMOTE
@@ -968,6 +1147,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
             storeTile(acc, s, cons, wt, &tmD, nBlock * kBN, mBlock * kBM + cons * kBoxDRows, scale);
 #endif
         }
+#endif  // GEMM_PROMOTE_PINGPONG
         if (wt == 0) {
             asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
         }
