@@ -113,6 +113,7 @@
 //   grid    (min(SMs rounded down to a multiple of kClusterM,
 //           units * kClusterM), 1, 1), units = ceil(ceil(M/kBM)/kClusterM)
 //           * ceil(N/kBN)
+//           (kBM = 64 in the ping-pong build: tmA's box is {128, 64})
 //   block   kThreadsPerBlock = 384; dynamic shared memory kSmemBytes
 //   tmA     2D UINT8 map over A: dims {K, M}, row stride K bytes, box
 //           {kBK, kBoxARows} = {128, 128}, 128B swizzle, OOB fill NONE
@@ -137,7 +138,10 @@
 //
 // Build: nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -o gemm8_fp8 gemm8_fp8.cu
 //        (the promoting build: add -DGEMM_PROMOTE=1 -DGEMM_BN=128; -DGEMM_CLUSTER=1 for no cluster;
-//        the block-scaled build: -DGEMM_PROMOTE=1 -DGEMM_BN=128 -DGEMM_BLOCK_SCALES=1)
+//        the block-scaled build: -DGEMM_PROMOTE=1 -DGEMM_BN=128 -DGEMM_BLOCK_SCALES=1;
+//        the ping-pong promoting build: -DGEMM_PROMOTE=1 -DGEMM_BN=128 -DGEMM_PROMOTE_PINGPONG=1,
+//        64 x 128 tiles, one consumer each, chains in turns: see "pingpong-order" below;
+//        not yet run on a GPU)
 // Run:   ./gemm8_fp8                      (a list of ragged shapes, each with the build's intervals)
 //        ./gemm8_fp8 M N K PROMOTE_EVERY  (one shape)
 
@@ -203,7 +207,7 @@ typedef struct CUtensorMap_st CUtensorMap;
 #endif
 typedef uint8_t fp8_t;                    // one e4m3 element, as the TMA moves it: a byte
 constexpr int kPingpong = GEMM_PROMOTE_PINGPONG;  // 1: each consumer owns a whole 64-row tile, in turns
-constexpr int kBM = kPingpong ? 64 : 128;  // rows of D one CTA's tile has (one unit of work)
+constexpr int kBM = 128 / (1 + kPingpong);  // rows of D in one unit of work: 128, or 64 ping-pong
 constexpr int kBN = GEMM_BN;              // columns of D one CTA owns: 256 or 128
 constexpr int kBK = 128;                  // K depth of one tile: 128 e4m3 = 128 bytes, one swizzle row
 constexpr int kWgmmaM = 64;               // rows of one wgmma.mma_async
@@ -211,7 +215,7 @@ constexpr int kWgmmaN = kBN;              // columns of one wgmma.mma_async (m64
 constexpr int kWgmmaK = 32;               // K depth of one FP8 wgmma.mma_async: 32 bytes, as FP16's k16
 constexpr int kThreadsPerBlock = 384;     // warpgroup 0 produces, warpgroups 1 and 2 consume
 constexpr int kConsumers = 2;             // consumer warpgroups
-constexpr int kStageReaders = kPingpong ? 1 : kConsumers;  // consumers reading one stage: arrivals per empty phase
+constexpr int kStageReaders = kConsumers - kPingpong;  // consumers reading one stage: 2, or 1 ping-pong
 constexpr int kBoxARows = kBM;            // TMA box for A: kBK x kBoxARows bytes
 constexpr int kClusterM = GEMM_CLUSTER;   // CTAs per cluster, stacked along M, sharing B
 constexpr int kClusterN = 1;              // CTAs per cluster along N (A is not shared)
@@ -811,29 +815,49 @@ __device__ __forceinline__ void promoteScaled(float (&total)[kAccRegs],
 #if GEMM_PROMOTE_PINGPONG
 // snippet: pingpong-order
 // The ping-pong build's turns (-DGEMM_PROMOTE_PINGPONG=1). Each consumer
-// warpgroup owns whole 64 x 128 tiles, the CTA's tiles taken in turns:
-// turn t (the CTA's t-th unit) is consumer t % 2's. Two named barriers
-// order the turns' wgmma issue (PTX ISA "Parallel Synchronization and
-// Communication Instructions: bar, barrier", https://docs.nvidia.com/cuda/
-// parallel-thread-execution/index.html
-// #parallel-synchronization-and-communication-instructions-bar): barrier
-// kBarTurn + c is "consumer c may issue its tile's wgmmas". It completes
-// when 256 threads have arrived: consumer c's 128 in bar.sync (which
-// waits) and the other consumer's 128 in bar.arrive (which does not), so
-// the consumer whose turn ended hands over without stopping, and goes on
-// to its last chain's promotion and its epilogue while the tensor cores
-// run the other consumer's chain. Turn 0 waits for nobody; turn t > 0
-// waits once, and turn t arrives once, for turn t + 1, only if the CTA
-// has one: every barrier's arrivals and waits pair up, and none is left
-// half-arrived at exit (tools/gemm_dev/pingpong_model.py checks the order;
-// tests/lessons/day87/test_pingpong.py runs it). IDs 1 and 2 are the
-// epilogue's 128-thread barriers, 0 is __syncthreads().
-// The same schedule as CUTLASS's KernelTmaWarpSpecializedPingpong
-// (include/cutlass/gemm/kernel/sm90_gemm_tma_warpspecialized_pingpong.hpp:
-// math_wg_order_barrier.wait() before collective_mainloop.mma(), arrive()
-// right after it, before mma_tail), which orders its epilogues too because
-// its two consumers share one epilogue buffer; here each has its own
-// staging boxes (dOut[cons]), so only the wgmma issue takes turns.
+// warpgroup owns whole 64 x 128 tiles: the CTA's units in pairs, the
+// first consumer 0's, the second consumer 1's. The two tiles' wgmma
+// chains (promoteEvery K-tiles each; the whole K when it is 0) take turns
+// on the tensor cores: consumer 0's chain 0, consumer 1's chain 0,
+// consumer 0's chain 1, ... Two named barriers order the turns (PTX ISA
+// "Parallel Synchronization and Communication Instructions: bar,
+// barrier", https://docs.nvidia.com/cuda/parallel-thread-execution/
+// index.html#parallel-synchronization-and-communication-instructions-bar):
+// barrier kBarTurn + c is "consumer c may issue its next chain". It
+// completes when 256 threads have arrived: consumer c's 128 in bar.sync
+// (which waits) and the other consumer's 128 in bar.arrive (which does
+// not). A consumer hands the turn over as soon as its chain's wgmmas are
+// issued, then waits for its own chain (wait_group 0) and promotes it
+// with FP32 FADDs while the other consumer's chain runs; its epilogue
+// runs beside the other's last chain. A consumer waits only where the
+// turn before its own was the other's, and hands over only where the
+// turn after its own is the other's, so every barrier's arrivals and
+// waits pair up and none is left half-arrived at exit
+// (course/lessons/day87/pingpong.py models the order; tests/lessons/
+// day87/test_pingpong.py checks it). IDs 1 and 2 are the epilogue's
+// 128-thread barriers, 0 is __syncthreads().
+//
+// CUTLASS's KernelTmaWarpSpecializedPingpong (NVIDIA/cutlass, include/
+// cutlass/gemm/kernel/sm90_gemm_tma_warpspecialized_pingpong.hpp) takes
+// turns by whole tiles: math_wg_order_barrier.wait() before
+// collective_mainloop.mma(), arrive() right after it, and again around
+// the epilogue, whose shared memory its consumers share (each has its own
+// staging boxes here, dOut[cons]). With promoteEvery = 0 this build is
+// that schedule. With promotion, turns by whole tiles would leave the
+// tensor cores idle during each promotion inside a tile, unless a
+// consumer overlapped its own promotion with its own next chain (two
+// chain accumulators, the older promoted after wait_group 1). ptxas 13.0
+// does not allow that: with two accumulators each read after the other's
+// wait_group 1, it serializes every wgmma ("info (C7514) ... non wgmma
+// instructions reading accumulator registers of a wgmma between start and
+// end of the pipeline stage"), a reduced kernel of twenty lines included,
+// while either read alone passes. So the turns are by chains, and the
+// other consumer's chain is what hides a promotion. DeepGEMM's sm90 FP8
+// GEMM (deepseek-ai/DeepGEMM, deep_gemm/include/deep_gemm/impls/
+// sm90_fp8_gemm_1d2d.cuh) is not a ping-pong: its math warpgroups split
+// one BLOCK_M tile (math_wg_idx * WGMMA::M), wait with warpgroup_wait<0>
+// and promote, overlapped only by the other warpgroup's wgmmas, as this
+// file's default promoting build is.
 constexpr int kBarTurn = 3;  // named barriers 3 and 4: consumer 0's turn, consumer 1's turn
 constexpr int kTurnThreads = 256;  // both consumer warpgroups count toward one barrier
 
@@ -885,14 +909,14 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
     // end snippet
 
     if (wg == 0) {
-        // snippet: producer
+#if GEMM_PROMOTE_PINGPONG
+        // snippet: pingpong-producer
 #if GEMM_SETMAXNREG
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kProducerRegs));
 #endif
         if (wt == 0) {
             int stage = 0;
             uint32_t phase = 0;
-#if GEMM_PROMOTE_PINGPONG
             // One K-tile of one tile into the next stage of the ring: the
             // body of the default loop below, written twice so that the
             // default builds' cubins stay byte for byte what they were (a
@@ -940,7 +964,16 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
                     }
                 }
             }
+        }
+        // end snippet
 #else
+        // snippet: producer
+#if GEMM_SETMAXNREG
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kProducerRegs));
+#endif
+        if (wt == 0) {
+            int stage = 0;
+            uint32_t phase = 0;
             for (int unit = firstUnit; unit < p.units; unit += unitStep) {
                 int mBlock, nBlock;
                 unitCoords(p, unit, mBlock, nBlock);
@@ -967,16 +1000,15 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
                     }
                 }
             }
-#endif
         }
         // end snippet
+#endif
     } else {
-        // snippet: consumer
+#if GEMM_PROMOTE_PINGPONG
+        // snippet: pingpong
 #if GEMM_SETMAXNREG
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kConsumerRegs));
 #endif
-#if GEMM_PROMOTE_PINGPONG
-        // snippet: pingpong
         // Ping-pong: each consumer owns whole 64 x 128 tiles. The CTA's
         // units go in pairs, consumer 0's and consumer 1's, and the two
         // tiles' chains take turns on the tensor cores: consumer 0's chain
@@ -1056,6 +1088,10 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
         }
         // end snippet
 #else
+        // snippet: consumer
+#if GEMM_SETMAXNREG
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kConsumerRegs));
+#endif
         const int cons = wg - 1;          // which 64-row half of the tile
         float acc[kAccRegs];              // the wgmma chain's; never zeroed: a chain starts with scale-d = 0
 #if GEMM_PROMOTE

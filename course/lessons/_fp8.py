@@ -69,17 +69,20 @@ class Build:
     cluster: int
     promote: int  # 1: the promoting build (a second accumulator); 0: the wgmma accumulator only
     block: int = 0  # 1: 1x128 / 128x128 block scales, applied at every promotion
+    bm: int = 128  # rows of a unit of work: 64 in the ping-pong build (GEMM_PROMOTE_PINGPONG=1)
 
     @property
     def name(self) -> str:
         kind = ", block scales" if self.block else ", promoting build" if self.promote else ""
-        return f"128x{self.bn} cluster {self.cluster}{kind}"
+        if self.bm != 128:
+            kind = ", ping-pong promoting build"
+        return f"{self.bm}x{self.bn} cluster {self.cluster}{kind}"
 
 
 def build_of(lesson: Lesson, compiled: Compiled | None) -> Build:
     flags = dict(compiled.options.defines) if compiled is not None else {}
     c = lesson.constants(flags)
-    return Build(int(c["kBN"]), int(c["kClusterM"]), int(c["kPromote"]), int(c["kBlockScales"]))
+    return Build(int(c["kBN"]), int(c["kClusterM"]), int(c["kPromote"]), int(c["kBlockScales"]), int(c["kBM"]))
 
 
 def self_check_block_scales(m: int, n: int, k: int, block: int = fp8.SCALE_BLOCK) -> tuple[Any, Any]:
@@ -161,7 +164,7 @@ def check_every(every: Any, build: Build) -> int:
 
 def grid_for(m: int, n: int, build: Build, sms: int) -> int:
     """CTAs: one per cluster tile, at most one per SM, rounded down to whole clusters."""
-    tiles_m = -(-m // 128)
+    tiles_m = -(-m // build.bm)
     units = -(-tiles_m // build.cluster) * -(-n // build.bn)
     return min(sms // build.cluster, units) * build.cluster
 
