@@ -1,3 +1,14 @@
+// SPDX-License-Identifier: MIT
+// A reduced kernel (no GPU needed, compile only): two wgmma chain accumulators A and B,
+// alternating; each is read (added into T) after the other's wgmma is issued and
+// wgmma.wait_group 1 has returned, which the PTX ISA allows (only the newest group is
+// pending). ptxas 13.0 and NVRTC's serialize every wgmma of it: "ptxas info (C7514)
+// Potential Performance Loss: wgmma.mma_async instructions are serialized due to non
+// wgmma instructions reading accumulator registers of a wgmma between start and end of
+// the pipeline stage". c7514_one_read.cu, the same with only A read there, compiles
+// clean. tests/lessons/day87/test_compile.py checks both; kernels/gemm8_fp8.cu
+// ("pingpong-order") says what the ping-pong build does instead. The wgmma helpers
+// are gemm8_fp8.cu's.
 #include <cuda/std/cstdint>
 using cuda::std::uint64_t; using cuda::std::uint32_t;
 // snippet: wgmma

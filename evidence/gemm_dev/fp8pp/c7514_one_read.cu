@@ -1,3 +1,7 @@
+// SPDX-License-Identifier: MIT
+// c7514_both_reads.cu with only one of the two reads (A, after B's wait_group 1): it
+// compiles without wgmma serialization. (It promotes B only at the end, so it is not a
+// correct GEMM: a compile-only contrast.)
 #include <cuda/std/cstdint>
 using cuda::std::uint64_t; using cuda::std::uint32_t;
 // snippet: wgmma

@@ -45,3 +45,41 @@ def test_a_promoting_256_wide_build_is_refused_by_the_file_itself():
 def test_block_scales_without_the_promoting_128_wide_build_are_refused_by_the_file_itself(flags):
     with pytest.raises(CompileError, match="block scales are applied at promotion"):
         compile_offline(LESSON, defines=flags)
+
+
+# The ping-pong promoting build (GEMM_PROMOTE_PINGPONG=1): 64 x 128 tiles, one consumer each, chains in
+# turns (course/lessons/day87/pingpong.py models the order). Not in BUILDS: the page shows no number
+# for it yet, and its ring is 8 stages of 64 rows.
+PINGPONG = {"GEMM_BN": 128, "GEMM_PROMOTE": 1, "GEMM_PROMOTE_PINGPONG": 1}
+
+
+@pytest.mark.parametrize("cluster", [2, 1])
+def test_the_pingpong_build_compiles_without_spills_or_wgmma_serialization(cluster):
+    flags = {**PINGPONG, "GEMM_CLUSTER": cluster}
+    result = compile_offline(LESSON, defines=flags, ptxas_verbose=True)
+    assert result.cubin[:4] == b"\x7fELF"
+    report = parse(result.log, LESSON.kernel_name)
+    assert not report.spills and not report.serialized_wgmma and not report.injected_waits, result.log
+    c = LESSON.constants(flags)
+    assert (c["kBM"], c["kBoxARows"], c["kStages"], c["kStageReaders"], c["kPingpong"]) == (64, 64, 8, 1, 1)
+    assert c["kSmemBytes"] == LESSON.constants({})["kSmemBytes"]  # the same shared memory as every build
+
+
+@pytest.mark.parametrize(
+    "flags", [{"GEMM_PROMOTE_PINGPONG": 1}, {"GEMM_BN": 128, "GEMM_PROMOTE_PINGPONG": 1}, {**PINGPONG, "GEMM_BLOCK_SCALES": 1}]
+)
+def test_a_pingpong_build_that_is_not_the_promoting_128_wide_one_is_refused_by_the_file_itself(flags):
+    with pytest.raises(CompileError, match="the ping-pong build is a promoting build"):
+        compile_offline(LESSON, defines=flags)
+
+
+def test_ptxas_serializes_two_chain_accumulators_each_read_after_the_others_wait_group_1():
+    # Why the ping-pong build takes turns by chains (its "pingpong-order" comment): a consumer cannot
+    # promote its own previous chain beside its next one. Reduced kernels, evidence/gemm_dev/fp8pp/.
+    folder = LESSON.kernel_path.parents[1] / "evidence" / "gemm_dev" / "fp8pp"
+    both, one = (
+        parse(compile_offline(LESSON, source=(folder / f).read_text(), ptxas_verbose=True).log, "k")
+        for f in ("c7514_both_reads.cu", "c7514_one_read.cu")
+    )
+    assert both.serialized_wgmma and any("C7514" in w for w in both.warnings)
+    assert not one.serialized_wgmma and not one.spills
