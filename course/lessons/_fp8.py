@@ -82,7 +82,9 @@ class Build:
 def build_of(lesson: Lesson, compiled: Compiled | None) -> Build:
     flags = dict(compiled.options.defines) if compiled is not None else {}
     c = lesson.constants(flags)
-    return Build(int(c["kBN"]), int(c["kClusterM"]), int(c["kPromote"]), int(c["kBlockScales"]), int(c["kBM"]))
+    return Build(
+        int(c["kBN"]), int(c["kClusterM"]), int(c["kPromote"]), int(c["kBlockScales"]), int(c["kBM"])
+    )
 
 
 def self_check_block_scales(m: int, n: int, k: int, block: int = fp8.SCALE_BLOCK) -> tuple[Any, Any]:

@@ -13,10 +13,16 @@ The block-scaled build (``GEMM_BLOCK_SCALES=1``: A scaled per 1 x 128, B per 128
 every promotion) is timed in the same batches as the promoting build (``block_table``), and its
 accuracy set beside per-tensor scales on skewed inputs, rows and blocks of very different
 magnitudes, against float64 of the original and of the dequantised inputs (``block_accuracy``).
+
+With ``COURSE_DAY87_PINGPONG=1`` in the environment (``PINGPONG_ENV``; off by default), the
+ping-pong promoting build (``chooser.PINGPONG_BUILD``) is checked at every interval and timed in
+the same batches too, its reasons titled ``pingpong_title``: a dev measurement the page does not
+render.
 """
 
 from __future__ import annotations
 
+import os
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +34,7 @@ from ...bench.spec import KERNEL, BenchSpec, Context, Extras, Peer
 from ...kernel.host import timing_floor
 from .._fp8 import BENCH_TOLERANCE, draw_inputs, relative_error, segment_error
 from . import LESSON, chooser
-from .chooser import BLOCK_BUILD, PROMOTE_BUILD, WIDE_BUILD
+from .chooser import BLOCK_BUILD, PINGPONG_BUILD, PROMOTE_BUILD, WIDE_BUILD
 from .host import HOST
 
 if TYPE_CHECKING:
@@ -58,6 +64,11 @@ CURVE_KERNELS = (
     ("promoted every 512 (P=4)", PROMOTE_BUILD, 4),
 )
 CURVE_NAMES = tuple(name for name, _, _ in CURVE_KERNELS) + (LT, LT_FAST)
+PINGPONG_ENV = "COURSE_DAY87_PINGPONG"  # "1": time the ping-pong build beside the promoting one
+
+
+def pingpong_on() -> bool:
+    return os.environ.get(PINGPONG_ENV, "").strip() == "1"
 
 
 def lt_peers() -> tuple[Peer, ...]:
@@ -89,6 +100,10 @@ def promotion_title(every: int, n: int) -> str:
 
 def accuracy_title(dist: str, k: int, name: str) -> str:
     return f"accuracy {dist} K={k}: {name}"
+
+
+def pingpong_title(every: int, n: int) -> str:
+    return f"ping-pong {_interval_name(every)} at N={n}"
 
 
 def block_title(n: int) -> str:
@@ -125,6 +140,7 @@ def _promotion(ctx: Context, n: int) -> list[Reason]:
     base = host.workload(base_c, n, sets, "bench")
     prom = host.workload(prom_c, n, sets, "bench")
     blk = host.workload(ctx.compile(n, defines=BLOCK_BUILD), n, sets, "bench")
+    pp = host.workload(ctx.compile(n, defines=PINGPONG_BUILD), n, sets, "bench") if pingpong_on() else None
     lt = ctx.peers[0]
     calls: dict[str, tuple[Callable[[int], None], Any]] = {
         KERNEL: (base.launch, None),
@@ -132,13 +148,19 @@ def _promotion(ctx: Context, n: int) -> list[Reason]:
         BLOCK: (blk.launch, None),
         lt.name: (partial(lt.call, base), None),
     }
+    if pp is not None:
+        calls.update({pingpong_title(p, n): (partial(pp.launch_every, every=p), None) for p in INTERVALS})
     # every interval is checked on set 0 before anything is timed
-    for p in INTERVALS:
-        prom.poison(0)
-        prom.launch_every(0, p)
-        check = prom.check(prom.out(0))
-        if not check.passed:
-            ctx.verify(n, prom, {_interval_name(p): (partial(prom.launch_every, every=p), None)})
+    for w, name in (
+        (prom, _interval_name),
+        *(((pp, partial(pingpong_title, n=n)),) if pp is not None else ()),
+    ):
+        for p in INTERVALS:
+            w.poison(0)
+            w.launch_every(0, p)
+            check = w.check(w.out(0))
+            if not check.passed:
+                ctx.verify(n, w, {name(p): (partial(w.launch_every, every=p), None)})
     ctx.verify(n, base, {KERNEL: calls[KERNEL], lt.name: calls[lt.name]})
     ctx.verify(n, blk, {BLOCK: calls[BLOCK]})  # against float64 of its own (block-)dequantised inputs
     samples = ctx.timer.samples_together(
@@ -199,7 +221,33 @@ def _promotion(ctx: Context, n: int) -> list[Reason]:
     ctx.progress(
         f"{ctx.lesson.id} N={n} {BLOCK}: {rate:,.0f} TFLOP/s, {r:.2f}x, {rp:.2f}x P=1, {rl:.2f}x {lt.name}"
     )
-    del base, prom, blk, calls
+    for p in INTERVALS if pp is not None else ():
+        mine = samples[pingpong_title(p, n)].per_call_ms
+        rate = ctx.rate(n, samples[pingpong_title(p, n)].timing().median_ms)
+        (r, lo, hi), (rl, llo, lhi) = (
+            paired_ratios(mine, samples[key].per_call_ms) for key in (_interval_name(p), lt.name)
+        )
+        out += [
+            Reason(
+                pingpong_title(p, n),
+                r,
+                "x",
+                "measured",
+                f"the 64x128 ping-pong build (GEMM_PROMOTE_PINGPONG=1) at promote_every={p}: {rate:,.0f} TFLOP/s, "
+                f"{r:.2f}x the 128x128 promoting build at the same P ({lo:.2f}x to {hi:.2f}x) and {rl:.2f}x "
+                f"{lt.name} ({llo:.2f}x to {lhi:.2f}x) over {len(mine)} interleaved repeats",
+                lo,
+                hi,
+            ),
+            Reason(f"{pingpong_title(p, n)}: rate", rate, "TFLOP/s", "measured", "median of the repeats"),
+            Reason(
+                f"{pingpong_title(p, n)} against {lt.name}", rl, "x", "measured", "same batches", llo, lhi
+            ),
+        ]
+        ctx.progress(
+            f"{ctx.lesson.id} N={n} ping-pong P={p}: {rate:,.0f} TFLOP/s, {r:.2f}x, {rl:.2f}x {lt.name}"
+        )
+    del base, prom, blk, pp, calls
     engine.release()
     return out
 

@@ -215,8 +215,11 @@ def simulate(
             break
         runnable = [i for i in live if ready(i)]
         if not runnable:
-            where = [f"cta {programs[i][0]} {'producer' if programs[i][1] < 0 else f'consumer {programs[i][1]}'} "
-                     f"at {programs[i][2][pc[i]]}" for i in live]
+            where = [
+                f"cta {programs[i][0]} {'producer' if programs[i][1] < 0 else f'consumer {programs[i][1]}'} "
+                f"at {programs[i][2][pc[i]]}"
+                for i in live
+            ]
             raise OrderError(f"deadlock after {steps} steps: " + "; ".join(where))
         i = rng.choice(runnable)
         cta, role, ops = programs[i]
@@ -231,8 +234,10 @@ def simulate(
         elif kind == "issue":
             unit, kt = beliefs[(cta, role)][issue_count[cta][role]]
             if holds[arg] != (unit, kt):
-                raise OrderError(f"cta {cta} consumer {role} read ring index {arg} as unit {unit} K-tile {kt}, "
-                                 f"but the producer loaded unit {holds[arg][0]} K-tile {holds[arg][1]} there")
+                raise OrderError(
+                    f"cta {cta} consumer {role} read ring index {arg} as unit {unit} K-tile {kt}, "
+                    f"but the producer loaded unit {holds[arg][0]} K-tile {holds[arg][1]} there"
+                )
             issue_count[cta][role] += 1
             issued[cta].append((role, unit, kt))
         elif kind == "release":
@@ -240,8 +245,10 @@ def simulate(
         else:  # a named barrier: "wait" (bar.sync) or "arrive" (bar.arrive)
             bar = bars[cta][arg]
             if (cta, role) in bar.by:
-                raise OrderError(f"cta {cta} barrier {arg}: consumer {role} arrived twice in generation "
-                                 f"{bar.generation} (hardware would complete it with nobody else)")
+                raise OrderError(
+                    f"cta {cta} barrier {arg}: consumer {role} arrived twice in generation "
+                    f"{bar.generation} (hardware would complete it with nobody else)"
+                )
             bar.by.append((cta, role))
             bar.arrived += WARPGROUP
             if kind == "wait":
@@ -261,7 +268,8 @@ def simulate(
     return Outcome(issued, bars, steps)
 
 
-
 def expected_issues(units: int, k_tiles: int, every: int) -> list[tuple[int, int, int]]:
     """(consumer, unit, K-tile) in the order the turns should reach the tensor cores."""
-    return [(c.cons, c.unit, kt) for c in turn_order(units, k_tiles, every) for kt in range(c.k0, c.k0 + c.length)]
+    return [
+        (c.cons, c.unit, kt) for c in turn_order(units, k_tiles, every) for kt in range(c.k0, c.k0 + c.length)
+    ]

@@ -66,7 +66,12 @@ def test_the_pingpong_build_compiles_without_spills_or_wgmma_serialization(clust
 
 
 @pytest.mark.parametrize(
-    "flags", [{"GEMM_PROMOTE_PINGPONG": 1}, {"GEMM_BN": 128, "GEMM_PROMOTE_PINGPONG": 1}, {**PINGPONG, "GEMM_BLOCK_SCALES": 1}]
+    "flags",
+    [
+        {"GEMM_PROMOTE_PINGPONG": 1},
+        {"GEMM_BN": 128, "GEMM_PROMOTE_PINGPONG": 1},
+        {**PINGPONG, "GEMM_BLOCK_SCALES": 1},
+    ],
 )
 def test_a_pingpong_build_that_is_not_the_promoting_128_wide_one_is_refused_by_the_file_itself(flags):
     with pytest.raises(CompileError, match="the ping-pong build is a promoting build"):

@@ -46,7 +46,12 @@ def test_the_kernel_source_states_the_models_turn_rules():
     assert f"const bool waitTurn = {pp.WAIT_TURN_SOURCE};" in text
     assert f"const bool handOver = {pp.HAND_OVER_SOURCE};" in text
     c = LESSON.constants({"GEMM_BN": 128, "GEMM_PROMOTE": 1, "GEMM_PROMOTE_PINGPONG": 1})
-    assert (c["kStages"], c["kTurnThreads"], c["kBM"], c["kStageReaders"]) == (pp.STAGES, pp.TURN_THREADS, 64, 1)
+    assert (c["kStages"], c["kTurnThreads"], c["kBM"], c["kStageReaders"]) == (
+        pp.STAGES,
+        pp.TURN_THREADS,
+        64,
+        1,
+    )
 
 
 def test_a_first_turn_that_waits_deadlocks():
@@ -55,7 +60,9 @@ def test_a_first_turn_that_waits_deadlocks():
 
 
 def test_a_hand_over_after_the_last_turn_is_left_half_arrived():
-    out = pp.simulate(2, 3, 1, hands=lambda cons, partner, last_chain, next_pair: partner if cons == 0 else True)
+    out = pp.simulate(
+        2, 3, 1, hands=lambda cons, partner, last_chain, next_pair: partner if cons == 0 else True
+    )
     assert out.barriers[0][0].arrived == pp.WARPGROUP  # consumer 1's last bar.arrive, never matched
     assert out.barriers[0][0].arrives == out.barriers[0][0].waits + 1
 
@@ -73,3 +80,21 @@ def test_a_ring_slot_read_as_the_wrong_tile_is_caught():
     assert reads == [(1, 0), (1, 1)]
     _, holds = pp.producer_program(2, 2, 1)
     assert holds == [(0, 0), (1, 0), (0, 1), (1, 1)]
+
+
+def test_the_pingpong_build_is_off_the_bench_unless_asked_and_its_grid_counts_64_row_tiles(monkeypatch):
+    from course.lessons._fp8 import Build, grid_for
+    from course.lessons.day87 import bench, chooser
+
+    monkeypatch.delenv(bench.PINGPONG_ENV, raising=False)
+    assert not bench.pingpong_on()
+    monkeypatch.setenv(bench.PINGPONG_ENV, "1")
+    assert bench.pingpong_on()
+    assert bench.pingpong_title(1, 4096) == "ping-pong promoting build, every 128 (P=1) at N=4096"
+    assert chooser.choose(8192, 8192, 132) == {}  # never chosen
+    pingpong = Build(128, 2, 1, 0, 64)
+    assert pingpong.name == "64x128 cluster 2, ping-pong promoting build"
+    # 1000 rows are 16 tiles of 64 (8 clusters of two), 1032 columns 9 tiles of 128: 72 units.
+    assert grid_for(1000, 1032, pingpong, 132) == 132 // 2 * 2
+    assert grid_for(200, 136, pingpong, 132) == 2 * 2 * 2  # 4 tiles of 64 rows in 2 clusters, 2 columns
+    assert grid_for(200, 136, Build(128, 2, 1), 132) == 1 * 2 * 2
