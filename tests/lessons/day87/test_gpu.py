@@ -123,3 +123,28 @@ def test_block_scales_keep_the_small_rows_one_scale_loses(gpu_for):
     # tensor has flushed the small rows to e4m3's subnormals, block scales have not
     assert errors["block own"] < 1e-2 and errors["per own"] < 1e-2, errors
     assert errors["per"] > 2 * errors["block"], errors
+
+
+# The ping-pong promoting build (GEMM_PROMOTE_PINGPONG=1; course/lessons/day87/pingpong.py models its
+# turns): the C++ program's shapes, and two with many 64-row tiles (CTAs with an odd number of units:
+# a last unit without a partner) and K-tiles past the ring's 8 stages, at every kind of interval:
+# never, every K-tile, a chain of 3, and a chain of 12 (longer than the ring).
+PINGPONG_SHAPES = [*SHAPES, (2304, 2504, 768), (4100, 264, 2064)]
+
+
+@pytest.mark.gpu
+@pytest.mark.hopper
+@pytest.mark.parametrize("cluster", [2, 1])
+def test_the_pingpong_build_is_exact_on_ragged_shapes(gpu_for, cluster):
+    gpu_for("day87")
+    compiled = compile_lesson(
+        LESSON,
+        defines={"GEMM_BN": 128, "GEMM_CLUSTER": cluster, "GEMM_PROMOTE": 1, "GEMM_PROMOTE_PINGPONG": 1},
+    )
+    for shape in PINGPONG_SHAPES:
+        for every in (0, 1, 3, 12):
+            result = run_lesson(
+                LESSON, compiled=compiled, progress=lambda line: None, shape=shape, promote_every=every
+            )
+            assert result.passed, (cluster, shape, every, result.lines)
+            assert result.check.total == shape[0] * shape[1]
