@@ -188,7 +188,9 @@ def simulate(
             beliefs[(cta, cons)] = reads
     pc = [0] * len(programs)
     blocked_gen: dict[int, int] = {}  # program index -> barrier generation it waits to complete
-    loaded = [set() for _ in range(cluster)]  # ring indices whose full barrier completed, per CTA
+    loaded: list[set[int]] = [
+        set() for _ in range(cluster)
+    ]  # ring indices whose full barrier completed, per CTA
     released: dict[int, int] = {}  # ring index -> CTAs that released it
     bars = [{0: Barrier(), 1: Barrier()} for _ in range(cluster)]
     issued: list[list[tuple[int, int, int]]] = [[] for _ in range(cluster)]
