@@ -850,8 +850,8 @@ __device__ __forceinline__ void promoteScaled(float (&total)[kAccRegs],
 // does not allow that: with two accumulators each read after the other's
 // wait_group 1, it serializes every wgmma ("info (C7514) ... non wgmma
 // instructions reading accumulator registers of a wgmma between start and
-// end of the pipeline stage"), a reduced kernel of twenty lines included,
-// while either read alone passes. So the turns are by chains, and the
+// end of the pipeline stage"), a reduced kernel of a dozen lines included
+// (evidence/gemm_dev/fp8pp/c7514_both_reads.cu), while one read alone passes. So the turns are by chains, and the
 // other consumer's chain is what hides a promotion. DeepGEMM's sm90 FP8
 // GEMM (deepseek-ai/DeepGEMM, deep_gemm/include/deep_gemm/impls/
 // sm90_fp8_gemm_1d2d.cuh) is not a ping-pong: its math warpgroups split
