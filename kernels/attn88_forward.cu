@@ -143,6 +143,7 @@ static_assert(kThreadsPerBlock == 384, "one producer and two consumer warpgroups
 static_assert(128 * (kProducerRegs + kConsumers * kConsumerRegs) <= 65536,
               "the three warpgroups' ceilings must fit the 64K-register file");
 static_assert(kSmemBytes <= 227 * 1024, "Hopper's per-block shared memory ceiling");
+static_assert(kMinSeqLen == 1, "no multiple of S is needed: the TMA zero-fills past it");
 // end snippet
 
 // snippet: smem-layout
@@ -257,6 +258,9 @@ __device__ __forceinline__ void wgmmaWait() {
 // compiler across the fence, commit and wait around it: an empty asm that
 // "reads and writes" each one pins it in place (CUTLASS's
 // warpgroup_fence_operand does the same).
+// -inf as a float, the same under nvcc and NVRTC (which has no INFINITY macro).
+__device__ __forceinline__ float negInf() { return __int_as_float(0xff800000); }
+
 template <int kN>
 __device__ __forceinline__ void pinRegs(float (&r)[kN]) {
 #pragma unroll
@@ -372,7 +376,7 @@ __device__ __forceinline__ void maskTile(float (&s)[kSAccRegs], int col0, int ro
         for (int e = 0; e < 4; ++e) {
             const int col = col0 + 8 * j + (e & 1);
             const int row = row0 + 8 * (e >> 1);
-            if (col >= seqLen || (causal && col > row)) s[4 * j + e] = -INFINITY;
+            if (col >= seqLen || (causal && col > row)) s[4 * j + e] = negInf();
         }
     }
 }
@@ -404,7 +408,7 @@ __device__ __forceinline__ void softmaxTile(float (&s)[kSAccRegs], float (&rowMa
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
         // A row with every key masked so far has max -inf; subtracting 0
         // keeps exp2's argument -inf (P = 0) instead of NaN.
-        const float shift = mx == -INFINITY ? 0.0f : mx * kScaleLog2;
+        const float shift = mx == negInf() ? 0.0f : mx * kScaleLog2;
         // exp2(scaled old max - scaled new max): 0 on the first tile (old max -inf).
         alpha[r] = ex2(rowMax[r] * kScaleLog2 - shift);
         rowMax[r] = mx;
@@ -761,7 +765,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
         float oAcc[kOAccRegs];
 #pragma unroll
         for (int i = 0; i < kOAccRegs; ++i) oAcc[i] = 0.0f;
-        float rowMax[2] = {-INFINITY, -INFINITY};
+        float rowMax[2] = {negInf(), negInf()};
         float rowSum[2] = {0.0f, 0.0f};
         mbarWait(&s.qFull, 0);
         int stage = 0;
@@ -781,8 +785,10 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
             softmaxTile(sAcc, rowMax, rowSum, alpha);
             rescaleO(oAcc, alpha);
             pFragment(p, sAcc);
-            mbarWait(&s.vFull[stage], phase);
+            // The timeline's kinds are the ladder's: MMA spans S = Q K^T and
+            // the softmax, MMA_WAIT the wait for V and O += P V.
             COURSE_TL(TL_MMA_WAIT, stage);
+            mbarWait(&s.vFull[stage], phase);
             pvTile(oAcc, p, s, stage);
             // Both wgmmas of this tile have completed: the stage goes back.
             if (wt == 0) {
