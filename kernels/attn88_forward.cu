@@ -451,7 +451,10 @@ __device__ __forceinline__ void rescaleO(float (&o)[kOAccRegs], const float (&al
 // accumulator's eight floats 8k..8k+7, rounded to FP16 in pairs, in order:
 // no shuffle, no shared memory. __floats2half2_rn(x, y) puts x in the low
 // half, the lower column, as a .b32 A register holds it (lower index in
-// the lower 16 bits).
+// the lower 16 bits). CUTLASS states the same identity in one line
+// (cute/atom/mma_traits_sm90_gmma.hpp: "Register source layout for 16-bit
+// value types: using ALayout_64x16 = CLayout_64x16;"): the A fragment of a
+// 64 x 16 slice is the accumulator layout of a 64 x 16 tile.
 __device__ __forceinline__ uint32_t packHalf2(float lo, float hi) {
     __half2 h = __floats2half2_rn(lo, hi);
     return *reinterpret_cast<uint32_t*>(&h);
