@@ -1,33 +1,23 @@
-"""The kernel's consumer logic, transcribed register by register (evidence/gemm_dev/sim88.py), against
+"""The kernel's consumer logic, transcribed register by register (consumer_model.py), against
 float64 on the CPU: the mask, the online softmax, the P fragment, the epilogue and LSE; and the same
 transcription with the A fragment's two halves swapped, which must fail."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-SIM = Path(__file__).resolve().parents[3] / "evidence" / "gemm_dev" / "sim88.py"
+from . import consumer_model
 
 
-def _sim():
-    spec = importlib.util.spec_from_file_location("sim88", SIM)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.mark.parametrize(("d", "s", "causal"), _sim().CASES, ids=lambda x: str(x))
+@pytest.mark.parametrize(("d", "s", "causal"), consumer_model.CASES, ids=lambda x: str(x))
 def test_the_transcribed_consumer_matches_float64(d, s, causal):
-    ok, line = _sim().check(d, s, causal)
+    ok, line = consumer_model.check(d, s, causal)
     assert ok, line
 
 
 def test_the_accumulator_and_a_fragment_layouts_agree_register_for_register():
-    sim = _sim()
+    sim = consumer_model
     c_row, c_col = sim._c_layout(128)
     for k in range(8):
         a_row, a_col = sim._a_layout(k)
@@ -36,7 +26,7 @@ def test_the_accumulator_and_a_fragment_layouts_agree_register_for_register():
 
 
 def test_a_wrong_a_fragment_layout_fails(monkeypatch):
-    sim = _sim()
+    sim = consumer_model
 
     def swapped(k):  # the row+8 and column+8 halves exchanged
         v = np.arange(8)

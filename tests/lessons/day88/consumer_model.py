@@ -10,7 +10,7 @@ product with P placed by the *A* fragment's layout (rows lane/4 + 8 ((v/2) % 2),
 LSE. What it cannot check is what only the hardware does: the TMA, the swizzle, the descriptors
 and the barriers; the wgmma products themselves are numpy's (FP16 inputs, float32 results).
 
-Run: PYTHONPATH=. python3 evidence/gemm_dev/sim88.py   (prints one line per case, exit 1 on a failure)
+Used by test_consumer_model.py; also runs alone: PYTHONPATH=. python3 tests/lessons/day88/consumer_model.py
 """
 
 from __future__ import annotations
