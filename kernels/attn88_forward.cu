@@ -109,6 +109,9 @@ constexpr int kHeadDim = ATTN_HEAD_DIM;   // D: 64, 128 or 256
 constexpr int kBM = 128;                  // query rows one CTA owns: two consumers x 64
 // Key/value rows per tile: 128, and 64 at D = 256, where a 128-row K and V
 // stage (128 KiB for the pair) would not fit twice beside Q (see smem-layout).
+// FlashAttention-3 picks 128 (causal) or 176 at D = 128 and 80 at D = 256
+// (hopper/tile_size.h, tile_size_fwd_sm90); 128 and 64 keep every wgmma N a
+// multiple of the 64-column swizzle block.
 constexpr int kBN = 128 - 64 * (kHeadDim / 256);
 constexpr int kChunk = 64;                // halves per 128-byte swizzle row: one TMA box is 64 wide
 constexpr int kChunks = kHeadDim / kChunk;  // 128-byte column blocks of a D-wide row: 1, 2 or 4
