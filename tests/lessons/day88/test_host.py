@@ -192,3 +192,12 @@ def test_a_4d_map_is_a_matrix_in_planes_and_its_planes_are_checked():
         TileMap(d, s, 64, 128, elem_bytes=2, swizzle="128B", planes=((0, 4096),)).check()
     with pytest.raises(TensorMapRuleError, match="at most 5"):
         TileMap(d, s, 64, 128, elem_bytes=2, planes=((1, 16),) * 4).check()
+
+
+def test_every_case_names_only_run_options_and_a_shape_the_default_build_runs():
+    host = host_of(LESSON)
+    assert {c.name for c in host.cases} == {"causal", "one-row"}
+    for case in host.cases:
+        assert set(case.options) <= set(host.run_options) and case.expect_pass
+        if "shape" in case.options:
+            assert attention_shape(case.options["shape"], int(C["kHeadDim"])) == case.options["shape"]
