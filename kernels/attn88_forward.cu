@@ -125,6 +125,14 @@ constexpr int kOAccRegs = kWgmmaM * kHeadDim / 128;   // floats per thread of O 
 constexpr int kPSlices = kBN / kWgmmaK;   // k16 slices of P in the second wgmma: 8
 constexpr int kProducerRegs = 40;         // producer warpgroup's ceiling after setmaxnreg.dec
 constexpr int kConsumerRegs = 232;        // each consumer warpgroup's ceiling after setmaxnreg.inc
+// -DATTN_PV_SPLIT=1: O += P V as one m64n64k16 wgmma per 64-column chunk of
+// D instead of one m64n{D}k16, so V's descriptor never steps from one chunk
+// to the next through its leading byte offset (a check of that field on the
+// GPU: both builds must agree). Default 0.
+#ifndef ATTN_PV_SPLIT
+#define ATTN_PV_SPLIT 0
+#endif
+constexpr int kPvSplit = ATTN_PV_SPLIT;
 constexpr int kSmemAlign = 1024;          // 128B-swizzle atoms are 8 rows x 128 B = 1024 B
 constexpr int kMinSeqLen = 1;             // any S: the TMA's bounds make the edges
 constexpr int kQBytes = kBM * kHeadDim * 2;       // bytes of the Q tile: 32 KiB
@@ -147,6 +155,7 @@ static_assert(128 * (kProducerRegs + kConsumers * kConsumerRegs) <= 65536,
               "the three warpgroups' ceilings must fit the 64K-register file");
 static_assert(kSmemBytes <= 227 * 1024, "Hopper's per-block shared memory ceiling");
 static_assert(kMinSeqLen == 1, "no multiple of S is needed: the TMA zero-fills past it");
+static_assert(kPvSplit == 0 || kPvSplit == 1, "ATTN_PV_SPLIT is 0 or 1");
 // end snippet
 
 // snippet: smem-layout
@@ -624,7 +633,17 @@ __device__ __forceinline__ void pvTile(float (&o)[kOAccRegs], uint32_t (&p)[kPSl
     wgmmaFence();
 #pragma unroll
     for (int k = 0; k < kPSlices; ++k) {
-        wgmmaRS<kHeadDim>(o, p[k], mnMajorDesc(&sm.v[stage][0][k * kWgmmaK * kChunk]), 1);
+        if constexpr (kPvSplit) {
+            // Chunk c of D is the accumulator's 8-column blocks 8c..8c+7:
+            // registers 32c..32c+31, contiguous, an m64n64 accumulator.
+#pragma unroll
+            for (int c = 0; c < kChunks; ++c) {
+                wgmmaRS<kChunk>(*reinterpret_cast<float(*)[kChunk / 2]>(&o[c * kChunk / 2]), p[k],
+                                mnMajorDesc(&sm.v[stage][c][k * kWgmmaK * kChunk]), 1);
+            }
+        } else {
+            wgmmaRS<kHeadDim>(o, p[k], mnMajorDesc(&sm.v[stage][0][k * kWgmmaK * kChunk]), 1);
+        }
     }
     wgmmaCommit();
     wgmmaWait<0>();

@@ -9,8 +9,9 @@
 #
 # Part 1, each step with its own time limit (a deadlocked mbarrier never returns, so a hang shows
 # as "exit 124" on that step and the later steps still run):
-#   1. the header's build line at D = 128, and -DATTN_HEAD_DIM=64 and 256; each program's own
-#      shapes (S = 128, 1000, 1, 129, 4097; causal and not; O and LSE against float64): ALL PASS
+#   1. the header's build line at D = 128, and -DATTN_HEAD_DIM=64 and 256, and -DATTN_PV_SPLIT=1
+#      (P V as n64 wgmmas); each program's own shapes (S = 128, 1000, 1, 129, 4097; causal and
+#      not; O and LSE against float64): ALL PASS
 #   2. the shape matrix the issue asks for: B in {1, 2}, H in {2, 16}, S in {128, 1000, 4096, 4097},
 #      causal and not, at D = 128
 #   3. compute-sanitizer racecheck, synccheck and memcheck on ragged shapes (S = 1000 causal,
@@ -23,7 +24,9 @@
 #      device machine: step 0 says whether it is there; without it they are named unavailable)
 #   7. python -m course timeline day88, python -m course record day88
 # If step 1 fails at the first shape with wrong values everywhere (not NaN), suspect the V
-# descriptor first (pv-wgmma: MN-major 128B-swizzle, LBO = kBN x 128 B, SBO = 1024 B, trans-b 1);
+# descriptor first (pv-wgmma: MN-major 128B-swizzle, LBO = kBN x 128 B, SBO = 1024 B, trans-b 1):
+# the split build passing where the default fails points at LBO; D = 64 failing too, at SBO or
+# the transpose;
 # if O is right and LSE wrong, the epilogue's log2/ln 2; NaN left in O: a store path (epilogue).
 set -u
 PART=${1:-1}
@@ -53,9 +56,13 @@ part1() {
     for d in 128 64 256; do
         step "nvcc D=$d" 90 $BUILD -DATTN_HEAD_DIM=$d -o /tmp/build/attn88_d$d kernels/attn88_forward.cu
     done
+    step "nvcc D=128 -DATTN_PV_SPLIT=1" 90 $BUILD -DATTN_PV_SPLIT=1 -o /tmp/build/attn88_split kernels/attn88_forward.cu
     for d in 128 64 256; do
         step "./attn88_forward D=$d (its own shapes)" 120 /tmp/build/attn88_d$d
     done
+    # O += P V as n64 wgmmas, one per 64-column chunk of V: right here and wrong above means V's
+    # leading byte offset (mnMajorDesc) is wrong.
+    step "./attn88_forward D=128 -DATTN_PV_SPLIT=1 (its own shapes)" 120 /tmp/build/attn88_split
     for b in 1 2; do for h in 2 16; do for s in 128 1000 4096 4097; do for c in 0 1; do
         step "D=128 B=$b H=$h S=$s causal=$c" 60 /tmp/build/attn88_d128 $b $h $s $c
     done; done; done; done

@@ -12,6 +12,16 @@ LESSON = get_lesson("day88")
 HEAD_DIMS = (64, 128, 256)
 
 
+def wgmma_shapes(ptx: str) -> dict[str, int]:
+    """How many wgmma.mma_async of each shape (m64nNk16) the PTX issues."""
+    counts: dict[str, int] = {}
+    for line in ptx.splitlines():
+        if "wgmma.mma_async.sync.aligned.m64n" in line:
+            shape = line.split("wgmma.mma_async.sync.aligned.")[1].split(".")[0]
+            counts[shape] = counts.get(shape, 0) + 1
+    return counts
+
+
 @pytest.mark.parametrize("d", HEAD_DIMS, ids=[f"D{d}" for d in HEAD_DIMS])
 def test_every_head_dim_compiles_for_sm90a_without_spills_or_serialized_wgmma(d):
     result = compile_offline(LESSON, defines={"ATTN_HEAD_DIM": d}, ptxas_verbose=True)
@@ -21,9 +31,12 @@ def test_every_head_dim_compiles_for_sm90a_without_spills_or_serialized_wgmma(d)
     assert not report.serialized_wgmma and not report.injected_waits, report.warnings
     # the wgmma shapes the header promises: S = Q K^T m64n{kBN}k16 (SS), O += P V m64n{D}k16 (RS)
     ptx = result.ptx
-    bn = LESSON.constants({"ATTN_HEAD_DIM": d})["kBN"]
+    bn = int(LESSON.constants({"ATTN_HEAD_DIM": d})["kBN"])
     assert f"wgmma.mma_async.sync.aligned.m64n{bn}k16.f32.f16.f16" in ptx
-    assert f"wgmma.mma_async.sync.aligned.m64n{d}k16.f32.f16.f16" in ptx
+    # D / 16 of S = Q K^T (n = kBN) and kBN / 16 of O += P V (n = D), unrolled
+    want: dict[str, int] = {f"m64n{bn}k16": d // 16}
+    want[f"m64n{d}k16"] = want.get(f"m64n{d}k16", 0) + bn // 16
+    assert wgmma_shapes(ptx) == want
     assert "setmaxnreg.inc.sync.aligned.u32 232" in ptx and "setmaxnreg.dec.sync.aligned.u32 40" in ptx
 
 
@@ -45,3 +58,20 @@ def test_a_head_dim_the_kernel_does_not_build_is_refused_at_compile_time():
 
     with pytest.raises(CompileError, match="ATTN_HEAD_DIM is 64, 128 or 256"):
         compile_offline(LESSON, defines={"ATTN_HEAD_DIM": 96})
+
+
+@pytest.mark.parametrize("d", (128, 256), ids=["D128", "D256"])
+def test_the_split_pv_build_issues_only_n64_wgmmas_for_p_v_without_spills(d):
+    flags = {"ATTN_HEAD_DIM": d, "ATTN_PV_SPLIT": 1}
+    result = compile_offline(LESSON, defines=flags, ptxas_verbose=True)
+    report = parse(result.log, LESSON.kernel_name)
+    assert report.spill_stores == 0 and report.spill_loads == 0, result.log
+    assert not report.serialized_wgmma and not report.injected_waits, report.warnings
+    c = LESSON.constants(flags)
+    bn = int(c["kBN"])
+    counts = wgmma_shapes(result.ptx)
+    # S = Q K^T: D / 16 SS wgmmas m64n{kBN}; O += P V: kBN / 16 slices x D / 64 chunks, all m64n64
+    want: dict[str, int] = {f"m64n{bn}k16": d // 16}
+    want["m64n64k16"] = want.get("m64n64k16", 0) + bn // 16 * d // 64
+    assert counts == want
+    assert result.cubin != compile_offline(LESSON, defines={"ATTN_HEAD_DIM": d}).cubin

@@ -70,3 +70,19 @@ def test_launches_repeat_bit_for_bit(gpu_for):
         )
     for o, lse in runs[1:]:
         assert (o == runs[0][0]).all() and (lse == runs[0][1]).all()
+
+
+@pytest.mark.gpu
+@pytest.mark.hopper
+@pytest.mark.parametrize("d", [128, 256], ids=["D128", "D256"])
+def test_the_split_pv_build_is_right_too(gpu_for, d):
+    # O += P V as one n64 wgmma per 64-column chunk of V: V's descriptor never uses its leading byte
+    # offset. If this passes where the default build fails, the LBO of mnMajorDesc is wrong.
+    gpu_for("day88")
+    compiled = compile_lesson(LESSON, defines={"ATTN_HEAD_DIM": d, "ATTN_PV_SPLIT": 1})
+    for b, h, s in SHAPES[:4]:
+        for causal in (False, True):
+            result = run_lesson(
+                LESSON, compiled=compiled, progress=lambda line: None, shape=(b, h, s, d), causal=causal
+            )
+            assert result.passed, (d, causal, (b, h, s), result.lines)
