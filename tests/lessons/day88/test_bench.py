@@ -49,3 +49,14 @@ def test_without_pytorch_every_sdpa_peer_is_named_and_unavailable_with_the_reaso
         w for p in peers for w in p.name.replace(",", "").split()
     }
     assert all("pip install torch" in p.unavailable for p in peers)
+
+
+def test_attention_is_no_step_of_the_gemm_climb_and_its_page_draws_none():
+    from course.bench.climb import climb_lessons
+    from course.lessons import LESSONS
+
+    lessons = tuple(LESSONS.values())
+    assert SPEC.climb is False and climb_lessons(LESSON, lessons) == []
+    # the GEMM pages' climbs are what they were: every TFLOP/s ladder step up to their day
+    steps = climb_lessons(get_lesson("day87"), lessons)
+    assert LESSON not in steps and get_lesson("day87") in steps and get_lesson("day79") in steps
