@@ -385,6 +385,14 @@ __device__ __forceinline__ void qkTile(float (&s)[kSAccRegs], const SharedStorag
 // 8j + 2(lane%4) + {0, 1}, and s[4j+2], s[4j+3] at row lane/4 + 8, the
 // same columns. So each thread holds two rows, and the four threads of a
 // quad (lanes 4q..4q+3) share them.
+// The key tiles a query tile needs: all of S, or, when causal, those up to
+// its last row. The tiles above the diagonal are never loaded or computed:
+// the producer and the consumers both stop here.
+__device__ __forceinline__ int kvTileCount(int qTile, int seqLen, int causal) {
+    const int kvEnd = causal ? min(seqLen, (qTile + 1) * kBM) : seqLen;
+    return (kvEnd + kBN - 1) / kBN;
+}
+
 // A tile needs a mask only where it crosses the end of S (the keys the TMA
 // zero-filled would score 0, not -inf) or, when causal, the diagonal; every
 // other tile skips this.
@@ -767,9 +775,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
                              : static_cast<int>(blockIdx.x);
     const int head = static_cast<int>(blockIdx.y);
     const int batch = static_cast<int>(blockIdx.z);
-    // The keys this tile needs: all of S, or, when causal, up to its last row.
-    const int kvEnd = causal ? min(seqLen, (qTile + 1) * kBM) : seqLen;
-    const int kvTiles = (kvEnd + kBN - 1) / kBN;
+    const int kvTiles = kvTileCount(qTile, seqLen, causal);
 
     if (t == 0) {
         mbarInit(&s.qFull, 1);
