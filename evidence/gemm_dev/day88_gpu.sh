@@ -1,11 +1,12 @@
 #!/bin/bash
-# Day 88's first runs on a GPU, in two device calls on an H100 (then the same on an H200). The
+# Day 88's first runs on a GPU, in three device calls on an H100 (then the same on an H200). The
 # kernel (kernels/attn88_forward.cu) was written and compile-checked without a GPU (2026-12-05,
 # branch day88k): nothing below has run yet. The GPU is required throughout
 # (COURSE_REQUIRE_GPU=1). From the repo root:
 #
 #   run(command='bash evidence/gemm_dev/day88_gpu.sh 1', timeout_s=600)   # correctness, sanitizers
-#   run(command='bash evidence/gemm_dev/day88_gpu.sh 2', timeout_s=600)   # course run, GPU tests, bench, timeline
+#   run(command='bash evidence/gemm_dev/day88_gpu.sh 2', timeout_s=600)   # course run, GPU tests, coding exercise
+#   run(command='bash evidence/gemm_dev/day88_gpu.sh 3', timeout_s=600)   # bench vs SDPA, timeline, record
 #
 # Part 1, each step with its own time limit (a deadlocked mbarrier never returns, so a hang shows
 # as "exit 124" on that step and the later steps still run):
@@ -17,12 +18,19 @@
 #   3. compute-sanitizer racecheck, synccheck and memcheck on ragged shapes (S = 1000 causal,
 #      S = 129 non-causal), D = 128
 # Part 2:
-#   4. python -m course run day88, and with causal=True through the record step
-#   5. pytest -m gpu tests/lessons/day88 (every head dim on every shape; N(0, 1) inputs at the
-#      benchmark's shape against float64; five launches bit for bit)
+#   4. python -m course run day88 (B = 2, H = 3, S = 1000, D = 128, non-causal)
+#   5. pytest -m gpu tests/lessons/day88 (every head dim on every shape, causal and not; the split
+#      P V build; N(0, 1) inputs at the benchmark's shape against float64; five launches bit for
+#      bit), and the coding exercise on the GPU
+# Part 3:
 #   6. python -m course bench day88 (S = 4096, 8192, 16384; the SDPA peers need PyTorch on the
-#      device machine: step 0 says whether it is there; without it they are named unavailable)
-#   7. python -m course timeline day88, python -m course record day88
+#      device machine: the first lines say whether it is there; without it they are named
+#      unavailable and the kernel is timed alone)
+#   7. python -m course timeline day88; python -m course record day88 (the run, the cases causal and
+#      one-row, the three experiments)
+# Then: copy $OUT/evidence/* to evidence/<model>/, $OUT/bench/* to evidence/<model>/bench/,
+# $OUT/timeline/* to evidence/<model>/timeline/, take day88 out of NOT_RECORDED in
+# tests/recordings.py, and run python tools/keep_renderings.py.
 # If step 1 fails at the first shape with wrong values everywhere (not NaN), suspect the V
 # descriptor first (pv-wgmma: MN-major 128B-swizzle, LBO = kBN x 128 B, SBO = 1024 B, trans-b 1):
 # the split build passing where the default fails points at LBO; D = 64 failing too, at SBO or
@@ -75,11 +83,17 @@ part1() {
 }
 part2() {
     step "course run day88" 120 python3 -m course run day88
-    step "GPU tests: tests/lessons/day88" 240 \
+    step "GPU tests: tests/lessons/day88" 330 \
         python3 -m pytest -q -p no:cacheprovider -m gpu tests/lessons/day88 -W ignore::DeprecationWarning
+    step "the coding exercise on the GPU (reference passes, each wrong piece its outcome)" 120 \
+        python3 -m pytest -q -p no:cacheprovider -m gpu tests/exercises/coding/test_gpu.py -k day88 \
+        -W ignore::DeprecationWarning
+}
+part3() {
     step "course bench day88" 300 python3 -m course bench day88 --out "$OUT/bench"
     step "course timeline day88" 90 python3 -m course timeline day88 --out "$OUT/timeline"
-    step "course record day88" 150 python3 -m course record day88 --out "$OUT/evidence"
+    step "course record day88 (the run, its cases and experiments)" 170 \
+        python3 -m course record day88 --out "$OUT/evidence"
 }
 main() {
     nvidia-smi --query-gpu=name,compute_cap,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv
