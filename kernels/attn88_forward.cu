@@ -119,7 +119,12 @@ constexpr int kWgmmaM = 64;               // rows of one wgmma.mma_async
 constexpr int kWgmmaK = 16;               // K depth of one wgmma.mma_async (FP16)
 constexpr int kConsumers = 2;             // consumer warpgroups, 64 query rows each
 constexpr int kThreadsPerBlock = 128 * (1 + kConsumers);  // warpgroup 0 produces
-constexpr int kStages = 2;                // K/V ring depth
+// K/V ring depth: 2 (the default, every D); -DATTN_STAGES=3 fits at D = 64
+// and 128 (231424 bytes at 128), a first speed experiment.
+#ifndef ATTN_STAGES
+#define ATTN_STAGES 2
+#endif
+constexpr int kStages = ATTN_STAGES;      // K/V ring depth
 constexpr int kSAccRegs = kWgmmaM * kBN / 128;        // floats per thread of S (64 x kBN): 64
 constexpr int kOAccRegs = kWgmmaM * kHeadDim / 128;   // floats per thread of O (64 x D): 64
 constexpr int kPSlices = kBN / kWgmmaK;   // k16 slices of P in the second wgmma: 8
@@ -153,6 +158,7 @@ static_assert(kBN % kWgmmaK == 0 && kBN <= 256 && kBM <= 256, "TMA boxes are at 
 static_assert(kThreadsPerBlock == 384, "one producer and two consumer warpgroups");
 static_assert(128 * (kProducerRegs + kConsumers * kConsumerRegs) <= 65536,
               "the three warpgroups' ceilings must fit the 64K-register file");
+static_assert(kStages >= 2, "a ring needs two stages to overlap a load with the math");
 static_assert(kSmemBytes <= 227 * 1024, "Hopper's per-block shared memory ceiling");
 static_assert(kMinSeqLen == 1, "no multiple of S is needed: the TMA zero-fills past it");
 static_assert(kPvSplit == 0 || kPvSplit == 1, "ATTN_PV_SPLIT is 0 or 1");

@@ -75,3 +75,15 @@ def test_the_split_pv_build_issues_only_n64_wgmmas_for_p_v_without_spills(d):
     want["m64n64k16"] = want.get("m64n64k16", 0) + bn // 16 * d // 64
     assert counts == want
     assert result.cubin != compile_offline(LESSON, defines={"ATTN_HEAD_DIM": d}).cubin
+
+
+def test_a_third_stage_fits_at_d128_and_is_refused_at_d256():
+    from course.kernel.compile import CompileError
+
+    flags = {"ATTN_HEAD_DIM": 128, "ATTN_STAGES": 3}
+    result = compile_offline(LESSON, defines=flags, ptxas_verbose=True)
+    report = parse(result.log, LESSON.kernel_name)
+    assert report.spill_stores == 0 and report.spill_loads == 0, result.log
+    assert LESSON.constants(flags)["kSmemBytes"] == 32768 + 3 * 2 * 32768 + 2048 == 231424
+    with pytest.raises(CompileError, match="per-block shared memory ceiling"):
+        compile_offline(LESSON, defines={"ATTN_HEAD_DIM": 256, "ATTN_STAGES": 3})
