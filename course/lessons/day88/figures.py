@@ -122,7 +122,18 @@ def online_softmax_figure() -> Picture:
 # The register fragment that feeds the second wgmma
 # ---------------------------------------------------------------------------
 _REGISTER_COLOURS = ("#a0cbe8", "#ffbe7d", "#8cd17d", "#ff9d9a")  # register R0..R3 of a k16 step
+_WARP_COLOURS = _COLOURS  # warps 0..3 of the warpgroup (the colours of Day 78's warps)
 ZOOM_ROWS = 16  # one warp's rows: warp 0, rows 0-15 (warps 1-3 hold rows 16-63 the same way)
+
+
+def warp_tile(n: int) -> np.ndarray:
+    """(64, n): the warp whose thread holds each element of S's accumulator (the ISA's D figure)."""
+    fragments.check_n(n)
+    warp = np.full((64, n), -1)
+    for t in range(128):
+        for i in range(n // 2):
+            warp[ptx_d_fragment_row_col(t, i, n)] = t // 32
+    return warp
 
 
 def fragment_cells(k_step: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -166,10 +177,34 @@ def fragment_figure(thread: int = 5, k_step: int = 1, n: int = 64) -> Picture:
     # heavy: the picture imports matplotlib, when the figure is drawn
     from ...picture import picture
 
-    fig = picture(figsize=(12, 11.5))
-    ax_s, ax_p = fig.subplots(2, 1)
+    fig = picture(figsize=(12, 15))
+    ax_all, ax_s, ax_p = fig.subplots(3, 1, height_ratios=[0.75, 1, 1])
     colours = ListedColormap(_REGISTER_COLOURS)
     first = fragments.K_STEP * k_step
+    ax_all.imshow(
+        warp_tile(n),
+        cmap=ListedColormap(_WARP_COLOURS),
+        vmin=0,
+        vmax=3,
+        interpolation="nearest",
+        aspect="auto",
+    )
+    for edge in range(fragments.K_STEP, n, fragments.K_STEP):
+        ax_all.axvline(edge - 0.5, color="white", linewidth=1.2)
+    ax_all.add_patch(
+        Rectangle(
+            (first - 0.5, -0.5), fragments.K_STEP, ZOOM_ROWS, fill=False, edgecolor="black", linewidth=2.5
+        )
+    )
+    for w in range(4):
+        ax_all.text(n / 2 - 0.5, 16 * w + 7.5, f"warp {w}: T{32 * w}-T{32 * w + 31}", ha="center", va="center",
+                    bbox={"boxstyle": "round,pad=0.2", "facecolor": "white", "edgecolor": "none", "alpha": 0.9})  # fmt: skip
+    ax_all.set_title(
+        f"The whole 64 x {n} S of one warpgroup by warp; white lines: the {n // fragments.K_STEP} k16 steps of "
+        f"P V; outlined: the 16 x 16 cells below"
+    )
+    ax_all.set_xlabel("column of S (key of the block)")
+    ax_all.set_ylabel("row")
     for ax, index, name in ((ax_s, d_index, "d"), (ax_p, a_index, "a")):
         ax.imshow(a_index // 2, cmap=colours, vmin=0, vmax=3, interpolation="nearest", aspect="auto")
         for row in range(ZOOM_ROWS):

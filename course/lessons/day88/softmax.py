@@ -203,8 +203,9 @@ class Online:
 
     @property
     def rescale(self) -> np.ndarray:
-        """(blocks, rows): exp(scale * (m_old - m_new)) at each block; 1 where the max held (and at
-        the first block, where there is nothing yet to rescale)."""
+        """(blocks, rows): exp(scale * (m_old - m_new)) at each block; 1 where the max held, and 1
+        at the first block, where there is nothing yet to rescale (FlashAttention-3's ``Is_first``;
+        a kernel that computes exp2(-inf - m) = 0 there multiplies O = 0 and l = 0 alike)."""
         return np.stack([s.rescale for s in self.steps])
 
 

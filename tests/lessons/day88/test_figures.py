@@ -90,7 +90,22 @@ def test_the_annotation_names_the_smallest_rescale():
 @pytest.mark.parametrize(("thread", "k_step", "n"), [(5, 1, 64), (0, 0, 64), (31, 7, 128)])
 def test_the_fragment_figure_labels_every_cell_by_the_isas_two_figures(thread, k_step, n):
     fig = figures.fragment_figure.__wrapped__(thread, k_step, n)
-    ax_s, ax_p = fig.axes
+    ax_all, ax_s, ax_p = fig.axes
+    # The overview: every element of the 64 x n S coloured by the warp of the thread that holds it.
+    (overview,) = [a for a in ax_all.get_children() if isinstance(a, AxesImage)]
+    warps = np.asarray(overview.get_array())
+    assert warps.shape == (64, n)
+    for t in (0, 37, 70, 127):
+        for i in range(n // 2):
+            assert warps[w.ptx_d_fragment_row_col(t, i, n)] == t // 32
+    assert np.array_equal(warps, np.repeat(np.arange(4), 16)[:, None] * np.ones((1, n), dtype=int))
+    (zoom,) = [p for p in ax_all.patches if isinstance(p, Rectangle)]
+    assert (zoom.get_x() + 0.5, zoom.get_y() + 0.5, zoom.get_width(), zoom.get_height()) == (
+        16 * k_step,
+        0,
+        16,
+        16,
+    )
     s_cells, p_cells = cell_texts(ax_s), cell_texts(ax_p)
     assert len(s_cells) == len(p_cells) == 16 * 16
     for t in range(32):  # warp 0: rows 0-15
