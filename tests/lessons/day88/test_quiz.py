@@ -74,7 +74,9 @@ def test_the_rate_and_the_flops_per_exponential(quiz):
     flops = sm.attention_flops(4, 16, 4096, 128)
     q = quiz.question("tflops")
     assert np.isclose(key(quiz, "tflops"), flops / 1.0e-3 / 1e12, rtol=1e-12, atol=0)
-    assert q.rtol <= 0.002  # 549.76 is right, 550 is right, 549 and 551 are not
+    assert isinstance(q, Numeric)
+    for typed, right in (("549.76", 1.0), ("550", 1.0), ("549", 0.0), ("551", 0.0), ("0.55", 0.0)):
+        assert q.fraction(q.parse(typed)) == right, typed
     exponentials = 1 * 1 * 128 * 128  # one per score, B = H = 1, S = 128
     assert key(quiz, "flops-per-exp") == sm.attention_flops(1, 1, 128, 128) // exponentials == 4 * 128
 
