@@ -130,31 +130,3 @@ def pytest_collection_modifyitems(session, config, items) -> None:  # type: igno
 
 def pytest_configure(config) -> None:  # type: ignore[no-untyped-def]
     config.pluginmanager.register(RunNotes(), "course-run-notes")
-    if not hasattr(config, "workerinput"):  # this process, before any xdist worker starts
-        _hypothesis_unicode_tables()
-
-
-def _hypothesis_unicode_tables() -> None:
-    """Build hypothesis's Unicode tables once, here, before any test runs.
-
-    Hypothesis computes which characters round-trip through UTF-8 the first
-    time a strategy asks (``characters(codec="utf-8")``, behind ``from_regex``)
-    and caches the answer in ``.hypothesis/unicode_data/``. In a fresh clone
-    under xdist, a worker computed it in the middle of the suite and cached
-    U+0020 as a character that does not round-trip, after which every fuzz
-    test that draws text failed with NonRoundTrippableCharactersWarning (seen
-    in CI, never where the cache already existed). Built in the controller while
-    the plugins load, before any worker starts or any test has run, the table is right, and the workers read it.
-    """
-    import warnings
-
-    try:
-        from hypothesis.errors import HypothesisSideeffectWarning
-        from hypothesis.internal.charmap import charmap, intervals_from_codec
-    except ImportError:  # hypothesis absent, or its internals moved: nothing to warm
-        return
-    with warnings.catch_warnings():
-        # Hypothesis discourages slow work while plugins load; here it is the point (a second, once).
-        warnings.simplefilter("ignore", HypothesisSideeffectWarning)
-        charmap()
-        intervals_from_codec("utf-8")

@@ -221,13 +221,13 @@ def test_python_3_10_to_3_13_everywhere_it_is_named():
     assert "sh scripts/compat.sh" in (ROOT / "scripts" / "test.sh").read_text()
 
 
-def test_ci_runs_the_tests_on_the_oldest_python_too():
-    # The newest (3.13) is left out of CI for now: .ci/run says why.
+def test_ci_runs_the_tests_on_the_oldest_and_newest_python_too():
     compat = (ROOT / "scripts" / "compat.sh").read_text()
     oldest = re.search(r"^OLDEST=(\S+)$", compat, re.M)
-    assert oldest
+    newest = re.search(r"^NEWEST=(\S+)$", compat, re.M)
+    assert oldest and newest
     ci = (ROOT / ".ci" / "run").read_text()
-    assert f"sh scripts/test_python.sh {oldest[1]}\n" in ci
+    assert f"sh scripts/test_python.sh {oldest[1]} {newest[1]}\n" in ci
 
 
 def test_a_python_found_nowhere_fails_saying_where_it_looked(tmp_path):

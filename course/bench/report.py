@@ -112,7 +112,8 @@ def plot(result: BenchResult) -> Picture:
         ax.set_ylabel(f"rate ({result.unit})")
     ax.set_title(f"{result.lesson}: {result.device}, {result.recorded_at[:10]}", fontsize=10)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    # Under the axes, never over the curves (issue 38: Day 87's sat on its crossing lines).
+    fig.legend(loc="outside lower center", ncols=2, fontsize=8)
     return fig
 
 
@@ -134,6 +135,20 @@ class SpeedSection:
     message: str
     findings: tuple[str, ...] = ()
     unlike: tuple[str, ...] = ()  # the spec's: peers shown without a ratio (``BenchSpec.unlike``)
+    own_table: Any = None  # the lesson's table in place of the size table (``BenchSpec.table``)
+
+    def _size_table(self, result: BenchResult) -> str:
+        esc = escape
+        rows = table_rows(result, self.unlike)
+        # The headings wrap (the numbers do not), so the table fits the notebook's width.
+        head = "".join(f"<th style='padding:2px 5px;vertical-align:bottom'>{esc(c)}</th>" for c in rows[0])
+        # A cell wraps at its spaces only ("12.3 µs / (12.1-12.9)"), never inside a number.
+        body = "".join(
+            "<tr>" + "".join(f"<td style='padding:2px 5px'>{esc(c)}</td>" for c in r) + "</tr>"
+            for r in rows[1:]
+        )
+        # A table wider than a narrow page scrolls sideways in its box (no cell breaks inside a word).
+        return f"<div style='overflow-x:auto'><table><tr>{head}</tr>{body}</table></div>"
 
     def _repr_html_(self) -> str:
         esc = escape
@@ -143,18 +158,8 @@ class SpeedSection:
         if self.findings:
             parts.append("<ul>" + "".join(f"<li>{esc(f)}</li>" for f in self.findings) + "</ul>")
         if self.result is not None:
-            rows = table_rows(self.result, self.unlike)
-            # The headings wrap (the numbers do not), so the table fits the notebook's width.
-            head = "".join(
-                f"<th style='padding:2px 5px;vertical-align:bottom'>{esc(c)}</th>" for c in rows[0]
-            )
-            # A cell wraps at its spaces only ("12.3 µs / (12.1-12.9)"), never inside a number.
-            body = "".join(
-                "<tr>" + "".join(f"<td style='padding:2px 5px'>{esc(c)}</td>" for c in r) + "</tr>"
-                for r in rows[1:]
-            )
-            # A table wider than a narrow page scrolls sideways in its box (no cell breaks inside a word).
-            parts.append(f"<div style='overflow-x:auto'><table><tr>{head}</tr>{body}</table></div>")
+            own = self.own_table
+            parts.append(own._repr_html_() if own is not None else self._size_table(self.result))
             listed = listed_reasons(self.result, self.unlike)
             if listed:
                 cell = "text-align:left;vertical-align:top;padding:2px 8px;overflow-wrap:break-word"
@@ -197,7 +202,10 @@ class SpeedSection:
 
     def __str__(self) -> str:
         lines = [self.message, *(f"- {f}" for f in self.findings)]
-        return "\n".join(lines) + ("\n" + table(self.result, self.unlike) if self.result is not None else "")
+        if self.result is None:
+            return "\n".join(lines)
+        shown = str(self.own_table) if self.own_table is not None else table(self.result, self.unlike)
+        return "\n".join(lines) + "\n" + shown
 
 
 def findings(lesson: Lesson, result: BenchResult) -> tuple[str, ...]:
@@ -205,6 +213,31 @@ def findings(lesson: Lesson, result: BenchResult) -> tuple[str, ...]:
     if spec is None or spec.findings is None:
         return ()
     return tuple(spec.findings(result))
+
+
+def own_table(lesson: Lesson, result: BenchResult) -> Any:
+    """The lesson's table of ``result`` (``BenchSpec.table``), or None for the engine's size table
+    (no such table, or one with no rows)."""
+    spec = bench_spec(lesson)
+    if spec is None or spec.table is None:
+        return None
+    module, _, function = spec.table.partition(":")
+    made = getattr(lesson.module(module), function)(result)
+    return made if getattr(made, "rows", ()) else None
+
+
+def _section(lesson: Lesson, result: BenchResult, png: bytes, here: bool, message: str) -> SpeedSection:
+    spec = spec_of(lesson)
+    return SpeedSection(
+        lesson.id,
+        result,
+        png,
+        here,
+        message,
+        findings(lesson, result),
+        spec.unlike,
+        own_table(lesson, result),
+    )
 
 
 def speed_section(
@@ -239,9 +272,7 @@ def speed_section(
         message = (
             f"Measured here, just now, on {result.device} (compute capability {result.compute_capability})."
         )
-        return SpeedSection(
-            lesson.id, result, png_bytes(result), True, message, findings(lesson, result), spec.unlike
-        )
+        return _section(lesson, result, png_bytes(result), True, message)
     if gate.gpu_required() and not v.runs:
         raise EnvironmentProblem(
             f"{gate.REQUIRE_GPU_ENV} is set but this machine cannot time {lesson.id}: {v.message()}"
@@ -271,7 +302,7 @@ def speed_section(
     )
     if directory is None:  # the recordings the page picked: say whose and why
         message += " " + evidence.shown().sentence()
-    return SpeedSection(lesson.id, recorded, png, False, message, findings(lesson, recorded), spec.unlike)
+    return _section(lesson, recorded, png, False, message)
 
 
 def write(result: BenchResult, directory: Path | None = None) -> tuple[Path, Path]:

@@ -369,12 +369,16 @@ class OfflineCompile:
     cached: bool = False  # read back from the compile cache: NVRTC did not run this time
 
     def summary(self) -> str:
-        how = f"in {self.seconds:.2f} s" + (
-            " (kept from an earlier compile of the same text)" if self.cached else ""
+        # A kept result's seconds are the first compile's: repeated under every later check, they read
+        # as this check's time (issue 38), so a kept one says it compiled nothing now.
+        how = (
+            ", kept from an earlier compile of the same text (nothing compiled now)"
+            if self.cached
+            else f" in {self.seconds:.2f} s"
         )
         return (
             f"{self.lesson.kernel_file} compiled for {self.options.arch} without a GPU "
-            f"(NVRTC {self.nvrtc_version}): {len(self.cubin)} bytes of cubin {how}"
+            f"(NVRTC {self.nvrtc_version}): {len(self.cubin)} bytes of cubin{how}"
         )
 
 
@@ -497,10 +501,15 @@ def compile_offline(
 
     def read(kind: str) -> bytes:
         # nvrtcGet{Kind}Size then nvrtcGet{Kind}: one pattern for the log, the cubin and the PTX.
+        # NVRTC writes into the buffer it is given, so it gets a mutable one of its own, never
+        # bytes: b" " * 1 (an empty log is its NUL alone) is the interpreter's one shared b" ",
+        # which NVRTC turned into b"\x00" for the whole process: " ".encode() gave b"\x00",
+        # and on Python 3.12+ every f-string compiled afterwards lost its lone spaces
+        # (f"{a} {b}" gave "ab"; issue 35; the same bug: NVIDIA-NeMo/Speech pull request 16234).
         size = checked(getattr(nv, f"nvrtcGet{kind}Size")(prog), f"nvrtcGet{kind}Size")
-        buf = b" " * size
+        buf = bytearray(size)
         checked(getattr(nv, f"nvrtcGet{kind}")(prog, buf), f"nvrtcGet{kind}")
-        return buf
+        return bytes(buf)
 
     try:
         start = time.perf_counter()
