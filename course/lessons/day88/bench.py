@@ -6,11 +6,11 @@ causal case at every size, kernel and peers interleaved, and reports each ratio 
 
 Peers, named by backend (``torch.nn.attention.sdpa_kernel(SDPBackend.X)``): cuDNN's attention
 (FlashAttention-3 class on Hopper), the flash backend (FlashAttention-2) and the memory-efficient
-one. PyTorch is not a dependency of the course: where it is missing, or a backend cannot run this
-shape on this GPU, that peer comes back unavailable with the reason and the run goes on. A peer
-writes a new O; the call copies it into the workload's O (one B x H x S x D FP16 copy, inside its
-time: 32 MiB at S = 8192, about 1% of the attention itself on an H100 by bandwidth, an estimate
-not measured), so every peer is checked against the same float64 reference as the kernel.
+one. PyTorch is no dependency of the course, only its ``attention-peers`` extra (pyproject.toml),
+imported inside the peers: where it is missing, or a backend cannot run this shape on this GPU,
+that peer comes back unavailable with the reason and the run goes on. A peer writes a new O; the
+call copies it into the workload's O (one B x H x S x D FP16 copy, inside its time: 32 MiB at
+S = 8192, about 1% of the attention itself on an H100 by bandwidth, an estimate not measured), so every peer is checked against the same float64 reference as the kernel.
 """
 
 from __future__ import annotations
@@ -54,7 +54,10 @@ def _torch_problem() -> str:
         import torch
         from torch.nn.attention import sdpa_kernel  # noqa: F401
     except ImportError as e:
-        return f"PyTorch is not installed ({e}); `pip install torch` to time its SDPA backends"
+        return (
+            f"PyTorch is not installed ({e}); `pip install torch` (the course's attention-peers "
+            "extra) to time its SDPA backends"
+        )
     if not torch.cuda.is_available():
         return "PyTorch sees no CUDA device"
     return ""
