@@ -10,7 +10,8 @@ one. PyTorch is no dependency of the course, only its ``attention-peers`` extra 
 imported inside the peers: where it is missing, or a backend cannot run this shape on this GPU,
 that peer comes back unavailable with the reason and the run goes on. A peer writes a new O; the
 call copies it into the workload's O (one B x H x S x D FP16 copy, inside its time: 32 MiB at
-S = 8192, about 1% of the attention itself on an H100 by bandwidth, an estimate not measured), so every peer is checked against the same float64 reference as the kernel.
+S = 8192, about 1% of the attention itself on an H100 by bandwidth, an estimate not measured), so
+every peer is checked against the same float64 reference as the kernel.
 """
 
 from __future__ import annotations
