@@ -25,7 +25,9 @@
 # Part 3:
 #   6. python -m course bench day88 (S = 4096, 8192, 16384; the SDPA peers need PyTorch on the
 #      device machine: the first lines say whether it is there; without it they are named
-#      unavailable and the kernel is timed alone)
+#      unavailable and the kernel is timed alone). PyTorch is the optional attention-peers extra
+#      (pyproject.toml), in no CUDA or test extra; its wheel is far over run's 64 MiB carry and the
+#      device machine reaches no registry, so only an image that already has it times the peers.
 #   7. python -m course timeline day88; python -m course record day88 (the run, the cases causal and
 #      one-row, the three experiments)
 # Then: copy $OUT/evidence/* to evidence/<model>/, $OUT/bench/* to evidence/<model>/bench/,
