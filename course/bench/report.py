@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import _paths
 from .._atomic import atomic_write_bytes, atomic_write_text
 from .._html import escape
 from .._table import text_table
@@ -240,6 +241,15 @@ def _section(lesson: Lesson, result: BenchResult, png: bytes, here: bool, messag
     )
 
 
+def _shown_path(path: Path) -> str:
+    """A path as a learner reads it: from the course's root where it lies there, never the machine's
+    absolute path (a page's words are the same on every machine)."""
+    try:
+        return path.resolve().relative_to(_paths.repo_root().resolve()).as_posix()
+    except ValueError:
+        return path.name
+
+
 def speed_section(
     lesson: Lesson,
     sizes: Sequence[int] | None = None,
@@ -281,10 +291,12 @@ def speed_section(
     why_not = (
         "Not measured here yet: the button above times it on this GPU."
         if v.runs
-        else f"Not measured here ({v.reason}) On a GPU that runs this lesson a button appears to time it there."
+        # The reason is the status line's (issue 38: said once a page); here, only that it cannot.
+        else "Not measured here: this machine cannot run the kernel (the status line at the top of the page "
+        "says why). On a GPU that runs this lesson a button appears to time it there."
     )
     if recorded is None:
-        where = (directory or bench_dir()) / f"{lesson.id}.json"
+        where = _shown_path((directory or bench_dir()) / f"{lesson.id}.json")
         return SpeedSection(
             lesson.id,
             None,
