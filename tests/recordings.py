@@ -5,7 +5,9 @@ evidence/gemm_dev/d86_gpu.sh in one device call) makes the tests that use this s
 id is taken out, so the set cannot outlive the recording.
 """
 
-NOT_RECORDED: frozenset[str] = frozenset()
+# Day 88 (attention, branch day88k): written and compile-checked without a GPU on 2026-12-05; its
+# first runs are evidence/gemm_dev/day88_gpu.sh.
+NOT_RECORDED: frozenset[str] = frozenset({"day88"})
 
 # Timelines one GPU model lacks, by its evidence folder (course.kernel.evidence.device_key): a
 # recording of one makes the tests that read this set fail until its id is taken out. Every GPU

@@ -127,6 +127,10 @@ class BenchSpec:
     # by one (``Timer.samples_together(graphs=True)``); the samples reach ``finish`` as
     # ``ctx.graph_samples[size][name]`` (``timing.in_graphs(name)`` keys) for it to record.
     graphs: bool = False
+    # A step of the GEMM climb (``course.bench.climb``: the ladder's TFLOP/s against cuBLAS, drawn
+    # on every page from Day 79 on). False: a kernel of another kind measured in TFLOP/s (Day 88's
+    # attention), which is no step of it, and whose page shows no climb.
+    climb: bool = True
 
     def validate_sizes(self, lesson_id: str, sizes: Sequence[int]) -> tuple[int, ...]:
         """The sizes, checked against what the lesson's kernel can be built for."""
