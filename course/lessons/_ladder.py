@@ -42,8 +42,6 @@ from ..bench.peers import Cublas, CublasLt, cublaslt_name, cublaslt_problem
 from ..bench.result import BenchResult, Reason, load
 from ..bench.spec import KERNEL, BenchSpec, Context, Extras, Peer
 from ..errors import CourseError
-from ._streamk import StreamK
-from ._streamk import schedule as streamk_schedule
 from ..hopper.tensormap import TileMap, encode
 from ..kernel.host import (
     Check,
@@ -56,6 +54,8 @@ from ..kernel.host import (
     timing_floor_note,
 )
 from ..kernel.lcg import lcg_operands, normal_operands
+from ._streamk import StreamK
+from ._streamk import schedule as streamk_schedule
 
 if TYPE_CHECKING:
     from ..kernel.compile import Compiled

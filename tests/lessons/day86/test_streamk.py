@@ -126,14 +126,17 @@ def _run_fixup(s: sk.StreamK, order: list[int], deterministic: bool) -> dict[int
 
 
 @pytest.mark.parametrize(
-    ("tiles", "k_tiles", "slots"), [(7, 9, 3), (20, 9, 66), (33, 64, 16), (140, 31, 66), (32, 128, 132), (5, 225, 7)]
+    ("tiles", "k_tiles", "slots"),
+    [(7, 9, 3), (20, 9, 66), (33, 64, 16), (140, 31, 66), (32, 128, 132), (5, 225, 7)],
 )
 def test_the_fixup_finishes_every_tile_once_in_any_order_of_the_clusters(tiles, k_tiles, slots):
     s = sk.schedule(tiles, k_tiles, slots)
     assert s.shared_tiles() > 0  # these cases exercise the fixup
     rng = random.Random(tiles * 1000 + k_tiles)
     tickets = [c for c in range(slots) for _ in s.walk(c)]
-    orders = [sorted(tickets), sorted(tickets, reverse=True)] + [rng.sample(tickets, len(tickets)) for _ in range(20)]
+    orders = [sorted(tickets), sorted(tickets, reverse=True)] + [
+        rng.sample(tickets, len(tickets)) for _ in range(20)
+    ]
     det = set()
     for order in orders:  # serial (one cluster at a time, either way round) and interleaved
         for deterministic in (False, True):
@@ -230,7 +233,9 @@ def test_the_kernels_own_schedule_code_walks_what_the_transcription_walks(tmp_pa
     start = src.index("// snippet: schedule\n")
     schedule = src[start : src.index("// end snippet\n", start)]
     (tmp_path / "walk.cpp").write_text(HARNESS % {"schedule": schedule, "min_iters": sk.MIN_ITERS})
-    subprocess.run([cxx, "-std=c++17", "-O1", "-o", str(tmp_path / "walk"), str(tmp_path / "walk.cpp")], check=True)
+    subprocess.run(
+        [cxx, "-std=c++17", "-O1", "-o", str(tmp_path / "walk"), str(tmp_path / "walk.cpp")], check=True
+    )
     cases = [c for c in CASES if c[2] <= 66][::3]
     got = subprocess.run(
         [str(tmp_path / "walk")],
@@ -244,6 +249,8 @@ def test_the_kernels_own_schedule_code_walks_what_the_transcription_walks(tmp_pa
         s = sk.schedule(t, k, slots)
         want.append(f"P {s.tiles} {s.sk_tiles} {s.sk_units} {s.sk_per} {s.sk_big} {s.sk_peers} {s.units}")
         for c in range(slots):
-            want += [f"W {c} {pc.unit} {pc.tile} {pc.k_begin} {pc.k_end} {pc.seg} {pc.segs}" for pc in s.walk(c)]
+            want += [
+                f"W {c} {pc.unit} {pc.tile} {pc.k_begin} {pc.k_end} {pc.seg} {pc.segs}" for pc in s.walk(c)
+            ]
     assert len(got) == len(want) > len(cases)
     assert got == want
