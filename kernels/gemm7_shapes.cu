@@ -61,6 +61,16 @@
 //    choice (a model of tiles, waves and SM count); this file's main()
 //    takes them as arguments.
 //
+// 4. Stream-K, a build of its own (-DGEMM_STREAMK=1; Osama et al.,
+//    "Stream-K", PPoPP 2023, and CUTLASS's sm90 Stream-K scheduler): with
+//    a partial last wave, the last two waves' worth of tiles are cut into
+//    K-iterations shared evenly by the persistent clusters (each one
+//    contiguous range, which may span two or three tiles), the other tiles
+//    go data-parallel in whole waves, so no wave is partial. A tile that
+//    several clusters share is finished by the same reduceSplits as split-K
+//    (each contribution to the workspace, the last arriver sums them; in K
+//    order with -DGEMM_DETERMINISTIC=1). See "schedule"; splitK must be 1.
+//
 // What does not change: the warp-specialized ring, setmaxnreg, the
 // multicast, scale-d, the epilogue through shared memory and TMA store.
 //
@@ -92,6 +102,12 @@
 //   counters   splitK > 1: tilesMPadded * tilesN * kConsumers unsigned
 //           ints, zero before the first launch (the kernel leaves them
 //           zero); may be null when splitK == 1
+//   Stream-K build: splitK 1, grid = SMs rounded down to a multiple of
+//           kClusterM (every slot, whatever the units), and, when its schedule on that grid
+//           shares a tile (skTiles > 0), workspace skTiles * kClusterM *
+//           skPeers * kBM * kBN floats and counters as above (makeProblem
+//           gives skTiles and skPeers; the host calls it too). 48 bytes of
+//           static shared memory on top of kSmemBytes.
 //
 // Technique credit: github.com/pranjalssh/fast.cu (the ladder's source,
 // see step 6); split-K and Stream-K fixup: CUTLASS
@@ -102,9 +118,11 @@
 //
 // Build: nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -o gemm7_shapes gemm7_shapes.cu
 //        (add -DGEMM_BN=128 or 64 and/or -DGEMM_CLUSTER=1 for the other configurations,
-//        -DGEMM_DETERMINISTIC=1 for split-K sums in split order)
-// Run:   ./gemm7_shapes            (a list of ragged shapes, each with splits 1 and 3)
-//        ./gemm7_shapes M N K SPLIT (one shape)
+//        -DGEMM_DETERMINISTIC=1 for split-K sums in split order,
+//        -DGEMM_STREAMK=1 for the Stream-K schedule)
+// Run:   ./gemm7_shapes            (a list of ragged shapes, each with splits 1 and 3;
+//                                   Stream-K: each on all SMs, 7 and 3 clusters)
+//        ./gemm7_shapes M N K SPLIT [CLUSTERS] (one shape; CLUSTERS caps the grid)
 
 #ifndef __CUDACC_RTC__
 #include <algorithm>
