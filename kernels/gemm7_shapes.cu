@@ -642,6 +642,17 @@ __device__ __forceinline__ int skOwner(const Problem& p, int iter) {
     return iter < bigIters ? iter / (p.skPer + 1) : p.skBig + (iter - bigIters) / p.skPer;
 }
 
+// Stream-K's workspace: one slot per (Stream-K CTA tile, warpgroup), each
+// skPeers partials of 64 x kBN floats; contribution seg goes seg partials
+// in (reduceSplits' `mine`, called with this slot as its base). The floats
+// from the workspace's start to a slot; skSlotFloats(p, p.skTiles, 0, 0)
+// is the whole workspace.
+__host__ __device__ __forceinline__ size_t skSlotFloats(const Problem& p, int tile, int rank,
+                                                        int cons) {
+    return ((static_cast<size_t>(tile) * kClusterSize + rank) * kConsumers + cons) *
+           static_cast<size_t>(p.skPeers) * (kWgmmaM * kBN);
+}
+
 // One piece of work: a tile and a range of its K-tiles, and which of the
 // tile's contributions it is. Split-K: contribution `split` of splitK.
 // Stream-K: the units that share a tile are consecutive, first .. first +
@@ -1096,13 +1107,10 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
                 const size_t counter = ctaTile * kConsumers + cons;
                 bool last;
                 if constexpr (kStreamK) {
-                    // The same reduction, on this tile's own stretch of the workspace: one
-                    // slot of skPeers partials per (Stream-K CTA tile, warpgroup), the
-                    // contribution of unit first + seg at seg partials in. counter as split-K's.
-                    const size_t skSlot = (static_cast<size_t>(w.tile) * kClusterSize + rank) *
-                                              kConsumers + cons;
+                    // The same reduction, on this tile's own slot of the workspace (see
+                    // skSlotFloats) and its own counter (split-K's, by address), slot 0.
                     last = reduceSplits(acc, s, cons, wt,
-                                        workspace + skSlot * p.skPeers * (kWgmmaM * kBN),
+                                        workspace + skSlotFloats(p, w.tile, rank, cons),
                                         counters + counter, 0, w.seg, w.segs);
                 } else {
                     last = reduceSplits(acc, s, cons, wt, workspace, counters, counter, w.seg,
@@ -1287,8 +1295,7 @@ static bool runShape(PFN_cuTensorMapEncodeTiled_v12000 encode, const cudaDeviceP
         if (splitK > 1) {
             wsFloats = ctaTiles * splitK * kBM * kBN;
         } else if (kStreamK && hp.skTiles > 0) {
-            // One slot of skPeers partials per (Stream-K CTA tile, warpgroup).
-            wsFloats = static_cast<size_t>(hp.skTiles) * kClusterM * hp.skPeers * kBM * kBN;
+            wsFloats = skSlotFloats(hp, hp.skTiles, 0, 0);  // every (Stream-K CTA tile, warpgroup) slot
         }
         if (wsFloats > 0) {
             CUDA_CHECK(cudaMalloc(&ws, wsFloats * sizeof(float)));

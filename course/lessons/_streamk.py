@@ -109,6 +109,11 @@ class StreamK:
         k = self.k_tiles
         return sum(1 for t in range(self.sk_tiles) if self.owner(t * k) != self.owner((t + 1) * k - 1))
 
+    def slot_floats(self, tile: int, rank: int, cons: int, cluster: int, consumers: int, tile_n: int) -> int:
+        """``skSlotFloats``: floats from the workspace's start to the slot of (Stream-K CTA tile
+        ``rank`` of cluster tile ``tile``, warpgroup ``cons``): ``sk_peers`` partials of 64 x BN."""
+        return ((tile * cluster + rank) * consumers + cons) * self.sk_peers * 64 * tile_n
+
     def workspace_floats(self, tile_m: int, tile_n: int, cluster: int) -> int:
         """FP32 floats of the workspace: ``sk_peers`` partials of a whole CTA tile per Stream-K CTA tile."""
         return self.sk_tiles * cluster * self.sk_peers * tile_m * tile_n

@@ -185,6 +185,25 @@ def test_the_grid_is_one_wave_at_most_and_the_buffers_fit_the_schedule():
         ragged_problem(c, (1000, 1032, 520), 3)
 
 
+@pytest.mark.parametrize(
+    ("tiles", "k_tiles", "slots"), [(7, 9, 3), (140, 31, 66), (32, 128, 132), (5, 225, 7)]
+)
+def test_no_two_contributions_share_workspace(tiles, k_tiles, slots):
+    s = sk.schedule(tiles, k_tiles, slots)
+    partial = 64 * 256
+    spans = sorted(
+        (s.slot_floats(pc.tile, rank, cons, 2, 2, 256) + pc.seg * partial, pc.tile, pc.seg, rank, cons)
+        for pc in _all_pieces(s)
+        if pc.segs > 1
+        for rank in (0, 1)
+        for cons in (0, 1)
+    )
+    assert spans
+    for a, b in zip(spans, spans[1:], strict=False):
+        assert b[0] >= a[0] + partial  # disjoint
+    assert spans[-1][0] + partial <= s.workspace_floats(128, 256, 2)
+
+
 def test_bad_arguments_are_named():
     with pytest.raises(CourseError, match="slots must be a positive integer"):
         sk.schedule(4, 8, 0)
@@ -193,25 +212,30 @@ def test_bad_arguments_are_named():
 
 
 HARNESS = r"""
+#include <cstddef>
 #include <cstdio>
 #define __host__
 #define __device__
 #define __forceinline__ inline
 constexpr int kBM = 128, kBN = 128, kBK = 64, kClusterM = 2, kGroupM = 8;
 constexpr int kStreamK = 1, kSkMinIters = %(min_iters)d, kSmemBytes = 0;
+constexpr int kClusterSize = kClusterM, kConsumers = 2, kWgmmaM = 64;
 %(schedule)s
 int main() {
     int tiles, kTiles, slots;
     while (std::scanf("%%d %%d %%d", &tiles, &kTiles, &slots) == 3) {
         // a problem of exactly `tiles` cluster tiles in one column of tiles, kTiles K-tiles
         Problem p = makeProblem(kBM * kClusterM * tiles, kBN, kBK * kTiles, 1, slots);
-        std::printf("P %%d %%d %%d %%d %%d %%d %%d\n", p.tiles, p.skTiles, p.skUnits, p.skPer, p.skBig,
-                    p.skPeers, p.units);
+        std::printf("P %%d %%d %%d %%d %%d %%d %%d %%zu\n", p.tiles, p.skTiles, p.skUnits, p.skPer,
+                    p.skBig, p.skPeers, p.units, skSlotFloats(p, p.skTiles, 0, 0));
         for (int c = 0; c < slots; ++c) {
             Walk walk{c, slots, 0, 0, 0};
             Work w;
             while (nextWork(p, walk, w)) {
-                std::printf("W %%d %%d %%d %%d %%d %%d %%d\n", c, walk.cur, w.tile, w.kBegin, w.kEnd, w.seg, w.segs);
+                // where the kernel puts this contribution of CTA rank 1's warpgroup 1 (-1: no fixup)
+                long long at = w.segs > 1 ? (long long)(skSlotFloats(p, w.tile, 1, 1) + w.seg * kWgmmaM * kBN) : -1;
+                std::printf("W %%d %%d %%d %%d %%d %%d %%d %%lld\n", c, walk.cur, w.tile, w.kBegin, w.kEnd,
+                            w.seg, w.segs, at);
             }
         }
     }
@@ -247,10 +271,14 @@ def test_the_kernels_own_schedule_code_walks_what_the_transcription_walks(tmp_pa
     want = []
     for t, k, slots in cases:
         s = sk.schedule(t, k, slots)
-        want.append(f"P {s.tiles} {s.sk_tiles} {s.sk_units} {s.sk_per} {s.sk_big} {s.sk_peers} {s.units}")
+        floats = s.workspace_floats(128, 128, 2)
+        want.append(
+            f"P {s.tiles} {s.sk_tiles} {s.sk_units} {s.sk_per} {s.sk_big} {s.sk_peers} {s.units} {floats}"
+        )
         for c in range(slots):
-            want += [
-                f"W {c} {pc.unit} {pc.tile} {pc.k_begin} {pc.k_end} {pc.seg} {pc.segs}" for pc in s.walk(c)
-            ]
+            for pc in s.walk(c):
+                at = s.slot_floats(pc.tile, 1, 1, 2, 2, 128) + pc.seg * 64 * 128 if pc.segs > 1 else -1
+                assert at + 64 * 128 <= floats or at == -1
+                want.append(f"W {c} {pc.unit} {pc.tile} {pc.k_begin} {pc.k_end} {pc.seg} {pc.segs} {at}")
     assert len(got) == len(want) > len(cases)
     assert got == want
