@@ -102,12 +102,13 @@
 //   counters   splitK > 1: tilesMPadded * tilesN * kConsumers unsigned
 //           ints, zero before the first launch (the kernel leaves them
 //           zero); may be null when splitK == 1
-//   Stream-K build: splitK 1, grid = SMs rounded down to a multiple of
-//           kClusterM (every slot, whatever the units), and, when its schedule on that grid
-//           shares a tile (skTiles > 0), workspace skTiles * kClusterM *
-//           skPeers * kBM * kBN floats and counters as above (makeProblem
-//           gives skTiles and skPeers; the host calls it too). 48 bytes of
-//           static shared memory on top of kSmemBytes.
+//   Stream-K build: splitK 1; grid = SMs rounded down to a multiple of
+//           kClusterM (every slot, whatever the units); when its schedule
+//           on that grid shares a tile (skTiles > 0), workspace skTiles *
+//           kClusterM * skPeers * kBM * kBN floats (skSlotFloats) and
+//           counters as above (makeProblem gives skTiles and skPeers; the
+//           host calls it too). 48 bytes of static shared memory on top of
+//           kSmemBytes.
 //
 // Technique credit: github.com/pranjalssh/fast.cu (the ladder's source,
 // see step 6); split-K and Stream-K fixup: CUTLASS
@@ -664,9 +665,10 @@ struct Work {
 
 // The Stream-K build's walk of one cluster (the split-K builds walk units
 // with unitCoords, one piece of work each): units firstUnit, + unitStep,
-// ...; a Stream-K unit is one piece per tile its range touches, a data-parallel unit (u >= skUnits: tile u - skUnits + skTiles,
-// after the Stream-K tiles, as CUTLASS's assign_work numbers them) one whole
-// tile. The producer and the consumers walk the same pieces.
+// ...; a Stream-K unit is one piece per tile its range touches, a
+// data-parallel unit (u >= skUnits: tile u - skUnits + skTiles, after the
+// Stream-K tiles, as CUTLASS's assign_work numbers them) one whole tile.
+// The producer and the consumers walk the same pieces.
 struct Walk {
     int unit, step;     // the next unit, the clusters in the grid
     int cur;            // Stream-K: the unit being walked
