@@ -7,15 +7,21 @@
 #   ragged    each binary's own ragged list (7 shapes x grids of all SMs, 7 and 3 clusters: the
 #             hybrid's data-parallel waves, shared tiles and the fixup), every element vs float64,
 #             the guard after D, the second launch bit-identical (the counters' reset)
-#   sanitize  compute-sanitizer racecheck, synccheck, memcheck on two ragged shapes, each on a
-#             3- or 7-cluster grid so that tiles are shared (the fixup runs)
+#   sanitize  compute-sanitizer racecheck, synccheck, memcheck on three ragged shapes (two builds
+#             and a deterministic one), each on a 3- or 7-cluster grid so that tiles are shared
 #   default   the split-K builds still pass (their cubins are byte-identical to main's: see notes)
-#   run       python -m course run day86 and the day86 GPU tests (the host path, unchanged builds)
+#   run       python -m course run day86 and the day86 GPU tests (the split-K builds as before; the
+#             Stream-K builds through the course host: 9 ragged shapes x 4 builds, every element, and
+#             the deterministic Stream-K build bit-identical over 12 launches)
 #   measure   streamk_measure.py: the issue's shape table, Stream-K vs the chooser's pick vs cuBLAS,
 #             one by one and in CUDA graphs, every build checked against float64 first
-# The device call for all of it (about 6-8 minutes on an H100; SHAPES=quick halves the last step):
-#   run(command='export PYTHONPATH=$PWD COURSE_REQUIRE_GPU=1; bash evidence/gemm_dev/streamk_gpu.sh',
+# Two device calls (the sanitizers and the shape table together may pass one call's 600 s; the
+# step timeouts below add up to more). Correctness first; stop if it fails:
+#   run(command='export PYTHONPATH=$PWD COURSE_REQUIRE_GPU=1; STEPS="build ragged sanitize default" bash evidence/gemm_dev/streamk_gpu.sh',
 #       timeout_s=600)
+#   run(command='export PYTHONPATH=$PWD COURSE_REQUIRE_GPU=1; STEPS="run measure" bash evidence/gemm_dev/streamk_gpu.sh',
+#       timeout_s=600)
+# (SHAPES=quick in the second runs six shapes of the table only.)
 set -u
 T0=$(date +%s)
 STEPS=${STEPS:-"build ragged sanitize default run measure"}
@@ -73,7 +79,7 @@ if [[ $STEPS == *run* ]]; then
   step "python -m course run day86"
   timeout -k 5 60 python3 -m course run day86; echo "exit $?"
   step "pytest -m gpu tests/lessons/day86"
-  timeout -k 5 150 python3 -m pytest -q -p no:cacheprovider -m gpu tests/lessons/day86 -W ignore::DeprecationWarning -rA 2>&1 | grep -vE "^(PASSED|$)" | tail -30
+  timeout -k 5 ${TESTS_TIMEOUT:-240} python3 -m pytest -q -p no:cacheprovider -m gpu tests/lessons/day86 -W ignore::DeprecationWarning -rA 2>&1 | grep -vE "^(PASSED|$)" | tail -30
   echo "exit ${PIPESTATUS[0]}"
 fi
 if [[ $STEPS == *measure* ]]; then
