@@ -15,6 +15,9 @@ Parallel Decomposition for Dense Matrix-Matrix Multiplication on the GPU", PPoPP
   ``sk_units`` contiguous ranges, one per cluster, as many as get at least ``min_iters`` (CUTLASS's
   ``min_iters_per_sk_unit_`` = 8) and at most one per slot; the first ``sk_big`` ranges are one
   iteration longer;
+- (this is CUTLASS's ``DecompositionMode::StreamK``; its default ``Heuristic`` mode also goes
+  data-parallel when ``k_tiles <= 8`` or the tail wave is at least half full: here the chooser
+  decides whether the Stream-K build runs at all);
 - the other tiles are data-parallel, unit ``u >= sk_units`` computing tile ``u - sk_units +
   sk_tiles`` whole; cluster ``c`` walks units ``c, c + slots, ...``.
 
