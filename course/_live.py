@@ -13,10 +13,12 @@ a viewer without a kernel.
 Every ``LiveBox`` keeps its keys: it holds, last and hidden, a ``KeyGuard`` (an
 anywidget, ``course/static/keys.js``) that stops every key pressed inside the box
 before JupyterLab's command-mode shortcuts see it (after a click on Check or a
-radio button, ``d d`` would delete the cell), lets Ctrl/Cmd-S through (JupyterLab
-saves the notebook), focuses the box after a click that left the focus outside it,
-and makes Enter in a quiz text box press its question's Check (``CHECK_CLASS`` in a
-``QUESTION_CLASS`` box).
+radio button, ``d d`` would delete the cell), keeps Ctrl/Cmd-S from the browser
+("Save page as") and hands it to JupyterLab, which saves the notebook (also from a
+quiz's text or number box, whose ipywidgets view stops its keys; the code editor
+keeps its own Ctrl-S, which saves the learner's file), focuses the box after a click
+that left the focus outside it, and makes Enter in a quiz text or number box press
+its question's Check (``CHECK_CLASS`` in a ``QUESTION_CLASS`` box).
 """
 
 from __future__ import annotations

@@ -136,10 +136,12 @@ def climb_figure(upto: Lesson, rows: Sequence[ClimbRow]) -> Picture:
                 if x.size not in xs:
                     xs.append(x.size)
                     ys.append(p.rate)
-    for name, (xs, ys) in peers.items():
+    # Each library peer its own dash pattern (four grey dashed lines could not be told apart).
+    dashes = ("--", "-.", (0, (1, 1)), (0, (5, 2, 1, 2, 1, 2)), (0, (8, 3)))
+    for i, (name, (xs, ys)) in enumerate(peers.items()):
         order = sorted(range(len(xs)), key=xs.__getitem__)
-        ax.plot([xs[i] for i in order], [ys[i] for i in order], linestyle="--", color="black",
-                alpha=0.35 + 0.3 * ("float16" in name), label=name)  # fmt: skip
+        ax.plot([xs[i] for i in order], [ys[i] for i in order], linestyle=dashes[i % len(dashes)],
+                color="black", alpha=0.45 + 0.3 * ("float16" in name), label=name)  # fmt: skip
     if sizes:
         ticks = sorted(sizes)
         ax.set_xscale("log", base=2)
@@ -148,16 +150,24 @@ def climb_figure(upto: Lesson, rows: Sequence[ClimbRow]) -> Picture:
     ax.set_yscale("log")
     ax.set_xlabel("N (M = N = K)")
     ax.set_ylabel("TFLOP/s (log scale)")
-    ax.axhline(
-        DATASHEET_PEAK_TFLOPS,
-        color="gray",
-        linestyle=":",
-        label=f"datasheet peak {DATASHEET_PEAK_TFLOPS:.0f}",
+    ax.axhline(DATASHEET_PEAK_TFLOPS, color="gray", linestyle=":")
+    # The peak's line named where it is drawn (one legend entry fewer).
+    ax.annotate(
+        f"datasheet peak {DATASHEET_PEAK_TFLOPS:.0f}",
+        (0.01, DATASHEET_PEAK_TFLOPS),
+        xycoords=("axes fraction", "data"),
+        xytext=(0, -3),
+        textcoords="offset points",
+        va="top",
+        fontsize=8,
+        color="dimgray",
     )
     where = rows[0].result.device if rows else "no recording"
     ax.set_title(f"The climb up to Day {upto.day}: {where}", fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7, loc="lower right")
+    # Under the axes, never over the lines (issue 38: 13 entries covered the small sizes' points).
+    if ax.get_legend_handles_labels()[0]:  # no recorded step, no legend
+        fig.legend(loc="outside lower center", ncols=3, fontsize=8)
     return fig
 
 

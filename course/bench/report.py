@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import _paths
 from .._atomic import atomic_write_bytes, atomic_write_text
 from .._html import escape
 from .._table import text_table
@@ -112,7 +113,8 @@ def plot(result: BenchResult) -> Picture:
         ax.set_ylabel(f"rate ({result.unit})")
     ax.set_title(f"{result.lesson}: {result.device}, {result.recorded_at[:10]}", fontsize=10)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    # Under the axes, never over the curves (issue 38: Day 87's sat on its crossing lines).
+    fig.legend(loc="outside lower center", ncols=2, fontsize=8)
     return fig
 
 
@@ -134,6 +136,20 @@ class SpeedSection:
     message: str
     findings: tuple[str, ...] = ()
     unlike: tuple[str, ...] = ()  # the spec's: peers shown without a ratio (``BenchSpec.unlike``)
+    own_table: Any = None  # the lesson's table in place of the size table (``BenchSpec.table``)
+
+    def _size_table(self, result: BenchResult) -> str:
+        esc = escape
+        rows = table_rows(result, self.unlike)
+        # The headings wrap (the numbers do not), so the table fits the notebook's width.
+        head = "".join(f"<th style='padding:2px 5px;vertical-align:bottom'>{esc(c)}</th>" for c in rows[0])
+        # A cell wraps at its spaces only ("12.3 µs / (12.1-12.9)"), never inside a number.
+        body = "".join(
+            "<tr>" + "".join(f"<td style='padding:2px 5px'>{esc(c)}</td>" for c in r) + "</tr>"
+            for r in rows[1:]
+        )
+        # A table wider than a narrow page scrolls sideways in its box (no cell breaks inside a word).
+        return f"<div style='overflow-x:auto'><table><tr>{head}</tr>{body}</table></div>"
 
     def _repr_html_(self) -> str:
         esc = escape
@@ -143,18 +159,8 @@ class SpeedSection:
         if self.findings:
             parts.append("<ul>" + "".join(f"<li>{esc(f)}</li>" for f in self.findings) + "</ul>")
         if self.result is not None:
-            rows = table_rows(self.result, self.unlike)
-            # The headings wrap (the numbers do not), so the table fits the notebook's width.
-            head = "".join(
-                f"<th style='padding:2px 5px;vertical-align:bottom'>{esc(c)}</th>" for c in rows[0]
-            )
-            # A cell wraps at its spaces only ("12.3 µs / (12.1-12.9)"), never inside a number.
-            body = "".join(
-                "<tr>" + "".join(f"<td style='padding:2px 5px'>{esc(c)}</td>" for c in r) + "</tr>"
-                for r in rows[1:]
-            )
-            # A table wider than a narrow page scrolls sideways in its box (no cell breaks inside a word).
-            parts.append(f"<div style='overflow-x:auto'><table><tr>{head}</tr>{body}</table></div>")
+            own = self.own_table
+            parts.append(own._repr_html_() if own is not None else self._size_table(self.result))
             listed = listed_reasons(self.result, self.unlike)
             if listed:
                 cell = "text-align:left;vertical-align:top;padding:2px 8px;overflow-wrap:break-word"
@@ -197,7 +203,10 @@ class SpeedSection:
 
     def __str__(self) -> str:
         lines = [self.message, *(f"- {f}" for f in self.findings)]
-        return "\n".join(lines) + ("\n" + table(self.result, self.unlike) if self.result is not None else "")
+        if self.result is None:
+            return "\n".join(lines)
+        shown = str(self.own_table) if self.own_table is not None else table(self.result, self.unlike)
+        return "\n".join(lines) + "\n" + shown
 
 
 def findings(lesson: Lesson, result: BenchResult) -> tuple[str, ...]:
@@ -205,6 +214,40 @@ def findings(lesson: Lesson, result: BenchResult) -> tuple[str, ...]:
     if spec is None or spec.findings is None:
         return ()
     return tuple(spec.findings(result))
+
+
+def own_table(lesson: Lesson, result: BenchResult) -> Any:
+    """The lesson's table of ``result`` (``BenchSpec.table``), or None for the engine's size table
+    (no such table, or one with no rows)."""
+    spec = bench_spec(lesson)
+    if spec is None or spec.table is None:
+        return None
+    module, _, function = spec.table.partition(":")
+    made = getattr(lesson.module(module), function)(result)
+    return made if getattr(made, "rows", ()) else None
+
+
+def _section(lesson: Lesson, result: BenchResult, png: bytes, here: bool, message: str) -> SpeedSection:
+    spec = spec_of(lesson)
+    return SpeedSection(
+        lesson.id,
+        result,
+        png,
+        here,
+        message,
+        findings(lesson, result),
+        spec.unlike,
+        own_table(lesson, result),
+    )
+
+
+def _shown_path(path: Path) -> str:
+    """A path as a learner reads it: from the course's root where it lies there, never the machine's
+    absolute path (a page's words are the same on every machine)."""
+    try:
+        return path.resolve().relative_to(_paths.repo_root().resolve()).as_posix()
+    except ValueError:
+        return path.name
 
 
 def speed_section(
@@ -239,9 +282,7 @@ def speed_section(
         message = (
             f"Measured here, just now, on {result.device} (compute capability {result.compute_capability})."
         )
-        return SpeedSection(
-            lesson.id, result, png_bytes(result), True, message, findings(lesson, result), spec.unlike
-        )
+        return _section(lesson, result, png_bytes(result), True, message)
     if gate.gpu_required() and not v.runs:
         raise EnvironmentProblem(
             f"{gate.REQUIRE_GPU_ENV} is set but this machine cannot time {lesson.id}: {v.message()}"
@@ -250,10 +291,12 @@ def speed_section(
     why_not = (
         "Not measured here yet: the button above times it on this GPU."
         if v.runs
-        else f"Not measured here ({v.reason}) On a GPU that runs this lesson a button appears to time it there."
+        # The reason is the status line's (issue 38: said once a page); here, only that it cannot.
+        else "Not measured here: this machine cannot run the kernel (the status line at the top of the page "
+        "says why). On a GPU that runs this lesson a button appears to time it there."
     )
     if recorded is None:
-        where = (directory or bench_dir()) / f"{lesson.id}.json"
+        where = _shown_path((directory or bench_dir()) / f"{lesson.id}.json")
         return SpeedSection(
             lesson.id,
             None,
@@ -271,7 +314,7 @@ def speed_section(
     )
     if directory is None:  # the recordings the page picked: say whose and why
         message += " " + evidence.shown().sentence()
-    return SpeedSection(lesson.id, recorded, png, False, message, findings(lesson, recorded), spec.unlike)
+    return _section(lesson, recorded, png, False, message)
 
 
 def write(result: BenchResult, directory: Path | None = None) -> tuple[Path, Path]:

@@ -3,9 +3,10 @@
 A lesson's ``bench.py`` defines ``SPEC = BenchSpec(...)``: its sizes, its
 unit and work per call, its peers, and optionally ``finish`` (extra
 measurements after the sizes, such as variants of the kernel, and the
-reasons drawn from all the numbers) and ``findings`` (the sentences its
+reasons drawn from all the numbers), ``findings`` (the sentences its
 page quotes, rendered from a recorded result so that re-recording cannot
-leave stale prose). The engine (``course.bench.engine``) does the rest.
+leave stale prose) and ``table`` (its own table of a result, shown in place
+of the engine's). The engine (``course.bench.engine``) does the rest.
 """
 
 from __future__ import annotations
@@ -107,6 +108,13 @@ class BenchSpec:
     finish: Callable[[Context], Extras] | None = None
     findings: Callable[[BenchResult], list[str]] | None = None
     notes: tuple[str, ...] = ()
+    # The lesson's own table of a result, shown in the speed section in place of the engine's
+    # per-size table, where the page would otherwise show the same numbers twice (Day 86: every
+    # shape, the squares among them; Day 87: each build beside its like): "module:function" of the
+    # lesson's package (its figures module reads this one, so it is named, not imported), the
+    # function taking a BenchResult and returning an object with ``_repr_html_``, ``str`` and
+    # ``rows`` (an empty one leaves the engine's table).
+    table: str | None = None
     size_step: int = 64  # sizes are multiples of this (the kernels tile by it)
     # The -D flags beyond the size that the kernel is built with at size N on a GPU of SMS SMs, for
     # a lesson that picks its build per problem (a chooser); None: the size alone.

@@ -58,6 +58,7 @@ __all__ = [
 ]
 
 NONE = "none"  # the role of a line with nothing to mark; every exercise has it
+SHOWN_CHARS = 18  # about what a closed 13em drop-down shows of a role name; a longer one is cut
 PROGRESS_ITEM = "exercise"  # the item id of a lesson's exercise in the learner's progress
 _NONE_LABEL = "(nothing to mark)"
 _TOP = {"lesson", "title", "intro", "regions", "role", "item"}
@@ -480,6 +481,7 @@ def exercise_widget(
     if exercise.lesson_id != lesson_id:
         raise ExerciseError(f"this exercise is for {exercise.lesson_id}, not {lesson_id}", path=exercise.path)
     options = [(role.label, role.id) for role in exercise.roles]
+    labels = {role.id: role.label for role in exercise.roles}
     markable = dict(exercise.markable_lines())
     e = escape
 
@@ -489,6 +491,7 @@ def exercise_widget(
             self.attempts = 0
             self.learner_id = learner_id
             self.dropdowns: dict[int, Any] = {}
+            self.captions: dict[int, Any] = {}  # line -> the chosen role in full, when cut
             self.result = widgets.HTML()
             self.check_button = widgets.Button(description="Check", button_style="primary")
             self.check_button.on_click(self._check)
@@ -523,6 +526,7 @@ def exercise_widget(
                         )
                         self.dropdowns[number] = dropdown
                         rows.append(widgets.HBox([dropdown, code], layout=row_layout))
+                        rows.append(self._chosen_caption(number, dropdown, mark_width))
                     else:
                         spacer = widgets.HTML(
                             layout=widgets.Layout(width=mark_width, min_width=mark_width, margin="0 6px 0 0")
@@ -531,6 +535,22 @@ def exercise_widget(
             listing = widgets.VBox(rows, layout=widgets.Layout(overflow="auto", width="100%"))
             super().__init__(children=[head, listing, self.check_button, self.result])
             self.add_class("course-annotation")
+
+        def _chosen_caption(self, number: int, dropdown: Any, indent: str) -> Any:
+            """Under a line, its chosen role in full when the closed drop-down cuts it (issue 38; a
+            wider column pushed Day 78's lines past the page)."""
+            caption = widgets.HTML(layout=widgets.Layout(display="none", margin=f"0 0 2px {indent}"))
+            self.captions[number] = caption
+
+            def show(change: dict[str, Any]) -> None:
+                label = labels.get(change["new"], "")
+                cut = change["new"] != NONE and len(label) > SHOWN_CHARS
+                small = "<small style='color:var(--jp-ui-font-color2,#57606a)'>"
+                caption.value = f"{small}line {number}: {e(label)}</small>" if cut else ""
+                caption.layout.display = "block" if cut else "none"
+
+            dropdown.observe(show, names="value")
+            return caption
 
         def marks(self) -> dict[int, str]:
             return {line: d.value for line, d in self.dropdowns.items() if d.value != NONE}

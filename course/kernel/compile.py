@@ -369,12 +369,16 @@ class OfflineCompile:
     cached: bool = False  # read back from the compile cache: NVRTC did not run this time
 
     def summary(self) -> str:
-        how = f"in {self.seconds:.2f} s" + (
-            " (kept from an earlier compile of the same text)" if self.cached else ""
+        # A kept result's seconds are the first compile's: repeated under every later check, they read
+        # as this check's time (issue 38), so a kept one says it compiled nothing now.
+        how = (
+            ", kept from an earlier compile of the same text (nothing compiled now)"
+            if self.cached
+            else f" in {self.seconds:.2f} s"
         )
         return (
             f"{self.lesson.kernel_file} compiled for {self.options.arch} without a GPU "
-            f"(NVRTC {self.nvrtc_version}): {len(self.cubin)} bytes of cubin {how}"
+            f"(NVRTC {self.nvrtc_version}): {len(self.cubin)} bytes of cubin{how}"
         )
 
 

@@ -51,6 +51,7 @@ class Page:
         self.lesson = get_lesson(lesson_id)
         self._compile_message: Message | None = None
         self._said_not_run = False  # "Not run here" and the compile check: once per page, at its first run
+        self._said_status = False  # the status line gave the reason a cell cannot run: runs point to it
         self._prefetch: Future[Any] | None = None
         self._reveals: list[Any] = []  # listings and diffs with an exercise's lines folded
         _install_error_handler()
@@ -88,6 +89,7 @@ class Page:
             raise EnvironmentProblem(
                 f"{gate.REQUIRE_GPU_ENV} is set but this machine cannot run {self.lesson.id}: {v.message()}"
             )
+        self._said_status = True
         return msg
 
     # -- the kernel source ------------------------------------------------
@@ -203,7 +205,9 @@ class Page:
                 )
             if not self._said_not_run:  # once per page: not under every run cell (issue 38)
                 self._said_not_run = True
-                _display(Message("info" if v.tier == "no-gpu" else "warning", f"Not run here. {v.reason}"))
+                # The reason once a page (issue 38): where the status line at the top said it, point there.
+                why = "The status line at the top of the page says why." if self._said_status else v.reason
+                _display(Message("info" if v.tier == "no-gpu" else "warning", f"Not run here. {why}"))
                 _display(self.compile_check())
             return self.evidence(case)
         try:
@@ -326,13 +330,16 @@ class Page:
         v = self.verdict()
         if not (measure and v.runs):
             if measure:
-                # The page promises a button; say why there is none here (issue 22, item 17).
+                # The page promises a button; say why there is none here (issue 22, item 17), once:
+                # the page's status line at its top gives the reason and whose recordings are shown
+                # (issue 38: Day 85 said both twice).
                 _display(
                     Message(
                         "info",
-                        f"No measuring button here: {v.reason} On a GPU that runs the lessons "
-                        "(compute capability 9.0) a button below measures every step again. "
-                        f"The table and the plot show the runs recorded on a real GPU. {evidence.shown().sentence()}",
+                        "No measuring button here: this machine cannot run the lessons (the status at the "
+                        "top of the page says why). On a GPU that runs the lessons (compute capability 9.0) "
+                        "a button below measures every step again. The table and the plot show the runs "
+                        "recorded on a real GPU.",
                     )
                 )
             _display(climb_table(recorded, size))

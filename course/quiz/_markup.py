@@ -7,7 +7,9 @@ it ("PTX ISA, wgmma.fence (#asynchronous-warpgroup-level-...)"). The words
 before the anchor, back to the previous ``;``, ``:``, ``,`` or ``and``, are
 the link's text. Everything is escaped first (``course._html.escape``), so no
 markup in a quiz file ever passes through; a link's address is built from a
-fixed document URL and an anchor of letters, digits, ``.``, ``_`` and ``-``.
+fixed document URL and an anchor of letters, digits, ``.``, ``_`` and ``-``. A full
+address in brackets, ``(https://...)``, becomes a link on the words before it in
+the same way (``course._html.cited``): no raw URL is shown to a learner.
 
 The loader refuses a reference whose anchor cannot be placed
 (``reference_problems``); the renderer, given one anyway, shows it as text.
@@ -18,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .._html import escape
+from .._html import cited, escape
 
 # Documents an anchor can point into: one page each, so "#anchor" is enough.
 DOCS: dict[str, str] = {
@@ -106,6 +108,6 @@ def reference_html(text: str) -> str:
                 f'<a href="{escape(part.url)}" target="_blank" rel="noopener noreferrer">'
                 f"{inline(part.text)}</a>"
             )
-        else:
-            out.append(inline(part))
+        else:  # a full address in brackets: a link on its words too (``course._html.cited``)
+            out.append(cited(part, inline))
     return "".join(out)

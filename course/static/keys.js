@@ -8,8 +8,12 @@
 //   notebook's command-mode shortcuts (x, d d, a, b, m, z, Ctrl Backspace ...)
 //   never act on the page; the widget's own keys (typing, arrows, Space, Enter
 //   on a button) work as before, as they act before the event reaches the box.
-//   Ctrl/Cmd-S alone goes on: JupyterLab saves the notebook (the browser's
-//   "Save page as" never opens);
+//   Ctrl/Cmd-S saves the notebook, as outside a widget, from every part of
+//   the box but the code editor (which saves the learner's file): ipywidgets'
+//   text, number and text-area boxes stop their keydowns, so there JupyterLab
+//   never saw it and the browser's "Save page as" opened; the key is kept here
+//   (its default prevented) and handed to JupyterLab as a copy from outside
+//   the box;
 // - makes the box focusable (tabindex -1) and focuses it after a click that left
 //   the focus outside it (a click on its text or background), so that the
 //   keys that follow are the box's;
@@ -20,6 +24,24 @@ const ROOT = ".course-live";
 
 function isSave(e) {
   return (e.ctrlKey || e.metaKey) && !e.altKey && !e.shiftKey && e.key.toLowerCase() === "s";
+}
+
+// JupyterLab's save, as a key pressed outside the box: a copy of the keydown, dispatched on the
+// box's parent, bubbles to JupyterLab's listener on the document. Lumino reads the key from
+// keyCode, which a constructed KeyboardEvent lacks: the copy carries the original's.
+function saveOutside(root, e) {
+  const copy = new KeyboardEvent("keydown", {
+    key: e.key,
+    code: e.code,
+    ctrlKey: e.ctrlKey,
+    metaKey: e.metaKey,
+    bubbles: true,
+    cancelable: true,
+    composed: true,
+  });
+  Object.defineProperty(copy, "keyCode", { value: e.keyCode });
+  Object.defineProperty(copy, "which", { value: e.which });
+  (root.parentElement || document.body).dispatchEvent(copy);
 }
 
 function checkKey(e) {
@@ -36,6 +58,18 @@ function keep(root) {
   root.addEventListener("keydown", (e) => {
     if (!isSave(e)) e.stopPropagation();
   });
+  // Ctrl/Cmd-S, before any part of the box sees it (the capture phase): the code editor keeps its
+  // own (it saves the learner's file); anywhere else the notebook is saved, never the browser's page.
+  root.addEventListener(
+    "keydown",
+    (e) => {
+      if (!isSave(e) || (e.target instanceof Element && e.target.closest(".cm-editor"))) return;
+      e.preventDefault();
+      e.stopPropagation();
+      saveOutside(root, e);
+    },
+    true,
+  );
   // In the capture phase: ipywidgets' text box stops its keydown before it bubbles to the box.
   root.addEventListener(
     "keydown",

@@ -41,6 +41,11 @@ class Kind:
     staged: bool  # its stage field names a pipeline stage
 
 
+# A consumer's time from releasing a stage (its arrival on the stage's empty barrier, stamped
+# RELEASE) to its next stamp (the next stage's wait, or the epilogue): named for where it begins,
+# not "other" (issue 38: a learner could not tell what the pale bars were).
+AFTER_RELEASE = "after release"
+
 KINDS: tuple[Kind, ...] = (
     Kind(1, "START", "setup", None, False),
     Kind(2, "END", None, None, False),
@@ -49,7 +54,7 @@ KINDS: tuple[Kind, ...] = (
     Kind(5, "WAIT_FULL", "wait: data", "consumer", True),
     Kind(6, "MMA", "wgmma issue", "consumer", True),
     Kind(7, "MMA_WAIT", "wgmma wait", "consumer", True),
-    Kind(8, "RELEASE", "other", "consumer", True),
+    Kind(8, "RELEASE", AFTER_RELEASE, "consumer", True),
     Kind(9, "SYNC", "wait: barrier", None, False),
     Kind(10, "EPI", "epilogue", "consumer", False),
 )
@@ -67,7 +72,8 @@ ACTIVITIES: dict[str, str] = {
     "wait: barrier": "#8c8c8c",
     "epilogue": "#9467bd",
     "setup": "#e0e0e0",
-    "other": "#f2f2f2",
+    AFTER_RELEASE: "#f2f2f2",
+    "other": "#fafafa",  # an event after END (no kernel stamps one)
     NOT_RECORDED: "#ffffff",
 }
 LOAD_ACTIVITIES = ("load",)

@@ -50,7 +50,7 @@ def row_intervals(row: Row) -> list[Interval]:
     for i in range(last):
         e, nxt = row.events[i], row.events[i + 1]
         kind = _BY_CODE[_BY_NAME[e.kind].code]
-        activity = kind.activity or "other"
+        activity = kind.activity or "other"  # END begins nothing: a row's last event (never drawn)
         if row.full and i == last - 1:
             activity = NOT_RECORDED  # the events between these two were dropped
         stage = e.stage if kind.staged else None

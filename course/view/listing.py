@@ -28,7 +28,7 @@ from typing import Any
 from pygments.lexers import CudaLexer
 from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation, String
 
-from .._html import escape
+from .._html import cited, escape
 from ..snippets import Snippet
 from .notes import Note
 
@@ -182,7 +182,7 @@ class SnippetView:
         rows = "".join(
             f"<tr><td style='text-align:right;vertical-align:top'><b>{n.line}</b></td>"
             f"<td style='text-align:left;overflow-wrap:anywhere'>{escape(n.text)}"
-            f"<br><small><i>{escape(n.cite)}</i></small></td></tr>"
+            f"<br><small><i>{cited(n.cite)}</i></small></td></tr>"
             for n in notes
         )
         # As wide as the output and no wider: a long citation (a URL) wraps instead of widening it.

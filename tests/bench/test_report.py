@@ -136,7 +136,9 @@ def test_speed_section_shows_the_recorded_figures(no_gpu, tmp_path, lesson_id):
     assert isinstance(section, SpeedSection)
     assert not section.measured_here and section.result == result and section.png == png
     message = section.message
-    assert message.startswith("Not measured here (There is no NVIDIA driver on this machine.)")
+    # The reason is the status line's; the section says only that this machine cannot (issue 38).
+    assert message.startswith("Not measured here: this machine cannot run the kernel (the status line")
+    assert "There is no NVIDIA driver" not in message
     # No GPU here: the page has no button to press; it says where one appears.
     assert "On a GPU that runs this lesson a button appears to time it there." in message
     assert "press" not in message.lower()
@@ -163,8 +165,12 @@ def test_speed_section_quotes_the_lessons_findings(no_gpu, tmp_path, lesson_id):
     for finding in expected:
         assert f"<li>{escape(finding)}</li>" in page
         assert f"- {finding}" in text
-    if expected:  # rendered from this result's numbers: the largest size is named
-        assert any(str(result.sizes[-1]) in f for f in expected)
+    if expected:  # rendered from this result's numbers: the largest size is named, in a sentence or
+        # in the lesson's own table the section shows beside them (Day 87: the sentence says only the pairing)
+        named = any(str(result.sizes[-1]) in f for f in expected)
+        assert named or str(result.sizes[-1]) in str(section.own_table)
+        if section.own_table is not None:  # the lesson's table in place of the engine's, not beside it
+            assert section.own_table._repr_html_() in page and "kernel time (median, min-max)" not in page
 
 
 def test_many_numbers_come_folded_and_few_open(no_gpu, tmp_path):
@@ -241,8 +247,20 @@ def test_speed_section_shows_the_committed_evidence(no_gpu, lesson_id):
 def test_speed_section_says_when_nothing_is_recorded(no_gpu, tmp_path, lesson_id):
     section = speed_section(get_lesson(lesson_id), directory=tmp_path)
     assert section.result is None and section.png is None and section.findings == ()
-    assert f"No recorded benchmark is in this checkout ({tmp_path / f'{lesson_id}.json'})" in section.message
+    # Outside the course's folder the file is named alone: a page never shows a machine's absolute path.
+    assert f"No recorded benchmark is in this checkout ({lesson_id}.json)" in section.message
+    assert str(tmp_path) not in section.message
     assert f"python -m course bench {lesson_id} on a Hopper GPU records one" in section.message
+
+
+def test_a_missing_benchmark_in_the_course_is_named_from_the_course_root(no_gpu, tmp_path, monkeypatch):
+    from course import _paths
+
+    monkeypatch.setattr(_paths, "repo_root", lambda: tmp_path)
+    folder = tmp_path / "evidence" / "some-gpu" / "bench"
+    folder.mkdir(parents=True)
+    section = speed_section(get_lesson(BENCHED[0]), directory=folder)
+    assert f"(evidence/some-gpu/bench/{BENCHED[0]}.json)" in section.message
     assert "No recorded benchmark" in section._repr_html_() and "<table>" not in section._repr_html_()
 
 

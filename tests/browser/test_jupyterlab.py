@@ -389,6 +389,7 @@ class Tab:
     error: str | None = None
     settled: int = 0  # polls in a row that found Run All finished
     restarted: bool = False  # its kernel sat in "starting" and was restarted once
+    dialog_since: float | None = None  # a JupyterLab dialog has covered the window since then
 
     @property
     def panel(self) -> Any:
@@ -451,6 +452,17 @@ def _advance(tab: Tab, kernels: dict[str, tuple[str, str]], lab: Lab, progress: 
     idle = kernel_state == "idle"
     if tab.state == "loading":
         _pick_kernel(tab.page)
+        dialog = tab.page.locator(".jp-Dialog")
+        if dialog.count():
+            # A modal dialog covers the window (JupyterLab's kernel messages come and go under load):
+            # clicking the tab now would wait on it. Wait for it to close, a poll at a time; one that
+            # stays fails the page with its words.
+            tab.dialog_since = tab.dialog_since or now
+            if now - tab.dialog_since > KERNEL_READY_S:
+                words = " ".join(dialog.first.inner_text().split())[:300]
+                tab.fail(f"a JupyterLab dialog stayed open {KERNEL_READY_S} s: {words!r}")
+            return
+        tab.dialog_since = None
         if idle and state["cells"]:
             tab.bring_to_front()
             tab.page.locator(".lm-MenuBar-item", has_text="Run").first.click()

@@ -12,7 +12,9 @@ widget (``b`` there adds a cell), so the test can see a key that gets through.
 
 Then the keys a Jupyter user expects: Enter in the quiz's text box checks it,
 Shift-Enter in the coding editor checks the code, Ctrl-S in the editor saves
-the learner's file (and the key goes no further: no cell changes).
+the learner's file (and the key goes no further: no cell changes), Ctrl-S in
+the quiz's text box saves the notebook and never reaches the browser (its
+"Save page as": the key's default is prevented).
 
 The server, the browser and Day 78's Run All are the fixtures of
 ``test_jupyterlab.py`` (``course_lab``: JupyterLab as scripts/course.sh serves
@@ -195,3 +197,48 @@ def test_shift_enter_in_the_editor_checks_and_ctrl_s_saves_the_file(course_lab: 
     assert box.locator(".cm-line").count() == lines, "Shift-Enter put a new line in the editor"
     assert _cells(notebook) == before
     box.screenshot(path=str(artifacts / "keys-editor-shift-enter-checked.png"), animations="disabled")
+
+
+JS_WATCH_SAVE = """() => { window.__courseSave = null;
+  window.addEventListener('keydown', e => {
+    if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 's' && e.isTrusted) window.__courseSave = e;
+  }, {capture: true}); }"""
+
+
+def test_ctrl_s_in_a_quiz_text_box_saves_the_notebook_and_never_the_browsers_page(
+    course_lab: Any, artifacts: Path
+):
+    """ipywidgets' text box stops its keydowns, so Ctrl-S there never reached JupyterLab and the
+    browser's "Save page as" opened (issue 38): the key's default (the browser's save) must be
+    prevented, the notebook saved on disk, the text box keep the focus and its text."""
+    _lab, tab, work = course_lab
+    page, notebook = tab.page, tab.panel
+    tab.bring_to_front()
+    before = _cells(notebook)
+    on_disk = work.parent / tab.notebook
+    assert on_disk.is_file(), on_disk
+    saved_before = on_disk.stat().st_mtime_ns
+    box = _widget(notebook, "course-quiz")
+    text = box.locator(".course-question input[type=text]").first
+    try:
+        text.click()
+        text.fill("")
+        page.keyboard.type("34")
+        page.evaluate(JS_WATCH_SAVE)
+        page.keyboard.press("Control+s")
+        prevented = page.evaluate("() => window.__courseSave && window.__courseSave.defaultPrevented")
+        assert prevented is True, "Ctrl-S in the quiz's text box reached the browser (its Save page as)"
+        mtime = _wait_until(
+            "the notebook saved", 30, lambda: on_disk.stat().st_mtime_ns, lambda t: t != saved_before
+        )
+        assert mtime != saved_before, "Ctrl-S in the quiz's text box did not save the notebook"
+        assert text.input_value() == "34" and _focus_in(notebook, "course-quiz") == "inside"
+        assert _cells(notebook) == before
+        box.locator(".course-question", has=page.locator("input[type=text]")).first.screenshot(
+            path=str(artifacts / "keys-quiz-text-ctrl-s-saved.png"), animations="disabled"
+        )
+        # the window: the notebook's tab saved (no unsaved dot), the focus still in the text box
+        page.screenshot(path=str(artifacts / "keys-quiz-text-ctrl-s-window.png"), animations="disabled")
+    except BaseException:
+        _save_screenshot(page, artifacts, "keys-quiz-text-ctrl-s-failure.png")
+        raise

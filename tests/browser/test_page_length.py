@@ -250,3 +250,125 @@ def test_day78_card_table_breaks_no_word_at_1024_px(pages, artifacts: Path):
         table.screenshot(path=str(artifacts / "day78_wgmma-card-table-1024.png"), animations="disabled")
     finally:
         tab.page.set_viewport_size(VIEWPORT)
+
+
+def _output_of(tab: Any, source: str) -> Any:
+    """The output area of the page's first code cell whose source contains ``source``."""
+    cell = tab.panel.locator(".jp-CodeCell", has=tab.page.locator(".jp-InputArea-editor", has_text=source))
+    out = cell.first.locator(".jp-OutputArea").first
+    out.scroll_into_view_if_needed()
+    return out
+
+
+def _shoot(tab: Any, element: Any, path: Path) -> None:
+    """The element whole, in a window tall enough to hold it (a taller one than the 1000 px
+    window gets pieced together over the toolbars), at the window's width."""
+    width = tab.page.viewport_size["width"]
+    tab.page.set_viewport_size({"width": width, "height": 3000})
+    try:
+        tab.page.wait_for_timeout(400)
+        element.scroll_into_view_if_needed()
+        tab.page.wait_for_timeout(200)
+        element.screenshot(path=str(path), animations="disabled")
+    finally:
+        tab.page.set_viewport_size({"width": width, "height": VIEWPORT["height"]})
+
+
+def test_days_85_to_87_show_each_number_once_and_charts_keep_legends_off_the_data(pages, artifacts: Path):
+    """Issue 38, items 4 and 7, as a learner sees them. Day 86's speed section shows the shape
+    table (once on the page: no second copy, no per-shape sentences, no table of the squares beside
+    it); Day 87's shows the like-with-like table once; Day 85's climb note does not repeat the
+    status line's no-GPU reason. Screenshots: each speed section at 1024, 1280 and 1920 px and in
+    the Dark theme; Day 86's climb chart and timeline (legends under the axes, the timeline's
+    'after release (loop)' named)."""
+    day86, day87, day85 = (_page(pages, LESSONS[i].notebook) for i in ("day86", "day87", "day85"))
+    page = day86.page
+    try:
+        day86.bring_to_front()
+        # a table headed by the column (the folded list of every number names it in its rows too)
+        shapes = day86.panel.locator(
+            """.jp-OutputArea-output table:has(th:text-is("the chooser's pick (tile, cluster, split)"))"""
+        )
+        assert shapes.count() == 1, f"Day 86 shows the shape table {shapes.count()} times"
+        bench86 = day86.panel.locator(".course-bench").first
+        assert (
+            bench86.locator("""table:has(th:text-is("the chooser's pick (tile, cluster, split)"))""").count()
+            == 1
+        )
+        assert "kernel time (median, min-max)" not in bench86.inner_text()
+        assert bench86.locator(":scope > ul").first.locator("li").count() == 1, "per-shape sentences"
+        day87.bring_to_front()
+        bench87 = day87.panel.locator(".course-bench").first
+        headed = """table:has(th:text-is("default build (never promoting)"))"""
+        like = day87.panel.locator(f".jp-OutputArea-output {headed}")
+        assert like.count() == 1 and bench87.locator(headed).count() == 1, like.count()
+        assert "kernel time (median, min-max)" not in bench87.inner_text()
+        day85.bring_to_front()
+        climb85 = _output_of(day85, "page.climb(measure=True)")
+        note = climb85.inner_text()
+        status = _output_of(day85, "page.status()").inner_text().strip()
+        assert "No measuring button here" in note and status.split(".")[0] not in note, (note, status)
+        _at(page, 1280)
+        _shoot(
+            day85,
+            climb85.locator(".jp-OutputArea-output").first,
+            artifacts / "issue38-day85-climb-note-1280.png",
+        )
+        day86.bring_to_front()
+        _shoot(day86, _output_of(day86, "page.climb()"), artifacts / "issue38-day86-climb-legend-1280.png")
+        _shoot(
+            day86, _output_of(day86, "page.timeline("), artifacts / "issue38-day86-timeline-legend-1280.png"
+        )
+        for width in (1024, 1280, 1920):
+            _at(page, width)
+            _shoot(day86, bench86, artifacts / f"issue38-day86-speed-once-{width}.png")
+            day87.bring_to_front()
+            _shoot(day87, bench87, artifacts / f"issue38-day87-speed-legend-{width}.png")
+            day86.bring_to_front()
+        _at(page, 1280)
+        _theme(page, "JupyterLab Dark")
+        _shoot(day86, bench86, artifacts / "issue38-day86-speed-once-dark-1280.png")
+        day87.bring_to_front()
+        _shoot(day87, bench87, artifacts / "issue38-day87-speed-legend-dark-1280.png")
+    finally:
+        _theme(page, "JupyterLab Light")
+        page.set_viewport_size(VIEWPORT)
+
+
+def test_an_annotation_drop_downs_cut_choice_is_written_out_under_its_line(pages, artifacts: Path):
+    """Issue 38, item 7: the closed drop-down (13em, so the code keeps its width) cut a long role
+    name; the chosen name is written out under the line, at every width and in the Dark theme."""
+    from course.exercises.annotation import NONE, SHOWN_CHARS, exercise_path, load_exercise
+
+    tab = _page(pages, LESSONS["day78"].notebook)
+    page = tab.page
+    box = tab.panel.locator(".course-live.course-annotation").first
+    select = box.locator("select").first
+    roles = load_exercise(exercise_path("day78")).roles
+    none = next(r.label for r in roles if r.id == NONE)
+    long = max(roles, key=lambda r: len(r.label))
+    assert len(long.label) > SHOWN_CHARS
+    try:
+        select.scroll_into_view_if_needed()
+        select.select_option(label=long.label)
+        caption = box.locator("small", has_text=long.label).first
+        caption.wait_for(timeout=10_000)
+        assert caption.is_visible()
+        for width in (1024, 1280, 1920):
+            _at(page, width)
+            _shoot(
+                tab,
+                box.locator(".widget-vbox").first,
+                artifacts / f"issue38-day78-annotation-choice-{width}.png",
+            )
+        _at(page, 1280)
+        _theme(page, "JupyterLab Dark")
+        _shoot(
+            tab,
+            box.locator(".widget-vbox").first,
+            artifacts / "issue38-day78-annotation-choice-dark-1280.png",
+        )
+    finally:
+        _theme(page, "JupyterLab Light")
+        select.select_option(label=none)
+        page.set_viewport_size(VIEWPORT)

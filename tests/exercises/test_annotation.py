@@ -263,6 +263,30 @@ def test_widget_checks_marks_headless(exercise, key, own_workspace):
     )
 
 
+def test_a_chosen_role_the_closed_drop_down_cuts_is_shown_in_full_under_its_line(exercise, own_workspace):
+    """Issue 38: the 13em drop-down cut long role names; the column stays narrow (the code keeps
+    its width) and the chosen name is written out under the line, only where it would be cut."""
+    from course.exercises.annotation import NONE, SHOWN_CHARS
+
+    widget = exercise_widget("day78")
+    long = next(r for r in exercise.roles if len(r.label) > SHOWN_CHARS)
+    short = next(r for r in exercise.roles if r.id != NONE and len(r.label) <= SHOWN_CHARS)
+    line = next(iter(widget.dropdowns))
+    caption = widget.captions[line]
+    assert caption.layout.display == "none" and caption.value == ""
+    widget.dropdowns[line].value = long.id
+    assert caption.layout.display == "block" and f"line {line}: {long.label}" in caption.value
+    widget.dropdowns[line].value = short.id  # shown whole by the drop-down itself
+    assert caption.layout.display == "none" and caption.value == ""
+    widget.dropdowns[line].value = long.id
+    widget.dropdowns[line].value = NONE
+    assert caption.layout.display == "none"
+    listing = widget.children[1]
+    assert caption in listing.children  # in the listing, under its line's row
+    row = listing.children[listing.children.index(caption) - 1]
+    assert widget.dropdowns[line] in row.children
+
+
 def test_widget_refuses_an_exercise_for_another_lesson():
     with pytest.raises(ExerciseError, match="is for day78, not day76"):
         exercise_widget("day76", DAY78)

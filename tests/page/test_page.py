@@ -45,6 +45,8 @@ def test_page_without_the_hardware_explains_compile_checks_and_shows_the_recordi
         assert isinstance(result, evidence.Evidence) and result.passed
     texts = [str(m) for m in shown]
     assert texts[0].startswith("Not run here.")
+    # The status line above gave the reason: the run cell points to it, never repeats it (issue 38).
+    assert "status line at the top" in texts[0] and page.verdict().reason not in texts[0]
     lesson = LESSONS[lesson_id]
     assert texts[1].startswith(
         f"Compile check: {lesson.kernel_file} compiled for {lesson.arch} without a GPU"
@@ -52,6 +54,16 @@ def test_page_without_the_hardware_explains_compile_checks_and_shows_the_recordi
     # Said once per page: a second run cell shows its recording alone (issue 38).
     again = page.run()
     assert [str(m) for m in shown] == texts and again is not None
+
+
+def test_a_run_before_any_status_line_gives_its_own_reason(monkeypatch, shown):
+    monkeypatch.delenv(gate.REQUIRE_GPU_ENV, raising=False)
+    monkeypatch.setattr(gate, "probe", lambda: NO_GPU)
+    page = Page(next(iter(LESSONS)))
+    page.run()
+    first = str(shown[0])
+    assert first.startswith("Not run here.") and page.verdict().reason in first
+    assert "status line" not in first
 
 
 def _cases():
@@ -263,8 +275,11 @@ def test_the_finale_says_why_there_is_no_measuring_button_on_a_machine_that_cann
     monkeypatch.setattr(Page, "verdict", lambda self: cannot)
     Page(lesson_id).climb(measure=True)
     said = [m for m in shown if isinstance(m, Message)]
-    assert len(said) == 1 and said[0].text.startswith("No measuring button here: There is no NVIDIA driver")
+    assert len(said) == 1 and said[0].text.startswith("No measuring button here: this machine cannot run")
     assert "a button below measures every step again" in said[0].text
+    # The reason and whose recordings are shown are the status line's, said once on the page (issue 38).
+    assert cannot.reason not in said[0].text and "recordings shown" not in said[0].text
+    assert cannot.reason in Page(lesson_id).status().text
     shown.clear()
     Page(lesson_id).climb()  # no button promised: nothing to explain
     assert not [m for m in shown if isinstance(m, Message)]

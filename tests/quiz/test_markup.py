@@ -110,3 +110,36 @@ def test_the_shipped_references_all_link(monkeypatch):
             assert "(#" not in reference_html(q.reference), (q.id, q.reference)
             anchors += q.reference.count("(#")
     assert anchors > 20
+
+
+def test_a_full_address_in_brackets_is_a_link_on_its_words_and_never_shown_raw():
+    """Issue 38: notes and sources showed learners raw documentation URLs."""
+    url = "https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TENSOR__MEMORY.html#g7c7d"
+    html = reference_html(f"CUDA Driver API, cuTensorMapEncodeTiled: oobFill ({url}); `x` <b>")
+    assert html == (
+        f'CUDA Driver API, cuTensorMapEncodeTiled: <a href="{url}" target="_blank" '
+        'rel="noopener noreferrer">oobFill</a>; <code>x</code> &lt;b&gt;'
+    )
+    # No words before it: the link is named by the address's host; never an address in the text.
+    bare = reference_html(f"({url})")
+    assert ">docs.nvidia.com</a>" in bare and bare.count(url) == 1
+
+
+def test_the_listings_notes_show_no_raw_address():
+    from course.lessons import LESSONS
+    from course.snippets import get_snippet
+    from course.view.listing import SnippetView
+    from course.view.notes import load_notes
+
+    seen = 0
+    for lesson in LESSONS.values():
+        if not lesson.annotations_path.exists():
+            continue
+        for name, notes in load_notes(lesson).items():
+            if not any("https://" in n.cite for n in notes):
+                continue
+            html = SnippetView(get_snippet(lesson.kernel_path, name), tuple(notes))._repr_html_()
+            shown = re.sub(r'href="[^"]*"', "", html)  # the addresses live in links only
+            assert "https://" not in shown, (lesson.id, name)
+            seen += 1
+    assert seen, "no note cites an address: the test checks nothing"

@@ -307,7 +307,13 @@ def test_intervals_tile_each_row_and_follow_the_kinds():
         assert all(a.end_ns == b.start_ns for a, b in zip(ivs, ivs[1:], strict=False))
         assert sum(iv.ns for iv in ivs) == pytest.approx(row.end_ns - row.start_ns)
     cons = tl.row_intervals(t.rows[1])
-    assert [iv.activity for iv in cons[:5]] == ["setup", "wait: data", "wgmma issue", "wgmma wait", "other"]
+    assert [iv.activity for iv in cons[:5]] == [
+        "setup",
+        "wait: data",
+        "wgmma issue",
+        "wgmma wait",
+        "after release",
+    ]
     assert [iv.stage for iv in cons[:5]] == [None, 0, 0, 0, 0]
     assert cons[-1].activity == "epilogue"
 

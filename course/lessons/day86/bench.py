@@ -493,48 +493,23 @@ def geometric_mean(values: list[float]) -> float:
 
 
 def _findings(result: BenchResult) -> list[str]:
+    """What the page's tables do not say: how many shapes reach 0.85x cuBLAS, and the lowest.
+
+    Every shape's rates and ratios are in the shape table the speed section shows (``figures.shapes``,
+    its note the geometric means, the CUDA graphs' and cuBLASLt's included), the last partial wave
+    and the deterministic build's cost in their own tables higher on the page: a sentence for each
+    showed them twice (issue 38). A partial result (the page's button: two squares) says nothing
+    here; its table says it all.
+    """
     rows = shape_table(result)
-    out = [
-        f"{shape_name(r.shape)}: {r.kernel:,.0f} TFLOP/s, {r.ratio:.2f}x cuBLAS ({r.peer:,.0f} TFLOP/s); "
-        f"the chooser picked {r.pick.split(':')[0]}."
-        for r in rows
+    if len(rows) != len(chooser.SHAPES):
+        return []
+    ratios = [r.ratio for r in rows]
+    worst = min(rows, key=lambda r: r.ratio)
+    return [
+        f"{sum(x >= 0.85 for x in ratios)} of the {len(rows)} shapes run at 0.85x cuBLAS gemmEx or better; "
+        f"the lowest is {shape_name(worst.shape)}, at {worst.ratio:.2f}x. The table below gives every shape."
     ]
-    if len(rows) == len(chooser.SHAPES):
-        ratios = [r.ratio for r in rows]
-        worst = min(rows, key=lambda r: r.ratio)
-        out.append(
-            f"Over the {len(rows)} shapes: geometric mean {geometric_mean(ratios):.2f}x cuBLAS; lowest "
-            f"{worst.ratio:.2f}x at {shape_name(worst.shape)}; {sum(x >= 0.85 for x in ratios)} of "
-            f"{len(rows)} at 0.85x or better."
-        )
-    for w in wave_table(result):
-        out.append(
-            f"The last partial wave, 128x{w.bn} c{w.cluster}: one unit more than a full wave takes "
-            f"{w.plus_us:,.1f} us against {w.full_us:,.1f} us, {w.ratio:.2f}x the time."
-        )
-    graphed = [r for r in rows if GEMMEX in r.graphs]
-    if rows and len(graphed) == len(rows):
-        ratios = [r.graphs[GEMMEX].ratio for r in rows]
-        worst = min(rows, key=lambda r: r.graphs[GEMMEX].ratio)
-        out.append(
-            f"In CUDA graphs (each batch of launches captured once and replayed, interleaved with the launches "
-            f"one by one): geometric mean {geometric_mean(ratios):.2f}x cuBLAS gemmEx; lowest "
-            f"{worst.graphs[GEMMEX].ratio:.2f}x at {shape_name(worst.shape)}."
-        )
-    for d in deterministic_table(result):
-        out.append(
-            f"Deterministic split-K at {shape_name(d.shape)}, {d.mode}: {d.ratio:.3f}x the default build's rate "
-            f"({d.times})."
-        )
-    if len(rows) == len(chooser.SHAPES):
-        for name in LT_PEERS:
-            if all(name in r.lt for r in rows):
-                to_lt = [r.lt[name].ratio for r in rows]
-                out.append(
-                    f"Against {name}, same run: geometric mean {geometric_mean(to_lt):.2f}x; lowest "
-                    f"{min(to_lt):.2f}x at {shape_name(rows[to_lt.index(min(to_lt))].shape)}."
-                )
-    return out
 
 
 SPEC = BenchSpec(
@@ -548,6 +523,7 @@ SPEC = BenchSpec(
     peers=cublas_and_lt_peers,
     finish=_finish,
     findings=_findings,
+    table="figures:shapes",  # the shape table, every shape once
     notes=(
         "rates count 2*M*N*K FLOPs; inputs drawn from N(0, 1) and rounded to FP16; B stored N x K",
         timing_floor_note(chooser.SQUARES) + " (kRelTolerance)",

@@ -7,12 +7,13 @@ lesson (``course.bench.result.load``); without a recording it says so and shows 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..._html import escape
 from ..._table import text_table
-from ...bench.result import load
+from ...bench.result import BenchResult, load
 from . import LESSON, chooser
 from .bench import (
     GEMMEX,
@@ -88,6 +89,22 @@ def recorded_shapes() -> Table:
             (),
             (),
         )
+    return shapes(result)
+
+
+_PICK = re.compile(r"tile (\S+), cluster (\d+), split (\d+)")
+
+
+def _pick_cell(pick: str) -> str:
+    """ "tile 128x256, cluster 2, split 1" as "128x256, 2, 1" (the column's heading names the three):
+    at 1024 px the long form took four lines a row (issue 38). A pick in another form is shown whole."""
+    found = _PICK.match(pick)
+    return ", ".join(found.groups()) if found else pick.split(":")[0]
+
+
+def shapes(result: BenchResult) -> Table:
+    """The shape table of a result (a recording, or the page's measurement: its squares only); the
+    speed section shows it in place of the engine's table of the squares (``BenchSpec.table``)."""
     rows = shape_table(result)
 
     def lt_cell(r: ShapeRow, name: str) -> str:
@@ -104,7 +121,7 @@ def recorded_shapes() -> Table:
     body = tuple(
         (
             shape_name(r.shape),
-            r.pick.split(":")[0],
+            _pick_cell(r.pick),
             f"{r.kernel:,.0f}",
             f"{r.peer:,.0f}",
             f"{r.ratio:.2f}x"
@@ -148,7 +165,7 @@ def recorded_shapes() -> Table:
         "in the same run; the cuBLASLt columns give its rate and the kernel's ratio to it, launched one by one)",
         (
             "M x N x K",
-            "the chooser's pick",
+            "the chooser's pick (tile, cluster, split)",
             "kernel",
             "cuBLAS gemmEx",
             "ratio",

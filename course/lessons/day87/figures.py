@@ -8,7 +8,8 @@ the accumulator's model (``accuracy``).
 - ``promotion``: the promoting build's rate at each interval beside the default build, and at P=1
   beside cuBLASLt's default (``bench.promotion_table``);
 - ``speed_against_lt``: the default build at each recorded size, its ratio against its like only
-  (``bench.LIKE``: cuBLASLt with fast accumulation; neither promotes);
+  (``bench.LIKE``: cuBLASLt with fast accumulation; neither promotes); the speed section shows it
+  (``speed``, its ``BenchSpec.table``) in place of the engine's size table;
 - ``block_speed``: the block-scaled build beside the default build, the promoting build at P=1 and
   cuBLASLt (``bench.block_table``);
 - ``skewed_accuracy``: per-tensor against block scales on skewed inputs (``bench.block_accuracy``).
@@ -89,6 +90,15 @@ def speed_against_lt() -> Table:
     (``bench.LIKE``: never promoting, cuBLASLt with fast accumulation), the other mode's rate alone."""
     result = _recording()
     if result is None or not result.rows:
+        return Table(_NOT_RECORDED, (), ())
+    return speed(result)
+
+
+def speed(result: BenchResult) -> Table:
+    """``speed_against_lt``'s table of a result (a recording, or the page's measurement); the speed
+    section shows it in place of the engine's table (``BenchSpec.table``), so the page shows these
+    rates once (issue 38)."""
+    if not result.rows:
         return Table(_NOT_RECORDED, (), ())
     names = [p.name for p in result.rows[0].peers]
     like = bench.LIKE[KERNEL]

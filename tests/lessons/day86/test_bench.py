@@ -51,28 +51,49 @@ def test_the_table_reads_every_shape_in_order():
 def test_a_partial_recording_shows_only_what_it_has_and_no_summary():
     result = _result(chooser.SHAPES[:3])
     assert len(bench.shape_table(result)) == 3
-    lines = bench._findings(result)
-    assert len(lines) == 3 and not any("geometric mean" in line for line in lines)
+    assert bench._findings(result) == []  # the table (the speed section's) says it all
 
 
-def test_every_number_in_the_findings_is_the_recordings():
+def test_the_one_finding_is_the_recordings_and_repeats_no_table():
+    """Every shape's numbers are in the shape table (the speed section's), the wave and the
+    deterministic cost in their tables: the finding says only what no table does (issue 38)."""
     result = _result()
     rows = bench.shape_table(result)
-    lines = bench._findings(result)
-    for r, line in zip(rows, lines, strict=False):
-        m = re.fullmatch(
-            r"(\d+)x(\d+)x(\d+): ([\d,]+) TFLOP/s, ([\d.]+)x cuBLAS \(([\d,]+) TFLOP/s\); the chooser picked (.+)\.",
-            line,
-        )
-        assert m, line
-        assert tuple(map(int, m.groups()[:3])) == r.shape
-        assert (m[4], m[5], m[6]) == (f"{r.kernel:,.0f}", f"{r.ratio:.2f}", f"{r.peer:,.0f}")
-        assert m[7] == r.pick.split(":")[0]
+    (line,) = bench._findings(result)
+    m = re.fullmatch(
+        r"(\d+) of the (\d+) shapes run at 0\.85x cuBLAS gemmEx or better; the lowest is (\d+x\d+x\d+), "
+        r"at ([\d.]+)x\. The table below gives every shape\.",
+        line,
+    )
+    assert m, line
     ratios = [r.ratio for r in rows]
-    mean = math.exp(sum(map(math.log, ratios)) / len(ratios))
-    assert f"geometric mean {mean:.2f}x" in lines[len(rows)]
-    assert f"lowest {min(ratios):.2f}x" in lines[len(rows)]
-    assert f"{sum(x >= 0.85 for x in ratios)} of {len(rows)} at 0.85x or better" in lines[len(rows)]
+    worst = min(rows, key=lambda r: r.ratio)
+    assert (int(m[1]), int(m[2])) == (sum(x >= 0.85 for x in ratios), len(rows))
+    assert (m[3], m[4]) == (bench.shape_name(worst.shape), f"{worst.ratio:.2f}")
+    # another result, another sentence: it follows the numbers
+    faster = _result()
+    faster = BenchResult(**{**faster.__dict__, "reasons": tuple(
+        Reason(r.title, r.value * 2, r.unit, r.kind, r.detail, r.low, r.high)
+        if r.title.endswith("against cuBLAS") else r
+        for r in faster.reasons
+    )})  # fmt: skip
+    assert bench._findings(faster) != [line]
+
+
+def test_the_speed_section_shows_the_shape_table_in_place_of_the_squares(monkeypatch):
+    from course.bench import report
+    from course.lessons import get_lesson
+
+    result = _result()
+    lesson = get_lesson("day86")
+    table = report.own_table(lesson, result)
+    assert table is not None and len(table.rows) == len(chooser.SHAPES)
+    section = report.SpeedSection("day86", result, None, False, "recorded", (), (), table)
+    html = section._repr_html_()
+    assert html.count("<table>") == 1 and "the chooser&#x27;s pick" in html.replace("'", "&#x27;")
+    assert str(table) in str(section)
+    partial = _result(shapes=())  # nothing the shape table can show: the engine's table stays
+    assert report.own_table(lesson, partial) is None
 
 
 def test_the_page_table_without_and_with_a_recording(monkeypatch):
@@ -85,6 +106,10 @@ def test_the_page_table_without_and_with_a_recording(monkeypatch):
     assert len(table.rows) == len(chooser.SHAPES)
     first = bench.shape_table(result)[0]
     assert table.rows[0][2:4] == (f"{first.kernel:,.0f}", f"{first.peer:,.0f}")
+    # the pick in the short form its heading names: tile, cluster, split
+    c = chooser.choose(*first.shape, SMS)
+    assert table.header[1] == "the chooser's pick (tile, cluster, split)"
+    assert table.rows[0][1] == f"128x{c.bn}, {c.cluster}, {c.split}"
     assert "NVIDIA H200 (132 SMs)" in table.note
     assert "<table>" in table._repr_html_()
 
@@ -96,12 +121,11 @@ def test_the_cublaslt_plans_are_read_by_name_with_the_kernels_ratio_to_each():
         for j, name in enumerate(bench.LT_PEERS):
             assert r.lt[name].rate == _lt_rate(i, j)
             assert r.lt[name].ratio == pytest.approx(r.kernel / _lt_rate(i, j))
-    lines = bench._findings(_result())
-    assert len(lines) == len(rows) + 1 + len(bench.LT_PEERS)  # a sentence a shape, the summary, one a plan
-    for j, name in enumerate(bench.LT_PEERS):
+    note = figures.shapes(_result()).note  # the geometric means against each plan: the table's note
+    for name in bench.LT_PEERS:
         to_lt = [r.lt[name].ratio for r in rows]
         mean = math.exp(sum(map(math.log, to_lt)) / len(to_lt))
-        assert lines[len(rows) + 1 + j].startswith(f"Against {name}, same run: geometric mean {mean:.2f}x")
+        assert f"Against {name}: geometric mean {mean:.2f}x." in note
 
 
 def test_the_page_table_shows_the_cublaslt_columns_or_says_why_they_are_empty(monkeypatch):
@@ -160,12 +184,7 @@ def test_the_last_wave_table_and_sentences_are_the_recordings(monkeypatch):
     # read back as time: one unit more takes this many times the full wave, the spread inverted
     assert rows[0].ratio == pytest.approx(75 / 40)
     assert (rows[0].low, rows[0].high) == pytest.approx((1 / (40 / 75 + 0.02), 1 / (40 / 75 - 0.05)))
-    lines = bench._findings(result)
-    assert len(lines) == 3
-    assert lines[0] == (
-        f"The last partial wave, 128x{rows[0].bn} c{rows[0].cluster}: one unit more than a full wave takes "
-        f"75.0 us against 40.0 us, {75 / 40:.2f}x the time."
-    )
+    assert bench._findings(result) == []  # the wave table says it, once
     monkeypatch.setattr(figures, "load", lambda lesson_id: result)
     table = figures.recorded_waves()
     assert len(table.rows) == 3 and table.rows[1][2:4] == ("41.0", "77.0")
@@ -210,10 +229,8 @@ def test_the_cuda_graph_columns_and_the_deterministic_cost_are_the_recordings(mo
     assert table.rows[0][5:7] == ("400", f"420 ({400 / 420:.2f}x)")
     ratios = [r.graphs[bench.GEMMEX].ratio for r in rows]
     assert f"In CUDA graphs: geometric mean {bench.geometric_mean(ratios):.2f}x cuBLAS gemmEx" in table.note
-    lines = bench._findings(result)
-    assert any(line.startswith("In CUDA graphs (each batch") for line in lines)
-    assert "Deterministic split-K at 1024x1024x16384, launched one by one: 0.980x the default build's rate " \
-        "(deterministic 62.3 us, default 61.1 us per call (+1.2 us))." in lines  # fmt: skip
+    # said once, in the tables: no finding repeats the graphs' mean or the deterministic cost
+    assert not any("CUDA graphs" in line or "eterministic" in line for line in bench._findings(result))
     det = figures.recorded_deterministic()
     assert det.rows == (("1024x1024x16384", "launched one by one", "0.980x (0.970-0.990)",
                          "deterministic 62.3 us, default 61.1 us per call (+1.2 us)"),)  # fmt: skip
