@@ -63,10 +63,18 @@ step() {  # step NAME LIMIT CMD...: run CMD with at most LIMIT seconds (less if 
 }
 BUILD="nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Xptxas -v"
 part1() {
+    # the four builds side by side (16 cores there), each with its own log, shown in order
     for d in 128 64 256; do
-        step "nvcc D=$d" 90 $BUILD -DATTN_HEAD_DIM=$d -o /tmp/build/attn88_d$d kernels/attn88_forward.cu
+        step "nvcc D=$d" 150 $BUILD -DATTN_HEAD_DIM=$d -o /tmp/build/attn88_d$d kernels/attn88_forward.cu \
+            > /tmp/build/nvcc_d$d.log 2>&1 &
     done
-    step "nvcc D=128 -DATTN_PV_SPLIT=1" 90 $BUILD -DATTN_PV_SPLIT=1 -o /tmp/build/attn88_split kernels/attn88_forward.cu
+    step "nvcc D=128 -DATTN_PV_SPLIT=1" 150 $BUILD -DATTN_PV_SPLIT=1 -o /tmp/build/attn88_split \
+        kernels/attn88_forward.cu > /tmp/build/nvcc_split.log 2>&1 &
+    wait
+    for d in d128 d64 d256 split; do
+        cat /tmp/build/nvcc_$d.log
+        [ -x /tmp/build/attn88_$d ] || { echo "BUILD FAILED: attn88_$d"; status=1; }
+    done
     for d in 128 64 256; do
         step "./attn88_forward D=$d (its own shapes)" 120 /tmp/build/attn88_d$d
     done
