@@ -506,27 +506,6 @@ __device__ __forceinline__ void pFragment(uint32_t (&p)[kPSlices][4], const floa
 }
 // end snippet
 
-// snippet: pv-wgmma
-// V as the B operand of O += P V: V's tile is kBN keys x D, row-major, so
-// along the product's K (the keys) a row is 128 B of N (D) values: the
-// operand is "MN-major", which FP16 wgmma reads with imm-trans-b = 1 (PTX
-// ISA "wgmma.mma_async": the transpose immediates are valid for .f16 and
-// .bf16 only). Its descriptor, for the 128B swizzle MN-major canonical
-// layout ((8 x 8 halves, n), (8 rows, k)) (CUTLASS cute/atom/
-// mma_traits_sm90_gmma.hpp, make_gmma_desc<Major::MN>, "LayoutType::B128:
-// Swizzle<3,4,3> o smem_ptr o ((T,8,m),(8,k)):((1,T,LBO),(8T,SBO))"):
-// leading byte offset = the step from one 64-wide block of N to the next
-// (our next chunk, kBN rows x 128 B further), stride byte offset = the
-// step from one 8-key group to the next (8 x 128 B = 1024 B). The k-th
-// slice of 16 keys starts 16 rows (2048 B, two whole swizzle atoms) down.
-__device__ __forceinline__ uint64_t mnMajorDesc(const void* smemPtr) {
-    return uint64_t((smemAddr(smemPtr) & 0x3FFFFu) >> 4)  // start address
-           | (uint64_t((kBN * kChunk * 2) >> 4) << 16)     // leading byte offset: next D chunk
-           | (uint64_t(1024 >> 4) << 32)                   // stride byte offset: 8 keys x 128 B
-           | (uint64_t(1) << 62);                          // swizzle mode: 128B
-}
-static_assert(((kBN * kChunk * 2) >> 4) < (1 << 14), "the leading byte offset field has 14 bits");
-
 // O += P V with A from registers: "wgmma.mma_async.sync.aligned.shape.dtype
 // .f16.f16 d, a, b-desc, scale-d, imm-scale-a, imm-scale-b, imm-trans-b"
 // (the register-A form has no imm-trans-a).
@@ -630,6 +609,33 @@ __device__ __forceinline__ void wgmmaRS(float (&acc)[kN / 2], const uint32_t (&a
         wgmmaRS256(acc, a, descB, scaleD);
     }
 }
+
+// snippet: pv-wgmma
+// V as the B operand of O += P V: V's tile is kBN keys x D, row-major, so
+// along the product's K (the keys) a row is 128 B of N (D) values: the
+// operand is "MN-major", which FP16 wgmma reads with imm-trans-b = 1 (PTX
+// ISA "wgmma.mma_async": the transpose immediates are valid for .f16 and
+// .bf16 only). Its descriptor, for the 128B swizzle MN-major canonical
+// layout ((8 x 8 halves, n), (8 rows, k)) (CUTLASS cute/atom/
+// mma_traits_sm90_gmma.hpp, make_gmma_desc<Major::MN>, "LayoutType::B128:
+// Swizzle<3,4,3> o smem_ptr o ((T,8,m),(8,k)):((1,T,LBO),(8T,SBO))"):
+// leading byte offset = the step from one 64-wide block of N to the next
+// (our next chunk, kBN rows x 128 B further), stride byte offset = the
+// step from one 8-key group to the next (8 x 128 B = 1024 B). The k-th
+// slice of 16 keys starts 16 rows (2048 B, two whole swizzle atoms) down.
+__device__ __forceinline__ uint64_t mnMajorDesc(const void* smemPtr) {
+    return uint64_t((smemAddr(smemPtr) & 0x3FFFFu) >> 4)  // start address
+           | (uint64_t((kBN * kChunk * 2) >> 4) << 16)     // leading byte offset: next D chunk
+           | (uint64_t(1024 >> 4) << 32)                   // stride byte offset: 8 keys x 128 B
+           | (uint64_t(1) << 62);                          // swizzle mode: 128B
+}
+static_assert(((kBN * kChunk * 2) >> 4) < (1 << 14), "the leading byte offset field has 14 bits");
+
+// wgmmaRS<N> (above this listing, one inline-asm wrapper per N) is the
+// register-A form, "wgmma.mma_async.sync.aligned.shape.dtype.f16.f16 d, a,
+// b-desc, scale-d, imm-scale-a, imm-scale-b, imm-trans-b": A (P) in four
+// 32-bit registers, B (V) by descriptor, imm-trans-b = 1; there is no
+// imm-trans-a, since A in registers has one layout.
 
 // One consumer's O += P V for one V tile: kBN / 16 wgmmas m64nDk16. The
 // fence orders this thread's register writes (the rescaled O, the packed
