@@ -963,6 +963,7 @@ static CUtensorMap encodeBhsd(PFN_cuTensorMapEncodeTiled_v12000 encode, const __
 // at 2^-22): 1e-4 absolute below 1, relative above.
 constexpr double kRelTolerance = 4e-3;
 constexpr double kLseTolerance = 1e-4;
+// end snippet
 
 // The float64 reference for one row: scores over every allowed key, the
 // softmax, O's row and the log-sum-exp.
@@ -1064,7 +1065,6 @@ static bool checkAttention(const std::vector<__half>& qh, const std::vector<__ha
                 kRelTolerance, worstLse, kLseTolerance);
     return true;
 }
-// end snippet
 
 // One shape: inputs from the shape's own seed, poisoned outputs, one launch, the check.
 static bool runShape(PFN_cuTensorMapEncodeTiled_v12000 encode, int batch, int heads, int seqLen,
