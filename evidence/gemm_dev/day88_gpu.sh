@@ -45,10 +45,8 @@ mkdir -p "$OUT/evidence" "$OUT/bench" "$OUT/timeline" /tmp/build
 export COURSE_REQUIRE_GPU=1 PYTHONUNBUFFERED=1
 if [ -d .whl ]; then  # the test tools, carried as wheels (as tools/gpu_session.sh does)
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
-    export PYTHONPATH=/tmp/site:$PWD
-else
-    export PYTHONPATH=$PWD
 fi
+if [ -d /tmp/site ]; then export PYTHONPATH=/tmp/site:$PWD; else export PYTHONPATH=$PWD; fi
 START=$(date +%s)
 BUDGET=${BUDGET:-570}  # seconds for all steps together, under the call's 600
 status=0
