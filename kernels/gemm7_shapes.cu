@@ -1103,6 +1103,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
                 COURSE_TL(TL_RELEASE, prevStage);
             }
             // end snippet
+            // snippet: fixup
             COURSE_TL(TL_EPI, 0);
             if (w.segs > 1) {
                 const size_t ctaTile = static_cast<size_t>(mBlock) * p.tilesN + nBlock;
@@ -1123,6 +1124,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
                 }
             }
             storeTile(acc, s, cons, wt, &tmD, nBlock * kBN, mBlock * kBM + cons * kBoxDRows);
+            // end snippet
         }
         if (wt == 0) {
             asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");

@@ -23,6 +23,7 @@ LESSON = wgmma_gemm_lesson(
         "consumer",
         "epilogue",
         "split-k",
+        "fixup",
         "tensor-maps",
         "refuse",
         "check",
