@@ -379,9 +379,10 @@ def streamk_figure(
         for c in range(s.slots)
     ]
     longest = [max(sum(p[2] for p in row) for row in rows) for rows in (unsplit, streamk)]
-    # heavy: the picture imports matplotlib, when the figure is drawn
+    # heavy: matplotlib, when the figure is drawn
     from matplotlib import colormaps
 
+    # heavy: the picture imports matplotlib, when the figure is drawn
     from ...picture import picture
 
     colour = colormaps["tab20"]
