@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..._html import escape
 from ..._kept import rendered
@@ -348,12 +348,12 @@ def _streamk_sources() -> tuple[Path, ...]:
     return Path(_streamk.__file__), LESSON.kernel_path
 
 
-def _walk_bars(ax: object, rows: list[list[tuple[int, int, int, bool]]], colour: object) -> None:
+def _walk_bars(ax: Any, rows: list[list[tuple[int, int, int, bool]]], colour: Any) -> None:
     """One row of bars per cluster: (tile, first iteration, iterations, shared) in walking order."""
     for y, row in enumerate(rows):
         x = 0
         for tile, _k0, length, shared in row:
-            ax.barh(  # type: ignore[attr-defined]
+            ax.barh(
                 y, length, left=x, height=0.8, color=colour(tile % 20),
                 edgecolor="black" if shared else "none", linewidth=0.6, hatch="///" if shared else None,
             )  # fmt: skip
