@@ -630,7 +630,9 @@ __device__ __forceinline__ void unitCoords(const Problem& p, int unit, int& mBlo
     kBegin = static_cast<int>((static_cast<long long>(split) * p.kTiles) / p.splitK);
     kEnd = static_cast<int>((static_cast<long long>(split + 1) * p.kTiles) / p.splitK);
 }
+// end snippet
 
+// snippet: streamk
 // Stream-K numbers every K-iteration of the Stream-K tiles once: iteration
 // tile * kTiles + kt. Unit u < skUnits owns [skBegin(u), skBegin(u + 1)),
 // skPer + 1 iterations for the first skBig units, skPer for the rest

@@ -18,6 +18,7 @@ LESSON = wgmma_gemm_lesson(
         "tma-load",
         "wgmma",
         "schedule",
+        "streamk",
         "setup",
         "producer",
         "consumer",

@@ -89,7 +89,6 @@ def test_every_numeric_question_is_tested_here():
         "sk-iters",
         "sk-shared",
         "sk-hybrid-dp",
-        "sk-big-units",
         "sk-peers",
     }
 
@@ -144,14 +143,6 @@ def test_streamk_hybrid_keeps_whole_waves_data_parallel():
     assert key("sk-hybrid-dp") == s.dp_tiles == (s.tiles // s.slots - 1) * s.slots
     assert s.sk_tiles == 124 and (s.sk_per, s.sk_per + (s.sk_big > 0)) == (120, 121)
     assert s.k_tiles < s.sk_per < 2 * s.k_tiles  # between one and two tiles' worth, as the explanation says
-
-
-def test_streamk_big_units_of_the_decode_step():
-    s = streamk((128, 8192, 8192), 256, 1)
-    assert (s.tiles, s.k_tiles, s.sk_units, s.sk_per) == (32, 128, 132, 31)
-    assert key("sk-big-units") == s.sk_big
-    lengths = [s.begin(u + 1) - s.begin(u) for u in range(s.sk_units)]
-    assert lengths.count(32) == key("sk-big-units") and lengths.count(31) == s.sk_units - s.sk_big
 
 
 def test_streamk_peers_bound_the_units_that_meet_a_tile():
