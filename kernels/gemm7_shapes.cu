@@ -630,7 +630,9 @@ __device__ __forceinline__ void unitCoords(const Problem& p, int unit, int& mBlo
     kBegin = static_cast<int>((static_cast<long long>(split) * p.kTiles) / p.splitK);
     kEnd = static_cast<int>((static_cast<long long>(split + 1) * p.kTiles) / p.splitK);
 }
+// end snippet
 
+// snippet: streamk
 // Stream-K numbers every K-iteration of the Stream-K tiles once: iteration
 // tile * kTiles + kt. Unit u < skUnits owns [skBegin(u), skBegin(u + 1)),
 // skPer + 1 iterations for the first skBig units, skPer for the rest
@@ -1103,6 +1105,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
                 COURSE_TL(TL_RELEASE, prevStage);
             }
             // end snippet
+            // snippet: fixup
             COURSE_TL(TL_EPI, 0);
             if (w.segs > 1) {
                 const size_t ctaTile = static_cast<size_t>(mBlock) * p.tilesN + nBlock;
@@ -1123,6 +1126,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
                 }
             }
             storeTile(acc, s, cons, wt, &tmD, nBlock * kBN, mBlock * kBM + cons * kBoxDRows);
+            // end snippet
         }
         if (wt == 0) {
             asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");

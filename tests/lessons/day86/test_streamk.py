@@ -245,7 +245,7 @@ int main() {
 
 
 def test_the_kernels_own_schedule_code_walks_what_the_transcription_walks(tmp_path):
-    """The kernel's "schedule" snippet itself, compiled for the host (g++; it is plain C++ once the
+    """The kernel's "schedule" and "streamk" snippets themselves, compiled for the host (g++; it is plain C++ once the
     CUDA qualifiers are defined away), walks the same pieces as the Python transcription."""
     import shutil
     import subprocess
@@ -254,8 +254,11 @@ def test_the_kernels_own_schedule_code_walks_what_the_transcription_walks(tmp_pa
     if cxx is None:
         pytest.skip("no host C++ compiler (g++ or clang++) on this machine")
     src = KERNEL.read_text()
-    start = src.index("// snippet: schedule\n")
-    schedule = src[start : src.index("// end snippet\n", start)]
+    regions = []
+    for name in ("schedule", "streamk"):  # the schedule's tile counts, then Stream-K's walk
+        start = src.index(f"// snippet: {name}\n")
+        regions.append(src[start : src.index("// end snippet\n", start)])
+    schedule = "\n".join(regions)
     (tmp_path / "walk.cpp").write_text(HARNESS % {"schedule": schedule, "min_iters": sk.MIN_ITERS})
     subprocess.run(
         [cxx, "-std=c++17", "-O1", "-o", str(tmp_path / "walk"), str(tmp_path / "walk.cpp")], check=True
