@@ -42,6 +42,9 @@ class PtxasReport:
     smem_bytes: int
     warnings: tuple[str, ...]  # ptxas's warnings and numbered (Cnnnn) info lines, whole, in its words
     defines: tuple[tuple[str, str], ...] = ()
+    # The named barriers (bar.sync, bar.arrive: 16 a CTA) ptxas reserves for the kernel: every id it
+    # uses, or all 16 when an id is in a register; 0 when its report does not say.
+    barriers: int = 0
 
     @property
     def spills(self) -> bool:
@@ -78,6 +81,8 @@ class PtxasReport:
             ("stack frame (bytes)", str(self.stack_frame)),
             ("static shared memory (bytes)", str(self.smem_bytes)),
         ]
+        if self.barriers:
+            rows.append(("named barriers reserved", str(self.barriers)))
         cell = "text-align:left;padding:2px 8px"
         body = "".join(
             f"<tr><td style='{cell}'>{escape(a)}</td><td style='{cell}'>{escape(b)}</td></tr>"
@@ -125,6 +130,7 @@ def parse(log: str, kernel: str) -> PtxasReport:
         stack_frame=int(frame.group(1)),
         smem_bytes=int(used.group(3) or 0),
         warnings=warnings,
+        barriers=int(used.group(2) or 0),
     )
 
 

@@ -39,7 +39,7 @@ LESSON = wgmma_gemm_lesson(
     goals=(
         "order two warpgroups' wgmmas with bar.sync and bar.arrive on named barriers, and count the "
         "arrivals so that every barrier balances",
-        "say which work of one warpgroup runs under which of the other's, and what the turn costs",
+        "say which work of one warpgroup runs under which of the other's, and why the check cannot see the turns",
         "read setmaxnreg's register split against __launch_bounds__ and ptxas's report",
     ),
     minutes=60,
