@@ -95,7 +95,8 @@ def run(tiles: int, seed: int = 0, variant: str = "kernel") -> Outcome:
         movable = [
             k
             for k in programs
-            if at[k] < len(programs[k]) and (k not in waiting or generation[programs[k][at[k]].arg] > waiting[k])
+            if at[k] < len(programs[k])
+            and (k not in waiting or generation[programs[k][at[k]].arg] > waiting[k])
         ]
         if not movable:
             break

@@ -58,7 +58,10 @@ def test_the_launch_contract_is_day_88s(d):
     mine, before = LESSON.constants({"ATTN_HEAD_DIM": d}), DAY88.constants({"ATTN_HEAD_DIM": d})
     for name in ("kHeadDim", "kBM", "kBN", "kChunk", "kThreadsPerBlock", "kSmemBytes", "kStages"):
         assert mine[name] == before[name], name
-    assert (mine["kRelTolerance"], mine["kLseTolerance"]) == (before["kRelTolerance"], before["kLseTolerance"])
+    assert (mine["kRelTolerance"], mine["kLseTolerance"]) == (
+        before["kRelTolerance"],
+        before["kLseTolerance"],
+    )
 
 
 def test_the_register_split_trades_what_the_launch_gave():

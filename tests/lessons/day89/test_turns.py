@@ -29,7 +29,11 @@ def test_the_kernels_turns_finish_balance_and_alternate_for_every_tile_count_and
         assert o.finished and o.balanced and turns.in_turn_order(o), (n, o.stuck, o.counts)
         # every warp of both consumers issued S and P V of every tile once
         assert sorted(o.issued) == sorted(
-            (c, w, kind, t) for c in (0, 1) for w in range(turns.WARPS) for kind in ("S", "PV") for t in range(n)
+            (c, w, kind, t)
+            for c in (0, 1)
+            for w in range(turns.WARPS)
+            for kind in ("S", "PV")
+            for t in range(n)
         )
 
 
@@ -120,5 +124,11 @@ def test_the_kernel_is_the_models_program():
     assert qk[at - 1] == "wgmmaCommit();" and qk[at + 1] == "wgmmaWait<0>();"
     # the two helpers: bar.sync on this consumer's barrier, bar.arrive on the one named
     pingpong = _region("pingpong")
-    assert 'asm volatile("bar.sync %0, %1;" ::"r"(kTurnBarrier + cons), "n"(kTurnThreads) : "memory");' in pingpong
-    assert 'asm volatile("bar.arrive %0, %1;" ::"r"(kTurnBarrier + to), "n"(kTurnThreads) : "memory");' in pingpong
+    assert (
+        'asm volatile("bar.sync %0, %1;" ::"r"(kTurnBarrier + cons), "n"(kTurnThreads) : "memory");'
+        in pingpong
+    )
+    assert (
+        'asm volatile("bar.arrive %0, %1;" ::"r"(kTurnBarrier + to), "n"(kTurnThreads) : "memory");'
+        in pingpong
+    )
