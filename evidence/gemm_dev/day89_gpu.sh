@@ -31,7 +31,7 @@
 #   6. python -m course bench day89 (S = 4096, 8192, 16384; Day 88's kernel is the first peer,
 #      interleaved batch by batch; the SDPA peers need PyTorch on the device machine, as Day 88's)
 #   7. python -m course timeline day89; python -m course record day89 (the run, the cases causal
-#      and one-row, the five experiments: two hangs, one pass, two refused builds)
+#      and one-row, the four experiments: two hangs, two passes)
 # Then: copy $OUT/evidence/* to evidence/<model>/, $OUT/bench/* to evidence/<model>/bench/,
 # $OUT/timeline/* to evidence/<model>/timeline/, take day89 out of NOT_RECORDED in
 # tests/recordings.py, and run python tools/keep_renderings.py.

@@ -74,18 +74,40 @@ def test_the_register_split_trades_what_the_launch_gave():
 
 
 @pytest.mark.parametrize(
-    ("name", "message"),
+    ("old", "new", "message"),
     [
-        ("consumers-248", "the warpgroups trade registers"),
-        ("producer-16", "setmaxnreg takes a multiple of 8 in 24..256"),
+        (
+            "constexpr int kConsumerRegs = 240;",
+            "constexpr int kConsumerRegs = 248;",
+            "the warpgroups trade registers",
+        ),
+        (
+            "constexpr int kProducerRegs = 24;",
+            "constexpr int kProducerRegs = 16;",
+            "multiple of 8 in 24..256",
+        ),
+        ("constexpr int kTurnBarrier = 1;", "constexpr int kTurnBarrier = 0;", "named barriers are 0..15"),
     ],
+    ids=["consumers-248", "producer-16", "barrier-0"],
 )
-def test_the_experiments_that_promise_a_refused_build_are_refused_by_their_assert(name, message):
-    change = get_suggestion(LESSON, name).changes[0]
+def test_a_register_split_or_barrier_the_hardware_cannot_have_is_refused_at_compile_time(old, new, message):
     source = LESSON.kernel_path.read_text("utf-8")
-    assert source.count(change.old) == 1
+    assert source.count(old) == 1
     with pytest.raises(CompileError, match=message):
-        compile_offline(LESSON, source=source.replace(change.old, change.new))
+        compile_offline(LESSON, source=source.replace(old, new))
+
+
+def test_day_88s_register_split_builds_in_day_89s_kernel_as_the_experiment_says():
+    s = get_suggestion(LESSON, "day88-registers")
+    assert s.expect == ("passed",)
+    result = compile_offline(
+        LESSON, source=s.source(LESSON.kernel_path.read_text("utf-8")), ptxas_verbose=True
+    )
+    assert (
+        "setmaxnreg.inc.sync.aligned.u32 232" in result.ptx
+        and "setmaxnreg.dec.sync.aligned.u32 40" in result.ptx
+    )
+    assert parse(result.log, LESSON.kernel_name).spill_stores == 0
 
 
 # The lines of Day 88 this page may change; every other line of Day 88 is in Day 89, in order.
