@@ -53,7 +53,8 @@
 // Technique credit: FlashAttention-3 (Shah, Bikshandi, Zhang, Thakkar,
 // Ramani, Dao, 2024, arXiv:2407.08608; github.com/Dao-AILab/flash-attention,
 // hopper/), and CUTLASS's ping-pong GEMM (KernelTmaWarpSpecializedPingpong,
-// whose OrderedSequenceBarrier orders two consumer warpgroups the same way).
+// whose OrderedSequenceBarrier, on mbarriers in shared memory, makes its two
+// consumer warpgroups take turns through their main loops and epilogues).
 // This file is the course's own code; the overlap inside one warpgroup
 // (softmax under the next tile's Q K^T) is the next page's.
 //
