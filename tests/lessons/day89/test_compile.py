@@ -34,7 +34,8 @@ def test_every_head_dim_compiles_without_spills_serialization_or_any_ptxas_warni
     result = compile_offline(LESSON, defines={"ATTN_HEAD_DIM": d}, ptxas_verbose=True)
     rep = parse(result.log, LESSON.kernel_name)
     assert rep.spill_stores == 0 and rep.spill_loads == 0, result.log
-    # no warning at all: ptxas would warn if it ignored setmaxnreg to keep a region's minimum
+    # no ptxas warning or numbered message at all; and 0 spills means the producer's code fits
+    # setmaxnreg's 24 (ptxas allocates under it: test_ptxas_allocates_the_code_after_a_dec_within_it)
     assert rep.warnings == (), rep.warnings
     assert rep.registers == LESSON.constants({"ATTN_HEAD_DIM": d})["kLaunchRegs"] == 168
     bn = int(LESSON.constants({"ATTN_HEAD_DIM": d})["kBN"])
@@ -46,6 +47,38 @@ def test_every_head_dim_compiles_without_spills_serialization_or_any_ptxas_warni
     # the turns: two bar.sync sites (first turn, before P V) and three bar.arrive sites, 256 threads
     assert len(re.findall(r"\bbar\.sync\s+%r\d+, 256;", ptx)) == 2
     assert len(re.findall(r"\bbar\.arrive\s+%r\d+, 256;", ptx)) == 3
+
+
+# A producer that keeps 64 floats live after setmaxnreg.dec 24, named as the lesson's kernel so the
+# lesson's build options apply. With the dec, ptxas must fit that code into 24 registers and spills;
+# without it the launch's 168 hold it all.
+HEAVY_PRODUCER = """
+extern "C" __global__ void __launch_bounds__(384, 1) attn89Pingpong(float* out, const float* in, int n) {
+    if (threadIdx.x / 128 == 0) {
+        DEC
+        float acc[64];
+#pragma unroll
+        for (int i = 0; i < 64; ++i) acc[i] = in[i * n + threadIdx.x];
+        for (int r = 0; r < n; ++r) {
+#pragma unroll
+            for (int i = 0; i < 64; ++i) acc[i] = acc[i] * acc[(i + 1) % 64] + in[r];
+        }
+#pragma unroll
+        for (int i = 0; i < 64; ++i) out[i * n + threadIdx.x] = acc[i];
+    } else {
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 240;");
+        out[threadIdx.x] = in[threadIdx.x];
+    }
+}
+"""
+
+
+def test_ptxas_allocates_the_code_after_a_dec_within_it():
+    dec = 'asm volatile("setmaxnreg.dec.sync.aligned.u32 24;");'
+    squeezed = compile_offline(LESSON, source=HEAVY_PRODUCER.replace("DEC", dec), ptxas_verbose=True)
+    roomy = compile_offline(LESSON, source=HEAVY_PRODUCER.replace("DEC", ""), ptxas_verbose=True)
+    assert parse(squeezed.log, LESSON.kernel_name).spill_stores > 0
+    assert parse(roomy.log, LESSON.kernel_name).spill_stores == 0
 
 
 def test_ptxas_reserves_all_sixteen_barriers_where_day_88_reserves_one():
