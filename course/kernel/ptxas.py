@@ -1,8 +1,9 @@
 """What ptxas says about a kernel: registers, spills, shared memory, and its coded messages.
 
 ptxas (the PTX assembler NVRTC runs last) reports per kernel how many
-registers each thread uses, how many bytes it spills to local memory, and
-its static shared memory. About wgmma it prints numbered ``ptxas info``
+registers each thread uses, how many bytes it spills to local memory, its
+static shared memory, and how many of the CTA's 16 named barriers it
+reserves (every id the code names, all 16 when an id is in a register). About wgmma it prints numbered ``ptxas info``
 lines (not warnings): ``(C7511) Potential Performance Loss: wgmma.mma_async
 instructions are serialized ...`` when it had to serialize them (the
 pipeline loses its overlap, with no error), and ``(C7519) warpgroup.arrive
