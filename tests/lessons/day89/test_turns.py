@@ -67,6 +67,9 @@ def test_a_last_pass_from_consumer_1_leaves_barrier_1_half_counted():
 def test_passing_to_oneself_finishes_balanced_without_turns():
     for _, o in outcomes("pass-to-self"):
         assert o.finished and o.balanced and not turns.in_turn_order(o)
+        # consumer 1's first wait is met only by consumer 0's pass after its loop: one after the other
+        first1 = min(i for i, (c, *_) in enumerate(o.issued) if c == 1)
+        assert all(c == 0 for c, *_ in o.issued[:first1]) and all(c == 1 for c, *_ in o.issued[first1:])
 
 
 def test_the_programs_count_n_plus_one_waits_and_passes_per_barrier():
