@@ -6,8 +6,9 @@ id is taken out, so the set cannot outlive the recording.
 """
 
 # Day 88 (attention, branch day88k): written and compile-checked without a GPU on 2026-12-05; its
-# first runs are evidence/gemm_dev/day88_gpu.sh.
-NOT_RECORDED: frozenset[str] = frozenset({"day88"})
+# first runs are evidence/gemm_dev/day88_gpu.sh. Day 89 (ping-pong, branch day89): the same, its
+# first runs evidence/gemm_dev/day89_gpu.sh.
+NOT_RECORDED: frozenset[str] = frozenset({"day88", "day89"})
 
 # Timelines one GPU model lacks, by its evidence folder (course.kernel.evidence.device_key): a
 # recording of one makes the tests that read this set fail until its id is taken out. Every GPU

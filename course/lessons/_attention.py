@@ -1,6 +1,7 @@
-"""The host side of attention (Day 88): B x H x S x D FP16 tensors through 4-D tensor maps.
+"""The host side of attention (Days 88, 89): B x H x S x D FP16 tensors through 4-D tensor maps.
 
-The kernel (``kernels/attn88_forward.cu``) computes O = softmax(Q K^T / sqrt(D)) V and the
+Each attention kernel (``kernels/attn88_forward.cu``, ``kernels/attn89_pingpong.cu``: the same
+launch contract, the same check) computes O = softmax(Q K^T / sqrt(D)) V and the
 log-sum-exp of every row, causal or not, for any S. Its launch contract is declared as
 ``constexpr`` lines read from the source (never copied): ``kHeadDim`` (the build,
 ``-DATTN_HEAD_DIM``), ``kBM`` (query rows per CTA), ``kBN`` (key rows per tile), ``kChunk`` (the
@@ -10,12 +11,14 @@ and ``kLseTolerance``.
 Here, once: the shape checks (a shape the kernel cannot run is refused before anything is
 allocated, naming what is wrong), the C++ program's inputs drawn exactly (``lcg_qkv``), the
 float64 reference per head (``reference``), the workload (tensor maps, NaN-poisoned O and LSE,
-the launch) and the host (``page.run(shape=(B, H, S, D), causal=...)``, its PASS and FAIL lines).
+the launch) and the host (``page.run(shape=(B, H, S, D), causal=...)``, its PASS and FAIL lines,
+named as the C++ program names its kernel: ``label_of``).
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +41,19 @@ RUN_S = 1000  # the lesson run's S: 7.8 query tiles of 128, a ragged last key ti
 RUN_B, RUN_H = 2, 3
 BENCH_B, BENCH_H = 1, 16  # the benchmark's batch and heads; its size N is S
 SAMPLE_ROWS = 64  # above 256 rows a head, the check compares 64 rows of each head and its last
+_LABEL = re.compile(r'std::printf\(\s*"(\w+) B=%d H=%d S=%d D=%d')
+
+
+def label_of(lesson: Lesson) -> str:
+    """The name the C++ program prints at the head of its PASS line ("attn88", "attn89")."""
+    found = _LABEL.findall(lesson.kernel_path.read_text(encoding="utf-8"))
+    if len(found) != 1:
+        raise CourseError(
+            f'the kernel must print its PASS line once as std::printf("<label> B=%d H=%d S=%d D=%d ...") '
+            f"(found {len(found)})",
+            path=lesson.kernel_path,
+        )
+    return str(found[0])
 
 
 def attention_shape(value: Any, head_dim: int) -> Shape4:
@@ -317,10 +333,11 @@ class AttentionHost(LessonHost):
         return work
 
     def _label(self) -> str:
+        name = label_of(self.lesson)
         if self.last is None:
-            return "attn88"
+            return name
         (b, h, s, d), causal = self.last
-        return f"attn88 B={b} H={h} S={s} D={d} {'causal' if causal else 'non-causal'}"
+        return f"{name} B={b} H={h} S={s} D={d} {'causal' if causal else 'non-causal'}"
 
     def pass_line(self, n: int, check: Check) -> str:
         checks = self.last_work.last_checks if self.last_work is not None else None

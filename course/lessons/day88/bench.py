@@ -128,13 +128,14 @@ def _causal_title(name: str, n: int) -> str:
 
 def finish(ctx: Context) -> Extras:
     """The causal case at every size: kernel and each available peer checked, then timed in the
-    same interleaved batches; one reason per peer with the ratio's spread, and the kernel's rate."""
+    same interleaved batches; one reason per peer with the ratio's spread, and the kernel's rate.
+    Any attention lesson's (``ctx.lesson``: Day 89 times Day 88's kernel as one of its peers)."""
     reasons: list[Reason] = []
     peers = [p for p in ctx.peers if not p.unavailable]
     for n in ctx.sizes:
         compiled = ctx.compile(n)
         sets = rotation_buffers(set_bytes(n), ctx.l2_bytes)  # as many sets as the rows rotate over
-        work = LESSON.module("host").HOST.workload(compiled, n, sets, "bench", causal=True)
+        work = ctx.lesson.module("host").HOST.workload(compiled, n, sets, "bench", causal=True)
         calls: dict[str, tuple[Any, Any]] = {KERNEL: (work.launch, None)}
         for p in peers:
             calls[p.name] = (partial(p.call, work), None)
@@ -168,7 +169,7 @@ def finish(ctx: Context) -> Extras:
                     hi,
                 )
             )
-        ctx.progress(f"day88 S={n} causal: {causal_rate:,.0f} TFLOP/s")
+        ctx.progress(f"{ctx.lesson.id} S={n} causal: {causal_rate:,.0f} TFLOP/s")
         del work, calls
         engine.release()
     return Extras(reasons=tuple(reasons))
