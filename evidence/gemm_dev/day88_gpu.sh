@@ -97,11 +97,11 @@ part2() {
         python3 -m pytest -q -p no:cacheprovider -m gpu tests/exercises/coding/test_gpu.py -k day88 \
         -W ignore::DeprecationWarning
 }
-part3() {
-    step "course bench day88" 300 python3 -m course bench day88 --out "$OUT/bench"
-    step "course timeline day88" 90 python3 -m course timeline day88 --out "$OUT/timeline"
+part3() {  # the recording first (the page's runs), then the speed table, then the timeline
     step "course record day88 (the run, its cases and experiments)" 170 \
         python3 -m course record day88 --out "$OUT/evidence"
+    step "course bench day88" 300 python3 -m course bench day88 --out "$OUT/bench"
+    step "course timeline day88" 90 python3 -m course timeline day88 --out "$OUT/timeline"
 }
 main() {
     nvidia-smi --query-gpu=name,compute_cap,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv

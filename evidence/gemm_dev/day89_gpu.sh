@@ -46,10 +46,8 @@ mkdir -p "$OUT/evidence" "$OUT/bench" "$OUT/timeline" /tmp/build
 export COURSE_REQUIRE_GPU=1 PYTHONUNBUFFERED=1
 if [ -d .whl ]; then  # the test tools, carried as wheels (as tools/gpu_session.sh does)
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
-    export PYTHONPATH=/tmp/site:$PWD
-else
-    export PYTHONPATH=$PWD
 fi
+if [ -d /tmp/site ]; then export PYTHONPATH=/tmp/site:$PWD; else export PYTHONPATH=$PWD; fi
 START=$(date +%s)
 BUDGET=${BUDGET:-570}  # seconds for all steps together, under the call's 600
 status=0
@@ -67,11 +65,11 @@ part1() {
     # the three builds side by side (16 cores there), each with its own log, shown in order
     for d in 128 64 256; do
         step "nvcc D=$d" 150 $BUILD -DATTN_HEAD_DIM=$d -o /tmp/build/attn89_d$d kernels/attn89_pingpong.cu \
-            > /tmp/build/nvcc_d$d.log 2>&1 &
+            > /tmp/build/nvcc89_d$d.log 2>&1 &
     done
     wait
     for d in d128 d64 d256; do
-        cat /tmp/build/nvcc_$d.log
+        cat /tmp/build/nvcc89_$d.log
         [ -x /tmp/build/attn89_$d ] || { echo "BUILD FAILED: attn89_$d"; status=1; }
     done
     for d in 128 64 256; do
