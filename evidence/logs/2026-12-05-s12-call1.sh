@@ -13,10 +13,10 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
 export COURSE_REQUIRE_GPU=1 PYTHONUNBUFFERED=1
 # day88_gpu.sh installs the wheels itself when .whl is there; once is enough here
 mv .whl /tmp/whl-carried
-(export PYTHONPATH=/tmp/site:$PWD; OUT=$OUT/d88 BUDGET=560 bash evidence/gemm_dev/day88_gpu.sh 1 > /dev/null 2>&1; echo "day88 part 1 exit $?" >> "$OUT/summary.txt") &
-(export PYTHONPATH=/tmp/site:$PWD; OUT=$OUT/d88 BUDGET=560 bash evidence/gemm_dev/day88_gpu.sh 2 > /dev/null 2>&1; echo "day88 part 2 exit $?" >> "$OUT/summary.txt") &
+(export PYTHONPATH=/tmp/site:$PWD; OUT=$OUT/d88 BUDGET=${CHAIN_BUDGET:-560} bash evidence/gemm_dev/day88_gpu.sh 1 > /dev/null 2>&1; echo "day88 part 1 exit $?" >> "$OUT/summary.txt") &
+(export PYTHONPATH=/tmp/site:$PWD; OUT=$OUT/d88 BUDGET=${CHAIN_BUDGET:-560} bash evidence/gemm_dev/day88_gpu.sh 2 > /dev/null 2>&1; echo "day88 part 2 exit $?" >> "$OUT/summary.txt") &
 (export PYTHONPATH=/tmp/site:$PWD; OUT=$OUT/sk TESTS_TIMEOUT=200 STEPS="build ragged sanitize default run" bash evidence/gemm_dev/streamk_gpu.sh > /dev/null 2>&1; echo "streamk exit $?" >> "$OUT/summary.txt") &
-(export PYTHONPATH=/tmp/site:$PWD; OUT=$OUT/d89 BUDGET=540 bash evidence/gemm_dev/day89_gpu.sh 1 > /dev/null 2>&1; echo "day89 part 1 exit $?" >> "$OUT/summary.txt") &
+(export PYTHONPATH=/tmp/site:$PWD; OUT=$OUT/d89 BUDGET=${CHAIN_BUDGET:-540} bash evidence/gemm_dev/day89_gpu.sh 1 > /dev/null 2>&1; echo "day89 part 1 exit $?" >> "$OUT/summary.txt") &
 wait
 mv /tmp/whl-carried .whl
 cat "$OUT/summary.txt"
