@@ -9,6 +9,7 @@ import pytest
 
 from course.bench.spec import bench_spec
 from course.errors import CourseError
+from course.lessons import _attention_bench as shared
 from course.lessons import get_lesson
 from course.lessons.day88 import bench
 
@@ -18,11 +19,11 @@ SPEC = bench_spec(LESSON)
 
 def test_the_rate_counts_two_products_of_2_s2_d_per_head_and_half_when_causal():
     assert SPEC is bench.SPEC
-    b, h, d = bench.BENCH_B, bench.BENCH_H, bench.HEAD_DIM
+    b, h, d = shared.BENCH_B, shared.BENCH_H, shared.HEAD_DIM
     assert LESSON.constants()["kHeadDim"] == d  # the bench compiles the default build
     for s in (4096, 8192):
         assert SPEC.work(s) == 2 * (2 * b * h * s * s * d)
-        assert bench.attention_flops(s, causal=True) == SPEC.work(s) / 2
+        assert shared.attention_flops(s, causal=True) == SPEC.work(s) / 2
     assert SPEC.set_bytes(4096) == 4 * b * h * 4096 * d * 2 + b * h * 4096 * 4
 
 
@@ -43,8 +44,8 @@ def test_without_pytorch_every_sdpa_peer_is_named_and_unavailable_with_the_reaso
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_torch)
-    peers = bench.sdpa_peers()
-    assert [p.name for p in peers] == [name for _, name in bench.BACKENDS]
+    peers = shared.sdpa_peers()
+    assert [p.name for p in peers] == [name for _, name in shared.BACKENDS]
     assert {"cuDNN", "flash", "memory-efficient"} <= {
         w for p in peers for w in p.name.replace(",", "").split()
     }

@@ -5,8 +5,8 @@ from __future__ import annotations
 import builtins
 
 from course.bench.spec import bench_spec
+from course.lessons import _attention_bench as shared
 from course.lessons import get_lesson
-from course.lessons.day88 import bench as bench88
 from course.lessons.day89 import bench
 
 LESSON = get_lesson("day89")
@@ -30,7 +30,7 @@ def test_the_finish_names_no_lesson_but_the_one_it_is_handed():
     # Day 88's causal pass builds its workload from ctx.lesson's host: Day 89's run times Day 89's kernel
     import inspect
 
-    source = inspect.getsource(bench88.finish)
+    source = inspect.getsource(shared.finish)
     assert 'ctx.lesson.module("host").HOST.workload' in source and "LESSON" not in source
 
 
@@ -53,7 +53,7 @@ def test_day_88s_kernel_is_the_first_peer_launched_on_the_same_workload(monkeypa
     monkeypatch.setattr(compiler, "compile_lesson", lambda lesson: seen.append(lesson.id) or built)
     _no_torch(monkeypatch)
     peers = bench.peers()
-    assert [p.name for p in peers] == [bench.DAY88_PEER] + [name for _, name in bench88.BACKENDS]
+    assert [p.name for p in peers] == [bench.DAY88_PEER] + [name for _, name in shared.BACKENDS]
     assert seen == ["day88"] and peers[0].unavailable == ""
     assert all("pip install torch" in p.unavailable for p in peers[1:])
 
