@@ -1,8 +1,8 @@
 """Day 88 on a Hopper GPU: every head dimension, ragged and whole S, causal or not, O and LSE
 against float64; random normal inputs at the benchmark's shape; launches repeat bit for bit.
 
-The shared checks are tests/lessons/attention_gpu.py. None of these has run yet (written without a GPU, 2026-12-05): the next GPU session runs them
-(evidence/gemm_dev/day88_gpu.sh)."""
+The shared checks are tests/lessons/attention_gpu.py. First passed on an H100 80GB HBM3 on
+2026-12-06 (evidence/logs/2026-12-06-h100-s12/day88_gpu_part2.log: 11 passed)."""
 
 from __future__ import annotations
 
