@@ -116,6 +116,8 @@ class BenchSpec:
     # ``rows`` (an empty one leaves the engine's table).
     table: str | None = None
     size_step: int = 64  # sizes are multiples of this (the kernels tile by it)
+    # What N is, under the picture's size axis (attention's N is the sequence length, not a matrix's).
+    size_label: str = "N (matrix is N x N)"
     # The -D flags beyond the size that the kernel is built with at size N on a GPU of SMS SMs, for
     # a lesson that picks its build per problem (a chooser); None: the size alone.
     build: Callable[[int, int], dict[str, int]] | None = None

@@ -226,6 +226,7 @@ def attention_spec(
         # The benchmark times whole 128-row tiles; ragged S (any S runs) is the lesson run's and the
         # GPU tests' (each attention lesson's tests/lessons/<day>/test_gpu.py).
         size_step=128,
+        size_label=f"S, the sequence length (B = {BENCH_B}, H = {BENCH_H}, D = {HEAD_DIM})",
         # Attention in TFLOP/s is no step of the GEMM climb against cuBLAS: these pages draw none.
         climb=False,
     )

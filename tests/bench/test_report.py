@@ -98,6 +98,20 @@ def test_plot_has_log2_sizes_the_kernel_its_peers_and_the_ceilings(lesson_id):
     assert png_bytes(result)[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_the_size_axis_says_what_n_is_for_the_lesson(tmp_path):
+    # attention's N is the sequence length (issue 41's pages), a GEMM's the matrix side
+    from course.bench import write
+    from course.lessons import get_lesson
+
+    spec = bench_spec(get_lesson("day88"))
+    assert spec is not None and spec.size_label.startswith("S, the sequence length")
+    result = synthetic("day88")
+    assert plot(result, spec.size_label).axes[0].get_xlabel() == spec.size_label
+    assert plot(synthetic(BENCHED[0])).axes[0].get_xlabel() == "N (matrix is N x N)"
+    _, png_path = write(result, tmp_path, spec.size_label)
+    assert png_path.read_bytes() == png_bytes(result, spec.size_label) != png_bytes(result)
+
+
 @pytest.mark.parametrize("lesson_id", BENCHED)
 def test_rate_axis_is_linear_from_zero_when_the_kernel_is_near_its_peers(lesson_id):
     (ax,) = plot(synthetic(lesson_id, kernel_rates=lambda n: 600.0, peer_rate=1000.0)).axes
