@@ -828,6 +828,10 @@ def test_every_page_shows_pictures_quiz_and_listing(
     lesson = LESSONS[lesson_id]
     tab = _page(pages, lesson.notebook)
     page, panel, stem = tab.page, tab.panel, Path(lesson.notebook).stem
+    # A folded part (a heading saved collapsed, as Day 86's Stream-K section) is opened as a learner
+    # opens it (View > Expand All Headings, Ctrl+Shift+Right), so that what is inside is looked at too.
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:expand-all-headings')")
+    page.wait_for_timeout(200)
     cells = _cells(course_copy, lesson.notebook)
     figures = [
         i for i, c in enumerate(cells) if c["cell_type"] == "code" and FIGURE_CALL.match(_last_line(c))
