@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..bench import engine
 from ..bench.arith import paired_ratios, rate, rotation_buffers
-from ..bench.result import BenchResult, Reason
+from ..bench.result import Reason
 from ..bench.spec import KERNEL, BenchSpec, Context, Extras, Peer
 from ._attention import BENCH_B, BENCH_H
 
@@ -181,17 +181,6 @@ def finish(ctx: Context) -> Extras:
     return Extras(reasons=tuple(reasons))
 
 
-def findings(result: BenchResult) -> list[str]:
-    out = []
-    for row in result.rows:
-        against = ", ".join(f"{p.ratio:.2f}x {p.name} ({p.rate:,.0f})" for p in row.peers if p.rate)
-        out.append(f"S = {row.size}, non-causal: {row.kernel.rate:,.0f} TFLOP/s; {against or 'no peer ran'}.")
-    for r in result.reasons:
-        if r.title.startswith("Causal at S=") and r.unit == "x" and r.value is not None:
-            out.append(f"{r.title}: {r.value:.2f}x ({r.low:.2f}x to {r.high:.2f}x).")
-    return out
-
-
 SDPA_NOTE = (
     "torch.nn.functional.scaled_dot_product_attention under torch.nn.attention.sdpa_kernel("
     "SDPBackend.CUDNN_ATTENTION | FLASH_ATTENTION | EFFICIENT_ATTENTION), on the same buffers; each "
@@ -202,7 +191,7 @@ SDPA_NOTE = (
 def attention_spec(
     lesson: Lesson, *, peers: Callable[[], tuple[Peer, ...]], peer_note: str, anchor: str
 ) -> BenchSpec:
-    """One attention lesson's benchmark: the sizes, work, buffers, causal pass and findings above,
+    """One attention lesson's benchmark: the sizes, work, buffers, causal pass above,
     with the lesson's own peers, the sentence that names them and its published anchor."""
     return BenchSpec(
         sizes=SIZES,
@@ -214,7 +203,8 @@ def attention_spec(
         kernel_label=f"{lesson.kernel_name} (FP16, D = {HEAD_DIM}, B = {BENCH_B}, H = {BENCH_H})",
         peers=peers,
         finish=finish,
-        findings=findings,
+        # No findings: the table holds every non-causal number and "What the numbers say" every causal
+        # one; each number is shown once (issue 38, as Days 85-87).
         notes=(
             f"size N is the sequence length S; B = {BENCH_B}, H = {BENCH_H}, D = {HEAD_DIM}, FP16 Q, K, "
             "V drawn from N(0, 1); rates count 4 B H S^2 D FLOPs (2 B H S^2 D causal)",

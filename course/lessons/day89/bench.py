@@ -4,7 +4,7 @@ The step this page takes is measured against the step before it in the same run:
 kernel (``attn88Forward``, its default build, D = 128) is one of the peers, launched on the
 same buffers with the same launch contract, so every batch of the ping-pong kernel is
 interleaved with a batch of Day 88's and with each SDPA backend's. Sizes, work, buffers, the
-SDPA peers, the causal pass (``finish``) and the findings are Day 88's
+SDPA peers and the causal pass (``finish``) are Day 88's
 (``course.lessons._attention_bench``): one benchmark of attention, two kernels.
 """
 

@@ -61,3 +61,18 @@ def test_attention_is_no_step_of_the_gemm_climb_and_its_page_draws_none():
     # the GEMM pages' climbs are what they were: every TFLOP/s ladder step up to their day
     steps = climb_lessons(get_lesson("day87"), lessons)
     assert LESSON not in steps and get_lesson("day87") in steps and get_lesson("day79") in steps
+
+
+@pytest.mark.parametrize("lesson_id", ["day88", "day89"])
+def test_the_speed_section_shows_each_recorded_number_once(lesson_id):
+    # issue 38's rule, as Days 85-87: no findings repeating the table; every causal number is a reason
+    from course.bench import bench_dir, load
+    from course.bench.report import findings, listed_reasons, table_rows
+
+    lesson = get_lesson(lesson_id)
+    result = load(lesson_id, bench_dir("h100-80gb-hbm3"))
+    assert result is not None and findings(lesson, result) == ()
+    rates = [row[2] for row in table_rows(result)[1:]]
+    assert rates == [f"{r.kernel.rate:.1f}" for r in result.rows]
+    causal = [r for r in listed_reasons(result) if r.title.startswith("Causal at S=")]
+    assert len(causal) == len(result.rows) * (1 + len(result.peer_names))
