@@ -21,7 +21,7 @@ from ..lesson import Lesson
 from .arith import DEFAULT_REPEATS, rate_text
 from .engine import measure, spec_of
 from .result import BenchResult, Reason, bench_dir, load
-from .spec import bench_spec
+from .spec import SIZE_LABEL, bench_spec
 
 if TYPE_CHECKING:  # matplotlib is imported when a plot is drawn, not by every `python -m course`
     from ..picture import Picture
@@ -79,7 +79,7 @@ def table(result: BenchResult, unlike: Sequence[str] = ()) -> str:
     return "\n".join(lines)
 
 
-def plot(result: BenchResult, size_label: str = "N (matrix is N x N)") -> Picture:
+def plot(result: BenchResult, size_label: str = SIZE_LABEL) -> Picture:
     """Rate against size (log2 axis): the kernel, its peers, and the run's ceilings.
 
     The rate axis is logarithmic when the best peer or ceiling is more than
@@ -118,7 +118,7 @@ def plot(result: BenchResult, size_label: str = "N (matrix is N x N)") -> Pictur
     return fig
 
 
-def png_bytes(result: BenchResult, size_label: str = "N (matrix is N x N)") -> bytes:
+def png_bytes(result: BenchResult, size_label: str = SIZE_LABEL) -> bytes:
     return plot(result, size_label).png(dpi=110)
 
 
@@ -322,7 +322,7 @@ def speed_section(
 
 
 def write(
-    result: BenchResult, directory: Path | None = None, size_label: str = "N (matrix is N x N)"
+    result: BenchResult, directory: Path | None = None, size_label: str = SIZE_LABEL
 ) -> tuple[Path, Path]:
     """Write <lesson>.json and <lesson>.png (atomically), by default into the folder of the GPU
     it was measured on; return both paths. ``size_label``: the spec's, under the size axis."""

@@ -95,6 +95,9 @@ class Extras:
     notes: tuple[str, ...] = ()
 
 
+SIZE_LABEL = "N (matrix is N x N)"  # what N is under a speed picture, unless a lesson says (BenchSpec)
+
+
 @dataclass(frozen=True)
 class BenchSpec:
     sizes: tuple[int, ...]  # what the command line measures
@@ -117,7 +120,7 @@ class BenchSpec:
     table: str | None = None
     size_step: int = 64  # sizes are multiples of this (the kernels tile by it)
     # What N is, under the picture's size axis (attention's N is the sequence length, not a matrix's).
-    size_label: str = "N (matrix is N x N)"
+    size_label: str = SIZE_LABEL
     # The -D flags beyond the size that the kernel is built with at size N on a GPU of SMS SMs, for
     # a lesson that picks its build per problem (a chooser); None: the size alone.
     build: Callable[[int, int], dict[str, int]] | None = None
