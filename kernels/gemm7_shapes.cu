@@ -61,6 +61,16 @@
 //    choice (a model of tiles, waves and SM count); this file's main()
 //    takes them as arguments.
 //
+// 4. Stream-K, a build of its own (-DGEMM_STREAMK=1; Osama et al.,
+//    "Stream-K", PPoPP 2023, and CUTLASS's sm90 Stream-K scheduler): with
+//    a partial last wave, the last two waves' worth of tiles are cut into
+//    K-iterations shared evenly by the persistent clusters (each one
+//    contiguous range, which may span two or three tiles), the other tiles
+//    go data-parallel in whole waves, so no wave is partial. A tile that
+//    several clusters share is finished by the same reduceSplits as split-K
+//    (each contribution to the workspace, the last arriver sums them; in K
+//    order with -DGEMM_DETERMINISTIC=1). See "schedule"; splitK must be 1.
+//
 // What does not change: the warp-specialized ring, setmaxnreg, the
 // multicast, scale-d, the epilogue through shared memory and TMA store.
 //
@@ -92,6 +102,13 @@
 //   counters   splitK > 1: tilesMPadded * tilesN * kConsumers unsigned
 //           ints, zero before the first launch (the kernel leaves them
 //           zero); may be null when splitK == 1
+//   Stream-K build: splitK 1; grid = SMs rounded down to a multiple of
+//           kClusterM (every slot, whatever the units); when its schedule
+//           on that grid shares a tile (skTiles > 0), workspace skTiles *
+//           kClusterM * skPeers * kBM * kBN floats (skSlotFloats) and
+//           counters as above (makeProblem gives skTiles and skPeers; the
+//           host calls it too). 48 bytes of static shared memory on top of
+//           kSmemBytes.
 //
 // Technique credit: github.com/pranjalssh/fast.cu (the ladder's source,
 // see step 6); split-K and Stream-K fixup: CUTLASS
@@ -102,9 +119,11 @@
 //
 // Build: nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -o gemm7_shapes gemm7_shapes.cu
 //        (add -DGEMM_BN=128 or 64 and/or -DGEMM_CLUSTER=1 for the other configurations,
-//        -DGEMM_DETERMINISTIC=1 for split-K sums in split order)
-// Run:   ./gemm7_shapes            (a list of ragged shapes, each with splits 1 and 3)
-//        ./gemm7_shapes M N K SPLIT (one shape)
+//        -DGEMM_DETERMINISTIC=1 for split-K sums in split order,
+//        -DGEMM_STREAMK=1 for the Stream-K schedule)
+// Run:   ./gemm7_shapes            (a list of ragged shapes, each with splits 1 and 3;
+//                                   Stream-K: each on all SMs, 7 and 3 clusters)
+//        ./gemm7_shapes M N K SPLIT [CLUSTERS] (one shape; CLUSTERS caps the grid)
 
 #ifndef __CUDACC_RTC__
 #include <algorithm>
@@ -184,6 +203,14 @@ constexpr int kAccRegs = kWgmmaM * kWgmmaN / 128;  // floats per thread per m64n
 #define GEMM_DETERMINISTIC 0
 #endif
 constexpr int kDeterministic = GEMM_DETERMINISTIC;  // 1: split-K sums in split order
+// -DGEMM_STREAMK=1: the Stream-K schedule (see "schedule" below) instead of
+// split-K: the persistent clusters share the K-iterations of the last waves'
+// tiles evenly; the kernel's splitK argument must be 1. Default 0.
+#ifndef GEMM_STREAMK
+#define GEMM_STREAMK 0
+#endif
+constexpr int kStreamK = GEMM_STREAMK;    // 1: data-parallel + Stream-K hybrid schedule
+constexpr int kSkMinIters = 8;            // Stream-K: fewest K-iterations one unit gets (CUTLASS's min_iters_per_sk_unit_)
 // setmaxnreg needs a register cap at entry below the consumers' ceiling: 168
 // with 384 threads; with 256 (GEMM_BM=64) the cap is 255, so that build
 // leaves every warpgroup at what ptxas gives it.
@@ -222,6 +249,7 @@ static_assert(kBN == 256 || kBN == 128 || kBN == 64, "GEMM_BN is 256, 128 or 64"
 static_assert(kBM == 128 || kBM == 64, "GEMM_BM is 128 or 64");
 static_assert(kClusterM == 1 || kClusterM == 2, "GEMM_CLUSTER is 1 or 2");
 static_assert(kDeterministic == 0 || kDeterministic == 1, "GEMM_DETERMINISTIC is 0 or 1");
+static_assert(kStreamK == 0 || kStreamK == 1, "GEMM_STREAMK is 0 or 1");
 static_assert(kBK * 2 == 128, "one tile row must be exactly one 128-byte swizzle span");
 static_assert(kBM == kWgmmaM * kConsumers, "each consumer covers 64 rows with one m64nBN slice");
 static_assert(kBoxARows == kBM && kBoxBRows <= 256, "TMA boxes are at most 256 rows");
@@ -518,45 +546,166 @@ __device__ __forceinline__ void wgmmaM64N64K16(float (&acc)[32], uint64_t descA,
 // end snippet
 
 // snippet: schedule
-// The problem's tile counts, worked out once per CTA from M, N, K and the
-// split; everything the producer and the consumers must agree on.
+// The problem's tile counts, worked out once per CTA from M, N, K, the
+// split and the grid; everything the producer and the consumers must agree
+// on. (Also compiled for the host: main() sizes the Stream-K workspace
+// from the same numbers.)
 struct Problem {
     int tilesN;         // tile columns of D: ceil(N / kBN)
     int clusterTilesM;  // cluster-tile rows: ceil(ceil(M / kBM) / kClusterM)
     int kTiles;         // K-tiles: ceil(K / kBK), the last one zero-filled past K
     int splitK;         // K ranges per tile
-    int units;          // clusterTilesM * tilesN * splitK
+    int units;          // work units the clusters walk: tiles * splitK, or Stream-K's below
+    int tiles;          // cluster tiles: clusterTilesM * tilesN
+    // Stream-K (GEMM_STREAMK=1); all 0 in the split-K builds or when no tile is shared.
+    int skTiles;        // the first skTiles tiles (in tile order) are shared out as K-iterations
+    int skUnits;        // units 0 .. skUnits-1 are Stream-K units (one per cluster)
+    int skPer;          // K-iterations per Stream-K unit; the first skBig units do one more
+    int skBig;
+    int skPeers;        // most units that can share one tile: the workspace's partials per tile
 };
 
-__device__ __forceinline__ Problem makeProblem(int M, int N, int K, int splitK) {
+__host__ __device__ __forceinline__ Problem makeProblem(int M, int N, int K, int splitK,
+                                                        int slots) {
     Problem p;
     p.tilesN = (N + kBN - 1) / kBN;
     p.clusterTilesM = ((M + kBM - 1) / kBM + kClusterM - 1) / kClusterM;
     p.kTiles = (K + kBK - 1) / kBK;
     p.splitK = splitK;
-    p.units = p.clusterTilesM * p.tilesN * splitK;
+    p.tiles = p.clusterTilesM * p.tilesN;
+    p.units = p.tiles * splitK;
+    p.skTiles = p.skUnits = p.skPer = p.skBig = p.skPeers = 0;
+    if constexpr (kStreamK) {
+        // CUTLASS's data-parallel + Stream-K hybrid (PersistentTileSchedulerSm90StreamKParams,
+        // include/cutlass/gemm/kernel/tile_scheduler_params.h: get_num_sk_tiles,
+        // get_num_sk_units): with a partial last wave, the last two waves' worth of tiles (the
+        // partial one and one full one, if any) are Stream-K tiles, and the rest whole waves of
+        // data-parallel tiles; the Stream-K tiles' K-iterations go to as many units as have at
+        // least kSkMinIters each, at most one per cluster. Whole waves: no Stream-K at all.
+        const int fullWaves = p.tiles / slots;
+        if (p.tiles % slots != 0) {
+            const int dpTiles = (fullWaves > 0 ? fullWaves - 1 : 0) * slots;
+            const long long skIters = static_cast<long long>(p.tiles - dpTiles) * p.kTiles;
+            const long long fit = skIters / kSkMinIters;
+            const int skUnits = fit < slots ? static_cast<int>(fit) : slots;
+            if (skUnits > 0) {
+                p.skTiles = p.tiles - dpTiles;
+                p.skUnits = skUnits;
+                p.skPer = static_cast<int>(skIters / skUnits);
+                p.skBig = static_cast<int>(skIters % skUnits);
+                // A tile's kTiles iterations meet at most ceil(kTiles / skPer) + 1 units.
+                p.skPeers = (p.kTiles + p.skPer - 1) / p.skPer + 1;
+            }
+        }
+        p.units = p.skUnits + (p.tiles - p.skTiles);
+    }
     return p;
 }
+// The Stream-K build keeps its Problem in static shared memory beside the dynamic (see setup).
+static_assert(!kStreamK || kSmemBytes + sizeof(Problem) <= 227 * 1024,
+              "Hopper's per-block shared memory ceiling, static and dynamic together");
 
-// Work unit u -> cluster tile (grouped order, as step 6: kGroupM
-// cluster-tile rows form a group, walked down a column, then one column
-// right) and its range [kBegin, kEnd) of K-tiles. The splits of one tile
-// are consecutive units, so they run at the same time on neighbouring
-// clusters and the last one's reduction finds the others' partials hot
-// in L2.
-__device__ __forceinline__ void unitCoords(const Problem& p, int unit, int& mBlock, int& nBlock,
-                                           int& split, int& kBegin, int& kEnd) {
-    const int tile = unit / p.splitK;
-    split = unit - tile * p.splitK;
+// Cluster tile -> (cluster-tile row, tile column) in grouped order, as step
+// 6: kGroupM cluster-tile rows form a group, walked down a column, then one
+// column right.
+__device__ __forceinline__ void tileCoords(const Problem& p, int tile, int& mBlock, int& nBlock) {
     const int group = tile / (kGroupM * p.tilesN);
     const int firstM = group * kGroupM;
     const int rows = p.clusterTilesM - firstM < kGroupM ? p.clusterTilesM - firstM : kGroupM;
     const int inGroup = tile - group * (kGroupM * p.tilesN);
     mBlock = firstM + inGroup % rows;  // in cluster-tile rows
     nBlock = inGroup / rows;
+}
+
+// Work unit u -> cluster tile and its range [kBegin, kEnd) of K-tiles. The
+// splits of one tile are consecutive units, so they run at the same time on
+// neighbouring clusters and the last one's reduction finds the others'
+// partials hot in L2.
+__device__ __forceinline__ void unitCoords(const Problem& p, int unit, int& mBlock, int& nBlock,
+                                           int& split, int& kBegin, int& kEnd) {
+    const int tile = unit / p.splitK;
+    split = unit - tile * p.splitK;
+    tileCoords(p, tile, mBlock, nBlock);
     // Balanced ranges: sizes differ by at most one K-tile.
     kBegin = static_cast<int>((static_cast<long long>(split) * p.kTiles) / p.splitK);
     kEnd = static_cast<int>((static_cast<long long>(split + 1) * p.kTiles) / p.splitK);
+}
+// end snippet
+
+// snippet: streamk
+// Stream-K numbers every K-iteration of the Stream-K tiles once: iteration
+// tile * kTiles + kt. Unit u < skUnits owns [skBegin(u), skBegin(u + 1)),
+// skPer + 1 iterations for the first skBig units, skPer for the rest
+// (CUTLASS's big units); skOwner is the inverse.
+__device__ __forceinline__ int skBegin(const Problem& p, int u) {
+    return u * p.skPer + (u < p.skBig ? u : p.skBig);
+}
+__device__ __forceinline__ int skOwner(const Problem& p, int iter) {
+    const int bigIters = p.skBig * (p.skPer + 1);
+    return iter < bigIters ? iter / (p.skPer + 1) : p.skBig + (iter - bigIters) / p.skPer;
+}
+
+// Stream-K's workspace: one slot per (Stream-K CTA tile, warpgroup), each
+// skPeers partials of 64 x kBN floats; contribution seg goes seg partials
+// in (reduceSplits' `mine`, called with this slot as its base). The floats
+// from the workspace's start to a slot; skSlotFloats(p, p.skTiles, 0, 0)
+// is the whole workspace.
+__host__ __device__ __forceinline__ size_t skSlotFloats(const Problem& p, int tile, int rank,
+                                                        int cons) {
+    return ((static_cast<size_t>(tile) * kClusterSize + rank) * kConsumers + cons) *
+           static_cast<size_t>(p.skPeers) * (kWgmmaM * kBN);
+}
+
+// One piece of work: a tile and a range of its K-tiles, and which of the
+// tile's contributions it is. Split-K: contribution `split` of splitK.
+// Stream-K: the units that share a tile are consecutive, first .. first +
+// segs - 1, each with one contiguous range, so contribution seg = unit -
+// first, in K order; segs == 1 is a whole tile (stored, no fixup).
+struct Work {
+    int tile, mBlock, nBlock, kBegin, kEnd, seg, segs;  // tile: Stream-K only
+};
+
+// The Stream-K build's walk of one cluster (the split-K builds walk units
+// with unitCoords, one piece of work each): units firstUnit, + unitStep,
+// ...; a Stream-K unit is one piece per tile its range touches, a
+// data-parallel unit (u >= skUnits: tile u - skUnits + skTiles, after the
+// Stream-K tiles, as CUTLASS's assign_work numbers them) one whole tile.
+// The producer and the consumers walk the same pieces.
+struct Walk {
+    int unit, step;     // the next unit, the clusters in the grid
+    int cur;            // Stream-K: the unit being walked
+    int iter, iterEnd;  // Stream-K: what is left of it, in iterations
+};
+
+__device__ __forceinline__ bool nextWork(const Problem& p, Walk& w, Work& out) {
+    if (w.iter >= w.iterEnd) {  // the next unit
+        if (w.unit >= p.units) return false;
+        w.cur = w.unit;
+        if (w.unit < p.skUnits) {
+            w.iter = skBegin(p, w.unit);
+            w.iterEnd = skBegin(p, w.unit + 1);
+        } else {
+            w.iter = (w.unit - p.skUnits + p.skTiles) * p.kTiles;
+            w.iterEnd = w.iter + p.kTiles;
+        }
+        w.unit += w.step;
+    }
+    const int tile = w.iter / p.kTiles;
+    const int tileBegin = tile * p.kTiles;
+    const int tileEnd = tileBegin + p.kTiles;
+    out.tile = tile;
+    tileCoords(p, tile, out.mBlock, out.nBlock);
+    out.kBegin = w.iter - tileBegin;
+    out.kEnd = (w.iterEnd < tileEnd ? w.iterEnd : tileEnd) - tileBegin;
+    out.seg = 0;
+    out.segs = 1;
+    if (tile < p.skTiles) {
+        const int first = skOwner(p, tileBegin);
+        out.seg = w.cur - first;
+        out.segs = skOwner(p, tileEnd - 1) - first + 1;
+    }
+    w.iter = tileBegin + out.kEnd;
+    return true;
 }
 // end snippet
 
@@ -838,7 +987,16 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
     const uint32_t rank = kClusterM > 1 ? clusterCtaRank() : 0u;
     const int firstUnit = static_cast<int>(blockIdx.x) / kClusterSize;  // cluster id
     const int unitStep = static_cast<int>(gridDim.x) / kClusterSize;    // clusters in the grid
-    const Problem p = makeProblem(M, N, K, splitK);
+#if GEMM_STREAMK
+    // Stream-K's walk reads more of the problem than fits beside a 128 x 256
+    // accumulator in registers (ptxas spilled): it lives in shared memory, and
+    // each piece of work reads what it needs again.
+    __shared__ Problem sharedProblem;
+    if (t == 0) sharedProblem = makeProblem(M, N, K, splitK, unitStep);
+    const Problem& p = sharedProblem;  // written before the clusterSync below
+#else
+    const Problem p = makeProblem(M, N, K, splitK, unitStep);
+#endif
 
     if (t == 0) {
         for (int i = 0; i < kStages; ++i) {
@@ -858,11 +1016,18 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
         if (wt == 0) {
             int stage = 0;
             uint32_t phase = 0;
+#if GEMM_STREAMK
+            Walk walk{firstUnit, unitStep, 0, 0, 0};
+            Work w;
+            while (nextWork(p, walk, w)) {
+#else
             for (int unit = firstUnit; unit < p.units; unit += unitStep) {
-                int mBlock, nBlock, split, kBegin, kEnd;
-                unitCoords(p, unit, mBlock, nBlock, split, kBegin, kEnd);
-                mBlock = mBlock * kClusterM + static_cast<int>(rank);
-                for (int kt = kBegin; kt < kEnd; ++kt) {
+                Work w;
+                unitCoords(p, unit, w.mBlock, w.nBlock, w.seg, w.kBegin, w.kEnd);
+#endif
+                const int mBlock = w.mBlock * kClusterM + static_cast<int>(rank);
+                const int nBlock = w.nBlock;
+                for (int kt = w.kBegin; kt < w.kEnd; ++kt) {
                     COURSE_TL(TL_WAIT_EMPTY, stage);
                     mbarWait(&s.empty[stage], phase ^ 1);
                     COURSE_TL(TL_LOAD, stage);
@@ -896,11 +1061,20 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
         int stage = 0;
         uint32_t phase = 0;
         int prevStage = 0;
+#if GEMM_STREAMK
+        Walk walk{firstUnit, unitStep, 0, 0, 0};
+        Work w;
+        while (nextWork(p, walk, w)) {
+#else
         for (int unit = firstUnit; unit < p.units; unit += unitStep) {
-            int mBlock, nBlock, split, kBegin, kEnd;
-            unitCoords(p, unit, mBlock, nBlock, split, kBegin, kEnd);
-            mBlock = mBlock * kClusterM + static_cast<int>(rank);
-            for (int kt = kBegin; kt < kEnd; ++kt) {
+            Work w;
+            unitCoords(p, unit, w.mBlock, w.nBlock, w.seg, w.kBegin, w.kEnd);
+            w.segs = p.splitK;
+#endif
+            const int mBlock = w.mBlock * kClusterM + static_cast<int>(rank);
+            const int nBlock = w.nBlock;
+            const int kBegin = w.kBegin;
+            for (int kt = kBegin; kt < w.kEnd; ++kt) {
                 COURSE_TL(TL_WAIT_FULL, stage);
                 mbarWait(&s.full[stage], phase);
                 COURSE_TL(TL_MMA, stage);
@@ -931,15 +1105,28 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
                 COURSE_TL(TL_RELEASE, prevStage);
             }
             // end snippet
+            // snippet: fixup
             COURSE_TL(TL_EPI, 0);
-            if (p.splitK > 1) {
+            if (w.segs > 1) {
                 const size_t ctaTile = static_cast<size_t>(mBlock) * p.tilesN + nBlock;
-                if (!reduceSplits(acc, s, cons, wt, workspace, counters,
-                                  ctaTile * kConsumers + cons, split, p.splitK)) {
+                const size_t counter = ctaTile * kConsumers + cons;
+                bool last;
+                if constexpr (kStreamK) {
+                    // The same reduction, on this tile's own slot of the workspace (see
+                    // skSlotFloats) and its own counter (split-K's, by address), slot 0.
+                    last = reduceSplits(acc, s, cons, wt,
+                                        workspace + skSlotFloats(p, w.tile, rank, cons),
+                                        counters + counter, 0, w.seg, w.segs);
+                } else {
+                    last = reduceSplits(acc, s, cons, wt, workspace, counters, counter, w.seg,
+                                        w.segs);
+                }
+                if (!last) {
                     continue;
                 }
             }
             storeTile(acc, s, cons, wt, &tmD, nBlock * kBN, mBlock * kBM + cons * kBoxDRows);
+            // end snippet
         }
         if (wt == 0) {
             asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
@@ -1060,7 +1247,7 @@ static bool checkD(const std::vector<double>& ref, const std::vector<__half>& dO
 // first bit for bit: exact inputs make every summation order exact, and
 // it exercises the counters' reset), check.
 static bool runShape(PFN_cuTensorMapEncodeTiled_v12000 encode, const cudaDeviceProp& prop, int M,
-                     int N, int K, const std::vector<int>& splits) {
+                     int N, int K, const std::vector<int>& splits, int slotsCap = 0) {
     // snippet: refuse
     if (M < 1 || N < kMinMultiple || K < kMinMultiple || N % kMinMultiple || K % kMinMultiple) {
         std::fprintf(stderr,
@@ -1096,21 +1283,41 @@ static bool runShape(PFN_cuTensorMapEncodeTiled_v12000 encode, const cudaDeviceP
     bool ok = true;
     for (int wanted : splits) {
         const int splitK = wanted < kTiles ? wanted : kTiles;
-        if (splitK < 1) {
-            std::fprintf(stderr, "refused split %d: 1 .. %d for K = %d\n", wanted, kTiles, K);
+        if (splitK < 1 || (kStreamK && splitK != 1)) {
+            std::fprintf(stderr, "refused split %d: 1 .. %d for K = %d%s\n", wanted, kTiles, K,
+                         kStreamK ? " (the Stream-K build takes split 1 only)" : "");
             ok = false;
             continue;
         }
+        // Clusters of the persistent grid: one per kClusterSize SMs, or fewer (slotsCap), to
+        // run the Stream-K schedule's other cases on one GPU. Never more: nobody waits for a
+        // CTA that is not resident, but the grid stays one wave.
+        int slots = prop.multiProcessorCount / kClusterSize;
+        if (slotsCap > 0 && slotsCap < slots) slots = slotsCap;
+        const Problem hp = makeProblem(M, N, K, splitK, slots);
         float* ws = nullptr;
         unsigned* counters = nullptr;
+        size_t wsFloats = 0;
         if (splitK > 1) {
-            CUDA_CHECK(cudaMalloc(&ws, ctaTiles * splitK * kBM * kBN * sizeof(float)));
+            wsFloats = ctaTiles * splitK * kBM * kBN;
+        } else if (kStreamK && hp.skTiles > 0) {
+            wsFloats = skSlotFloats(hp, hp.skTiles, 0, 0);  // every (Stream-K CTA tile, warpgroup) slot
+        }
+        if (wsFloats > 0) {
+            CUDA_CHECK(cudaMalloc(&ws, wsFloats * sizeof(float)));
             CUDA_CHECK(cudaMalloc(&counters, ctaTiles * kConsumers * sizeof(unsigned)));
             CUDA_CHECK(cudaMemset(counters, 0, ctaTiles * kConsumers * sizeof(unsigned)));
         }
-        const int units = clusterTilesM * tilesN * splitK;
-        const int slots = prop.multiProcessorCount / kClusterSize;
-        const dim3 grid((units < slots ? units : slots) * kClusterSize);
+        // Split-K: no more clusters than units. Stream-K: the schedule is the grid's (CUTLASS
+        // launches a full wave too), so every slot.
+        const int units = hp.units;
+        const dim3 grid((kStreamK || units >= slots ? slots : units) * kClusterSize);
+        if (kStreamK) {
+            std::printf("stream-k %dx%dx%d on %d clusters: %d Stream-K tiles over %d units of "
+                        "%d-%d K-iterations, %d data-parallel tiles, at most %d units a tile\n",
+                        M, N, K, slots, hp.skTiles, hp.skUnits, hp.skPer,
+                        hp.skPer + (hp.skBig > 0), hp.tiles - hp.skTiles, hp.skPeers);
+        }
         for (int launch = 0; launch < 2; ++launch) {
             // Poison: 0xFFFF is an FP16 NaN; the guard holds 0x7BFF (65504).
             CUDA_CHECK(cudaMemset(dD, 0xFF, elemsD * sizeof(__half)));
@@ -1160,14 +1367,14 @@ int main(int argc, char** argv) {
     const PFN_cuTensorMapEncodeTiled_v12000 encode = getEncodeTiled();
     std::printf("configuration: tile %dx%d, cluster %d, %d stages, %d SMs\n", kBM, kBN, kClusterM,
                 kStages, prop.multiProcessorCount);
-    if (argc == 5) {
+    if (argc == 5 || argc == 6) {
         return runShape(encode, prop, std::atoi(argv[1]), std::atoi(argv[2]), std::atoi(argv[3]),
-                        {std::atoi(argv[4])})
+                        {std::atoi(argv[4])}, argc == 6 ? std::atoi(argv[5]) : 0)
                    ? EXIT_SUCCESS
                    : EXIT_FAILURE;
     }
     if (argc != 1) {
-        std::fprintf(stderr, "usage: %s [M N K SPLIT]\n", argv[0]);
+        std::fprintf(stderr, "usage: %s [M N K SPLIT [CLUSTERS]]\n", argv[0]);
         return EXIT_FAILURE;
     }
     // Not tile multiples in M, N or K (the last one has more tiles than
@@ -1177,7 +1384,11 @@ int main(int argc, char** argv) {
                              {2304, 2504, 256}};
     bool ok = true;
     for (const auto& sh : shapes) {
-        ok = runShape(encode, prop, sh[0], sh[1], sh[2], {1, 3}) && ok;
+        if (kStreamK) {  // the whole GPU, then grids of 7 and 3 clusters: hybrid schedules
+            for (int cap : {0, 7, 3}) ok = runShape(encode, prop, sh[0], sh[1], sh[2], {1}, cap) && ok;
+        } else {
+            ok = runShape(encode, prop, sh[0], sh[1], sh[2], {1, 3}) && ok;
+        }
     }
     std::printf(ok ? "ALL PASS\n" : "SOME FAILED\n");
     return ok ? EXIT_SUCCESS : EXIT_FAILURE;

@@ -376,12 +376,20 @@ def test_install_refuses_a_cuda_major_it_has_no_extra_for():
     assert out.returncode == 2 and "COURSE_CUDA must be 12 or 13" in out.stderr
 
 
-def _imports_of_the_package() -> set[str]:
+def _imports_of_the_package(on_import: bool = False) -> set[str]:
+    """The top-level names the package imports; with ``on_import``, only those imported when a
+    module is imported (outside any function body), which a machine without them would fail on."""
     import ast
+
+    def nodes(tree: ast.AST):
+        for child in ast.iter_child_nodes(tree):
+            yield child
+            if not (on_import and isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))):
+                yield from nodes(child)
 
     names: set[str] = set()
     for path in (ROOT / "course").rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in nodes(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
                 names |= {a.name.split(".")[0] for a in node.names}
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
@@ -418,6 +426,12 @@ def test_every_library_the_package_imports_is_declared_or_comes_with_a_declared_
     # the hub extra: nbgitpuller, and jupyterhub for the hub's submissions service (course.quiz.hub_service)
     declared = {_dist(_name(r)) for r in project["dependencies"] + extras["cuda12"] + extras["hub"]}
     assert {"pillow", "tomli-w", "tabulate"} <= declared
+    # A peer's library that neither CI nor a learner installs (PyTorch, Day 88's peers: the
+    # attention-peers extra) is declared in that extra under its import name and imported only
+    # inside the function that needs it, so that the package imports without it.
+    optional = {_dist(_name(r)) for r in extras["attention-peers"]}
+    assert optional == {"torch"}
+    on_import = _imports_of_the_package(on_import=True)
     brought = set(declared)
     for dist in declared:
         try:
@@ -429,6 +443,12 @@ def test_every_library_the_package_imports_is_declared_or_comes_with_a_declared_
     assert {"PIL", "tomli_w", "tabulate"} <= imported
     for module in sorted(imported):
         dists = {_dist(d) for d in _providers(module, where)}
+        if not dists and _dist(module) in optional:
+            assert module not in on_import, (
+                f"course imports {module} when a module is imported; it is an optional peer's "
+                "library (attention-peers), to be imported inside the peer"
+            )
+            continue
         assert dists, f"course imports {module}, which no installed distribution provides"
         assert dists & brought, (
             f"course imports {module} ({sorted(dists)}), which pyproject.toml does not declare"

@@ -39,11 +39,15 @@ class ClimbRow:
 
 def climb_lessons(upto: Lesson, lessons: Iterable[Lesson]) -> list[Lesson]:
     """Every lesson of ``lessons`` (the registry's, in order) measured in TFLOP/s (the GEMMs),
-    up to and including ``upto``'s day."""
+    up to and including ``upto``'s day; none for a lesson whose benchmark is no step of the climb
+    (``BenchSpec.climb`` False), so its page draws no climb."""
+    own = bench_spec(upto)
+    if own is not None and not own.climb:
+        return []
     out = []
     for lesson in lessons:
         spec = bench_spec(lesson)
-        if lesson.day <= upto.day and spec is not None and spec.unit == "TFLOP/s":
+        if lesson.day <= upto.day and spec is not None and spec.unit == "TFLOP/s" and spec.climb:
             out.append(lesson)
     return out
 

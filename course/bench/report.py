@@ -21,7 +21,7 @@ from ..lesson import Lesson
 from .arith import DEFAULT_REPEATS, rate_text
 from .engine import measure, spec_of
 from .result import BenchResult, Reason, bench_dir, load
-from .spec import bench_spec
+from .spec import SIZE_LABEL, bench_spec
 
 if TYPE_CHECKING:  # matplotlib is imported when a plot is drawn, not by every `python -m course`
     from ..picture import Picture
@@ -79,7 +79,7 @@ def table(result: BenchResult, unlike: Sequence[str] = ()) -> str:
     return "\n".join(lines)
 
 
-def plot(result: BenchResult) -> Picture:
+def plot(result: BenchResult, size_label: str = SIZE_LABEL) -> Picture:
     """Rate against size (log2 axis): the kernel, its peers, and the run's ceilings.
 
     The rate axis is logarithmic when the best peer or ceiling is more than
@@ -104,7 +104,7 @@ def plot(result: BenchResult) -> Picture:
     ax.set_xscale("log", base=2)
     ax.set_xticks(sizes, labels=[str(s) for s in sizes])
     ax.minorticks_off()
-    ax.set_xlabel("N (matrix is N x N)")
+    ax.set_xlabel(size_label)
     if others and max(others) > 10 * max(rates):
         ax.set_yscale("log")
         ax.set_ylabel(f"rate ({result.unit}, log scale)")
@@ -118,8 +118,8 @@ def plot(result: BenchResult) -> Picture:
     return fig
 
 
-def png_bytes(result: BenchResult) -> bytes:
-    return plot(result).png(dpi=110)
+def png_bytes(result: BenchResult, size_label: str = SIZE_LABEL) -> bytes:
+    return plot(result, size_label).png(dpi=110)
 
 
 OPEN_REASONS = 12  # more numbers than this and the section shows them folded (<details>)
@@ -286,7 +286,7 @@ def speed_section(
         message = (
             f"Measured here, just now, on {result.device} (compute capability {result.compute_capability})."
         )
-        return _section(lesson, result, png_bytes(result), True, message)
+        return _section(lesson, result, png_bytes(result, spec.size_label), True, message)
     if gate.gpu_required() and not v.runs:
         raise EnvironmentProblem(
             f"{gate.REQUIRE_GPU_ENV} is set but this machine cannot time {lesson.id}: {v.message()}"
@@ -310,7 +310,7 @@ def speed_section(
             f"python -m course bench {lesson.id} on a Hopper GPU records one.",
         )
     png_path = (directory or bench_dir()) / f"{lesson.id}.png"
-    png = png_path.read_bytes() if png_path.exists() else png_bytes(recorded)
+    png = png_path.read_bytes() if png_path.exists() else png_bytes(recorded, spec.size_label)
     message = (
         f"{why_not} These figures were recorded on {recorded.device} (compute capability "
         f"{recorded.compute_capability}, driver {recorded.driver or 'unknown'}) on {recorded.recorded_at[:10]} "
@@ -321,12 +321,14 @@ def speed_section(
     return _section(lesson, recorded, png, False, message)
 
 
-def write(result: BenchResult, directory: Path | None = None) -> tuple[Path, Path]:
+def write(
+    result: BenchResult, directory: Path | None = None, size_label: str = SIZE_LABEL
+) -> tuple[Path, Path]:
     """Write <lesson>.json and <lesson>.png (atomically), by default into the folder of the GPU
-    it was measured on; return both paths."""
+    it was measured on; return both paths. ``size_label``: the spec's, under the size axis."""
     directory = directory or bench_dir(evidence.device_key(result.device))
     json_path = directory / f"{result.lesson}.json"
     png_path = directory / f"{result.lesson}.png"
     atomic_write_text(json_path, result.to_json())
-    atomic_write_bytes(png_path, png_bytes(result))
+    atomic_write_bytes(png_path, png_bytes(result, size_label))
     return json_path, png_path

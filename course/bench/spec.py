@@ -95,6 +95,9 @@ class Extras:
     notes: tuple[str, ...] = ()
 
 
+SIZE_LABEL = "N (matrix is N x N)"  # what N is under a speed picture, unless a lesson says (BenchSpec)
+
+
 @dataclass(frozen=True)
 class BenchSpec:
     sizes: tuple[int, ...]  # what the command line measures
@@ -116,6 +119,8 @@ class BenchSpec:
     # ``rows`` (an empty one leaves the engine's table).
     table: str | None = None
     size_step: int = 64  # sizes are multiples of this (the kernels tile by it)
+    # What N is, under the picture's size axis (attention's N is the sequence length, not a matrix's).
+    size_label: str = SIZE_LABEL
     # The -D flags beyond the size that the kernel is built with at size N on a GPU of SMS SMs, for
     # a lesson that picks its build per problem (a chooser); None: the size alone.
     build: Callable[[int, int], dict[str, int]] | None = None
@@ -127,6 +132,10 @@ class BenchSpec:
     # by one (``Timer.samples_together(graphs=True)``); the samples reach ``finish`` as
     # ``ctx.graph_samples[size][name]`` (``timing.in_graphs(name)`` keys) for it to record.
     graphs: bool = False
+    # A step of the GEMM climb (``course.bench.climb``: the ladder's TFLOP/s against cuBLAS, drawn
+    # on every page from Day 79 on). False: a kernel of another kind measured in TFLOP/s (Day 88's
+    # attention), which is no step of it, and whose page shows no climb.
+    climb: bool = True
 
     def validate_sizes(self, lesson_id: str, sizes: Sequence[int]) -> tuple[int, ...]:
         """The sizes, checked against what the lesson's kernel can be built for."""

@@ -196,7 +196,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"{lesson_id}: wrong result, nothing timed or written. {e}")
             status = max(status, 1)
             continue
-        json_path, png_path = bench.write(result, args.out)
-        print(bench.table(result, bench.spec_of(get_lesson(lesson_id)).unlike))
+        spec = bench.spec_of(get_lesson(lesson_id))
+        json_path, png_path = bench.write(result, args.out, spec.size_label)
+        print(bench.table(result, spec.unlike))
         print(f"{lesson_id}: wrote {json_path} and {png_path}", flush=True)
     return status

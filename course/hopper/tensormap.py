@@ -92,6 +92,10 @@ _DTYPES = {
 }
 
 
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _broken(rule_id: str, found: str) -> TensorMapRuleError:
     rule = _RULES[rule_id]
     return TensorMapRuleError(rule_id, f"{rule.rule} (found {found}); {rule.why}")
@@ -99,7 +103,11 @@ def _broken(rule_id: str, found: str) -> TensorMapRuleError:
 
 @dataclass(frozen=True)
 class TileMap:
-    """A rank-2 tiled tensor map over a row-major matrix (float32, float16 or 8-bit elements)."""
+    """A tiled tensor map over a row-major matrix (float32, float16 or 8-bit elements), rank 2, or
+    rank 2 + len(planes) when the matrix is one of a stack: ``planes`` lists the outer dimensions,
+    innermost first, as (count, stride in bytes), each boxed 1 wide (Day 88's B x H x S x D tensors
+    are S x D matrices in planes ((H, S*D*2), (B, H*S*D*2)), so a box never crosses into the next
+    head: its rows past S are zero-filled)."""
 
     width: int  # elements per row (the contiguous dimension, x)
     height: int  # rows (y)
@@ -108,6 +116,7 @@ class TileMap:
     elem_bytes: int = 4  # 4: float32, 2: float16, 1: 8-bit (FP8 bits, moved as UINT8)
     swizzle: Swizzle = "none"
     stride: int = 0  # bytes from one row to the next; 0: width x element size (rows packed)
+    planes: tuple[tuple[int, int], ...] = ()  # outer dimensions, innermost first: (count, stride bytes)
 
     @property
     def row_stride_bytes(self) -> int:
@@ -145,6 +154,20 @@ class TileMap:
                 "stride-16B",
                 f"the row stride ({self.row_stride_bytes} B) must cover a row ({self.width} x {self.elem_bytes} B)",
             )
+        if len(self.planes) > 3:
+            raise TensorMapRuleError(
+                "rank", f"a tensor map has at most 5 dimensions: 2 + {len(self.planes)} planes"
+            )
+        for i, plane in enumerate(self.planes):
+            if not (isinstance(plane, tuple) and len(plane) == 2 and all(_is_int(v) for v in plane)):
+                raise TensorMapRuleError(
+                    "integer", f"plane {i} must be two ints (count, stride bytes) (got {plane!r})"
+                )
+            count, stride = plane
+            if not 1 <= count <= 2**32:
+                raise _broken("global-dim", f"plane {i} count {count}")
+            if stride % 16 or not 0 < stride < 2**40:
+                raise _broken("stride-16B", f"plane {i} stride {stride} B")
         if address % 16:
             raise _broken("address-16B", f"address {address:#x}")
         span = _SWIZZLE_BYTES[self.swizzle]
@@ -175,15 +198,16 @@ def encode(tile_map: TileMap, address: int) -> np.void:
         "64B": d.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_64B,
         "128B": d.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B,
     }[tile_map.swizzle]
+    outer = tile_map.planes
     tensor_map = checked(
         d.cuTensorMapEncodeTiled(
             getattr(d.CUtensorMapDataType, _DTYPES[tile_map.elem_bytes]),
-            2,
+            2 + len(outer),
             address,
-            [u64(tile_map.width), u64(tile_map.height)],
-            [u64(tile_map.row_stride_bytes)],
-            [u32(tile_map.box_width), u32(tile_map.box_height)],
-            [u32(1), u32(1)],
+            [u64(tile_map.width), u64(tile_map.height), *(u64(count) for count, _ in outer)],
+            [u64(tile_map.row_stride_bytes), *(u64(stride) for _, stride in outer)],
+            [u32(tile_map.box_width), u32(tile_map.box_height), *(u32(1) for _ in outer)],
+            [u32(1), u32(1), *(u32(1) for _ in outer)],
             d.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
             swizzle,
             d.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_NONE,

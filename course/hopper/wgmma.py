@@ -16,6 +16,9 @@ releases; cite by name and anchor):
 - PTX ISA, "Matrix Fragments for wgmma.mma_async.m64nNk16", the figure
   "WGMMA .m64nNk16 register fragment layout for accumulator matrix D",
   https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#wgmma-64n16-d
+- the same section, "Multiplicand A in registers" and the figure "WGMMA
+  .m64nNk16 register fragment layout for matrix A",
+  https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#wgmma-64n16-a
 """
 
 from __future__ import annotations
@@ -34,10 +37,12 @@ __all__ = [
     "ModelError",
     "canonical_k_major_offset",
     "check_range",
+    "cutlass_a_fragment_row_col",
     "cutlass_d_fragment_row_col",
     "decode_descriptor",
     "encode_descriptor",
     "gather_operand",
+    "ptx_a_fragment_row_col",
     "ptx_d_fragment_row_col",
     "swizzle_128b_chunk",
 ]
@@ -241,6 +246,47 @@ def cutlass_d_fragment_row_col(thread: int, i: int, n: int = 64) -> tuple[int, i
     """
     check_range("thread", thread, WARPGROUP)
     check_range("i", i, n // 2)
+    t0, t1, t2 = thread % 4, (thread // 4) % 8, thread // 32
+    v0, v1, v2 = i % 2, (i // 2) % 2, i // 4
+    index = t0 * 128 + t1 * 1 + t2 * 16 + v0 * 64 + v1 * 8 + v2 * 512
+    return index % 64, index // 64
+
+
+A_REGISTER_VALUES = 8  # a0..a7: four .f16x2 registers of one m64nNk16 A fragment, per thread
+
+
+def ptx_a_fragment_row_col(thread: int, i: int) -> tuple[int, int]:
+    """Row and column (of the 64 x 16 A of one m64nNk16) of element ``a<i>`` held by ``thread``.
+
+    PTX ISA, "Matrix Fragments for wgmma.mma_async.m64nNk16", "Multiplicand
+    A in registers": for .f16/.bf16, four .f16x2 registers, elements a0..a7
+    low to high (register r holds a(2r) in its low half, a(2r+1) in its
+    high half). The figure "WGMMA .m64nNk16 register fragment layout for
+    matrix A" shows warp w of the warpgroup owning rows 16w..16w+15, each
+    laid out as the A of mma.m16n8k16 ("Matrix Fragments for mma.m16n8k16
+    with floating point type"): groupID = %laneid >> 2, threadID_in_group
+    = %laneid % 4; row = groupID for a0, a1, a4, a5 and groupID + 8
+    otherwise; col = threadID_in_group * 2 + (i & 0x1), plus 8 for i >= 4.
+    """
+    check_range("thread", thread, WARPGROUP)
+    check_range("i", i, A_REGISTER_VALUES)
+    warp_id, laneid = thread // 32, thread % 32
+    group_id, thread_in_group = laneid >> 2, laneid % 4
+    row = 16 * warp_id + group_id + (8 if i % 4 >= 2 else 0)
+    col = thread_in_group * 2 + (i & 0x1) + (8 if i >= 4 else 0)
+    return row, col
+
+
+def cutlass_a_fragment_row_col(thread: int, i: int) -> tuple[int, int]:
+    """CUTLASS's ``GMMA::ALayout_64x16`` (the register-sourced A of 16-bit types) at (thread, value i).
+
+    ``Layout<Shape <Shape <  _4,_8, _4>,Shape < _2,_2,  _2>>,
+             Stride<Stride<_128,_1,_16>,Stride<_64,_8,_512>>>``
+    (include/cute/atom/mma_traits_sm90_gmma.hpp), the same layout as
+    ``CLayout_64x16``: a column-major index m + 64 k of the 64 x 16 tile.
+    """
+    check_range("thread", thread, WARPGROUP)
+    check_range("i", i, A_REGISTER_VALUES)
     t0, t1, t2 = thread % 4, (thread // 4) % 8, thread // 32
     v0, v1, v2 = i % 2, (i // 2) % 2, i // 4
     index = t0 * 128 + t1 * 1 + t2 * 16 + v0 * 64 + v1 * 8 + v2 * 512

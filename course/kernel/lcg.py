@@ -74,6 +74,15 @@ def lcg_operands(m: int, n: int, k: int, seed: int) -> tuple[np.ndarray, np.ndar
     return a, b
 
 
+def lcg_values(count: int, seed: int) -> np.ndarray:
+    """The first ``count`` values the programs draw from ``seed``, in {-8..8}/8, float16, in draw
+    order (Day 88's main() draws Q, then K, then V, from one stream)."""
+    states = lcg_states(count, seed)
+    states >>= np.uint32(24)
+    values: np.ndarray = _HALF_OF_TOP_BYTE[states]
+    return values
+
+
 def normal_inputs(n: int, sets: int, seed: int) -> tuple[Any, Any]:
     """``sets`` pairs of N x N FP16 matrices drawn from N(0, 1), on the GPU (``normal_operands``)."""
     return normal_operands(n, n, n, sets, seed)

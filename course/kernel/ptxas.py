@@ -1,8 +1,9 @@
 """What ptxas says about a kernel: registers, spills, shared memory, and its coded messages.
 
 ptxas (the PTX assembler NVRTC runs last) reports per kernel how many
-registers each thread uses, how many bytes it spills to local memory, and
-its static shared memory. About wgmma it prints numbered ``ptxas info``
+registers each thread uses, how many bytes it spills to local memory, its
+static shared memory, and how many of the CTA's 16 named barriers it
+reserves (every id the code names, all 16 when an id is in a register). About wgmma it prints numbered ``ptxas info``
 lines (not warnings): ``(C7511) Potential Performance Loss: wgmma.mma_async
 instructions are serialized ...`` when it had to serialize them (the
 pipeline loses its overlap, with no error), and ``(C7519) warpgroup.arrive
@@ -42,6 +43,9 @@ class PtxasReport:
     smem_bytes: int
     warnings: tuple[str, ...]  # ptxas's warnings and numbered (Cnnnn) info lines, whole, in its words
     defines: tuple[tuple[str, str], ...] = ()
+    # The named barriers (bar.sync, bar.arrive: 16 a CTA) ptxas reserves for the kernel: every id it
+    # uses, or all 16 when an id is in a register; 0 when its report does not say.
+    barriers: int = 0
 
     @property
     def spills(self) -> bool:
@@ -78,6 +82,8 @@ class PtxasReport:
             ("stack frame (bytes)", str(self.stack_frame)),
             ("static shared memory (bytes)", str(self.smem_bytes)),
         ]
+        if self.barriers:
+            rows.append(("named barriers reserved", str(self.barriers)))
         cell = "text-align:left;padding:2px 8px"
         body = "".join(
             f"<tr><td style='{cell}'>{escape(a)}</td><td style='{cell}'>{escape(b)}</td></tr>"
@@ -125,6 +131,7 @@ def parse(log: str, kernel: str) -> PtxasReport:
         stack_frame=int(frame.group(1)),
         smem_bytes=int(used.group(3) or 0),
         warnings=warnings,
+        barriers=int(used.group(2) or 0),
     )
 
 

@@ -54,6 +54,8 @@ from ..kernel.host import (
     timing_floor_note,
 )
 from ..kernel.lcg import lcg_operands, normal_operands
+from ._streamk import StreamK
+from ._streamk import schedule as streamk_schedule
 
 if TYPE_CHECKING:
     from ..kernel.compile import Compiled
@@ -113,6 +115,7 @@ class Problem:
     tile_k: int
     cluster: int
     consumers: int
+    streamk: bool = False  # a -DGEMM_STREAMK=1 build: the schedule is the grid's (``_streamk``)
 
     @property
     def tiles_n(self) -> int:
@@ -136,18 +139,37 @@ class Problem:
         """CTA tiles including the cluster's padding rows (workspace and counters are sized by it)."""
         return self.cluster_tiles_m * self.cluster * self.tiles_n
 
+    def stream_k(self, sms: int) -> StreamK:
+        """The Stream-K build's schedule on ``sms`` SMs (one cluster per ``cluster`` of them)."""
+        return streamk_schedule(self.cluster_tiles_m * self.tiles_n, self.k_tiles, sms // self.cluster)
+
     @property
     def workspace_floats(self) -> int:
+        """Split-K's workspace: a partial of the whole tile per (CTA tile, split)."""
         return self.cta_tiles * self.split * self.tile_m * self.tile_n if self.split > 1 else 0
 
     @property
     def counters(self) -> int:
+        """Split-K's counters: one per (CTA tile, consumer warpgroup)."""
         return self.cta_tiles * self.consumers if self.split > 1 else 0
 
+    def buffers(self, sms: int) -> tuple[int, int]:
+        """(workspace floats, counters) the launch on ``sms`` SMs needs: split-K's, or, for a
+        Stream-K build, ``sk_peers`` whole-tile partials per Stream-K CTA tile and a counter per (CTA
+        tile, consumer warpgroup) when any tile is shared (the schedule, and so these, depend on
+        the grid)."""
+        if not self.streamk:
+            return self.workspace_floats, self.counters
+        sk = self.stream_k(sms)
+        if sk.sk_tiles == 0:
+            return 0, 0
+        return sk.workspace_floats(self.tile_m, self.tile_n, self.cluster), self.cta_tiles * self.consumers
+
     def grid(self, sms: int) -> int:
-        """CTAs: at most one per SM, rounded down to whole clusters, and at most one cluster per unit."""
+        """CTAs: at most one per SM, rounded down to whole clusters, and (split-K) at most one cluster
+        per unit; Stream-K launches every slot, its schedule being the grid's, as CUTLASS's does."""
         slots = sms // self.cluster
-        return min(slots, self.units) * self.cluster
+        return (slots if self.streamk else min(slots, self.units)) * self.cluster
 
 
 def ragged_problem(constants: dict[str, int | float], shape: Shape, split: int) -> Problem:
@@ -164,7 +186,10 @@ def ragged_problem(constants: dict[str, int | float], shape: Shape, split: int) 
         int(constants["kBK"]),
         int(constants.get("kClusterM", 1)),
         int(constants["kConsumers"]),
+        bool(constants.get("kStreamK", 0)),
     )
+    if p.streamk and split != 1:
+        raise CourseError(f"the Stream-K build (-DGEMM_STREAMK=1) takes split 1 only (got {split!r})")
     if isinstance(split, bool) or not isinstance(split, int) or not 1 <= split <= p.k_tiles:
         raise CourseError(
             f"split must be 1 to {p.k_tiles} for K = {k} (ceil(K / {p.tile_k}) K-tiles; got {split!r})"
@@ -241,8 +266,9 @@ class TmaGemmWorkload(Workload):
             p = self.problem
             # Split-K's workspace and counters (one element each when unused: the kernel never reads
             # them then). The counters are zeroed once; the last arriver of each tile resets its own.
-            self.workspace = cp.empty(max(p.workspace_floats, 1), dtype=cp.float32)
-            self.counters = cp.zeros(max(p.counters, 1), dtype=cp.uint32)
+            floats, counters = p.buffers(sm_count())
+            self.workspace = cp.empty(max(floats, 1), dtype=cp.float32)
+            self.counters = cp.zeros(max(counters, 1), dtype=cp.uint32)
             self.tail = (
                 np.int32(m),
                 np.int32(cols),

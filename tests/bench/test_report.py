@@ -15,7 +15,7 @@ from course._html import escape
 from course.bench import Measurement, SpeedSection, Timing, bench_dir, load, plot, png_bytes, speed_section
 from course.bench.arith import rate_text
 from course.bench.report import table, table_rows
-from course.bench.spec import bench_spec
+from course.bench.spec import SIZE_LABEL, bench_spec
 from course.errors import CourseError, EnvironmentProblem
 from course.kernel import gate
 from course.lessons import get_lesson
@@ -96,6 +96,20 @@ def test_plot_has_log2_sizes_the_kernel_its_peers_and_the_ceilings(lesson_id):
     assert set(lines[-1].get_ydata()) == {2500.0}  # the ceiling: a flat line
     assert ax.get_title() == f"{lesson_id}: NVIDIA H200, 2026-11-30"
     assert png_bytes(result)[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_size_axis_says_what_n_is_for_the_lesson(tmp_path):
+    # attention's N is the sequence length (issue 41's pages), a GEMM's the matrix side
+    from course.bench import write
+    from course.lessons import get_lesson
+
+    spec = bench_spec(get_lesson("day88"))
+    assert spec is not None and spec.size_label.startswith("S, the sequence length")
+    result = synthetic("day88")
+    assert plot(result, spec.size_label).axes[0].get_xlabel() == spec.size_label
+    assert plot(synthetic(BENCHED[0])).axes[0].get_xlabel() == SIZE_LABEL == "N (matrix is N x N)"
+    _, png_path = write(result, tmp_path, spec.size_label)
+    assert png_path.read_bytes() == png_bytes(result, spec.size_label) != png_bytes(result)
 
 
 @pytest.mark.parametrize("lesson_id", BENCHED)

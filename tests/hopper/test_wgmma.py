@@ -231,6 +231,35 @@ def test_fragment_maps_refuse_what_a_warpgroup_does_not_hold(thread, i, message)
             mapping(thread, i)
 
 
+# --- the register-sourced A fragment (m64nNk16, .f16/.bf16) -------------------------------------
+def test_the_isa_a_figure_is_the_m16n8k16_a_fragment_per_warp():
+    # Thread 0: a0, a1 at (0, 0), (0, 1); a2, a3 at (8, 0), (8, 1); a4..a7 the same 8 columns on.
+    assert [w.ptx_a_fragment_row_col(0, i) for i in range(8)] == [
+        (0, 0), (0, 1), (8, 0), (8, 1), (0, 8), (0, 9), (8, 8), (8, 9),
+    ]  # fmt: skip
+    # Lane 5 of warp 1 (thread 37): groupID 1, threadID_in_group 1.
+    assert w.ptx_a_fragment_row_col(37, 0) == (17, 2)
+    assert w.ptx_a_fragment_row_col(127, 7) == (63, 15)
+
+
+def test_isa_a_figure_and_cutlass_agree_and_cover_the_64x16_tile_once():
+    seen = np.zeros((64, 16), dtype=int)
+    for t in range(128):
+        for i in range(8):
+            ptx = w.ptx_a_fragment_row_col(t, i)
+            assert ptx == w.cutlass_a_fragment_row_col(t, i), (t, i)
+            seen[ptx] += 1
+    assert (seen == 1).all()
+
+
+def test_a_fragment_maps_refuse_what_a_warpgroup_does_not_hold():
+    for mapping in (w.ptx_a_fragment_row_col, w.cutlass_a_fragment_row_col):
+        with pytest.raises(w.ModelError, match=r"thread must be in 0\.\.127"):
+            mapping(128, 0)
+        with pytest.raises(w.ModelError, match=r"i must be in 0\.\.7"):
+            mapping(0, 8)
+
+
 # --- what one wgmma reads -------------------------------------------------------------------------
 def _smem_with_tile_at(base: int, tile: np.ndarray) -> np.ndarray:
     """Shared memory (2-byte elements) holding ``tile`` in the canonical layout at byte ``base``."""

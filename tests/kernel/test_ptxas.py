@@ -45,6 +45,19 @@ def test_parse_reads_spills_and_serialization_warnings():
     assert (r.registers, r.spill_stores, r.spill_loads, r.smem_bytes) == (255, 24, 16, 1024)
     assert r.spills and r.serialized_wgmma
     assert "C7511" in r._repr_html_() and "24 bytes spill stores" in r.summary()
+    assert r.barriers == 1 and "named barriers reserved" in r._repr_html_()
+
+
+def test_a_report_that_names_no_barriers_reads_as_none_and_shows_no_row():
+    log = (
+        "ptxas info    : Compiling entry function 'k' for 'sm_90a'\n"
+        "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+        "ptxas info    : Used 32 registers\n"
+    )
+    r = parse(log, "k")
+    assert r.barriers == 0 and "named barriers" not in r._repr_html_()
+    sixteen = parse(log.replace("Used 32 registers", "Used 168 registers, used 16 barriers"), "k")
+    assert (sixteen.registers, sixteen.barriers) == (168, 16)
 
 
 # The lines NVRTC 12.9's ptxas printed for two changed copies of gemm1_tma.cu (the K loop unrolled;

@@ -60,7 +60,8 @@ def test_day78_and_every_ladder_step_are_instrumented():
             start=1,
         )
     }
-    assert {lesson.kernel_file for lesson in INSTRUMENTED} == {"wgmma_gemm.cu", *ladder}
+    attention = {"attn88_forward.cu", "attn89_pingpong.cu"}
+    assert {lesson.kernel_file for lesson in INSTRUMENTED} == {"wgmma_gemm.cu", *ladder, *attention}
 
 
 @pytest.mark.parametrize("lesson", LESSONS.values(), ids=ids)

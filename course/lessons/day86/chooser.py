@@ -47,6 +47,18 @@ where
 - the whole problem cannot run faster than its bytes through device
   memory (A, B read once, D written once) allow.
 
+``streamk=True`` (to ``candidates`` and ``choose``) also prices the
+Stream-K build (``-DGEMM_STREAMK=1``; the schedule is
+``course.lessons._streamk``, CUTLASS's data-parallel + Stream-K hybrid):
+whole waves of data-parallel tiles, then the last one or two waves' tiles
+shared out evenly as K-iterations over the clusters, so there is no
+partial wave to price: the slowest cluster's iterations (the Stream-K
+units differ by at most one) plus a fill per piece of work it computes,
+plus, per piece shared with other units, the fixup: its partial out, its
+share of the last arriver's reads, and SPLIT_US. The default leaves
+Stream-K out: its picks are the measured ones' until a GPU has measured
+the Stream-K build (evidence/gemm_dev/streamk_gpu.sh).
+
 The constants are round figures, named below for what they are: not
 datasheet rates (an H100 or H200 SXM datasheet gives 989 TFLOP/s dense
 FP16, and 3.35 TB/s (H100) or 4.8 TB/s (H200) of memory bandwidth), but
@@ -65,6 +77,7 @@ from functools import cache
 
 from ...errors import CourseError
 from .._ladder import check_shape
+from .._streamk import schedule as streamk_schedule
 from . import LESSON
 
 
@@ -121,13 +134,20 @@ class Choice:
     slots: int
     est_us: float
     deterministic: bool = False  # split-K sums in split order (-DGEMM_DETERMINISTIC=1)
+    streamk: bool = False  # the Stream-K build (-DGEMM_STREAMK=1); split is 1
+    shared: int = 0  # Stream-K: tiles that several units share (one fixup each)
 
     @property
     def config(self) -> str:
         return f"128x{self.bn} c{self.cluster}"
 
     def describe(self) -> str:
-        det = ", deterministic" if self.deterministic and self.split > 1 else ""
+        det = ", deterministic" if self.deterministic and (self.split > 1 or self.shared) else ""
+        if self.streamk:
+            return (
+                f"tile 128x{self.bn}, cluster {self.cluster}, Stream-K{det}: {self.units} units on "
+                f"{self.slots} clusters, {self.shared} tile(s) shared, no partial wave, model {self.est_us:.1f} us"
+            )
         return (
             f"tile 128x{self.bn}, cluster {self.cluster}, split {self.split}{det}: {self.units} units "
             f"on {self.slots} clusters = {self.waves} wave(s), model {self.est_us:.1f} us"
@@ -176,25 +196,77 @@ def estimate(
     return Choice(bn, cluster, split, units, waves, slots, est, deterministic and split > 1)
 
 
-def candidates(m: int, n: int, k: int, sms: int, deterministic: bool = False) -> list[Choice]:
-    """Every valid (configuration, split), cheapest first."""
+def estimate_streamk(
+    m: int, n: int, k: int, sms: int, bn: int, cluster: int, deterministic: bool = False
+) -> Choice | None:
+    """The model's time for the Stream-K build of one configuration, or None where its schedule
+    shares no tile (whole waves, or too few K-iterations: then it is the unsplit schedule)."""
+    tile_m, tile_k, _ = kernel_shape()
+    k_tiles = math.ceil(k / tile_k)
+    tiles = math.ceil(math.ceil(m / tile_m) / cluster) * math.ceil(n / bn)
+    slots = sms // cluster
+    if slots < 1:
+        return None
+    s = streamk_schedule(tiles, k_tiles, slots)
+    if s.sk_tiles == 0:
+        return None
+    k_tile_us = tile_m * bn * tile_k * 2 / (SM_TFLOPS * 1e12 * EFFICIENCY[(bn, cluster)]) * 1e6
+    partial_bytes = tile_m * bn * 4
+    l2_per_sm = L2_TBPS * 1e12 / (slots * cluster)
+    worst = 0.0
+    for u in range(s.sk_units):  # the slowest Stream-K unit: its iterations, fills and fixups
+        pieces = s.pieces(u)
+        us = sum(pc.k_end - pc.k_begin for pc in pieces) * k_tile_us + len(pieces) * FILL_US
+        for pc in pieces:
+            if pc.segs > 1:  # out, its share of the last arriver's reads, the round trips
+                reads = (pc.segs - 1 + (1 if deterministic else 0)) / pc.segs
+                us += partial_bytes * (1 + reads) / l2_per_sm * 1e6 + SPLIT_US
+        worst = max(worst, us)
+    dp_waves = s.dp_tiles // slots  # whole waves: the hybrid leaves no partial one
+    compute_us = worst + dp_waves * (k_tiles * k_tile_us + FILL_US)
+    memory_us = (m * k + n * k + m * n) * 2 / (STREAM_TBPS * 1e12) * 1e6
+    est = LAUNCH_US + max(compute_us, memory_us)
+    return Choice(
+        bn,
+        cluster,
+        1,
+        s.units,
+        dp_waves + 1,
+        slots,
+        est,
+        deterministic,
+        streamk=True,
+        shared=s.shared_tiles(),
+    )
+
+
+def candidates(
+    m: int, n: int, k: int, sms: int, deterministic: bool = False, streamk: bool = False
+) -> list[Choice]:
+    """Every valid (configuration, split), cheapest first; with ``streamk``, the Stream-K build of
+    every configuration too (where its schedule shares a tile)."""
     out = []
     for bn, cluster in CONFIGS:
         for split in range(1, MAX_SPLIT + 1):
             c = estimate(m, n, k, sms, bn, cluster, split, deterministic)
             if c is not None:
                 out.append(c)
-    out.sort(key=lambda c: (c.est_us, c.split, -c.bn, -c.cluster))
+        if streamk:
+            c = estimate_streamk(m, n, k, sms, bn, cluster, deterministic)
+            if c is not None:
+                out.append(c)
+    out.sort(key=lambda c: (c.est_us, c.streamk, c.split, -c.bn, -c.cluster))
     return out
 
 
-def choose(m: int, n: int, k: int, sms: int, deterministic: bool = False) -> Choice:
+def choose(m: int, n: int, k: int, sms: int, deterministic: bool = False, streamk: bool = False) -> Choice:
     """The configuration and split the model expects to be fastest (``deterministic``: with
-    split-K sums in split order, the same bits every launch)."""
+    split-K sums in split order, the same bits every launch; ``streamk``: the Stream-K build may be
+    picked too, which the default leaves out until a GPU has measured it)."""
     check_shape(m, n, k, kernel_shape()[2])
     if isinstance(sms, bool) or not isinstance(sms, int) or sms < 1:
         raise CourseError(f"the SM count must be a positive integer (got {sms!r})")
-    return candidates(m, n, k, sms, deterministic)[0]
+    return candidates(m, n, k, sms, deterministic, streamk)[0]
 
 
 def best_for(m: int, n: int, k: int, sms: int, bn: int, cluster: int, deterministic: bool = False) -> Choice:
@@ -207,10 +279,13 @@ def best_for(m: int, n: int, k: int, sms: int, bn: int, cluster: int, determinis
 
 
 def defines(choice: Choice) -> dict[str, int]:
-    """The -D flags that build the kernel for a choice (``GEMM_BN``, ``GEMM_CLUSTER``, and
-    ``GEMM_DETERMINISTIC`` for a deterministic choice that splits K: unsplit, both builds are the same)."""
+    """The -D flags that build the kernel for a choice (``GEMM_BN``, ``GEMM_CLUSTER``,
+    ``GEMM_STREAMK`` for a Stream-K choice, and ``GEMM_DETERMINISTIC`` for a deterministic choice
+    that shares a tile: unsplit, both builds are the same)."""
     out = {"GEMM_BN": choice.bn, "GEMM_CLUSTER": choice.cluster}
-    if choice.deterministic and choice.split > 1:
+    if choice.streamk:
+        out["GEMM_STREAMK"] = 1
+    if choice.deterministic and (choice.split > 1 or choice.streamk):
         out["GEMM_DETERMINISTIC"] = 1
     return out
 

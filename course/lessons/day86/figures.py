@@ -1,8 +1,12 @@
-"""Day 86's tables for the page: the chooser's picks per shape, and the recorded shape table.
+"""Day 86's tables and picture for the page: the chooser's picks per shape, the recorded shape
+table, and the Stream-K schedule.
 
-Both are rendered from their sources only: the picks from the chooser's model at a given SM
-count (arithmetic, nothing measured), the shape table from the benchmark recording of this
-lesson (``course.bench.result.load``); without a recording it says so and shows no number.
+Each is rendered from its sources only: the picks from the chooser's model at a given SM count
+(arithmetic, nothing measured), the shape table from the benchmark recording of this lesson
+(``course.bench.result.load``; without a recording it says so and shows no number), and the
+Stream-K plans and picture from the schedule's transcription (``course.lessons._streamk``, the
+kernel's ``makeProblem`` and ``nextWork`` line for line): which cluster computes which K-iterations
+of which tile, counted in K-iterations, not timed.
 """
 
 from __future__ import annotations
@@ -10,10 +14,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..._html import escape
+from ..._kept import rendered
 from ..._table import text_table
 from ...bench.result import BenchResult, load
+from .. import _streamk
+from .._ladder import ragged_problem
 from . import LESSON, chooser
 from .bench import (
     GEMMEX,
@@ -26,6 +35,9 @@ from .bench import (
     wave_shapes,
     wave_table,
 )
+
+if TYPE_CHECKING:  # matplotlib is imported when the figure is drawn, not when its kept rendering is shown
+    from ...picture import Picture
 
 
 @dataclass(frozen=True)
@@ -257,3 +269,146 @@ def recorded_deterministic() -> Table:
         ),
         f"Recorded on {result.device} ({result.sm_count} SMs) on {result.recorded_at[:10]}.",
     )
+
+
+# ---------------------------------------------------------------------------
+# Stream-K: the schedule of the -DGEMM_STREAMK=1 build, counted in K-iterations
+# ---------------------------------------------------------------------------
+STREAMK_SHAPE = (1000, 3000, 704)  # one of issue 39's ragged shapes: 96 cluster tiles for 66 clusters
+STREAMK_SMS = 132  # an H100 SXM or an H200
+# The page's table: squares, the decode step and the issue's two ragged middle-sized shapes.
+STREAMK_SHAPES: tuple[tuple[int, int, int], ...] = (
+    (512, 512, 512),
+    (1024, 1024, 1024),
+    (2048, 2048, 2048),
+    (4096, 4096, 4096),
+    (8192, 8192, 8192),
+    (128, 8192, 8192),
+    (1000, 3000, 704),
+    (4104, 776, 1240),
+)
+
+
+def streamk_schedule(
+    shape: tuple[int, int, int] = STREAMK_SHAPE, sms: int = STREAMK_SMS, bn: int = 128, cluster: int = 2
+) -> _streamk.StreamK:
+    """The Stream-K build's schedule (``makeProblem``) for one shape, build and SM count."""
+    c = LESSON.constants({"GEMM_BN": bn, "GEMM_CLUSTER": cluster, "GEMM_STREAMK": 1})
+    return ragged_problem(c, shape, 1).stream_k(sms)
+
+
+def streamk_plans(sms: int = STREAMK_SMS, shapes: Sequence[tuple[int, int, int]] = STREAMK_SHAPES) -> Table:
+    """Per shape, the chooser's build (tile, cluster) compiled with -DGEMM_STREAMK=1: the waves of
+    whole tiles it would run unsplit, and what the hybrid makes of them (schedule arithmetic)."""
+    rows = []
+    for shape in shapes:
+        pick = chooser.choose(*shape, sms)
+        s = streamk_schedule(shape, sms, pick.bn, pick.cluster)
+        last = s.tiles - (-(-s.tiles // s.slots) - 1) * s.slots
+        per = f"{s.sk_per}" + (f"-{s.sk_per + 1}" if s.sk_big else "") if s.sk_units else "-"
+        rows.append(
+            (
+                shape_name(shape),
+                f"128x{pick.bn} c{pick.cluster}",
+                f"{s.tiles} x {s.k_tiles}",
+                str(s.slots),
+                f"{-(-s.tiles // s.slots)} ({last} of {s.slots})",
+                str(s.dp_tiles),
+                str(s.sk_tiles),
+                str(s.sk_units),
+                per,
+                str(s.shared_tiles()),
+            )
+        )
+    return Table(
+        f"The Stream-K hybrid on {sms} SMs, per shape, for the build the chooser picks (arithmetic on "
+        "the schedule, nothing timed)",
+        (
+            "M x N x K",
+            "build",
+            "tiles x K-iterations",
+            "clusters",
+            "waves unsplit (last wave)",
+            "data-parallel tiles",
+            "Stream-K tiles",
+            "Stream-K units",
+            "iterations a unit",
+            "shared tiles",
+        ),
+        tuple(rows),
+        "Whole waves stay data-parallel; otherwise the last two waves' worth of tiles (one wave when there "
+        "is only the partial one) are cut into as many units as have at least "
+        f"{_streamk.MIN_ITERS} K-iterations each, at most one per cluster (CUTLASS's rule). No shared "
+        "tile: every unit got whole tiles, the plain schedule's work; a dash: no Stream-K unit at all.",
+    )
+
+
+def _streamk_sources() -> tuple[Path, ...]:
+    """What the picture is drawn from besides this package: the schedule and the kernel's constants."""
+    return Path(_streamk.__file__), LESSON.kernel_path
+
+
+def _walk_bars(ax: Any, rows: list[list[tuple[int, int, int, bool]]], colour: Any) -> None:
+    """One row of bars per cluster: (tile, first iteration, iterations, shared) in walking order."""
+    for y, row in enumerate(rows):
+        x = 0
+        for tile, _k0, length, shared in row:
+            ax.barh(
+                y, length, left=x, height=0.8, color=colour(tile % 20),
+                edgecolor="black" if shared else "none", linewidth=0.6, hatch="///" if shared else None,
+            )  # fmt: skip
+            x += length
+
+
+@rendered(reads=_streamk_sources)
+def streamk_figure(
+    shape: tuple[int, int, int] = STREAMK_SHAPE, sms: int = STREAMK_SMS, bn: int = 128, cluster: int = 2
+) -> Picture:
+    """Each cluster's K-iterations, tile by tile, unsplit (left) and in the Stream-K build (right).
+
+    One row per persistent cluster, one bar per piece of work it computes, as long as its
+    K-iterations and coloured by its tile (20 colours, repeating); a hatched bar is a piece of a
+    shared tile, whose contributions the fixup adds. The x axis counts K-iterations in the order a
+    cluster computes them: the fixup's cost and the fill of every piece are not in it."""
+    s = streamk_schedule(shape, sms, bn, cluster)
+    unsplit = [
+        [(t, 0, s.k_tiles, False) for t in range(c, s.tiles, s.slots)] for c in range(s.slots)
+    ]  # split 1: cluster c computes tiles c, c + slots, ..., each whole
+    streamk = [
+        [(pc.tile, pc.k_begin, pc.k_end - pc.k_begin, pc.segs > 1) for pc in s.walk(c)]
+        for c in range(s.slots)
+    ]
+    longest = [max(sum(p[2] for p in row) for row in rows) for rows in (unsplit, streamk)]
+    # heavy: matplotlib, when the figure is drawn
+    from matplotlib import colormaps
+
+    # heavy: the picture imports matplotlib, when the figure is drawn
+    from ...picture import picture
+
+    colour = colormaps["tab20"]
+    fig = picture(figsize=(12, 6.5))
+    axes = fig.subplots(1, 2, sharey=True, sharex=True)
+    waves = -(-s.tiles // s.slots)
+    last = s.tiles - (waves - 1) * s.slots
+    titles = (
+        f"split 1: {waves} waves of whole tiles,\nthe last on {last} of {s.slots} clusters; "
+        f"the busiest: {longest[0]} iterations",
+        f"Stream-K: {s.sk_units} units of {s.sk_per}"
+        + (f"-{s.sk_per + 1}" if s.sk_big else "")
+        + f" iterations,\n{s.shared_tiles()} tiles shared (hatched); the busiest: {longest[1]}",
+    )
+    for ax, rows, title, end in zip(axes, (unsplit, streamk), titles, longest, strict=True):
+        _walk_bars(ax, rows, colour)
+        ax.axvline(end, color="#d62728", linestyle="--", linewidth=1.2)
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel("K-iterations computed, in walking order (not time)", fontsize=9)
+    axes[0].invert_yaxis()  # cluster 0 on top (the axes share y: once inverts both)
+    axes[0].set_ylabel(f"persistent cluster (0 to {s.slots - 1})", fontsize=9)
+    m, n, k = shape
+    fig.suptitle(
+        f"{m} x {n} x {k}, tile 128 x {bn}, clusters of {cluster}, {sms} SMs: {s.tiles} cluster tiles "
+        f"of {s.k_tiles} K-iterations\non {s.slots} clusters (colour: the tile; the kernel's "
+        "makeProblem and nextWork, transcribed)",
+        fontsize=10,
+    )
+    return fig

@@ -40,6 +40,12 @@ def is_deterministic(compiled: Compiled | None) -> bool:
     return bool(LESSON.constants(flags)["kDeterministic"])
 
 
+def is_streamk(compiled: Compiled | None) -> bool:
+    """Whether a build runs the Stream-K schedule (``-DGEMM_STREAMK=1``; split 1 only)."""
+    flags = dict(compiled.options.defines) if compiled is not None else {}
+    return bool(LESSON.constants(flags)["kStreamK"])
+
+
 def deterministic_build(compiled: Compiled) -> Compiled:
     """The same build (tile, cluster) with ``-DGEMM_DETERMINISTIC=1``; ``compiled`` if it is one."""
     if is_deterministic(compiled):
@@ -100,6 +106,8 @@ class ShapesHost(TmaGemmHost):
         deterministic = options.get("deterministic", False)
         if not isinstance(deterministic, bool):
             raise CourseError(f"deterministic must be True or False (got {deterministic!r})")
+        if split is None and is_streamk(compiled):
+            split = 1  # Stream-K shares K out by its own schedule
         if split is None:
             bn, cluster = build_of(compiled)
             split = chooser.best_for(*shape, sm_count(), bn, cluster, deterministic).split

@@ -148,3 +148,65 @@ def test_the_lone_unit_constant_is_what_the_recording_measures_with_clusters_of_
     assert rows, "the recording has no last-wave rows for clusters of two"
     for r in rows:  # one unit more costs (ratio - 1) of a full wave
         assert abs((r.ratio - 1) - chooser.LONE_UNIT) <= 0.12, (r, chooser.LONE_UNIT)
+
+
+# The issue's shape table (2500^3 is refused: N and K must be multiples of 8).
+ISSUE_SHAPES = [
+    *((s, s, s) for s in (256, 512, 768, 1024, 1536, 2048, 2560, 4096, 8192)),
+    *((m, 8192, 8192) for m in (1, 2, 4, 32, 64, 128)),
+    *((m, 4096, 14336) for m in (1, 2, 4, 32, 64, 128)),
+    (1200, 1200, 1200),
+    (640, 6144, 2048),
+    (1000, 3000, 704),
+    (4104, 776, 1240),
+]
+
+
+@pytest.mark.parametrize("sms", [132, 114, 78, 8])
+def test_stream_k_is_priced_only_when_asked_and_leaves_the_other_picks_alone(sms):
+    for shape in [*chooser.SHAPES, *ISSUE_SHAPES]:
+        plain = chooser.candidates(*shape, sms)
+        both = chooser.candidates(*shape, sms, streamk=True)
+        assert not any(c.streamk for c in plain)
+        assert [c for c in both if not c.streamk] == plain  # the same list, the same order
+        assert not chooser.choose(*shape, sms).streamk
+        for c in both:
+            if c.streamk:
+                assert c.split == 1 and c.shared >= 0
+                assert chooser.defines(c)["GEMM_STREAMK"] == 1
+
+
+def test_stream_k_removes_the_partial_wave_and_pays_a_fixup_per_shared_tile(monkeypatch):
+    # one cluster tile more than a whole wave: data-parallel pays LONE_UNIT of a second wave for it
+    for cluster in (2, 1):
+        slots = SMS // cluster
+        shape = (128 * cluster * (slots + 1), 256, 8192)
+        dp = chooser.estimate(*shape, SMS, 256, cluster, 1)
+        skc = chooser.estimate_streamk(*shape, SMS, 256, cluster)
+        assert dp is not None and skc is not None and dp.waves == 2
+        assert skc.streamk and skc.shared > 0
+        assert skc.est_us < dp.est_us
+        # and never faster than the whole problem's K-iterations spread evenly over the slots
+        k_tile_us = 128 * 256 * 64 * 2 / (chooser.SM_TFLOPS * 1e12 * chooser.EFFICIENCY[(256, cluster)]) * 1e6
+        even = (slots + 1) * 128 * k_tile_us / slots
+        assert skc.est_us >= chooser.LAUNCH_US + even
+    # whole waves: nothing to share, no Stream-K candidate
+    assert chooser.estimate_streamk(128 * 2 * 66, 256, 8192, SMS, 256, 2) is None
+    # the fixup's round trips are priced per shared piece
+    shape = (128 * 2 * 67, 256, 8192)
+    before = chooser.estimate_streamk(*shape, SMS, 256, 2)
+    monkeypatch.setattr(chooser, "SPLIT_US", chooser.SPLIT_US + 10.0)
+    after = chooser.estimate_streamk(*shape, SMS, 256, 2)
+    assert before is not None and after is not None
+    assert after.est_us - before.est_us == pytest.approx(20.0)  # the slowest unit shares two tiles
+
+
+def test_a_deterministic_stream_k_choice_builds_both_flags():
+    c = chooser.estimate_streamk(128 * 2 * 67, 256, 8192, SMS, 256, 2, deterministic=True)
+    assert c is not None and "deterministic" in c.describe() and "Stream-K" in c.describe()
+    assert chooser.defines(c) == {
+        "GEMM_BN": 256,
+        "GEMM_CLUSTER": 2,
+        "GEMM_STREAMK": 1,
+        "GEMM_DETERMINISTIC": 1,
+    }

@@ -86,3 +86,39 @@ def test_the_128_row_builds_request_what_they_always_did():
     for bn, cluster in chooser.CONFIGS:
         c = LESSON.constants({"GEMM_BN": bn, "GEMM_CLUSTER": cluster})
         assert (c["kSmemBytes"], c["kThreadsPerBlock"], c["kConsumers"]) == (231424, 384, 2)
+
+
+# The Stream-K builds (-DGEMM_STREAMK=1): every tile and cluster, with the fixup's sums in arrival
+# order and in K order. The chooser picks them only when asked (choose(..., streamk=True)).
+STREAMK = [
+    {"GEMM_BN": bn, "GEMM_CLUSTER": cluster, "GEMM_STREAMK": 1, **({"GEMM_DETERMINISTIC": 1} if det else {})}
+    for bn, cluster in chooser.CONFIGS
+    for det in (False, True)
+]
+
+
+@pytest.mark.parametrize(
+    "flags",
+    STREAMK,
+    ids=[f"sk-128x{f['GEMM_BN']}-c{f['GEMM_CLUSTER']}-d{f.get('GEMM_DETERMINISTIC', 0)}" for f in STREAMK],
+)
+def test_every_stream_k_build_compiles_without_spills_and_is_another_program(flags):
+    result = compile_offline(LESSON, defines=flags, ptxas_verbose=True)
+    report = parse(result.log, LESSON.kernel_name)
+    assert report.spill_stores == 0 and report.spill_loads == 0, result.log
+    c = LESSON.constants(flags)
+    assert (c["kStreamK"], c["kSkMinIters"], c["kSmemBytes"]) == (1, 8, 231424)
+    plain = {k: v for k, v in flags.items() if k != "GEMM_STREAMK"}
+    assert result.cubin != compile_offline(LESSON, defines=plain).cubin
+
+
+def test_the_chooser_picks_only_stream_k_builds_that_are_compile_checked():
+    flags = {
+        tuple(sorted(chooser.defines(chooser.choose(*s, sms, deterministic=det, streamk=True)).items()))
+        for s in chooser.SHAPES
+        for sms in (8, 78, 114, 132)
+        for det in (False, True)
+    }
+    checked = {tuple(sorted(f.items())) for f in BUILDS + STREAMK}
+    assert flags <= checked
+    assert any(dict(f).get("GEMM_STREAMK") for f in flags)  # the model does pick Stream-K somewhere

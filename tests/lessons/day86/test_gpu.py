@@ -114,3 +114,49 @@ def test_the_64_row_builds_are_exact_on_ragged_shapes_split_or_not(gpu_for, bn, 
             )
             assert result.passed, (flags, shape, split, result.lines)
             assert result.check.total == shape[0] * shape[1]
+
+
+# Stream-K (-DGEMM_STREAMK=1). Shapes whose schedule on a full H100/H200 shares tiles: fewer cluster
+# tiles than slots with enough K-iterations (1000 x 1032 x 520 and the decode step), a second,
+# partial wave (4104 x 776 x 1240 at 128 x 64 tiles), and the C++ program's tiny ones (data-parallel).
+STREAMK_SHAPES = [*SHAPES, (4104, 776, 1240), (1, 8192, 8192), (1000, 3000, 704)]
+
+
+@pytest.mark.gpu
+@pytest.mark.hopper
+@pytest.mark.parametrize(
+    ("bm", "bn", "cluster", "det"),
+    [(128, 256, 2, 0), (128, 128, 1, 0), (128, 64, 2, 1), (64, 128, 2, 0)],
+    ids=["sk-128x256-c2", "sk-128x128-c1", "sk-128x64-c2-det", "sk-64x128-c2"],
+)
+def test_the_stream_k_builds_are_exact_on_ragged_shapes(gpu_for, bm, bn, cluster, det):
+    gpu_for("day86")
+    from course.lessons._ladder import ragged_problem, sm_count
+
+    flags = {
+        "GEMM_BM": bm,
+        "GEMM_BN": bn,
+        "GEMM_CLUSTER": cluster,
+        "GEMM_DETERMINISTIC": det,
+        "GEMM_STREAMK": 1,
+    }
+    compiled = compile_lesson(LESSON, defines=flags)
+    shared = 0
+    for shape in STREAMK_SHAPES:
+        result = run_lesson(LESSON, compiled=compiled, progress=lambda line: None, shape=shape, split=1)
+        assert result.passed, (flags, shape, result.lines)
+        assert result.check.total == shape[0] * shape[1]
+        shared += ragged_problem(LESSON.constants(flags), shape, 1).stream_k(sm_count()).shared_tiles()
+    assert shared > 0  # the fixup ran somewhere
+
+
+@pytest.mark.gpu
+@pytest.mark.hopper
+def test_the_deterministic_stream_k_build_gives_the_same_bits_every_launch(gpu_for):
+    gpu_for("day86")
+    # 1 x 8192 x 8192 at 128 x 256: 32 tiles of 128 K-tiles over every slot, four or five units a tile.
+    flags = {"GEMM_BN": 256, "GEMM_CLUSTER": 1, "GEMM_STREAMK": 1}
+    runs = _runs(compile_lesson(LESSON, defines={**flags, "GEMM_DETERMINISTIC": 1}), (1, 8192, 8192), 1, 12)
+    for i, bits in enumerate(runs[1:], 1):
+        differ = int((bits != runs[0]).sum())
+        assert differ == 0, f"launch {i} of the deterministic Stream-K build differs in {differ} elements"

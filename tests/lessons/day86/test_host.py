@@ -104,3 +104,20 @@ def test_the_host_declares_its_run_options_and_cases():
     # The run splits K (so its reduction runs); the chooser, pricing the reduction, would not here.
     assert RUN_SPLIT == 3 and chooser.best_for(*RUN_SHAPE, 132, 256, 2).split == 1
     assert [e.options for e in HOST.cases if e.name == "no-split"] == [{"split": 1}]  # the run without it
+
+
+def test_a_stream_k_build_is_recognised_from_its_flags():
+    from course.lessons.day86.host import is_streamk
+
+    class Options:
+        defines = (("GEMM_BN", "128"), ("GEMM_STREAMK", "1"))
+
+    class Compiled:
+        options = Options()
+
+    class Plain:
+        options = type("O", (), {"defines": (("GEMM_BN", "128"),)})()
+
+    assert is_streamk(Compiled())  # type: ignore[arg-type]
+    assert not is_streamk(Plain())  # type: ignore[arg-type]
+    assert not is_streamk(None)

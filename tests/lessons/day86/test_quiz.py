@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from course.lessons import get_lesson
 from course.lessons._ladder import ragged_problem
+from course.lessons._streamk import StreamK
 from course.lessons.day86 import chooser, models
 from course.quiz.loader import load_quiz
 from course.quiz.model import Numeric
@@ -85,6 +86,10 @@ def test_every_numeric_question_is_tested_here():
         "workspace-bytes",
         "stages-128",
         "deterministic-reads",
+        "sk-iters",
+        "sk-shared",
+        "sk-hybrid-dp",
+        "sk-peers",
     }
 
 
@@ -106,3 +111,56 @@ def test_the_deterministic_build_reads_every_partial_back():
     assert "for (int o = 0; o < splitK; ++o)" in det and "continue" not in det
     assert "if (o == split) continue;" in default
     assert 64 * chooser.CONFIGS[0][0] * 4 == 64 * 1024  # a 64 x 256 FP32 partial is 64 KiB
+
+
+# ---- Stream-K: every key from the schedule's transcription (course/lessons/_streamk.py) ----
+
+
+def streamk(shape: tuple[int, int, int], bn: int, cluster: int, sms: int = SMS) -> StreamK:
+    c = LESSON.constants({"GEMM_BN": bn, "GEMM_CLUSTER": cluster, "GEMM_STREAMK": 1})
+    return ragged_problem(c, shape, 1).stream_k(sms)
+
+
+def test_streamk_iterations_a_unit_and_the_shared_tiles():
+    s = streamk((1000, 3000, 704), 128, 2)
+    assert (s.tiles, s.k_tiles, s.slots, s.sk_tiles, s.sk_units) == (96, 11, 66, 96, 66)
+    assert s.sk_big == 0 and key("sk-iters") == s.sk_per
+    # every unit really walks that many iterations, and one piece of the walk per tile it touches
+    assert {sum(pc.k_end - pc.k_begin for pc in s.pieces(u)) for u in range(s.sk_units)} == {key("sk-iters")}
+    assert key("sk-shared") == s.shared_tiles()
+    # the explanation's count: a tile is shared where a unit boundary falls strictly inside it
+    inside = [b for b in range(s.sk_per, s.sk_units * s.sk_per, s.sk_per) if b % s.k_tiles]
+    assert key("sk-shared") == len(inside) == 60
+    shared = {pc.tile for u in range(s.sk_units) for pc in s.pieces(u) if pc.segs > 1}
+    assert len(shared) == key("sk-shared")
+    # the unsplit busiest cluster the explanation quotes: two whole tiles
+    assert -(-s.tiles // s.slots) * s.k_tiles == 22
+
+
+def test_streamk_hybrid_keeps_whole_waves_data_parallel():
+    s = streamk((4096, 4096, 4096), 256, 2)
+    assert s.tiles == 256 and s.slots == 66
+    assert key("sk-hybrid-dp") == s.dp_tiles == (s.tiles // s.slots - 1) * s.slots
+    assert s.sk_tiles == 124 and (s.sk_per, s.sk_per + (s.sk_big > 0)) == (120, 121)
+    assert s.k_tiles < s.sk_per < 2 * s.k_tiles  # between one and two tiles' worth, as the explanation says
+
+
+def test_streamk_peers_bound_the_units_that_meet_a_tile():
+    s = streamk((1000, 3000, 704), 256, 2)
+    assert (s.tiles, s.k_tiles, s.sk_per) == (48, 11, 8)
+    assert key("sk-peers") == s.sk_peers == -(-s.k_tiles // s.sk_per) + 1
+    most = max(pc.segs for u in range(s.sk_units) for pc in s.pieces(u))
+    assert most == key("sk-peers")  # the bound is met on this shape, not only an upper bound
+
+
+def test_streamk_who_stores_is_the_last_arriver_in_the_kernel():
+    # The key says the last to count in stores: the fixup region calls reduceSplits with w.segs and
+    # stores only when it returns true, which it does for the ticket segs - 1 (the split-k region).
+    from course.snippets import get_snippet
+
+    fixup = get_snippet(LESSON.kernel_path, "fixup").text
+    assert "counters + counter, 0, w.seg, w.segs);" in fixup
+    assert "if (!last) {" in fixup and "storeTile(" in fixup
+    split_k = get_snippet(LESSON.kernel_path, "split-k").text
+    assert "if (ticket != static_cast<unsigned>(splitK - 1)) {" in split_k
+    assert QUIZ.question("sk-who-stores").answer == "arrive"

@@ -1,0 +1,152 @@
+"""Day 86's Stream-K build (-DGEMM_STREAMK=1, issue 39) on a GPU: correctness on the issue's shape
+table, then Stream-K against the chooser's current pick and cuBLAS, launched one by one and in CUDA
+graphs, with the course's one timer (``Timer.samples_together(graphs=True)``), as k86_measure.py.
+
+Per shape, the builds are:
+- ``pick``: what ``chooser.choose`` picks today (split-K builds only);
+- ``sk-model``: the Stream-K build the model prefers (``choose(..., streamk=True)`` restricted to
+  Stream-K candidates), where its schedule shares any tile on this GPU;
+- ``sk-pick-tile``: the Stream-K build of the pick's own tile and cluster, if it differs from
+  ``sk-model`` and shares a tile;
+- ``sk-det``: ``sk-model`` with -DGEMM_DETERMINISTIC=1 (the fixup summing in K order).
+Every build is checked against float64 on the same N(0, 1) inputs first, its output poisoned (NaN);
+a deterministic build is also launched twice and compared bit for bit. Then all of them and cuBLAS
+gemmEx are timed interleaved. The model's estimate for each build is printed beside its time, so the
+note can say where the model is wrong. Prints one line per shape and mode; writes JSON to argv[1].
+``SHAPES=quick`` runs six shapes only.
+
+2500^3 is in the issue's table but the kernel refuses it (N and K must be multiples of 8, the TMA's
+16-byte stride rule); 2504^3 stands in for it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from functools import partial
+
+from course.bench.arith import paired_ratios, rotation_buffers
+from course.bench.peers import Cublas
+from course.bench.timing import GRAPHS, Timer, in_graphs
+from course.kernel.compile import compile_lesson
+from course.kernel.host import host_of
+from course.lessons import get_lesson
+from course.lessons._ladder import sm_count
+from course.lessons.day86 import chooser
+
+LESSON = get_lesson("day86")
+SHAPES = [
+    *((s, s, s) for s in (256, 512, 768, 1024, 1536, 2048, 2560, 4096, 8192)),
+    *((m, 8192, 8192) for m in (1, 2, 4, 32, 64, 128)),
+    *((m, 4096, 14336) for m in (1, 2, 4, 32, 64, 128)),
+    (1200, 1200, 1200),
+    (2504, 2504, 2504),
+    (640, 6144, 2048),
+    (1000, 3000, 704),
+    (4104, 776, 1240),
+]
+QUICK = [
+    (2560, 2560, 2560),
+    (8192, 8192, 8192),
+    (1, 8192, 8192),
+    (1200, 1200, 1200),
+    (1000, 3000, 704),
+    (4104, 776, 1240),
+]
+
+
+def builds_for(shape: tuple[int, int, int], sms: int) -> dict[str, tuple[chooser.Choice, dict[str, int]]]:
+    pick = chooser.choose(*shape, sms)
+    out = {"pick": (pick, chooser.defines(pick))}
+    sk = [c for c in chooser.candidates(*shape, sms, streamk=True) if c.streamk]
+    if sk:
+        out["sk-model"] = (sk[0], chooser.defines(sk[0]))
+        same = [c for c in sk if (c.bn, c.cluster) == (pick.bn, pick.cluster)]
+        if same and (same[0].bn, same[0].cluster) != (sk[0].bn, sk[0].cluster):
+            out["sk-pick-tile"] = (same[0], chooser.defines(same[0]))
+        det = chooser.estimate_streamk(*shape, sms, sk[0].bn, sk[0].cluster, deterministic=True)
+        assert det is not None
+        out["sk-det"] = (det, chooser.defines(det))
+    return out
+
+
+def main() -> None:
+    import cupy as cp
+
+    host = host_of(LESSON)
+    sms = sm_count()
+    timer = Timer(20)
+    gemm = Cublas(out="float16", b_layout="nk")
+    l2 = int(cp.cuda.Device().attributes["L2CacheSize"])
+    out = []
+    for shape in QUICK if os.environ.get("SHAPES") == "quick" else SHAPES:
+        m, n, k = shape
+        sets = rotation_buffers((m * k + n * k + m * n) * 2, l2)
+        builds = builds_for(shape, sms)
+        works = {}
+        for name, (choice, flags) in builds.items():
+            w = host.workload(
+                compile_lesson(LESSON, defines=flags),
+                max(shape),
+                sets,
+                "bench",
+                shape=shape,
+                split=choice.split,
+            )
+            w.poison(0)
+            w.launch(0)
+            check = w.check(w.out(0))
+            assert check.passed, (shape, name, flags, check)
+            if flags.get("GEMM_DETERMINISTIC"):
+                first = w.out(0).copy()
+                w.poison(0)
+                w.launch(0)
+                assert bool((w.out(0).view(cp.uint16) == first.view(cp.uint16)).all()), (
+                    shape,
+                    name,
+                    "bits differ",
+                )
+            works[name] = w
+            print(
+                f"{m}x{n}x{k} {name}: {choice.describe()} {flags}: PASS ({check.max_error:.3g})", flush=True
+            )
+        w0 = works["pick"]
+        rot = {name: [partial(w.launch, j) for j in range(w.sets)] for name, w in works.items()}
+        rot["cuBLAS"] = [partial(lambda w, j: gemm(w.a[j], w.b[j], w.d[j]), w0, j) for j in range(w0.sets)]
+        s = timer.samples_together(rot, graphs=True)
+        row: dict = {
+            "shape": shape,
+            "sms": sms,
+            "builds": {
+                x: {"flags": f, "describe": c.describe(), "model_us": c.est_us}
+                for x, (c, f) in builds.items()
+            },
+            "checked": "every build against float64, output poisoned first; deterministic builds twice, bit for bit",
+        }
+        for mode in ("", GRAPHS):
+            key = in_graphs if mode else (lambda x: x)
+            us = {x: s[key(x)].timing().median_ms * 1e3 for x in rot if key(x) in s}
+            vs = {
+                f"{x} rate over {base}": paired_ratios(s[key(x)].per_call_ms, s[key(base)].per_call_ms)
+                for base in ("pick", "cuBLAS")
+                for x in builds
+                if x != base and key(x) in s and key(base) in s
+            }
+            row["graphs" if mode else "one by one"] = {"us": us, "rate_over (x faster than base above 1)": vs}
+            print(
+                f"{m}x{n}x{k}{mode}: "
+                + "; ".join(f"{x} {t:.2f} us" for x, t in us.items())
+                + "".join(f"; {x} {r:.3f} ({lo:.3f}-{hi:.3f})" for x, (r, lo, hi) in vs.items()),
+                flush=True,
+            )
+        out.append(row)
+        del works, rot
+        cp.get_default_memory_pool().free_all_blocks()
+    print("graph capture failures:", timer.graph_failures or "none")
+    with open(sys.argv[1], "w") as f:
+        json.dump(out, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Day 86 tests (mirror course/lessons/day86/)."""

@@ -1,0 +1,78 @@
+"""Day 88's benchmark specification on the CPU: its arithmetic, its sizes, and peers that say why
+they cannot run when PyTorch is missing (the course does not depend on it)."""
+
+from __future__ import annotations
+
+import builtins
+
+import pytest
+
+from course.bench.spec import bench_spec
+from course.errors import CourseError
+from course.lessons import _attention_bench as shared
+from course.lessons import get_lesson
+from course.lessons.day88 import bench
+
+LESSON = get_lesson("day88")
+SPEC = bench_spec(LESSON)
+
+
+def test_the_rate_counts_two_products_of_2_s2_d_per_head_and_half_when_causal():
+    assert SPEC is bench.SPEC
+    b, h, d = shared.BENCH_B, shared.BENCH_H, shared.HEAD_DIM
+    assert LESSON.constants()["kHeadDim"] == d  # the bench compiles the default build
+    for s in (4096, 8192):
+        assert SPEC.work(s) == 2 * (2 * b * h * s * s * d)
+        assert shared.attention_flops(s, causal=True) == SPEC.work(s) / 2
+    assert SPEC.set_bytes(4096) == 4 * b * h * 4096 * d * 2 + b * h * 4096 * 4
+
+
+def test_the_benchmark_times_whole_tiles_up_to_16384():
+    assert SPEC.validate_sizes("day88", [8192, 4096, 16384]) == (4096, 8192, 16384)
+    assert SPEC.size_step == LESSON.constants()["kBM"]
+    for bad in (0, 4097, 16512, 4096.0, True):
+        with pytest.raises(CourseError):
+            SPEC.validate_sizes("day88", [bad])
+
+
+def test_without_pytorch_every_sdpa_peer_is_named_and_unavailable_with_the_reason(monkeypatch):
+    real_import = builtins.__import__
+
+    def no_torch(name, *args, **kwargs):
+        if name == "torch" or name.startswith("torch."):
+            raise ImportError("No module named 'torch'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_torch)
+    peers = shared.sdpa_peers()
+    assert [p.name for p in peers] == [name for _, name in shared.BACKENDS]
+    assert {"cuDNN", "flash", "memory-efficient"} <= {
+        w for p in peers for w in p.name.replace(",", "").split()
+    }
+    assert all("pip install torch" in p.unavailable for p in peers)
+
+
+def test_attention_is_no_step_of_the_gemm_climb_and_its_page_draws_none():
+    from course.bench.climb import climb_lessons
+    from course.lessons import LESSONS
+
+    lessons = tuple(LESSONS.values())
+    assert SPEC.climb is False and climb_lessons(LESSON, lessons) == []
+    # the GEMM pages' climbs are what they were: every TFLOP/s ladder step up to their day
+    steps = climb_lessons(get_lesson("day87"), lessons)
+    assert LESSON not in steps and get_lesson("day87") in steps and get_lesson("day79") in steps
+
+
+@pytest.mark.parametrize("lesson_id", ["day88", "day89"])
+def test_the_speed_section_shows_each_recorded_number_once(lesson_id):
+    # issue 38's rule, as Days 85-87: no findings repeating the table; every causal number is a reason
+    from course.bench import bench_dir, load
+    from course.bench.report import findings, listed_reasons, table_rows
+
+    lesson = get_lesson(lesson_id)
+    result = load(lesson_id, bench_dir("h100-80gb-hbm3"))
+    assert result is not None and findings(lesson, result) == ()
+    rates = [row[2] for row in table_rows(result)[1:]]
+    assert rates == [f"{r.kernel.rate:.1f}" for r in result.rows]
+    causal = [r for r in listed_reasons(result) if r.title.startswith("Causal at S=")]
+    assert len(causal) == len(result.rows) * (1 + len(result.peer_names))
