@@ -2,7 +2,8 @@
 
 The size N is the sequence length S; batch 1, 16 heads, D = 128 (the default build), FP16, random
 normal Q, K and V (``course.lessons._attention``). The rows are non-causal; ``finish`` times the
-causal case at every size, kernel and peers interleaved, and reports each ratio with its spread.
+causal case at every size, then head dimensions 64 and 256 (their builds, non-causal, at S = 8192)
+against the SDPA backends, kernel and peers interleaved, and reports each ratio with its spread.
 
 Peers, named by backend (``torch.nn.attention.sdpa_kernel(SDPBackend.X)``): cuDNN's attention
 (FlashAttention-3 class on Hopper), the flash backend (FlashAttention-2) and the memory-efficient
@@ -33,6 +34,8 @@ if TYPE_CHECKING:
     from . import Lesson
 
 HEAD_DIM = 128  # the default build's kHeadDim (the bench compiles the file with no -D)
+OTHER_HEAD_DIMS = (64, 256)  # timed by ``finish`` at one size, non-causal (-DATTN_HEAD_DIM builds)
+HEAD_DIM_SIZE = 8192  # that size (or the largest asked for, when 8192 is not): the anchors' S
 SIZES = (4096, 8192, 16384)
 PAGE_SIZES = (4096, 8192)
 BACKENDS = (
@@ -42,15 +45,15 @@ BACKENDS = (
 )
 
 
-def attention_flops(n: int, causal: bool = False) -> float:
+def attention_flops(n: int, causal: bool = False, head_dim: int = HEAD_DIM) -> float:
     """4 B H S^2 D: two matrix products of 2 S^2 D each per head; half of it when causal."""
-    full = 4.0 * BENCH_B * BENCH_H * n * n * HEAD_DIM
+    full = 4.0 * BENCH_B * BENCH_H * n * n * head_dim
     return full / 2 if causal else full
 
 
-def set_bytes(n: int) -> int:
+def set_bytes(n: int, head_dim: int = HEAD_DIM) -> int:
     """Q, K, V and O (FP16) and LSE (float32) of one buffer set."""
-    elems = BENCH_B * BENCH_H * n * HEAD_DIM
+    elems = BENCH_B * BENCH_H * n * head_dim
     return 4 * elems * 2 + BENCH_B * BENCH_H * n * 4
 
 
@@ -132,52 +135,108 @@ def _causal_title(name: str, n: int) -> str:
     return f"Causal at S={n} against {name}"
 
 
+def head_dim_title(d: int, n: int, name: str | None = None) -> str:
+    """The reasons of ``finish``'s other head dimensions: the rate, then one ratio per peer."""
+    return f"D={d} at S={n}" + (f" against {name}" if name else "")
+
+
+SDPA_NAMES = frozenset(name for _, name in BACKENDS)
+
+
+def _case(
+    ctx: Context,
+    n: int,
+    peers: list[Peer],
+    *,
+    causal: bool,
+    head_dim: int,
+    title: str,
+    detail: str,
+    ratio_title: Callable[[str], str],
+) -> list[Reason]:
+    """One shape timed: the kernel (the build for ``head_dim``) and each peer checked against
+    float64, then timed in the same interleaved batches; the kernel's rate and each ratio with
+    its spread. A peer that raises on this shape (a backend without this head dimension) is
+    named in the progress line and left out."""
+    defines = None if head_dim == HEAD_DIM else {"ATTN_HEAD_DIM": head_dim}
+    compiled = ctx.compile(n, defines=defines)
+    sets = rotation_buffers(set_bytes(n, head_dim), ctx.l2_bytes)  # as many sets as the rows rotate over
+    work = ctx.lesson.module("host").HOST.workload(compiled, n, sets, "bench", causal=causal)
+    ctx.verify(n, work, {KERNEL: (work.launch, None)})
+    calls: dict[str, Any] = {KERNEL: work.launch}
+    for p in peers:
+        call = partial(p.call, work)
+        try:
+            ctx.verify(n, work, {p.name: (call, None)})
+        except RuntimeError as e:  # PyTorch's error for a shape its backend lacks
+            ctx.progress(
+                f"{p.name} left out at {title}: {str(e).splitlines()[0] if str(e) else type(e).__name__}"
+            )
+            continue
+        calls[p.name] = call
+    samples = ctx.timer.samples_together(
+        {key: [partial(call, j) for j in range(work.sets)] for key, call in calls.items()}
+    )
+    mine = samples[KERNEL].per_call_ms
+    kernel_rate = rate("TFLOP/s", attention_flops(n, causal, head_dim), samples[KERNEL].timing().median_ms)
+    reasons = [Reason(title, kernel_rate, "TFLOP/s", "measured", detail)]
+    for name in calls:
+        if name == KERNEL:
+            continue
+        r, lo, hi = paired_ratios(mine, samples[name].per_call_ms)
+        reasons.append(
+            Reason(
+                ratio_title(name),
+                r,
+                "x",
+                "measured",
+                f"the kernel's rate over {name}'s on the same {'causal ' if causal else ''}inputs"
+                f"{'' if head_dim == HEAD_DIM else f' at D = {head_dim}'}, timed in interleaved "
+                f"batches: {r:.2f}x ({lo:.2f}x to {hi:.2f}x over {len(mine)} repeats)",
+                lo,
+                hi,
+            )
+        )
+    ctx.progress(f"{ctx.lesson.id} {title}: {kernel_rate:,.0f} TFLOP/s")
+    del work, calls, samples
+    engine.release()
+    return reasons
+
+
 def finish(ctx: Context) -> Extras:
-    """The causal case at every size: kernel and each available peer checked, then timed in the
+    """The causal case at every size, then the other head dimensions (64 and 256, non-causal) at
+    one size against the SDPA backends: kernel and each available peer checked, then timed in the
     same interleaved batches; one reason per peer with the ratio's spread, and the kernel's rate.
-    Any attention lesson's (``ctx.lesson``: Day 89 times Day 88's kernel as one of its peers)."""
+    Any attention lesson's (``ctx.lesson``: Day 89 times Day 88's kernel as one of its peers, at
+    D = 128 only: a peer built for D = 128 cannot run another head dimension's buffers)."""
     reasons: list[Reason] = []
     peers = [p for p in ctx.peers if not p.unavailable]
     for n in ctx.sizes:
-        compiled = ctx.compile(n)
-        sets = rotation_buffers(set_bytes(n), ctx.l2_bytes)  # as many sets as the rows rotate over
-        work = ctx.lesson.module("host").HOST.workload(compiled, n, sets, "bench", causal=True)
-        calls: dict[str, tuple[Any, Any]] = {KERNEL: (work.launch, None)}
-        for p in peers:
-            calls[p.name] = (partial(p.call, work), None)
-        ctx.verify(n, work, calls)
-        samples = ctx.timer.samples_together(
-            {key: [partial(call, j) for j in range(work.sets)] for key, (call, _) in calls.items()}
+        reasons += _case(
+            ctx,
+            n,
+            peers,
+            causal=True,
+            head_dim=HEAD_DIM,
+            title=f"Causal at S={n}",
+            detail=f"the kernel on causal attention, B={BENCH_B}, H={BENCH_H}, D={HEAD_DIM}, counting "
+            "2 B H S^2 D FLOPs (half the non-causal count), checked against float64 first",
+            ratio_title=partial(_causal_title, n=n),
         )
-        mine = samples[KERNEL].per_call_ms
-        causal_rate = rate("TFLOP/s", attention_flops(n, causal=True), samples[KERNEL].timing().median_ms)
-        reasons.append(
-            Reason(
-                f"Causal at S={n}",
-                causal_rate,
-                "TFLOP/s",
-                "measured",
-                f"the kernel on causal attention, B={BENCH_B}, H={BENCH_H}, D={HEAD_DIM}, counting "
-                "2 B H S^2 D FLOPs (half the non-causal count), checked against float64 first",
-            )
+    n = HEAD_DIM_SIZE if HEAD_DIM_SIZE in ctx.sizes else max(ctx.sizes)
+    sdpa = [p for p in peers if p.name in SDPA_NAMES]
+    for d in OTHER_HEAD_DIMS:
+        reasons += _case(
+            ctx,
+            n,
+            sdpa,
+            causal=False,
+            head_dim=d,
+            title=head_dim_title(d, n),
+            detail=f"the kernel built with -DATTN_HEAD_DIM={d}, non-causal, B={BENCH_B}, H={BENCH_H}, "
+            f"S={n}, counting 4 B H S^2 D FLOPs, checked against float64 first",
+            ratio_title=partial(head_dim_title, d, n),
         )
-        for p in peers:
-            r, lo, hi = paired_ratios(mine, samples[p.name].per_call_ms)
-            reasons.append(
-                Reason(
-                    _causal_title(p.name, n),
-                    r,
-                    "x",
-                    "measured",
-                    f"the kernel's rate over {p.name}'s on the same causal inputs, timed in interleaved "
-                    f"batches: {r:.2f}x ({lo:.2f}x to {hi:.2f}x over {len(mine)} repeats)",
-                    lo,
-                    hi,
-                )
-            )
-        ctx.progress(f"{ctx.lesson.id} S={n} causal: {causal_rate:,.0f} TFLOP/s")
-        del work, calls
-        engine.release()
     return Extras(reasons=tuple(reasons))
 
 

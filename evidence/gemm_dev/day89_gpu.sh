@@ -101,7 +101,7 @@ part2() {
 part3() {
     step "course bench day89" 300 python3 -m course bench day89 --out "$OUT/bench"
     step "course timeline day89" 90 python3 -m course timeline day89 --out "$OUT/timeline"
-    step "course record day89 (the run, its cases and experiments)" 170 \
+    step "course record day89 (the run, its cases and experiments)" 240 \
         python3 -m course record day89 --out "$OUT/evidence"
 }
 main() {

@@ -76,3 +76,107 @@ def test_the_speed_section_shows_each_recorded_number_once(lesson_id):
     assert rates == [f"{r.kernel.rate:.1f}" for r in result.rows]
     causal = [r for r in listed_reasons(result) if r.title.startswith("Causal at S=")]
     assert len(causal) == len(result.rows) * (1 + len(result.peer_names))
+
+
+class _Samples:
+    def __init__(self, ms):
+        self.per_call_ms = ms
+
+    def timing(self):
+        from types import SimpleNamespace
+
+        return SimpleNamespace(median_ms=sorted(self.per_call_ms)[len(self.per_call_ms) // 2])
+
+
+class _FakeContext:
+    """What ``finish`` asks of the engine, on the CPU: each build it compiles, each call it
+    verifies, and per-call times where the peer named ``slow`` takes twice the kernel's."""
+
+    def __init__(self, lesson, sizes, peers):
+        from types import SimpleNamespace
+
+        self.lesson, self.sizes, self.peers = lesson, sizes, peers
+        self.l2_bytes = 50 * 2**20
+        self.compiled, self.verified, self.said = [], [], []
+        self.timer = SimpleNamespace(samples_together=self._samples)
+        work = SimpleNamespace(sets=2, launch=lambda j: None)
+
+        def workload(compiled, n, sets, purpose, causal):
+            self.verified.append(("work", n, compiled, causal))
+            return work
+
+        host = SimpleNamespace(HOST=SimpleNamespace(workload=workload))
+        self.lesson = SimpleNamespace(id=lesson.id, module=lambda name: host)
+
+    def compile(self, n, defines=None):
+        self.compiled.append((n, defines))
+        return ("build", n, tuple(sorted((defines or {}).items())))
+
+    def verify(self, n, work, calls):
+        for name, (call, _) in calls.items():
+            call(0)
+            self.verified.append(name)
+        return ""
+
+    def _samples(self, calls):
+        return {k: _Samples([2.0 if "slow" in k else 1.0] * 3) for k in calls}
+
+    def progress(self, text):
+        self.said.append(text)
+
+
+@pytest.fixture
+def no_gpu_release(monkeypatch):
+    monkeypatch.setattr(shared.engine, "release", lambda: None)  # frees CuPy's pools on the GPU
+
+
+def test_finish_times_causal_at_every_size_then_d64_and_d256_against_the_sdpa_backends_only(
+    no_gpu_release, monkeypatch
+):
+    from course.bench.spec import KERNEL, Peer
+
+    def broken(work, j):
+        raise RuntimeError("No available kernel. Aborting execution.\nmore")
+
+    cudnn, flash = (name for _, name in shared.BACKENDS[:2])
+    peers = (
+        Peer("Day 88's kernel (slow)", lambda work, j: None),  # a D = 128 build: causal rows only
+        Peer(cudnn + " slow", lambda work, j: None),
+        Peer(flash, broken),
+    )
+    # the SDPA peers are known by name: these two stand in for cuDNN's and flash's
+    monkeypatch.setattr(shared, "SDPA_NAMES", frozenset({cudnn + " slow", flash}))
+    ctx = _FakeContext(LESSON, (4096, 8192), peers)
+    extras = shared.finish(ctx)
+    assert ctx.compiled == [
+        (4096, None),
+        (8192, None),
+        (8192, {"ATTN_HEAD_DIM": 64}),
+        (8192, {"ATTN_HEAD_DIM": 256}),
+    ]
+    titles = {r.title: r for r in extras.reasons}
+    for d in (64, 256):
+        rate = titles[shared.head_dim_title(d, 8192)]
+        assert rate.unit == "TFLOP/s"
+        assert rate.value == pytest.approx(shared.attention_flops(8192, head_dim=d) / 1e-3 / 1e12)
+        assert titles[shared.head_dim_title(d, 8192, cudnn + " slow")].value == pytest.approx(2.0)
+        assert shared.head_dim_title(d, 8192, "Day 88's kernel (slow)") not in titles  # D = 128 build
+        assert shared.head_dim_title(d, 8192, flash) not in titles  # raised: left out, and said so
+    assert any(flash in s and "No available kernel. Aborting execution." in s for s in ctx.said)
+    assert titles["Causal at S=4096 against Day 88's kernel (slow)"].value == pytest.approx(2.0)
+    assert not any(
+        r.title.startswith(f"Causal at S={n} against {flash}") for r in extras.reasons for n in (4096, 8192)
+    )
+    assert KERNEL in ctx.verified
+
+
+def test_other_head_dims_are_timed_at_8192_or_the_largest_size_asked_for(no_gpu_release):
+    ctx = _FakeContext(LESSON, (4096,), ())
+    extras = shared.finish(ctx)
+    assert [c for c in ctx.compiled if c[1]] == [
+        (4096, {"ATTN_HEAD_DIM": 64}),
+        (4096, {"ATTN_HEAD_DIM": 256}),
+    ]
+    assert [r.title for r in extras.reasons] == ["Causal at S=4096", "D=64 at S=4096", "D=256 at S=4096"]
+    assert shared.attention_flops(4096, head_dim=64) * 4 == shared.attention_flops(4096, head_dim=256)
+    assert shared.set_bytes(4096, 256) == 4 * 16 * 4096 * 256 * 2 + 16 * 4096 * 4
