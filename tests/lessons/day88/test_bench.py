@@ -52,12 +52,14 @@ def test_without_pytorch_every_sdpa_peer_is_named_and_unavailable_with_the_reaso
     assert all("pip install torch" in p.unavailable for p in peers)
 
 
-def test_attention_is_no_step_of_the_gemm_climb_and_its_page_draws_none():
-    from course.bench.climb import climb_lessons
+def test_attention_is_a_step_of_its_own_climb_not_the_gemm_ladders():
+    from course.bench.climb import climb_lessons, family_of
     from course.lessons import LESSONS
+    from course.lessons._attention_bench import ATTENTION_CLIMB
 
     lessons = tuple(LESSONS.values())
-    assert SPEC.climb is False and climb_lessons(LESSON, lessons) == []
+    assert SPEC.climb == ATTENTION_CLIMB and family_of(LESSON, lessons) == ATTENTION_CLIMB
+    assert climb_lessons(LESSON, lessons) == [LESSON]  # the first step of attention's climb
     # the GEMM pages' climbs are what they were: every TFLOP/s ladder step up to their day
     steps = climb_lessons(get_lesson("day87"), lessons)
     assert LESSON not in steps and get_lesson("day87") in steps and get_lesson("day79") in steps

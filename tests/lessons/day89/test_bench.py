@@ -23,7 +23,8 @@ def test_the_sizes_work_and_buffers_are_day_88s():
         spec88.size_step,
     )
     assert SPEC.work is spec88.work and SPEC.set_bytes is spec88.set_bytes and SPEC.finish is spec88.finish
-    assert SPEC.climb is False and LESSON.kernel_name in SPEC.kernel_label
+    assert SPEC.climb is spec88.climb and SPEC.climb is not None and SPEC.climb.name == "attention"
+    assert LESSON.kernel_name in SPEC.kernel_label
 
 
 def test_the_finish_names_no_lesson_but_the_one_it_is_handed():
