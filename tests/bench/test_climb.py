@@ -82,20 +82,28 @@ def test_the_gemm_climb_is_the_ladder_it_was_and_attention_is_no_step_of_it():
     assert fig.axes[0].get_title() == "The climb up to Day 85: NVIDIA H100 80GB HBM3"
 
 
-def test_the_attention_climb_is_the_recorded_day88_and_day89_rates_against_cudnn_and_flash():
+def _attention_steps():
+    """Attention's climb as the finale shows it: up to its last step (Day 89 now; a Day 90 joins)."""
     lessons = tuple(LESSONS.values())
+    upto = climb.climb_upto(LESSONS["day85"], lessons, "attention")
+    return lessons, upto, climb.climb_lessons(upto, lessons, "attention")
+
+
+def test_the_attention_climb_is_the_recorded_day88_and_day89_rates_against_cudnn_and_flash():
+    lessons, upto, steps = _attention_steps()
     assert list(climb.climb_families(lessons)) == ["gemm", "attention"]
-    day85, day89 = LESSONS["day85"], LESSONS["day89"]
     # the finale, a page before every attention step, shows the attention climb up to its last step
-    upto = climb.climb_upto(day85, lessons, "attention")
-    assert upto == day89 and climb.climb_upto(day85, lessons) == day85
+    assert steps[:2] == _steps(["day88", "day89"]) and upto == steps[-1] == max(steps, key=lambda s: s.day)
+    assert climb.climb_upto(LESSONS["day85"], lessons) == LESSONS["day85"]
     with evidence.showing(H100):
         rows = climb.recorded_climb(upto, lessons, "attention")
         family = climb.family_of(upto, lessons, "attention")
         fig = climb.climb_figure(upto, rows, family)
-        recorded = {i: load(i) for i in ("day88", "day89")}
-        table = climb.climb_table(rows, 8192, family, climb.unrecorded_steps(upto, lessons, "attention"))
-    assert [r.lesson.id for r in rows] == ["day88", "day89"]
+        recorded = {s.id: load(s.id) for s in steps if load(s.id) is not None}
+        unrecorded = climb.unrecorded_steps(upto, lessons, "attention")
+        table = climb.climb_table(rows, 8192, family, unrecorded)
+    assert [r.lesson.id for r in rows] == list(recorded) and list(recorded)[:2] == ["day88", "day89"]
+    assert unrecorded == [s for s in steps if s.id not in recorded]
     lines = _lines(fig)
     for lesson_id, result in recorded.items():
         lesson = LESSONS[lesson_id]
@@ -107,31 +115,39 @@ def test_the_attention_climb_is_the_recorded_day88_and_day89_rates_against_cudnn
     assert {k for k in lines if not k.startswith("Day ")} == {CUDNN, FLASH}
     assert lines[CUDNN][1] == [x.peer(CUDNN).rate for x in recorded["day88"].rows]
     assert fig.axes[0].get_xlabel().startswith("S, the sequence length")
-    assert fig.axes[0].get_title() == "The attention climb up to Day 89: NVIDIA H100 80GB HBM3"
+    assert fig.axes[0].get_title() == f"The attention climb up to Day {upto.day}: NVIDIA H100 80GB HBM3"
     # the table at S = 8192: each step's rate and its ratio to cuDNN in its own run, as recorded
     text = str(table).splitlines()
-    for line, (lesson_id, result) in zip(text, recorded.items(), strict=True):
+    for line, (lesson_id, result) in zip(text[: len(recorded)], recorded.items(), strict=True):
         at = result.row(8192)
         ratio = at.peer(CUDNN).ratio
         assert line == f"Day {LESSONS[lesson_id].day}: {at.kernel.rate:,.0f} TFLOP/s, {ratio:.2f}x cuDNN"
+    assert len(text) == len(recorded) + bool(unrecorded)
     html = table._repr_html_()
     assert "At S = 8192, on the NVIDIA H100 80GB HBM3" in html and "cuDNN TFLOP/s" in html
-    assert "cuBLAS" not in html and "Not recorded" not in html
+    assert "cuBLAS" not in html and ("Not recorded" in html) == bool(unrecorded)
 
 
-def test_a_gpu_with_no_attention_recording_names_the_steps_and_draws_nothing():
-    # The H200 has no Day 88 or 89 bench yet (tests/recordings.py): the table says so, no crash.
-    lessons = tuple(LESSONS.values())
-    upto = climb.climb_upto(LESSONS["day85"], lessons, "attention")
-    unrecorded = sorted(NOT_RECORDED_ON["h200"])
-    with evidence.showing("h200"):
+@pytest.mark.parametrize("gpu", ["h100-80gb-hbm3", "h200"])
+def test_a_gpu_without_an_attention_recording_names_the_steps_it_lacks(gpu):
+    # The H200 has no Day 88 or 89 bench yet (tests/recordings.py): its table names them, no crash,
+    # and with no step recorded there is no table or plot at all.
+    lessons, upto, steps = _attention_steps()
+    with evidence.showing(gpu) as shown:
         rows = climb.recorded_climb(upto, lessons, "attention")
         missing = climb.unrecorded_steps(upto, lessons, "attention")
         table = climb.climb_table(rows, 4096, climb.family_of(upto, lessons, "attention"), missing)
-    assert rows == [] and [s.id for s in missing] == unrecorded
+    # recorded and unrecorded steps part the climb; Days 88 and 89 are missing exactly where not recorded
+    assert sorted([r.lesson for r in rows] + missing, key=lambda s: s.day) == steps
+    first = {"day88", "day89"}
+    assert {s.id for s in missing} & first == NOT_RECORDED_ON.get(gpu, frozenset()) & first
     said = table._repr_html_()
-    assert "Not recorded yet on the NVIDIA H200: Day 88 and Day 89 (the attention climb)" in said
-    assert "<table" not in said and "the climb has no step to show" in said
+    if missing:
+        assert f"Not recorded yet on the {shown.device}: " in said and "(the attention climb)" in said
+        assert all(f"Day {s.day}" in said for s in missing)
+    else:
+        assert "Not recorded" not in said
+    assert ("<table" in said) == bool(rows) and ("the climb has no step to show" in said) == (not rows)
 
 
 def test_a_step_without_a_recording_is_named_and_left_out(tmp_path, monkeypatch):
@@ -156,14 +172,17 @@ def test_a_step_without_a_recording_is_named_and_left_out(tmp_path, monkeypatch)
 
 
 def test_a_later_attention_lesson_joins_the_climb_by_declaring_its_bench(tmp_path, monkeypatch):
-    # A Day 90 whose bench.py is an attention_spec (here: Day 89's package under another id and day)
-    later = replace(LESSONS["day89"], id="day90", day=90)
+    # A later day whose bench.py is an attention_spec (here: Day 89's package under another id and day,
+    # as a Day 90 will be), with no recording yet
+    later = replace(LESSONS["day89"], id="day99", day=99)
     lessons = (*LESSONS.values(), later)
-    assert climb.climb_lessons(later, lessons) == [LESSONS["day88"], LESSONS["day89"], later]
+    steps = climb.climb_lessons(later, lessons)
+    assert steps[:2] == _steps(["day88", "day89"]) and steps[-1] == later
     assert climb.climb_upto(LESSONS["day85"], lessons, "attention") == later
     with evidence.showing(H100):
-        assert climb.unrecorded_steps(later, lessons) == [later]  # no day90.json yet: named
-        assert [r.lesson.id for r in climb.recorded_climb(later, lessons)] == ["day88", "day89"]
+        assert climb.unrecorded_steps(later, lessons)[-1] == later  # no day99.json: named
+        recorded = [r.lesson.id for r in climb.recorded_climb(later, lessons)]
+    assert recorded[:2] == ["day88", "day89"] and "day99" not in recorded
     # the GEMM finale's own climb is unchanged by it
     assert later not in climb.climb_lessons(LESSONS["day85"], lessons)
 
@@ -180,11 +199,16 @@ def test_the_finale_page_shows_the_attention_climb_and_the_h200_page_says_it_is_
     shown: list = []
     monkeypatch.setattr("course.page._display", shown.append)
     page = Page("day85")
+    _, upto, steps = _attention_steps()
     with evidence.showing(H100):
         picture = page.climb(family="attention")
-    assert "The attention climb up to Day 89: NVIDIA H100 80GB HBM3" in repr(picture)
+    assert f"The attention climb up to Day {upto.day}: NVIDIA H100 80GB HBM3" in repr(picture)
     assert len(shown) == 1 and "At S = 4096" in shown[0]._repr_html_()
     shown.clear()
     with evidence.showing("h200"):
         said = page.climb(family="attention")
-    assert shown == [] and "Not recorded yet on the NVIDIA H200: Day 88 and Day 89" in said._repr_html_()
+    if {s.id for s in steps} <= NOT_RECORDED_ON.get("h200", frozenset()):  # none recorded there yet
+        html = said._repr_html_()
+        assert shown == [] and "<table" not in html and "Not recorded yet on the NVIDIA H200: Day 88" in html
+    else:  # once one is, the H200's own climb is drawn
+        assert len(shown) == 1 and "NVIDIA H200" in repr(said)
