@@ -7,6 +7,10 @@ reasons drawn from all the numbers), ``findings`` (the sentences its
 page quotes, rendered from a recorded result so that re-recording cannot
 leave stale prose) and ``table`` (its own table of a result, shown in place
 of the engine's). The engine (``course.bench.engine``) does the rest.
+
+``climb`` names the family of lessons whose recorded rates its steps climb on one picture
+(``Climb``: the GEMM ladder against cuBLAS by default, attention against cuDNN), drawn by
+``course.bench.climb``.
 """
 
 from __future__ import annotations
@@ -95,6 +99,34 @@ class Extras:
     notes: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class Climb:
+    """A family of lessons whose recorded rates climb, step by step, toward a library's on one picture
+    (``course.bench.climb``): the GEMM ladder toward cuBLAS, attention toward cuDNN. A lesson is a
+    step of the family its ``BenchSpec.climb`` names (by ``name``)."""
+
+    name: str  # what a page names it by: page.climb(family="attention")
+    title: str  # the picture's title: "<title> up to Day <day>"
+    size_name: str  # what the size is called in the table's sentence ("N", "S")
+    size_label: str  # the picture's size axis
+    peer: str  # how the table's columns name the peer each step is set against ("cuBLAS", "cuDNN")
+    # The peers drawn, by their recorded names; the first is the table's. (): every peer recorded, and
+    # the table's is each size's first (the GEMMs: cuBLAS with the step's own types).
+    peers: tuple[str, ...] = ()
+    note: str = ""  # the table's sentence on how the peer was timed
+
+
+# The GEMM ladder's climb (Days 78-87): every TFLOP/s step, each against its cuBLAS call.
+GEMM_CLIMB = Climb(
+    name="gemm",
+    title="The climb",
+    size_name="N",
+    size_label="N (M = N = K)",
+    peer="cuBLAS",
+    note="cuBLAS is the same run's, with the step's own types (Day 78: FP32 out; the ladder: FP16 out).",
+)
+
+
 SIZE_LABEL = "N (matrix is N x N)"  # what N is under a speed picture, unless a lesson says (BenchSpec)
 
 
@@ -132,10 +164,10 @@ class BenchSpec:
     # by one (``Timer.samples_together(graphs=True)``); the samples reach ``finish`` as
     # ``ctx.graph_samples[size][name]`` (``timing.in_graphs(name)`` keys) for it to record.
     graphs: bool = False
-    # A step of the GEMM climb (``course.bench.climb``: the ladder's TFLOP/s against cuBLAS, drawn
-    # on every page from Day 79 on). False: a kernel of another kind measured in TFLOP/s (Day 88's
-    # attention), which is no step of it, and whose page shows no climb.
-    climb: bool = True
+    # The climb this lesson is a step of (``course.bench.climb``): the GEMM ladder's TFLOP/s against
+    # cuBLAS by default, drawn on every page from Day 79 on; attention's (Days 88 on) against cuDNN
+    # (``course.lessons._attention_bench``). None: a step of no climb, whose page draws none.
+    climb: Climb | None = GEMM_CLIMB
 
     def validate_sizes(self, lesson_id: str, sizes: Sequence[int]) -> tuple[int, ...]:
         """The sizes, checked against what the lesson's kernel can be built for."""

@@ -15,7 +15,10 @@ S = 8192, about 1% of the attention itself on an H100 by bandwidth, an estimate 
 every peer is checked against the same float64 reference as the kernel.
 
 Each lesson's ``bench.py`` is one call of ``attention_spec``: its lesson, its peers (Day 89 adds
-the step before it, Day 88's kernel, to the SDPA backends) and the sentences that name them.
+the step before it, Day 88's kernel, to the SDPA backends) and the sentences that name them. Each
+is a step of the attention climb (``ATTENTION_CLIMB``, drawn by ``course.bench.climb``): its
+non-causal rates against S, the cuDNN and flash backends as the peer lines; a later attention
+lesson whose ``bench.py`` calls ``attention_spec`` joins it.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from ..bench import engine
 from ..bench.arith import paired_ratios, rate, rotation_buffers
 from ..bench.result import Reason
-from ..bench.spec import KERNEL, BenchSpec, Context, Extras, Peer
+from ..bench.spec import KERNEL, BenchSpec, Climb, Context, Extras, Peer
 from ._attention import BENCH_B, BENCH_H
 
 if TYPE_CHECKING:
@@ -42,6 +45,23 @@ BACKENDS = (
     ("CUDNN_ATTENTION", "PyTorch SDPA, cuDNN backend"),
     ("FLASH_ATTENTION", "PyTorch SDPA, flash backend (FlashAttention-2)"),
     ("EFFICIENT_ATTENTION", "PyTorch SDPA, memory-efficient backend"),
+)
+
+
+# The attention lessons' climb (``course.bench.climb``; Day 85's page shows it after the GEMM ladder's):
+# each step's non-causal rate against S, set against the cuDNN backend (the table's peer) and the
+# flash backend; the memory-efficient backend and a step's own predecessor are on its page.
+ATTENTION_CLIMB = Climb(
+    name="attention",
+    title="The attention climb",
+    size_name="S",
+    size_label=f"S, the sequence length (B = {BENCH_B}, H = {BENCH_H}, D = {HEAD_DIM}; non-causal)",
+    peer="cuDNN",
+    peers=(BACKENDS[0][1], BACKENDS[1][1]),
+    note=(
+        f"Non-causal, FP16, D = {HEAD_DIM}; cuDNN is PyTorch SDPA's cuDNN backend timed in the same run "
+        "on the same inputs, its batches interleaved with the step's (the causal case is on each step's page)."
+    ),
 )
 
 
@@ -276,6 +296,6 @@ def attention_spec(
         # GPU tests' (each attention lesson's tests/lessons/<day>/test_gpu.py).
         size_step=128,
         size_label=f"S, the sequence length (B = {BENCH_B}, H = {BENCH_H}, D = {HEAD_DIM})",
-        # Attention in TFLOP/s is no step of the GEMM climb against cuBLAS: these pages draw none.
-        climb=False,
+        # A step of attention's climb against cuDNN, not the GEMM ladder's against cuBLAS.
+        climb=ATTENTION_CLIMB,
     )

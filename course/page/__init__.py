@@ -306,27 +306,38 @@ class Page:
         except CourseError as e:
             return Message("warning", "The ptxas report could not be built here.", str(e), error=e)
 
-    def climb(self, size: int = 4096, measure: bool = False, chart: bool = True) -> Any:
-        """The recorded climb so far: the table at ``size`` and a plot of every step against N.
+    def climb(
+        self, size: int = 4096, measure: bool = False, chart: bool = True, family: str | None = None
+    ) -> Any:
+        """The recorded climb so far: the table at ``size`` and a plot of every step against its size.
 
-        ``measure=True`` (the finale) adds, on a GPU that runs the lessons, a
-        button that measures every step again here, one after the other in
-        this process, and redraws both from that run. ``chart=False`` shows the
-        table alone: the plot covers every size, so a second table at another
-        size need not draw it again.
+        ``family`` names another climb than the page's own (``course.bench.climb``: "attention" on
+        Day 85, after the GEMM ladder's), drawn up to its last step. ``measure=True`` (the finale)
+        adds, on a GPU that runs the lessons, a button that measures every step again here, one
+        after the other in this process, and redraws both from that run. ``chart=False`` shows the
+        table alone: the plot covers every size, so a second table at another size need not draw
+        it again. A climb with no step recorded on the GPU shown is the table's sentence alone,
+        naming the steps.
         """
         # when the page asks: a page loads only what its cells use
         from ..bench.climb import (
             climb_figure,
             climb_table,
+            climb_upto,
+            family_of,
             measure_climb,
             recorded_climb,
             recorded_climb_picture,
+            unrecorded_steps,
         )
 
-        recorded = recorded_climb(self.lesson, LESSONS.values())
-        if not chart:
-            return climb_table(recorded, size)
+        lessons = tuple(LESSONS.values())
+        upto = climb_upto(self.lesson, lessons, family)
+        recorded = recorded_climb(upto, lessons, family)
+        climb = family_of(upto, lessons, family)
+        recorded_table = climb_table(recorded, size, climb, unrecorded_steps(upto, lessons, family))
+        if not chart or not recorded:
+            return recorded_table
         v = self.verdict()
         if not (measure and v.runs):
             if measure:
@@ -342,20 +353,18 @@ class Page:
                         "recorded on a real GPU.",
                     )
                 )
-            _display(climb_table(recorded, size))
-            return recorded_climb_picture(self.lesson, tuple(LESSONS.values()))
+            _display(recorded_table)
+            return recorded_climb_picture(upto, lessons, family)
         # heavy: ipywidgets, only on a page
         import ipywidgets as w
 
-        table = w.HTML(climb_table(recorded, size)._repr_html_())
-        image = w.Image(
-            value=recorded_climb_picture(self.lesson, tuple(LESSONS.values())).png(), format="png"
-        )
+        table = w.HTML(recorded_table._repr_html_())
+        image = w.Image(value=recorded_climb_picture(upto, lessons, family).png(), format="png")
 
         def measure_all(progress: Callable[[str], Any]) -> None:
-            rows = measure_climb(self.lesson, LESSONS.values(), progress=progress)
-            table.value = climb_table(rows, size)._repr_html_()
-            image.value = climb_figure(self.lesson, rows).png()
+            rows = measure_climb(upto, lessons, progress=progress, family=family)
+            table.value = climb_table(rows, size, climb)._repr_html_()
+            image.value = climb_figure(upto, rows, climb).png()
 
         return _gpu_action(
             "Measure every step here", "measuring every step, one after the other ...", measure_all, table, image,

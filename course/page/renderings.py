@@ -19,7 +19,8 @@ from collections.abc import Callable
 
 from .. import timeline as tl
 from .._kept import RENDERED, png_and_words, renderings_dir
-from ..bench.climb import ClimbRow, climb_figure, climb_rendering_key, recorded_climb
+from ..bench.climb import ClimbRow, climb_figure, climb_rendering_key, family_of, recorded_climb
+from ..bench.spec import Climb
 from ..kernel import evidence
 from ..lesson import Lesson
 from ..lessons import LESSONS
@@ -27,8 +28,8 @@ from ..lessons import LESSONS
 Draw = Callable[[], tuple[bytes, str]]  # the PNG and the words its Picture says (its repr)
 
 
-def _climb(upto: Lesson, rows: list[ClimbRow]) -> Draw:
-    return lambda: png_and_words(climb_figure(upto, rows))
+def _climb(upto: Lesson, rows: list[ClimbRow], family: Climb | None) -> Draw:
+    return lambda: png_and_words(climb_figure(upto, rows, family))
 
 
 def _timeline(timeline: tl.Timeline) -> Draw:
@@ -60,10 +61,12 @@ def _renderings() -> dict[str, Draw]:
     lessons = tuple(LESSONS.values())
     out: dict[str, Draw] = {}
     for lesson in lessons:
-        # a page without a benchmark of its own shows the climb too (Day 85)
+        # a page without a benchmark of its own shows the climb too (Day 85); each step its own
+        # family's (GEMM's, attention's): a page showing another family's (Day 85 attention's) shows
+        # its last step's, kept here for that step (``course.bench.climb.climb_upto``)
         rows = recorded_climb(lesson, lessons)
         if rows:
-            out[climb_rendering_key(lesson, lessons)] = _climb(lesson, rows)
+            out[climb_rendering_key(lesson, lessons)] = _climb(lesson, rows, family_of(lesson, lessons))
         if tl.instrumented(lesson):
             recorded = tl.load(lesson.id, None, lesson.warpgroup_roles)
             if recorded is not None:

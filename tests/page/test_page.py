@@ -234,10 +234,25 @@ def test_the_ptxas_report_waits_for_the_page_compile_before_its_own(monkeypatch)
     assert page._prefetch is prefetch  # still there for page.run(), which uses the compile
 
 
+def _first_climbing() -> str:
+    """The first lesson whose page has a recorded climb to draw (a step of one, or the finale)."""
+    from course.bench.climb import recorded_climb
+
+    return next(lid for lid in LESSONS if recorded_climb(LESSONS[lid], LESSONS.values()))
+
+
+def test_a_page_whose_benchmark_is_no_climb_step_shows_the_table_alone(shown):
+    # Day 76 (GB/s) is a step of no climb: no empty plot is drawn, and nothing is displayed beside it.
+    lesson_id = next(lid for lid in LESSONS if bench_spec(LESSONS[lid]) is not None)
+    assert lesson_id < _first_climbing()
+    said = Page(lesson_id).climb()
+    assert shown == [] and "<img" not in said._repr_html_() and "nothing recorded yet" in said._repr_html_()
+
+
 def test_the_climb_draws_its_chart_once_and_a_second_table_alone(shown):
     from course.picture import Picture
 
-    lesson_id = next(lid for lid in LESSONS if bench_spec(LESSONS[lid]) is not None)
+    lesson_id = _first_climbing()
     page = Page(lesson_id)
     first = page.climb()
     assert isinstance(first, Picture) and len(shown) == 1 and "4096" in shown[0]._repr_html_()
@@ -273,7 +288,7 @@ def test_the_page_compile_check_and_try_mine_of_an_unchanged_copy_build_the_same
 
 
 def test_the_finale_says_why_there_is_no_measuring_button_on_a_machine_that_cannot_run_it(shown, monkeypatch):
-    lesson_id = next(lid for lid in LESSONS if bench_spec(LESSONS[lid]) is not None)
+    lesson_id = _first_climbing()
     cannot = gate.Verdict(LESSONS[lesson_id], "no-gpu", "There is no NVIDIA driver on this machine.", "")
     monkeypatch.setattr(Page, "verdict", lambda self: cannot)
     Page(lesson_id).climb(measure=True)

@@ -7,7 +7,7 @@ import pytest
 from course import _kept
 from course import timeline as tl
 from course._kept import Rendering, keep_rendering, kept_rendering, rendering_key
-from course.bench.climb import climb_rendering_key, recorded_climb, recorded_climb_picture
+from course.bench.climb import climb_rendering_key, climb_upto, recorded_climb, recorded_climb_picture
 from course.kernel import evidence
 from course.lessons import LESSONS, get_lesson
 from course.page.renderings import kept_files, page_renderings
@@ -62,6 +62,26 @@ def test_every_page_with_a_recorded_climb_shows_the_kept_one(key):
                 )
             else:
                 assert isinstance(picture, Picture) and picture.png()[:4] == b"\x89PNG", lesson.id
+
+
+@pytest.mark.kept_renderings
+def test_the_finales_attention_climb_is_its_last_steps_kept_one_where_recorded():
+    # Day 85 shows attention's climb up to its last step (issue 42): that step's own page's climb,
+    # kept for the GPU that recorded it; none is drawn for a GPU with no attention recording.
+    lessons = tuple(LESSONS.values())
+    upto = climb_upto(get_lesson("day85"), lessons, "attention")
+    assert upto.day > 85 and recorded_climb(upto, lessons, "attention") == recorded_climb(upto, lessons)
+    wanted = page_renderings()
+    for gpu in evidence.recorded_keys():
+        with evidence.showing(gpu):
+            recorded = recorded_climb(upto, lessons, "attention")
+            assert (climb_rendering_key(upto, lessons, "attention") in wanted) == bool(recorded), gpu
+    with evidence.showing("h100-80gb-hbm3"):
+        key = climb_rendering_key(upto, lessons, "attention")
+        assert key == climb_rendering_key(upto, lessons) and key in wanted
+        if _kept.drawn_with() == _kept.matplotlib_version():
+            picture = recorded_climb_picture(upto, lessons, "attention")
+            assert isinstance(picture, Rendering) and "The attention climb up to Day" in repr(picture)
 
 
 def test_a_page_shows_a_kept_climb_and_draws_one_whose_recordings_changed(tmp_path, monkeypatch):

@@ -12,6 +12,7 @@ from course.errors import CourseError
 from course.lessons import _attention_bench as shared
 from course.lessons import get_lesson
 from course.lessons.day88 import bench
+from tests.lessons.attention_fake import FakeContext
 
 LESSON = get_lesson("day88")
 SPEC = bench_spec(LESSON)
@@ -52,12 +53,14 @@ def test_without_pytorch_every_sdpa_peer_is_named_and_unavailable_with_the_reaso
     assert all("pip install torch" in p.unavailable for p in peers)
 
 
-def test_attention_is_no_step_of_the_gemm_climb_and_its_page_draws_none():
-    from course.bench.climb import climb_lessons
+def test_attention_is_a_step_of_its_own_climb_not_the_gemm_ladders():
+    from course.bench.climb import climb_lessons, family_of
     from course.lessons import LESSONS
+    from course.lessons._attention_bench import ATTENTION_CLIMB
 
     lessons = tuple(LESSONS.values())
-    assert SPEC.climb is False and climb_lessons(LESSON, lessons) == []
+    assert SPEC.climb == ATTENTION_CLIMB and family_of(LESSON, lessons) == ATTENTION_CLIMB
+    assert climb_lessons(LESSON, lessons) == [LESSON]  # the first step of attention's climb
     # the GEMM pages' climbs are what they were: every TFLOP/s ladder step up to their day
     steps = climb_lessons(get_lesson("day87"), lessons)
     assert LESSON not in steps and get_lesson("day87") in steps and get_lesson("day79") in steps
@@ -78,58 +81,6 @@ def test_the_speed_section_shows_each_recorded_number_once(lesson_id):
     assert len(causal) == len(result.rows) * (1 + len(result.peer_names))
 
 
-class _Samples:
-    def __init__(self, ms):
-        self.per_call_ms = ms
-
-    def timing(self):
-        from types import SimpleNamespace
-
-        return SimpleNamespace(median_ms=sorted(self.per_call_ms)[len(self.per_call_ms) // 2])
-
-
-class _FakeContext:
-    """What ``finish`` asks of the engine, on the CPU: each build it compiles, each call it
-    verifies, and per-call times where the peer named ``slow`` takes twice the kernel's."""
-
-    def __init__(self, lesson, sizes, peers):
-        from types import SimpleNamespace
-
-        self.lesson, self.sizes, self.peers = lesson, sizes, peers
-        self.l2_bytes = 50 * 2**20
-        self.compiled, self.verified, self.said = [], [], []
-        self.timer = SimpleNamespace(samples_together=self._samples)
-        work = SimpleNamespace(sets=2, launch=lambda j: None)
-
-        def workload(compiled, n, sets, purpose, causal):
-            self.verified.append(("work", n, compiled, causal))
-            return work
-
-        host = SimpleNamespace(HOST=SimpleNamespace(workload=workload))
-        self.lesson = SimpleNamespace(id=lesson.id, module=lambda name: host)
-
-    def compile(self, n, defines=None):
-        self.compiled.append((n, defines))
-        return ("build", n, tuple(sorted((defines or {}).items())))
-
-    def verify(self, n, work, calls):
-        for name, (call, _) in calls.items():
-            call(0)
-            self.verified.append(name)
-        return ""
-
-    def _samples(self, calls):
-        return {k: _Samples([2.0 if "slow" in k else 1.0] * 3) for k in calls}
-
-    def progress(self, text):
-        self.said.append(text)
-
-
-@pytest.fixture
-def no_gpu_release(monkeypatch):
-    monkeypatch.setattr(shared.engine, "release", lambda: None)  # frees CuPy's pools on the GPU
-
-
 def test_finish_times_causal_at_every_size_then_d64_and_d256_against_the_sdpa_backends_only(
     no_gpu_release, monkeypatch
 ):
@@ -146,7 +97,7 @@ def test_finish_times_causal_at_every_size_then_d64_and_d256_against_the_sdpa_ba
     )
     # the SDPA peers are known by name: these two stand in for cuDNN's and flash's
     monkeypatch.setattr(shared, "SDPA_NAMES", frozenset({cudnn + " slow", flash}))
-    ctx = _FakeContext(LESSON, (4096, 8192), peers)
+    ctx = FakeContext(LESSON, (4096, 8192), peers)
     extras = shared.finish(ctx)
     assert ctx.compiled == [
         (4096, None),
@@ -171,7 +122,7 @@ def test_finish_times_causal_at_every_size_then_d64_and_d256_against_the_sdpa_ba
 
 
 def test_other_head_dims_are_timed_at_8192_or_the_largest_size_asked_for(no_gpu_release):
-    ctx = _FakeContext(LESSON, (4096,), ())
+    ctx = FakeContext(LESSON, (4096,), ())
     extras = shared.finish(ctx)
     assert [c for c in ctx.compiled if c[1]] == [
         (4096, {"ATTN_HEAD_DIM": 64}),

@@ -8,6 +8,7 @@ from course.bench.spec import bench_spec
 from course.lessons import _attention_bench as shared
 from course.lessons import get_lesson
 from course.lessons.day89 import bench
+from tests.lessons.attention_fake import FakeContext
 
 LESSON = get_lesson("day89")
 SPEC = bench_spec(LESSON)
@@ -23,15 +24,16 @@ def test_the_sizes_work_and_buffers_are_day_88s():
         spec88.size_step,
     )
     assert SPEC.work is spec88.work and SPEC.set_bytes is spec88.set_bytes and SPEC.finish is spec88.finish
-    assert SPEC.climb is False and LESSON.kernel_name in SPEC.kernel_label
+    assert SPEC.climb is spec88.climb and SPEC.climb is not None and SPEC.climb.name == "attention"
+    assert LESSON.kernel_name in SPEC.kernel_label
 
 
-def test_the_finish_names_no_lesson_but_the_one_it_is_handed():
-    # Day 88's causal pass builds its workload from ctx.lesson's host: Day 89's run times Day 89's kernel
-    import inspect
-
-    source = inspect.getsource(shared.finish)
-    assert 'ctx.lesson.module("host").HOST.workload' in source and "LESSON" not in source
+def test_the_finish_names_no_lesson_but_the_one_it_is_handed(no_gpu_release):
+    # the causal pass and the head dimensions build every workload from ctx.lesson's host: Day 89's
+    # run times Day 89's kernel (a workload from anywhere else would need a GPU here, and fail)
+    ctx = FakeContext(get_lesson("day89"), (4096,), ())
+    shared.finish(ctx)
+    assert ctx.asked == [("day89", "host")] * 3 and len(ctx.compiled) == 3
 
 
 def _no_torch(monkeypatch):
