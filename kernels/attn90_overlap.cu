@@ -250,19 +250,6 @@ __device__ __forceinline__ void mbarArrive(uint64_t* bar) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smemAddr(bar)) : "memory");
 }
 
-// A plain arrival by the threads whose pred is true, as one predicated
-// instruction: no branch, so it can sit between a wgmma and its
-// wait_group (a branch there makes ptxas fence the wgmma pipeline, info
-// C7519, as the timeline block below notes).
-__device__ __forceinline__ void mbarArriveIf(uint64_t* bar, bool pred) {
-    asm volatile(
-        "{\n\t.reg .pred p;\n\t"
-        "setp.ne.u32 p, %1, 0;\n\t"
-        "@p mbarrier.arrive.shared::cta.b64 _, [%0];\n\t}" ::"r"(smemAddr(bar)),
-        "r"(static_cast<uint32_t>(pred))
-        : "memory");
-}
-
 // Spin until the phase with this parity has completed (try_wait.parity).
 __device__ __forceinline__ void mbarWait(uint64_t* bar, uint32_t parity) {
     uint32_t done = 0;
@@ -955,7 +942,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
             COURSE_TL(TL_MMA_WAIT, 0);
             wgmmaWait<0>();
             pinRegs(sAcc);
-            mbarArriveIf(&s.kEmpty[0], wt == 0);  // K of stage 0 is read
+            if (wt == 0) mbarArrive(&s.kEmpty[0]);  // K of stage 0 is read
             COURSE_TL(TL_MMA, 0);
             if (ragged0 || diagonal0) maskTile(sAcc, 2 * (lane % 4), row0, seqLen, causal);
             softmaxTile(sAcc, rowMax, rowSum, alpha);  // O is 0: no rescale
@@ -986,7 +973,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
             COURSE_TL(TL_MMA_WAIT, next);
             wgmmaWait<1>();
             pinRegs(sAcc);
-            mbarArriveIf(&s.kEmpty[next], wt == 0);  // K of tile kt is read
+            if (wt == 0) mbarArrive(&s.kEmpty[next]);  // K of tile kt is read
             // The softmax of S', under this warpgroup's P V: it reads and
             // writes sAcc, rowMax, rowSum and alpha, never o or p.
             COURSE_TL(TL_MMA, next);
@@ -1000,7 +987,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
             wgmmaWait<0>();
             pinRegs(oAcc);
             pinP(p);
-            mbarArriveIf(&s.vEmpty[stage], wt == 0);  // V of tile kt - 1 is read
+            if (wt == 0) mbarArrive(&s.vEmpty[stage]);  // V of tile kt - 1 is read
             COURSE_TL(TL_RELEASE, stage);
             rescaleO(oAcc, alpha);
             pFragment(p, sAcc);
@@ -1017,7 +1004,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
         COURSE_TL(TL_MMA_WAIT, stage);
         wgmmaWait<0>();
         pinRegs(oAcc);
-        mbarArriveIf(&s.vEmpty[stage], wt == 0);
+        if (wt == 0) mbarArrive(&s.vEmpty[stage]);  // V of the last tile is read
         COURSE_TL(TL_RELEASE, stage);
         // end snippet
         // Consumer 0's last turn goes to consumer 1's last P V; consumer 1's
