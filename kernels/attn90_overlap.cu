@@ -948,6 +948,8 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
             softmaxTile(sAcc, rowMax, rowSum, alpha);  // O is 0: no rescale
             pFragment(p, sAcc);
         }
+        // end snippet
+
         // snippet: overlap
         // One step per further key tile kt: S' = Q K_kt^T and P V of tile
         // kt - 1 issued in one turn, then the softmax of S' under P V.
@@ -975,7 +977,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
             pinRegs(sAcc);
             if (wt == 0) mbarArrive(&s.kEmpty[next]);  // K of tile kt is read
             // The softmax of S', under this warpgroup's P V: it reads and
-            // writes sAcc, rowMax, rowSum and alpha, never o or p.
+            // writes sAcc, rowMax, rowSum and alpha, never oAcc or p.
             COURSE_TL(TL_MMA, next);
             const int col0 = kt * kBN + 2 * (lane % 4);
             const bool ragged = (kt + 1) * kBN > seqLen;
@@ -1006,7 +1008,6 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
         pinRegs(oAcc);
         if (wt == 0) mbarArrive(&s.vEmpty[stage]);  // V of the last tile is read
         COURSE_TL(TL_RELEASE, stage);
-        // end snippet
         // Consumer 0's last turn goes to consumer 1's last P V; consumer 1's
         // would have no one to wait for it.
         if (cons == 0) turnPass(1);

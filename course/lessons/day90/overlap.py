@@ -5,6 +5,7 @@ issued since the last commit into one group, and ``wgmma.wait_group N`` waits un
 ``N`` of the warpgroup's groups are pending, the oldest completing first. Until its group has
 completed, a wgmma's accumulator must not be read or written, nor its A registers written, by
 other instructions (PTX ISA, "wgmma.mma_async": accessing them before the wait is undefined).
+The model tracks the kernel's arrays (S, P, O), not the physical registers ptxas gives them.
 
 The kernel's consumer, per key tile after the first (the overlap snippet)::
 
@@ -31,9 +32,12 @@ VARIANTS = (
     "day89",  # Day 89's order: S, wait 0, softmax, P V, wait 0: nothing under the softmax
     "wait-0",  # the kernel's order with wait_group 0 where it has 1: correct, no overlap
     "pv-first",  # P V committed before S, then wait_group 1: the softmax reads a pending S
-    "pack-early",  # P(kt) packed before wait_group 0: P V still reads the old P
     "rescale-early",  # O rescaled before wait_group 0: P V still accumulates into O
 )
+# What ptxas makes of the two broken variants (tests/lessons/day90/test_compile.py builds both):
+# it sees a non-wgmma instruction touch a pending wgmma's accumulator and serializes the wgmmas
+# (info C7514), so the build is correct and the overlap is gone. The PTX ISA calls the access
+# itself undefined; the model lists it as a hazard.
 
 
 @dataclass(frozen=True)
@@ -57,9 +61,7 @@ def program(tiles: int, variant: str = "kernel") -> list[Op]:
     for kt in range(1, tiles):
         first, second = (Op("PV", kt - 1), Op("S", kt)) if variant == "pv-first" else (Op("S", kt), Op("PV", kt - 1))
         ops += [first, second, Op("wait", 0 if variant == "wait-0" else 1), Op("softmax", kt)]
-        if variant == "pack-early":
-            ops += [Op("pack", kt), Op("wait", 0), Op("rescale", kt)]
-        elif variant == "rescale-early":
+        if variant == "rescale-early":
             ops += [Op("rescale", kt), Op("wait", 0), Op("pack", kt)]
         else:
             ops += [Op("wait", 0), Op("rescale", kt), Op("pack", kt)]
@@ -124,7 +126,7 @@ def play(ops: list[Op], regs: Registers = Registers.of(128)) -> Played:
                 out.hazards.append(f"rescale({op.arg}) writes O while a P V group accumulates into it")
         elif op.kind == "pack":
             if pv_pending:
-                out.hazards.append(f"pack({op.arg}) writes P while a P V group reads it")
+                out.hazards.append(f"pack({op.arg}) writes P while a P V group reads it as A")
             live_s.discard(op.arg)
             p_tile = op.arg
         out.rows.append((op, tuple(_group(g) for g in pending)))

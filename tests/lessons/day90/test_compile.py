@@ -13,6 +13,7 @@ import pytest
 from course.kernel.compile import compile_offline
 from course.kernel.ptxas import parse, report
 from course.lessons import get_lesson
+from course.tryout.suggestions import get_suggestion
 
 LESSON = get_lesson("day90")
 DAY89 = get_lesson("day89")
@@ -140,3 +141,19 @@ def test_everything_but_the_overlap_and_the_release_barriers_is_day_89s_line_for
         assert f"void {name}(" in LESSON.kernel_path.read_text("utf-8") or f"int {name}(" in (
             LESSON.kernel_path.read_text("utf-8")
         ), name
+
+
+@pytest.mark.parametrize(
+    ("name", "serialized"),
+    [("wait-zero", False), ("pv-first", True), ("rescale-early", True), ("three-stages", False)],
+)
+def test_the_experiments_build_and_ptxas_serializes_the_two_the_page_says_it_does(name, serialized):
+    # pv-first and rescale-early touch a pending wgmma's accumulator; ptxas reports C7514 and
+    # serializes the wgmmas rather than build what the PTX ISA calls undefined
+    s = get_suggestion(LESSON, name)
+    assert s.expect == ("passed",)
+    result = compile_offline(LESSON, source=s.source(LESSON.kernel_path.read_text("utf-8")), ptxas_verbose=True)
+    rep = parse(result.log, LESSON.kernel_name)
+    assert rep.spill_stores == 0
+    assert ("C7514" in result.log) is serialized, result.log
+    assert bool(rep.warnings) is serialized, rep.warnings

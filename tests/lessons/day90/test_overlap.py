@@ -39,7 +39,6 @@ def test_the_orders_without_overlap_are_correct_and_overlap_nothing(variant):
     ("variant", "what"),
     [
         ("pv-first", "reads S({k}) while its group is pending"),
-        ("pack-early", "pack({k}) writes P while a P V group reads it"),
         ("rescale-early", "rescale({k}) writes O while a P V group accumulates into it"),
     ],
 )
