@@ -894,9 +894,10 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
                 // V's stage is freed a step after K's (P V runs a step
                 // behind S), on its own barrier: K is refilled as soon as
                 // both consumers' S products that read it have completed.
-                COURSE_TL(TL_WAIT_EMPTY, stage);
+                // No stamp around this wait: two more in the loop did not
+                // fit the producer's 24 registers in the timeline build
+                // (NVRTC: 20 bytes of spills), so the LOAD span covers it.
                 mbarWait(&s.vEmpty[stage], phase ^ 1);
-                COURSE_TL(TL_LOAD, stage);
                 mbarArriveExpectTx(&s.vFull[stage], kKVBytes);
                 tmaLoadTile<kBN>(s.v[stage], &tmV, &s.vFull[stage], kt * kBN, head, batch);
                 if (++stage == kStages) {
