@@ -59,7 +59,9 @@ def program(tiles: int, variant: str = "kernel") -> list[Op]:
             ops += [Op("rescale", kt), Op("pack", kt)]
         return [*ops, Op("PV", tiles - 1), Op("wait", 0)]
     for kt in range(1, tiles):
-        first, second = (Op("PV", kt - 1), Op("S", kt)) if variant == "pv-first" else (Op("S", kt), Op("PV", kt - 1))
+        first, second = (
+            (Op("PV", kt - 1), Op("S", kt)) if variant == "pv-first" else (Op("S", kt), Op("PV", kt - 1))
+        )
         ops += [first, second, Op("wait", 0 if variant == "wait-0" else 1), Op("softmax", kt)]
         if variant == "rescale-early":
             ops += [Op("rescale", kt), Op("wait", 0), Op("pack", kt)]
@@ -99,8 +101,10 @@ def _group(op: Op) -> str:
     return f"S({op.arg})" if op.kind == "S" else f"PV({op.arg})"
 
 
-def play(ops: list[Op], regs: Registers = Registers.of(128)) -> Played:
-    """Run one warpgroup's operations against wgmma's rules; never raises on a hazard, lists it."""
+def play(ops: list[Op], regs: Registers | None = None) -> Played:
+    """Run one warpgroup's operations against wgmma's rules; never raises on a hazard, lists it.
+    ``regs``: the array sizes whose live total is counted (default: the D = 128 build's)."""
+    regs = regs or Registers.of(128)
     out = Played()
     pending: list[Op] = []  # committed groups, oldest first
     live_s: set[int] = set()  # S accumulators, from their issue to their pack into P

@@ -108,10 +108,16 @@ CHANGED_IN_DAY89 = (
     re.compile(r"^__device__ __forceinline__ void (qkTile|pvTile)\("),
     re.compile(r"^turnPass\(1 - cons\);$|^wgmmaWait<0>\(\);$|^pinRegs\((s|o)\);$"),
     re.compile(r"^for \(int (k|i) = 0; (k|i) < kPSlices|^for \(int i = 0; i < 4; \+\+i\) asm volatile"),
-    re.compile(r"^const int col0 = kt \* kBN|^qkTile\(|^pvTile\(|^float (sAcc|alpha)|^uint32_t p\[kPSlices\]"),
+    re.compile(
+        r"^const int col0 = kt \* kBN|^qkTile\(|^pvTile\(|^float (sAcc|alpha)|^uint32_t p\[kPSlices\]"
+    ),
     re.compile(r"^int stage = 0;$|^uint32_t phase = 0;$|^for \(int kt = 0; kt < kvTiles; \+\+kt\) \{$"),
-    re.compile(r"^COURSE_TL\(|^if \(wt == 0\) \{$|^\}$|^if \(\+\+stage == kStages\) \{$|^stage = 0;$|^phase \^= 1;$"),
-    re.compile(r"^mbarWait\(&s\.(kFull|vFull)\[stage\], phase\);|^turnWait\(cons\);|^const bool (ragged|diagonal)"),
+    re.compile(
+        r"^COURSE_TL\(|^if \(wt == 0\) \{$|^\}$|^if \(\+\+stage == kStages\) \{$|^stage = 0;$|^phase \^= 1;$"
+    ),
+    re.compile(
+        r"^mbarWait\(&s\.(kFull|vFull)\[stage\], phase\);|^turnWait\(cons\);|^const bool (ragged|diagonal)"
+    ),
     re.compile(r"^if \(ragged \|\| diagonal\)|^softmaxTile\(|^rescaleO\(|^pFragment\("),
     re.compile(r"^attn89Pingpong"),
     re.compile(r'^std::printf\("attn89 '),
@@ -152,7 +158,9 @@ def test_the_experiments_build_and_ptxas_serializes_the_two_the_page_says_it_doe
     # serializes the wgmmas rather than build what the PTX ISA calls undefined
     s = get_suggestion(LESSON, name)
     assert s.expect == ("passed",)
-    result = compile_offline(LESSON, source=s.source(LESSON.kernel_path.read_text("utf-8")), ptxas_verbose=True)
+    result = compile_offline(
+        LESSON, source=s.source(LESSON.kernel_path.read_text("utf-8")), ptxas_verbose=True
+    )
     rep = parse(result.log, LESSON.kernel_name)
     assert rep.spill_stores == 0
     assert ("C7514" in result.log) is serialized, result.log

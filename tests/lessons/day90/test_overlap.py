@@ -88,9 +88,13 @@ def test_the_kernels_step_is_the_models_step_in_order():
     calls = re.findall(r"(qkIssue|pvIssue|wgmmaWait<(\d)>|softmaxTile|rescaleO|pFragment)\(", step)
     names = [f"wait{n}" if n else c for c, n in calls]
     model = [
-        {"S": "qkIssue", "PV": "pvIssue", "softmax": "softmaxTile", "rescale": "rescaleO", "pack": "pFragment"}.get(
-            op.kind, f"wait{op.arg}"
-        )
+        {
+            "S": "qkIssue",
+            "PV": "pvIssue",
+            "softmax": "softmaxTile",
+            "rescale": "rescaleO",
+            "pack": "pFragment",
+        }.get(op.kind, f"wait{op.arg}")
         for op in overlap.program(2)[4:11]  # the one step of a two-tile CTA
     ]
     assert names == model
@@ -102,5 +106,7 @@ def test_the_kernels_step_is_the_models_step_in_order():
         "softmaxTile",
         "pFragment",
     ]
-    last = _body("// The last tile's P V, in a turn of its own.", "// end snippet\n\n        // snippet: epilogue")
+    last = _body(
+        "// The last tile's P V, in a turn of its own.", "// end snippet\n\n        // snippet: epilogue"
+    )
     assert re.findall(r"(pvIssue|wgmmaWait<\d>)\(", last) == ["pvIssue", "wgmmaWait<0>"]
