@@ -5,7 +5,9 @@ evidence/gemm_dev/d86_gpu.sh in one device call) makes the tests that use this s
 id is taken out, so the set cannot outlive the recording.
 """
 
-NOT_RECORDED: frozenset[str] = frozenset()
+# Day 90 (the overlap inside the warpgroup, branch day90): written and compile-checked without a GPU
+# on 2026-12-06; its first runs are evidence/gemm_dev/day90_gpu.sh.
+NOT_RECORDED: frozenset[str] = frozenset({"day90"})
 
 # Lessons one GPU model lacks, by its evidence folder (course.kernel.evidence.device_key): recorded
 # on the H100 only. Days 88 and 89 (attention) first ran on 2026-12-06 on an H100 (the device

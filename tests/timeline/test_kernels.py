@@ -60,7 +60,7 @@ def test_day78_and_every_ladder_step_are_instrumented():
             start=1,
         )
     }
-    attention = {"attn88_forward.cu", "attn89_pingpong.cu"}
+    attention = {"attn88_forward.cu", "attn89_pingpong.cu", "attn90_overlap.cu"}
     assert {lesson.kernel_file for lesson in INSTRUMENTED} == {"wgmma_gemm.cu", *ladder, *attention}
 
 

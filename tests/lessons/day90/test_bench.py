@@ -1,0 +1,82 @@
+"""Day 90's benchmark on the CPU: Day 89's benchmark with Day 89's kernel as the first peer."""
+
+from __future__ import annotations
+
+import builtins
+
+from course.bench.spec import bench_spec
+from course.lessons import _attention_bench as shared
+from course.lessons import get_lesson
+from course.lessons.day90 import bench
+
+LESSON = get_lesson("day90")
+SPEC = bench_spec(LESSON)
+
+
+def test_the_sizes_work_and_buffers_are_day_89s():
+    spec89 = bench_spec(get_lesson("day89"))
+    assert SPEC is bench.SPEC and spec89 is not None and SPEC is not None
+    assert (SPEC.sizes, SPEC.page_sizes, SPEC.max_size, SPEC.size_step) == (
+        spec89.sizes,
+        spec89.page_sizes,
+        spec89.max_size,
+        spec89.size_step,
+    )
+    assert SPEC.work is spec89.work and SPEC.set_bytes is spec89.set_bytes and SPEC.finish is spec89.finish
+    assert SPEC.climb is False and LESSON.kernel_name in SPEC.kernel_label
+
+
+def test_the_finish_names_no_lesson_but_the_one_it_is_handed():
+    # the shared causal pass builds its workload from ctx.lesson's host: Day 90's run times Day 90's kernel
+    import inspect
+
+    source = inspect.getsource(shared.finish)
+    assert 'ctx.lesson.module("host").HOST.workload' in source and "LESSON" not in source
+
+
+def _no_torch(monkeypatch):
+    real_import = builtins.__import__
+
+    def no_torch(name, *args, **kwargs):
+        if name == "torch" or name.startswith("torch."):
+            raise ImportError("No module named 'torch'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_torch)
+
+
+def test_day_89s_kernel_is_the_first_peer_launched_on_the_same_workload(monkeypatch):
+    from course.kernel import compile as compiler
+
+    built = object()  # stands for Day 89's Compiled: the peer hands it to the workload's launch
+    seen = []
+    monkeypatch.setattr(compiler, "compile_lesson", lambda lesson: seen.append(lesson.id) or built)
+    _no_torch(monkeypatch)
+    peers = bench.peers()
+    assert [p.name for p in peers] == [bench.DAY89_PEER] + [name for _, name in shared.BACKENDS]
+    assert seen == ["day89"] and peers[0].unavailable == ""
+    assert all("pip install torch" in p.unavailable for p in peers[1:])
+
+    class Work:
+        launched: list = []
+
+        def launch(self, j, compiled=None):
+            self.launched.append((j, compiled))
+
+    work = Work()
+    peers[0].call(work, 3)
+    assert work.launched == [(3, built)]
+
+
+def test_a_day_89_that_does_not_build_is_an_unavailable_peer_with_the_reason(monkeypatch):
+    from course.kernel import compile as compiler
+
+    def refuse(lesson):
+        raise compiler.CompileError(lesson.kernel_path, ("-arch=sm_90a",), "error: something", "")
+
+    monkeypatch.setattr(compiler, "compile_lesson", refuse)
+    peer = bench.day89_peer()
+    assert peer.name == bench.DAY89_PEER
+    assert (
+        peer.unavailable.startswith("Day 89's kernel did not build here:") and "something" in peer.unavailable
+    )
