@@ -19,3 +19,8 @@ NOT_RECORDED_ON: dict[str, frozenset[str]] = {"h200": frozenset({"day88", "day89
 # recording of one makes the tests that read this set fail until its id is taken out. The H200
 # lacks Days 88 and 89 (NOT_RECORDED_ON above); every other lesson's timeline is kept for both.
 TIMELINE_NOT_RECORDED: dict[str, frozenset[str]] = {"h200": frozenset({"day88", "day89"})}
+
+
+def unrecorded(model: str) -> frozenset[str]:
+    """The lessons with no recording on the GPU model ``model`` (its evidence folder's name)."""
+    return NOT_RECORDED | NOT_RECORDED_ON.get(model, frozenset())

@@ -9,7 +9,7 @@ import shutil
 from dataclasses import replace
 
 import pytest
-from recordings import NOT_RECORDED_ON
+from recordings import unrecorded
 
 from course.bench import climb
 from course.bench.result import bench_dir, load
@@ -139,8 +139,7 @@ def test_a_gpu_without_an_attention_recording_names_the_steps_it_lacks(gpu):
         table = climb.climb_table(rows, 4096, climb.family_of(upto, lessons, "attention"), missing)
     # recorded and unrecorded steps part the climb; Days 88 and 89 are missing exactly where not recorded
     assert sorted([r.lesson for r in rows] + missing, key=lambda s: s.day) == steps
-    first = {"day88", "day89"}
-    assert {s.id for s in missing} & first == NOT_RECORDED_ON.get(gpu, frozenset()) & first
+    assert {s.id for s in missing} == unrecorded(gpu) & {s.id for s in steps}
     said = table._repr_html_()
     if missing:
         assert f"Not recorded yet on the {shown.device}: " in said and "(the attention climb)" in said
@@ -207,7 +206,7 @@ def test_the_finale_page_shows_the_attention_climb_and_the_h200_page_says_it_is_
     shown.clear()
     with evidence.showing("h200"):
         said = page.climb(family="attention")
-    if {s.id for s in steps} <= NOT_RECORDED_ON.get("h200", frozenset()):  # none recorded there yet
+    if {s.id for s in steps} <= unrecorded("h200"):  # none recorded there yet
         html = said._repr_html_()
         assert shown == [] and "<table" not in html and "Not recorded yet on the NVIDIA H200: Day 88" in html
     else:  # once one is, the H200's own climb is drawn
