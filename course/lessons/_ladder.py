@@ -117,7 +117,9 @@ class Problem:
     cluster: int
     consumers: int
     streamk: bool = False  # a -DGEMM_STREAMK=1 build: the schedule is the grid's (``_streamk``)
-    ctas_per_sm: int = 1  # ``kCtasPerSm``: 2 in Day 86's small build (-DGEMM_SMALL=1), whose CTAs fit two an SM
+    ctas_per_sm: int = (
+        1  # ``kCtasPerSm``: 2 in Day 86's small build (-DGEMM_SMALL=1), whose CTAs fit two an SM
+    )
 
     @property
     def tiles_n(self) -> int:

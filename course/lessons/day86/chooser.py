@@ -245,7 +245,9 @@ def estimate(
     compute_us = wave_share(units, slots) * unit_us
     memory_us = (m * k + n * k + m * n) * 2 / (STREAM_TBPS * 1e12) * 1e6
     est = LAUNCH_US + max(compute_us, memory_us)
-    return Choice(bn, cluster, split, units, waves, slots, est, deterministic and split > 1, bm=bm, small=small)
+    return Choice(
+        bn, cluster, split, units, waves, slots, est, deterministic and split > 1, bm=bm, small=small
+    )
 
 
 def estimate_streamk(
@@ -299,9 +301,19 @@ def _rank(c: Choice) -> tuple[float, bool, bool, bool, int, int, int]:
 
 
 def _splits(
-    m: int, n: int, k: int, sms: int, bn: int, cluster: int, deterministic: bool, bm: int = 128, small: bool = False
+    m: int,
+    n: int,
+    k: int,
+    sms: int,
+    bn: int,
+    cluster: int,
+    deterministic: bool,
+    bm: int = 128,
+    small: bool = False,
 ) -> list[Choice]:
-    found = (estimate(m, n, k, sms, bn, cluster, s, deterministic, bm, small) for s in range(1, MAX_SPLIT + 1))
+    found = (
+        estimate(m, n, k, sms, bn, cluster, s, deterministic, bm, small) for s in range(1, MAX_SPLIT + 1)
+    )
     return [c for c in found if c is not None]
 
 

@@ -240,7 +240,8 @@ def test_a_64_row_k_tile_is_half_the_work_at_rows64_efficiency(monkeypatch):
         half = chooser.estimate(1, bn, 8192, SMS, bn, cluster, 1, bm=64)
         assert full is not None and half is not None and half.bm == 64 and full.units == half.units == 1
         loop = [
-            (c.est_us - chooser.LAUNCH_US) / chooser.wave_share(c.units, c.slots) - chooser.FILL_US for c in (full, half)
+            (c.est_us - chooser.LAUNCH_US) / chooser.wave_share(c.units, c.slots) - chooser.FILL_US
+            for c in (full, half)
         ]
         assert loop[1] / loop[0] == pytest.approx(0.5 / chooser.ROWS64_EFFICIENCY)
     # the 64-row split-K partial is 64 x BN floats: half the 128-row tile's traffic
@@ -292,12 +293,13 @@ def test_the_small_build_is_two_ctas_an_sm_that_share_its_tensor_cores(monkeypat
     assert one is not None and two is not None and plain is not None
     assert (one.slots, one.waves, two.waves, plain.slots) == (2 * SMS, 1, 1, SMS)
     loop = [
-        (c.est_us - chooser.LAUNCH_US) / chooser.wave_share(c.units, c.slots) - chooser.FILL_US for c in (one, two)
+        (c.est_us - chooser.LAUNCH_US) / chooser.wave_share(c.units, c.slots) - chooser.FILL_US
+        for c in (one, two)
     ]
     assert loop[1] == pytest.approx(2 * loop[0])
-    assert (plain.est_us - chooser.LAUNCH_US) / chooser.wave_share(SMS, SMS) - chooser.FILL_US == pytest.approx(
-        loop[0]
-    )
+    assert (plain.est_us - chooser.LAUNCH_US) / chooser.wave_share(
+        SMS, SMS
+    ) - chooser.FILL_US == pytest.approx(loop[0])
     assert chooser.defines(one) == {"GEMM_BN": 64, "GEMM_CLUSTER": 1, "GEMM_BM": 64, "GEMM_SMALL": 1}
     assert one.config == "64x64 c1 small" and "2 CTAs an SM" in one.describe()
 
