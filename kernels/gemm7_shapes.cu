@@ -222,12 +222,24 @@ constexpr int kSkMinIters = 8;            // Stream-K: fewest K-iterations one u
 // launch (no __cluster_dims__: with no multicast there is nothing to share)
 // and so the CTA's own barrier after the mbarrier init instead of the
 // cluster's, and none at the exit (no peer can still write into this CTA's
-// shared memory). Default 0: every other build is unchanged.
+// shared memory). CUTLASS does the same for a cluster of one: its sm90
+// kernels __syncthreads() after the pipeline init where size(ClusterShape)
+// is 1 and wait for nothing at the end, and GemmUniversalAdapter::run
+// launches a static 1x1x1 kernel without a cluster attribute (include/
+// cutlass/gemm/device/gemm_universal_adapter.h), its .shared::cluster
+// barrier arrivals then addressing the CTA itself. Default 0: every other
+// build is unchanged.
 #ifndef GEMM_SMALL
 #define GEMM_SMALL 0
 #endif
+#ifndef __CUDACC_RTC__
+// The host's names for it (the course's host reads them from this file too).
+// The device code writes GEMM_SMALL out instead: NVRTC keeps every
+// namespace-scope constexpr as a symbol in the cubin, and two more symbols
+// would change every other build's cubin.
 constexpr int kSmall = GEMM_SMALL;        // 1: the small-problem build
-constexpr int kCtasPerSm = 1 + kSmall;    // CTAs the persistent grid puts on one SM: 1, or 2 small
+constexpr int kCtasPerSm = 1 + GEMM_SMALL;  // CTAs the persistent grid puts on one SM: 1, or 2 small
+#endif
 // setmaxnreg needs a register cap at entry below the consumers' ceiling: 168
 // with 384 threads; with 256 (GEMM_BM=64) the cap is 255, so that build
 // leaves every warpgroup at what ptxas gives it.
@@ -254,7 +266,7 @@ constexpr int kStageBytes = kTileBytesA + kTileBytesB;          // bytes the TMA
 // The ring is as deep as shared memory allows: 192 KiB of stages (a stage is
 // 16 KiB of A plus kBN * 128 B of B), beside 32 KiB of D staging and the
 // barriers: 4 stages at BN 256, 6 at BN 128, 8 at BN 64.
-constexpr int kRingBytes = 196608 - kSmall * 122880;  // 192 KiB, or 72 KiB in the small build
+constexpr int kRingBytes = 196608 - GEMM_SMALL * 122880;  // 192 KiB, or 72 KiB in the small build
 constexpr int kStages = kRingBytes / kStageBytes;               // ring of shared-memory stages
 // Dynamic shared memory the launch requests: the ring, the D staging, one
 // 1024-byte block for the barriers (SharedStorage is 1024-aligned), and the
@@ -267,7 +279,7 @@ static_assert(kBM == 128 || kBM == 64, "GEMM_BM is 128 or 64");
 static_assert(kClusterM == 1 || kClusterM == 2, "GEMM_CLUSTER is 1 or 2");
 static_assert(kDeterministic == 0 || kDeterministic == 1, "GEMM_DETERMINISTIC is 0 or 1");
 static_assert(kStreamK == 0 || kStreamK == 1, "GEMM_STREAMK is 0 or 1");
-static_assert(kSmall == 0 || (kSmall == 1 && kBM == 64 && kClusterM == 1 && kBN <= 128 && !kStreamK),
+static_assert(GEMM_SMALL == 0 || (GEMM_SMALL == 1 && kBM == 64 && kClusterM == 1 && kBN <= 128 && !kStreamK),
               "GEMM_SMALL=1 is a 64-row tile, cluster 1, BN 64 or 128, split-K schedule");
 static_assert(kBK * 2 == 128, "one tile row must be exactly one 128-byte swizzle span");
 static_assert(kBM == kWgmmaM * kConsumers, "each consumer covers 64 rows with one m64nBN slice");
@@ -298,7 +310,7 @@ static_assert(kSmemBytes == sizeof(SharedStorage) + kSmemAlign,
 static_assert(kSmemBytes <= 227 * 1024, "Hopper's per-block shared memory ceiling");
 // The small build's two CTAs on one SM: 228 KiB per SM, 1 KiB of it reserved per CTA
 // (CUDA C++ Programming Guide, "Shared Memory" for compute capability 9.0).
-static_assert(kCtasPerSm * (kSmemBytes + 1024) <= 228 * 1024, "kCtasPerSm CTAs' shared memory on one SM");
+static_assert((1 + GEMM_SMALL) * (kSmemBytes + 1024) <= 228 * 1024, "kCtasPerSm CTAs' shared memory on one SM");
 // end snippet
 
 // snippet: descriptor
@@ -990,7 +1002,7 @@ __device__ __forceinline__ bool reduceSplits(float (&acc)[kAccRegs], SharedStora
 
 // D = A * B^T for any M x N x K (N, K multiples of 8). Launch contract:
 // see the header. extern "C" keeps the name unmangled for CuPy.
-extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, kCtasPerSm)
+extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1 + GEMM_SMALL)  // kCtasPerSm
 #if !GEMM_SMALL
     __cluster_dims__(kClusterM, kClusterN, 1)
 #endif
@@ -1397,6 +1409,14 @@ int main(int argc, char** argv) {
     const PFN_cuTensorMapEncodeTiled_v12000 encode = getEncodeTiled();
     std::printf("configuration: tile %dx%d, cluster %d, %d stages, %d SMs\n", kBM, kBN, kClusterM,
                 kStages, prop.multiProcessorCount);
+    if (kSmall) {  // the grid counts on two CTAs an SM: say whether the driver agrees
+        int resident = 0;
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, gemm7Shapes,
+                                                                 kThreadsPerBlock, kSmemBytes));
+        std::printf("small build: %d CTAs resident an SM (occupancy API), the grid assumes %d\n",
+                    resident, kCtasPerSm);
+        if (resident < kCtasPerSm) return EXIT_FAILURE;
+    }
     if (argc == 5 || argc == 6) {
         return runShape(encode, prop, std::atoi(argv[1]), std::atoi(argv[2]), std::atoi(argv[3]),
                         {std::atoi(argv[4])}, argc == 6 ? std::atoi(argv[5]) : 0)

@@ -19,10 +19,13 @@ note can say where the model is wrong. Prints one line per shape and mode; write
 small builds instead, on the issue's small squares and decode rows (``SMALL39_SHAPES``):
 - ``pick``: today's pick, the 128-row builds only (``choose(..., rows64=False)``);
 - ``rows64``: the default chooser's pick where it differs (a 64-row tile at M <= 64), and
-  ``rows64-pick-tile``: the 64-row build of today's pick's width and cluster (which of the two
-  changes, the rows or the width, buys what);
+  ``rows64-64xBN``: the model's best split of each other 64-row width, cluster 1 (the model prices
+  several of them at the same memory floor; which one the GPU prefers is what it cannot say; the
+  H100 measured 64x128 split 2 and 64x256 split 4 at M = 8 and 64 on 2026-12-05:
+  evidence/logs/2026-12-05-h100-s10-k86-call2.log);
 - ``small``: the small build (-DGEMM_SMALL=1) the model prefers (``choose(..., small=True)`` over
-  the small candidates), and ``small-alt``: the other width's;
+  the small candidates), ``small-alt``: the other width's, and ``small-as-64row``: ``small``'s tile
+  and split in the plain 64-row build (so the tile's gain and the small build's own are apart);
 each checked against float64 first as above, then every new build is checked on ragged shapes
 through the course host (``ragged_checks``), split 1 and 3.
 
@@ -97,13 +100,24 @@ def small39_builds(shape: tuple[int, int, int], sms: int) -> dict[str, tuple[cho
     now = chooser.choose(*shape, sms)
     if now != pick:
         out["rows64"] = (now, chooser.defines(now))
-        same = chooser.best_for(*shape, sms, pick.bn, pick.cluster, bm=64)
-        if (same.bn, same.cluster) != (now.bn, now.cluster):
-            out["rows64-pick-tile"] = (same, chooser.defines(same))
+        for bn in (256, 128, 64):  # the model's best split of every other 64-row width, cluster 1
+            if (bn, 1) != (now.bn, now.cluster):
+                other = chooser.best_for(*shape, sms, bn, 1, bm=64)
+                out[f"rows64-64x{bn}"] = (other, chooser.defines(other))
     small = [c for c in chooser.candidates(*shape, sms, small=True) if c.small]
     out["small"] = (small[0], chooser.defines(small[0]))
     alt = [c for c in small if c.bn != small[0].bn]
     out["small-alt"] = (alt[0], chooser.defines(alt[0]))
+    # the same 64-row tile and split without the small build's changes (one CTA an SM, a cluster
+    # launch, the 192 KiB ring): what the tile alone buys, and what the small build adds to it
+    plain = chooser.estimate(*shape, sms, small[0].bn, 1, small[0].split, bm=64)
+    same = [
+        c
+        for c, _ in out.values()
+        if (c.bm, c.bn, c.cluster, c.split, c.small) == (64, small[0].bn, 1, small[0].split, False)
+    ]
+    if plain is not None and not same:
+        out["small-as-64row"] = (plain, chooser.defines(plain))
     return out
 
 
