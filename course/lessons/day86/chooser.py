@@ -106,7 +106,8 @@ from . import LESSON
 
 @cache
 def kernel_shape() -> tuple[int, int, int]:
-    """(tile height, K-tile depth, the N and K multiple) from the kernel: 128, 64 and 8 in every build.
+    """(tile height, K-tile depth, the N and K multiple) from the kernel's default build: 128, 64 and
+    8 (the 64-row builds' height is ``Choice.bm``).
 
     Read when first asked, not on import: the lesson's host imports this module, and discovery
     imports the host even where the course material (the kernels) is absent."""
