@@ -43,12 +43,16 @@ def main() -> int:
         same = {"nvcc": 0, "NVRTC": 0}
         with tempfile.TemporaryDirectory() as tmp:
             for f in BUILDS:
-                a = nvcc_cubin(lesson.kernel_path, f, Path(tmp) / "a.cubin")
-                b = nvcc_cubin(old, f, Path(tmp) / "b.cubin")
-                same["nvcc"] += a == b
-                same["NVRTC"] += compile_offline(lesson, defines=f).cubin == compile_offline(before, defines=f).cubin
-                if a != b or same["NVRTC"] < BUILDS.index(f) + 1:
-                    print("differs:", f)
+                equal = {
+                    "nvcc": nvcc_cubin(lesson.kernel_path, f, Path(tmp) / "a.cubin")
+                    == nvcc_cubin(old, f, Path(tmp) / "b.cubin"),
+                    "NVRTC": compile_offline(lesson, defines=f).cubin
+                    == compile_offline(before, defines=f).cubin,
+                }
+                for tool, same_bytes in equal.items():
+                    same[tool] += same_bytes
+                    if not same_bytes:
+                        print(f"differs ({tool}):", f)
     finally:
         twin.unlink()
     print(f"nvcc: {same['nvcc']} of {len(BUILDS)} cubins identical; NVRTC: {same['NVRTC']} of {len(BUILDS)}")
