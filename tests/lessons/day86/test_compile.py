@@ -81,6 +81,7 @@ def test_every_new_pickable_build_compiles_without_spills(flags):
     result = compile_offline(LESSON, defines=flags, ptxas_verbose=True)
     report = parse(result.log, LESSON.kernel_name)
     assert report.spill_stores == 0 and report.spill_loads == 0, result.log
+    assert not report.serialized_wgmma, result.log  # the 128-register cap costs no wgmma overlap
     c = LESSON.constants(flags)
     assert (c["kBM"], c["kConsumers"], c["kThreadsPerBlock"]) == (64, 1, 256)
     if flags.get("GEMM_SMALL"):
