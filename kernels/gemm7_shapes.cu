@@ -83,9 +83,11 @@
 // Launch contract:
 //   kernel  gemm7Shapes(tmA, tmB, tmD, M, N, K, splitK, workspace,
 //           counters), compiled with __cluster_dims__(kClusterM, 1, 1)
-//   grid    (min(SMs rounded down to a multiple of kClusterM,
+//           (none in the small build: a plain launch)
+//   grid    (min(SMs x kCtasPerSm rounded down to a multiple of kClusterM,
 //           units * kClusterM), 1, 1), units = ceil(ceil(M/kBM)/kClusterM)
-//           * ceil(N/kBN) * splitK
+//           * ceil(N/kBN) * splitK; kCtasPerSm is 1, or 2 in the small
+//           build (-DGEMM_SMALL=1)
 //   block   kThreadsPerBlock = 384 (256 with GEMM_BM=64); dynamic shared
 //           memory kSmemBytes
 //   tmA     2D FP16 map over A: dims {K, M}, row stride K*2 bytes, box
@@ -120,7 +122,8 @@
 // Build: nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -o gemm7_shapes gemm7_shapes.cu
 //        (add -DGEMM_BN=128 or 64 and/or -DGEMM_CLUSTER=1 for the other configurations,
 //        -DGEMM_DETERMINISTIC=1 for split-K sums in split order,
-//        -DGEMM_STREAMK=1 for the Stream-K schedule)
+//        -DGEMM_STREAMK=1 for the Stream-K schedule;
+//        -DGEMM_SMALL=1 -DGEMM_BM=64 -DGEMM_CLUSTER=1 -DGEMM_BN=64 or 128 for small problems)
 // Run:   ./gemm7_shapes            (a list of ragged shapes, each with splits 1 and 3;
 //                                   Stream-K: each on all SMs, 7 and 3 clusters)
 //        ./gemm7_shapes M N K SPLIT [CLUSTERS] (one shape; CLUSTERS caps the grid)
@@ -211,6 +214,32 @@ constexpr int kDeterministic = GEMM_DETERMINISTIC;  // 1: split-K sums in split 
 #endif
 constexpr int kStreamK = GEMM_STREAMK;    // 1: data-parallel + Stream-K hybrid schedule
 constexpr int kSkMinIters = 8;            // Stream-K: fewest K-iterations one unit gets (CUTLASS's min_iters_per_sk_unit_)
+// -DGEMM_SMALL=1: the build for small problems (issue 39), with GEMM_BM=64,
+// GEMM_CLUSTER=1 and GEMM_BN 64 or 128. Its fixed costs per CTA are fewer:
+// a ring of 72 KiB (4 stages at BN 64, 3 at BN 128) instead of 192 KiB, so
+// two CTAs fit on one SM (kCtasPerSm; the host's persistent grid is two per
+// SM, and one CTA's fill and store overlap the other's K loop); no cluster
+// launch (no __cluster_dims__: with no multicast there is nothing to share)
+// and so the CTA's own barrier after the mbarrier init instead of the
+// cluster's, and none at the exit (no peer can still write into this CTA's
+// shared memory). CUTLASS does the same for a cluster of one: its sm90
+// kernels __syncthreads() after the pipeline init where size(ClusterShape)
+// is 1 and wait for nothing at the end, and GemmUniversalAdapter::run
+// launches a static 1x1x1 kernel without a cluster attribute (include/
+// cutlass/gemm/device/gemm_universal_adapter.h), its .shared::cluster
+// barrier arrivals then addressing the CTA itself. Default 0: every other
+// build is unchanged.
+#ifndef GEMM_SMALL
+#define GEMM_SMALL 0
+#endif
+#ifndef __CUDACC_RTC__
+// The host's names for it (the course's host reads them from this file too).
+// The device code writes GEMM_SMALL out instead: NVRTC keeps every
+// namespace-scope constexpr as a symbol in the cubin, and two more symbols
+// would change every other build's cubin.
+constexpr int kSmall = GEMM_SMALL;        // 1: the small-problem build
+constexpr int kCtasPerSm = 1 + GEMM_SMALL;  // CTAs the persistent grid puts on one SM: 1, or 2 small
+#endif
 // setmaxnreg needs a register cap at entry below the consumers' ceiling: 168
 // with 384 threads; with 256 (GEMM_BM=64) the cap is 255, so that build
 // leaves every warpgroup at what ptxas gives it.
@@ -225,10 +254,10 @@ constexpr int kBoxDRows = 64;             // TMA store box for D: one consumer's
 constexpr int kPasses = (kBN + 127) / 128;  // epilogue passes per tile: 2 at BN 256, else 1
 constexpr int kStagingBoxes = kBN / (kBoxDCols * kPasses);  // D boxes each consumer stages per pass: 2, or 1 at BN 64
 constexpr int kStagingSlots = 2;          // staging boxes shared memory holds per consumer (every build)
-constexpr int kPersistent = 1;            // grid = number of SMs (at most); each CTA walks units
+constexpr int kPersistent = 1;            // grid = SMs x kCtasPerSm (at most); each CTA walks units
 constexpr int kGroupM = 8;                // cluster-tile rows per group of the tile order
 constexpr int kMinMultiple = 8;           // N and K: 8 halves = 16 bytes, the TMA stride rule
-static_assert(kPersistent == 1, "the host launches at most one CTA per SM and the kernel walks units");
+static_assert(kPersistent == 1, "the host launches at most kCtasPerSm CTAs per SM and the kernel walks units");
 static_assert(kMinMultiple * 2 == 16, "a TMA global stride is a multiple of 16 bytes: 8 halves");
 
 constexpr int kTileBytesA = kBM * kBK * 2;                      // 16 KiB
@@ -237,7 +266,7 @@ constexpr int kStageBytes = kTileBytesA + kTileBytesB;          // bytes the TMA
 // The ring is as deep as shared memory allows: 192 KiB of stages (a stage is
 // 16 KiB of A plus kBN * 128 B of B), beside 32 KiB of D staging and the
 // barriers: 4 stages at BN 256, 6 at BN 128, 8 at BN 64.
-constexpr int kRingBytes = 196608;
+constexpr int kRingBytes = 196608 - GEMM_SMALL * 122880;  // 192 KiB, or 72 KiB in the small build
 constexpr int kStages = kRingBytes / kStageBytes;               // ring of shared-memory stages
 // Dynamic shared memory the launch requests: the ring, the D staging, one
 // 1024-byte block for the barriers (SharedStorage is 1024-aligned), and the
@@ -250,6 +279,8 @@ static_assert(kBM == 128 || kBM == 64, "GEMM_BM is 128 or 64");
 static_assert(kClusterM == 1 || kClusterM == 2, "GEMM_CLUSTER is 1 or 2");
 static_assert(kDeterministic == 0 || kDeterministic == 1, "GEMM_DETERMINISTIC is 0 or 1");
 static_assert(kStreamK == 0 || kStreamK == 1, "GEMM_STREAMK is 0 or 1");
+static_assert(GEMM_SMALL == 0 || (GEMM_SMALL == 1 && kBM == 64 && kClusterM == 1 && kBN <= 128 && !kStreamK),
+              "GEMM_SMALL=1 is a 64-row tile, cluster 1, BN 64 or 128, split-K schedule");
 static_assert(kBK * 2 == 128, "one tile row must be exactly one 128-byte swizzle span");
 static_assert(kBM == kWgmmaM * kConsumers, "each consumer covers 64 rows with one m64nBN slice");
 static_assert(kBoxARows == kBM && kBoxBRows <= 256, "TMA boxes are at most 256 rows");
@@ -277,6 +308,9 @@ struct alignas(1024) SharedStorage {
 static_assert(kSmemBytes == sizeof(SharedStorage) + kSmemAlign,
               "kSmemBytes must be the storage plus the alignment slack");
 static_assert(kSmemBytes <= 227 * 1024, "Hopper's per-block shared memory ceiling");
+// The small build's two CTAs on one SM: 228 KiB per SM, 1 KiB of it reserved per CTA
+// (CUDA C++ Programming Guide, "Shared Memory" for compute capability 9.0).
+static_assert((1 + GEMM_SMALL) * (kSmemBytes + 1024) <= 228 * 1024, "kCtasPerSm CTAs' shared memory on one SM");
 // end snippet
 
 // snippet: descriptor
@@ -968,8 +1002,10 @@ __device__ __forceinline__ bool reduceSplits(float (&acc)[kAccRegs], SharedStora
 
 // D = A * B^T for any M x N x K (N, K multiples of 8). Launch contract:
 // see the header. extern "C" keeps the name unmangled for CuPy.
-extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
+extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1 + GEMM_SMALL)  // kCtasPerSm
+#if !GEMM_SMALL
     __cluster_dims__(kClusterM, kClusterN, 1)
+#endif
     gemm7Shapes(const __grid_constant__ CUtensorMap tmA,
                 const __grid_constant__ CUtensorMap tmB,
                 const __grid_constant__ CUtensorMap tmD, int M, int N, int K, int splitK,
@@ -1005,7 +1041,11 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
         }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
+#if GEMM_SMALL
+    __syncthreads();  // no cluster launch: the CTA's own barrier publishes the init
+#else
     clusterSync();
+#endif
     // end snippet
 
     if (wg == 0) {
@@ -1133,7 +1173,9 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
         }
     }
     COURSE_TL(TL_SYNC, 0);
-    clusterSync();
+#if !GEMM_SMALL
+    clusterSync();  // no CTA exits while a peer may still multicast into it or arrive on its barriers
+#endif
     COURSE_TL(TL_END, 0);
 }
 #ifndef __CUDACC_RTC__
@@ -1292,7 +1334,7 @@ static bool runShape(PFN_cuTensorMapEncodeTiled_v12000 encode, const cudaDeviceP
         // Clusters of the persistent grid: one per kClusterSize SMs, or fewer (slotsCap), to
         // run the Stream-K schedule's other cases on one GPU. Never more: nobody waits for a
         // CTA that is not resident, but the grid stays one wave.
-        int slots = prop.multiProcessorCount / kClusterSize;
+        int slots = prop.multiProcessorCount * kCtasPerSm / kClusterSize;
         if (slotsCap > 0 && slotsCap < slots) slots = slotsCap;
         const Problem hp = makeProblem(M, N, K, splitK, slots);
         float* ws = nullptr;
@@ -1367,6 +1409,14 @@ int main(int argc, char** argv) {
     const PFN_cuTensorMapEncodeTiled_v12000 encode = getEncodeTiled();
     std::printf("configuration: tile %dx%d, cluster %d, %d stages, %d SMs\n", kBM, kBN, kClusterM,
                 kStages, prop.multiProcessorCount);
+    if (kSmall) {  // the grid counts on two CTAs an SM: say whether the driver agrees
+        int resident = 0;
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, gemm7Shapes,
+                                                                 kThreadsPerBlock, kSmemBytes));
+        std::printf("small build: %d CTAs resident an SM (occupancy API), the grid assumes %d\n",
+                    resident, kCtasPerSm);
+        if (resident < kCtasPerSm) return EXIT_FAILURE;
+    }
     if (argc == 5 || argc == 6) {
         return runShape(encode, prop, std::atoi(argv[1]), std::atoi(argv[2]), std::atoi(argv[3]),
                         {std::atoi(argv[4])}, argc == 6 ? std::atoi(argv[5]) : 0)

@@ -11,7 +11,8 @@ which this module reads from the source (never copies):
 - ``kBoxARows``, ``kBoxBRows``: the TMA boxes (``kBK`` x rows, 128-byte swizzle);
 - ``kBoxDCols``, ``kBoxDRows``: present when D is written through a tensor map too;
 - ``kThreadsPerBlock``, ``kSmemBytes`` (dynamic shared memory, opted in);
-- ``kPersistent`` (1: one CTA per SM, rounded down to whole clusters),
+- ``kPersistent`` (1: one CTA per SM, rounded down to whole clusters; ``kCtasPerSm``, where
+  declared, CTAs per SM instead of one),
   ``kClusterM`` x ``kClusterN`` (CTAs per cluster, from ``__cluster_dims__``).
 
 A lesson package of the ladder declares its ``LESSON`` and
@@ -116,6 +117,9 @@ class Problem:
     cluster: int
     consumers: int
     streamk: bool = False  # a -DGEMM_STREAMK=1 build: the schedule is the grid's (``_streamk``)
+    ctas_per_sm: int = (
+        1  # ``kCtasPerSm``: 2 in Day 86's small build (-DGEMM_SMALL=1), whose CTAs fit two an SM
+    )
 
     @property
     def tiles_n(self) -> int:
@@ -166,9 +170,10 @@ class Problem:
         return sk.workspace_floats(self.tile_m, self.tile_n, self.cluster), self.cta_tiles * self.consumers
 
     def grid(self, sms: int) -> int:
-        """CTAs: at most one per SM, rounded down to whole clusters, and (split-K) at most one cluster
-        per unit; Stream-K launches every slot, its schedule being the grid's, as CUTLASS's does."""
-        slots = sms // self.cluster
+        """CTAs: at most ``ctas_per_sm`` per SM (one, but two in a small build), rounded down to whole
+        clusters, and (split-K) at most one cluster per unit; Stream-K launches every slot, its
+        schedule being the grid's, as CUTLASS's does."""
+        slots = sms * self.ctas_per_sm // self.cluster
         return (slots if self.streamk else min(slots, self.units)) * self.cluster
 
 
@@ -187,6 +192,7 @@ def ragged_problem(constants: dict[str, int | float], shape: Shape, split: int) 
         int(constants.get("kClusterM", 1)),
         int(constants["kConsumers"]),
         bool(constants.get("kStreamK", 0)),
+        int(constants.get("kCtasPerSm", 1)),
     )
     if p.streamk and split != 1:
         raise CourseError(f"the Stream-K build (-DGEMM_STREAMK=1) takes split 1 only (got {split!r})")

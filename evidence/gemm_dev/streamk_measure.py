@@ -15,6 +15,20 @@ gemmEx are timed interleaved. The model's estimate for each build is printed bes
 note can say where the model is wrong. Prints one line per shape and mode; writes JSON to argv[1].
 ``SHAPES=quick`` runs six shapes only.
 
+``MEASURE=small39`` (evidence/gemm_dev/small39_gpu.sh, branch small39) measures the 64-row and
+small builds instead, on the issue's small squares and decode rows (``SMALL39_SHAPES``):
+- ``pick``: today's pick, the 128-row builds only (``choose(..., rows64=False)``);
+- ``rows64``: the default chooser's pick where it differs (a 64-row tile at M <= 64), and
+  ``rows64-64xBN``: the model's best split of each other 64-row width, cluster 1 (the model prices
+  several of them at the same memory floor; which one the GPU prefers is what it cannot say; the
+  H100 measured 64x128 split 2 and 64x256 split 4 at M = 8 and 64 on 2026-12-05:
+  evidence/logs/2026-12-05-h100-s10-k86-call2.log);
+- ``small``: the small build (-DGEMM_SMALL=1) the model prefers (``choose(..., small=True)`` over
+  the small candidates), ``small-alt``: the other width's, and ``small-as-64row``: ``small``'s tile
+  and split in the plain 64-row build (so the tile's gain and the small build's own are apart);
+each checked against float64 first as above, then every new build is checked on ragged shapes
+through the course host (``ragged_checks``), split 1 and 3.
+
 2500^3 is in the issue's table but the kernel refuses it (N and K must be multiples of 8, the TMA's
 16-byte stride rule); 2504^3 stands in for it.
 """
@@ -71,6 +85,70 @@ def builds_for(shape: tuple[int, int, int], sms: int) -> dict[str, tuple[chooser
     return out
 
 
+SMALL39_SHAPES = [
+    *((s, s, s) for s in (256, 512, 768, 1024)),
+    *((m, 8192, 8192) for m in (1, 2, 4, 32, 64, 128)),
+    *((m, 4096, 14336) for m in (1, 2, 4, 32, 64, 128)),
+]
+SMALL39_QUICK = [(512, 512, 512), (1024, 1024, 1024), (1, 8192, 8192), (32, 4096, 14336)]
+RAGGED = [(200, 136, 72), (1000, 1032, 520), (130, 392, 1096), (8, 4104, 1000), (64, 264, 2056), (1, 8, 1000)]
+
+
+def small39_builds(shape: tuple[int, int, int], sms: int) -> dict[str, tuple[chooser.Choice, dict[str, int]]]:
+    pick = chooser.choose(*shape, sms, rows64=False)
+    out = {"pick": (pick, chooser.defines(pick))}
+    now = chooser.choose(*shape, sms)
+    if now != pick:
+        out["rows64"] = (now, chooser.defines(now))
+        for bn in (256, 128, 64):  # the model's best split of every other 64-row width, cluster 1
+            if (bn, 1) != (now.bn, now.cluster):
+                other = chooser.best_for(*shape, sms, bn, 1, bm=64)
+                out[f"rows64-64x{bn}"] = (other, chooser.defines(other))
+    small = [c for c in chooser.candidates(*shape, sms, small=True) if c.small]
+    out["small"] = (small[0], chooser.defines(small[0]))
+    alt = [c for c in small if c.bn != small[0].bn]
+    out["small-alt"] = (alt[0], chooser.defines(alt[0]))
+    # the same 64-row tile and split without the small build's changes (one CTA an SM, a cluster
+    # launch, the 192 KiB ring): what the tile alone buys, and what the small build adds to it
+    plain = chooser.estimate(*shape, sms, small[0].bn, 1, small[0].split, bm=64)
+    same = [
+        c
+        for c, _ in out.values()
+        if (c.bm, c.bn, c.cluster, c.split, c.small) == (64, small[0].bn, 1, small[0].split, False)
+    ]
+    if plain is not None and not same:
+        out["small-as-64row"] = (plain, chooser.defines(plain))
+    return out
+
+
+def ragged_checks(host, sms: int) -> list[str]:
+    """Every build small39 adds, on ragged shapes through the course host, split 1 and 3 (every
+    element against float64, the output poisoned first)."""
+    flags = [
+        {"GEMM_SMALL": 1, "GEMM_BM": 64, "GEMM_CLUSTER": 1, "GEMM_BN": bn, "GEMM_DETERMINISTIC": det}
+        for bn in chooser.SMALL_BNS
+        for det in (0, 1)
+    ]
+    flags += [
+        chooser.defines(chooser.choose(*s, sms))
+        for s in SMALL39_SHAPES
+        if chooser.choose(*s, sms) != chooser.choose(*s, sms, rows64=False)
+    ]
+    lines = []
+    for f in [dict(t) for t in sorted({tuple(sorted(f.items())) for f in flags})]:
+        compiled = compile_lesson(LESSON, defines=f)
+        for shape in RAGGED:
+            for split in sorted({1, min(3, -(-shape[2] // 64))}):
+                w = host.workload(compiled, max(shape), 1, "bench", shape=shape, split=split)
+                w.poison(0)
+                w.launch(0)
+                check = w.check(w.out(0))
+                assert check.passed, (f, shape, split, check)
+                lines.append(f"ragged {f} {shape} split {split}: PASS ({check.max_error:.3g})")
+                print(lines[-1], flush=True)
+    return lines
+
+
 def main() -> None:
     import cupy as cp
 
@@ -79,11 +157,18 @@ def main() -> None:
     timer = Timer(20)
     gemm = Cublas(out="float16", b_layout="nk")
     l2 = int(cp.cuda.Device().attributes["L2CacheSize"])
-    out = []
-    for shape in QUICK if os.environ.get("SHAPES") == "quick" else SHAPES:
+    out: list = []
+    small39 = os.environ.get("MEASURE") == "small39"
+    quick = os.environ.get("SHAPES") == "quick"
+    if small39:
+        out.append({"ragged": ragged_checks(host, sms)})
+        shapes = SMALL39_QUICK if quick else SMALL39_SHAPES
+    else:
+        shapes = QUICK if quick else SHAPES
+    for shape in shapes:
         m, n, k = shape
         sets = rotation_buffers((m * k + n * k + m * n) * 2, l2)
-        builds = builds_for(shape, sms)
+        builds = small39_builds(shape, sms) if small39 else builds_for(shape, sms)
         works = {}
         for name, (choice, flags) in builds.items():
             w = host.workload(
@@ -141,11 +226,17 @@ def main() -> None:
                 flush=True,
             )
         out.append(row)
+        with open(sys.argv[1], "w") as f:  # after every shape: a run cut short keeps what it measured
+            json.dump(out, f, indent=1)
         del works, rot
         cp.get_default_memory_pool().free_all_blocks()
     print("graph capture failures:", timer.graph_failures or "none")
     with open(sys.argv[1], "w") as f:
-        json.dump(out, f, indent=1)
+        json.dump(
+            {"rows": out, "graph capture failures": timer.graph_failures or None} if small39 else out,
+            f,
+            indent=1,
+        )
 
 
 if __name__ == "__main__":

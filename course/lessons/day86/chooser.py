@@ -59,6 +59,29 @@ share of the last arriver's reads, and SPLIT_US. The default leaves
 Stream-K out: its picks are the measured ones' until a GPU has measured
 the Stream-K build (evidence/gemm_dev/streamk_gpu.sh).
 
+Two more kinds of build, 64-row tiles (``-DGEMM_BM=64``: one consumer
+warpgroup, m64nBN wgmmas), issue 39:
+
+- the decode builds: where a 128-row tile's wgmmas are half or more zero
+  rows (``ceil(M / 128) x 128 >= 2 M``, that is M <= 64), ``candidates``
+  also prices every width and cluster with 64-row tiles: a K-tile is
+  64 x BN x 64 x 2 FLOP (half the 128-row tile's), at the same width's and
+  cluster's efficiency times ROWS64_EFFICIENCY (one consumer warpgroup
+  issues every wgmma, with no second one to cover its waits, and it stages
+  (64 + BN) / (128 + BN) x 2 the bytes per FLOP), and the split-K partial is
+  64 x BN floats. On a tie the 128-row build wins. ``rows64=False`` leaves
+  them out (today's list);
+- the small builds (``-DGEMM_SMALL=1``: BM 64, cluster 1, BN 64 or 128, a
+  72 KiB ring so two CTAs share an SM), priced only with ``small=True``:
+  slots are 2 x SMs; a wave with more CTAs than SMs puts two on one SM,
+  whose K loops share its tensor cores (the busiest SM's K-tiles take twice
+  as long) while one CTA's fill and epilogue overlap the other's loop (one
+  FILL_US a unit, as before). Their other saving (no cluster launch or
+  barrier, 72 KiB instead of 226 KiB of shared memory) has no term yet: it
+  is what ``evidence/gemm_dev/small39_gpu.sh`` measures, and a fixed cost
+  per CTA fitted to that measurement is the next step. Until then the
+  default leaves them out.
+
 The constants are round figures, named below for what they are: not
 datasheet rates (an H100 or H200 SXM datasheet gives 989 TFLOP/s dense
 FP16, and 3.35 TB/s (H100) or 4.8 TB/s (H200) of memory bandwidth), but
@@ -83,7 +106,8 @@ from . import LESSON
 
 @cache
 def kernel_shape() -> tuple[int, int, int]:
-    """(tile height, K-tile depth, the N and K multiple) from the kernel: 128, 64 and 8 in every build.
+    """(tile height, K-tile depth, the N and K multiple) from the kernel's default build: 128, 64 and
+    8 (the 64-row builds' height is ``Choice.bm``).
 
     Read when first asked, not on import: the lesson's host imports this module, and discovery
     imports the host even where the course material (the kernels) is absent."""
@@ -100,6 +124,7 @@ CONFIGS: tuple[tuple[int, int], ...] = (
     (64, 1),
 )  # (BN, cluster)
 MAX_SPLIT = 8
+SMALL_BNS: tuple[int, ...] = (128, 64)  # the small builds' widths (-DGEMM_SMALL=1, BM 64, cluster 1)
 
 # Model constants (round figures, not fitted per shape).
 SM_TFLOPS = 5.0  # dense FP16 TFLOP/s one SM sustains in a cuBLAS-class kernel: 660 TFLOP/s over 132 SMs
@@ -114,6 +139,9 @@ SPLIT_US = 3.0  # per split unit: the reduction's round trips (stores, fence, co
 # ``bench.wave_table``), used for both clusters (the docstring says why). A last wave of r units
 # on S slots costs LONE_UNIT + (1 - LONE_UNIT) (r - 1) / (S - 1) of a full one.
 LONE_UNIT = 0.65
+# A 64-row tile's K loop against the 128-row tile's of the same width and cluster (a round figure,
+# not yet measured): one consumer warpgroup, and more staged bytes per FLOP.
+ROWS64_EFFICIENCY = 0.80
 EFFICIENCY = {  # fraction of SM_TFLOPS a K-tile loop sustains, by (BN, cluster)
     (256, 2): 1.00,
     (256, 1): 0.96,
@@ -136,20 +164,23 @@ class Choice:
     deterministic: bool = False  # split-K sums in split order (-DGEMM_DETERMINISTIC=1)
     streamk: bool = False  # the Stream-K build (-DGEMM_STREAMK=1); split is 1
     shared: int = 0  # Stream-K: tiles that several units share (one fixup each)
+    bm: int = 128  # tile rows: 128, or 64 (-DGEMM_BM=64, one consumer warpgroup)
+    small: bool = False  # the small build (-DGEMM_SMALL=1): two CTAs an SM, no cluster launch
 
     @property
     def config(self) -> str:
-        return f"128x{self.bn} c{self.cluster}"
+        return f"{self.bm}x{self.bn} c{self.cluster}" + (" small" if self.small else "")
 
     def describe(self) -> str:
         det = ", deterministic" if self.deterministic and (self.split > 1 or self.shared) else ""
         if self.streamk:
             return (
-                f"tile 128x{self.bn}, cluster {self.cluster}, Stream-K{det}: {self.units} units on "
+                f"tile {self.bm}x{self.bn}, cluster {self.cluster}, Stream-K{det}: {self.units} units on "
                 f"{self.slots} clusters, {self.shared} tile(s) shared, no partial wave, model {self.est_us:.1f} us"
             )
+        small = ", small build (2 CTAs an SM)" if self.small else ""
         return (
-            f"tile 128x{self.bn}, cluster {self.cluster}, split {self.split}{det}: {self.units} units "
+            f"tile {self.bm}x{self.bn}, cluster {self.cluster}{small}, split {self.split}{det}: {self.units} units "
             f"on {self.slots} clusters = {self.waves} wave(s), model {self.est_us:.1f} us"
         )
 
@@ -164,10 +195,26 @@ def wave_share(units: int, slots: int) -> float:
 
 
 def estimate(
-    m: int, n: int, k: int, sms: int, bn: int, cluster: int, split: int, deterministic: bool = False
+    m: int,
+    n: int,
+    k: int,
+    sms: int,
+    bn: int,
+    cluster: int,
+    split: int,
+    deterministic: bool = False,
+    bm: int = 128,
+    small: bool = False,
 ) -> Choice | None:
-    """The model's time for one configuration and split, or None if the split is invalid."""
-    tile_m, tile_k, _ = kernel_shape()
+    """The model's time for one configuration and split, or None if the split is invalid (``bm``
+    64: the 64-row build; ``small``: the small build, which is 64 rows and cluster 1)."""
+    if bm not in (128, 64) or (small and (bm != 64 or cluster != 1 or bn not in SMALL_BNS)):
+        raise CourseError(
+            f"no build {bm}x{bn} c{cluster}{' small' if small else ''}: tiles are 128 or 64 rows, and the "
+            f"small build is 64 rows, cluster 1, BN in {SMALL_BNS}"
+        )
+    _, tile_k, _ = kernel_shape()
+    tile_m = bm
     k_tiles = math.ceil(k / tile_k)
     if split < 1 or split > k_tiles:
         return None
@@ -175,11 +222,17 @@ def estimate(
     tiles_n = math.ceil(n / bn)
     cluster_tiles_m = math.ceil(tiles_m / cluster)
     units = cluster_tiles_m * tiles_n * split
-    slots = sms // cluster
+    ctas_per_sm = 2 if small else 1
+    slots = sms * ctas_per_sm // cluster
     waves = math.ceil(units / slots)
     per_sm_flops = SM_TFLOPS * 1e12 * EFFICIENCY[(bn, cluster)]
+    if bm == 64:
+        per_sm_flops *= ROWS64_EFFICIENCY
     k_tile_us = tile_m * bn * tile_k * 2 / per_sm_flops * 1e6
-    unit_us = math.ceil(k_tiles / split) * k_tile_us + FILL_US
+    # The small build: a wave of more CTAs than SMs puts two on the busiest SM, sharing its tensor
+    # cores (its K-tiles take twice as long); their fills and epilogues overlap each other's loops.
+    sharing = 2 if small and min(units, slots) > sms else 1
+    unit_us = math.ceil(k_tiles / split) * k_tile_us * sharing + FILL_US
     if split > 1:
         # Each unit writes its FP32 partial; the last of a tile reads split - 1 of them (all split
         # of them, its own too, when deterministic). Only the busy SMs share L2, spread over the
@@ -193,7 +246,9 @@ def estimate(
     compute_us = wave_share(units, slots) * unit_us
     memory_us = (m * k + n * k + m * n) * 2 / (STREAM_TBPS * 1e12) * 1e6
     est = LAUNCH_US + max(compute_us, memory_us)
-    return Choice(bn, cluster, split, units, waves, slots, est, deterministic and split > 1)
+    return Choice(
+        bn, cluster, split, units, waves, slots, est, deterministic and split > 1, bm=bm, small=small
+    )
 
 
 def estimate_streamk(
@@ -240,49 +295,112 @@ def estimate_streamk(
     )
 
 
-def candidates(
-    m: int, n: int, k: int, sms: int, deterministic: bool = False, streamk: bool = False
+def _rank(c: Choice) -> tuple[float, bool, bool, bool, int, int, int]:
+    """Cheapest first; on a tie the split-K build, the 128-row tile, the smaller split, the wider
+    tile, the bigger cluster."""
+    return (c.est_us, c.streamk, c.small, c.bm != 128, c.split, -c.bn, -c.cluster)
+
+
+def _splits(
+    m: int,
+    n: int,
+    k: int,
+    sms: int,
+    bn: int,
+    cluster: int,
+    deterministic: bool,
+    bm: int = 128,
+    small: bool = False,
 ) -> list[Choice]:
-    """Every valid (configuration, split), cheapest first; with ``streamk``, the Stream-K build of
-    every configuration too (where its schedule shares a tile)."""
+    found = (
+        estimate(m, n, k, sms, bn, cluster, s, deterministic, bm, small) for s in range(1, MAX_SPLIT + 1)
+    )
+    return [c for c in found if c is not None]
+
+
+def wastes_half(m: int) -> bool:
+    """Whether 128-row tiles over M rows compute half or more zero rows (M <= 64): where the
+    64-row build is a candidate."""
+    return math.ceil(m / 128) * 128 >= 2 * m
+
+
+def candidates(
+    m: int,
+    n: int,
+    k: int,
+    sms: int,
+    deterministic: bool = False,
+    streamk: bool = False,
+    rows64: bool = True,
+    small: bool = False,
+) -> list[Choice]:
+    """Every valid (configuration, split), cheapest first; the 64-row builds too where 128-row tiles
+    would be half zero rows (``rows64=False``: not); with ``streamk``, the Stream-K build of every
+    configuration (where its schedule shares a tile); with ``small``, the small builds."""
     out = []
     for bn, cluster in CONFIGS:
-        for split in range(1, MAX_SPLIT + 1):
-            c = estimate(m, n, k, sms, bn, cluster, split, deterministic)
-            if c is not None:
-                out.append(c)
+        out += _splits(m, n, k, sms, bn, cluster, deterministic)
+        if rows64 and wastes_half(m):
+            out += _splits(m, n, k, sms, bn, cluster, deterministic, bm=64)
         if streamk:
             c = estimate_streamk(m, n, k, sms, bn, cluster, deterministic)
             if c is not None:
                 out.append(c)
-    out.sort(key=lambda c: (c.est_us, c.streamk, c.split, -c.bn, -c.cluster))
+    if small:
+        for bn in SMALL_BNS:
+            out += _splits(m, n, k, sms, bn, 1, deterministic, bm=64, small=True)
+    out.sort(key=_rank)
     return out
 
 
-def choose(m: int, n: int, k: int, sms: int, deterministic: bool = False, streamk: bool = False) -> Choice:
+def choose(
+    m: int,
+    n: int,
+    k: int,
+    sms: int,
+    deterministic: bool = False,
+    streamk: bool = False,
+    rows64: bool = True,
+    small: bool = False,
+) -> Choice:
     """The configuration and split the model expects to be fastest (``deterministic``: with
-    split-K sums in split order, the same bits every launch; ``streamk``: the Stream-K build may be
-    picked too, which the default leaves out until a GPU has measured it)."""
+    split-K sums in split order, the same bits every launch; ``streamk``, ``small``: the Stream-K
+    or the small builds may be picked too, which the default leaves out until a GPU has measured
+    them; ``rows64=False``: the 128-row builds only)."""
     check_shape(m, n, k, kernel_shape()[2])
     if isinstance(sms, bool) or not isinstance(sms, int) or sms < 1:
         raise CourseError(f"the SM count must be a positive integer (got {sms!r})")
-    return candidates(m, n, k, sms, deterministic, streamk)[0]
+    return candidates(m, n, k, sms, deterministic, streamk, rows64, small)[0]
 
 
-def best_for(m: int, n: int, k: int, sms: int, bn: int, cluster: int, deterministic: bool = False) -> Choice:
+def best_for(
+    m: int,
+    n: int,
+    k: int,
+    sms: int,
+    bn: int,
+    cluster: int,
+    deterministic: bool = False,
+    bm: int = 128,
+    small: bool = False,
+) -> Choice:
     """The cheapest split for one configuration (a build already compiled)."""
     if (bn, cluster) not in EFFICIENCY:
-        raise CourseError(f"no configuration 128x{bn} with cluster {cluster}; the builds are {CONFIGS}")
+        raise CourseError(f"no configuration {bm}x{bn} with cluster {cluster}; the builds are {CONFIGS}")
     choose(m, n, k, sms)  # the shape's rule, once
-    found = [c for c in candidates(m, n, k, sms, deterministic) if (c.bn, c.cluster) == (bn, cluster)]
-    return found[0]
+    return min(_splits(m, n, k, sms, bn, cluster, deterministic, bm, small), key=_rank)
 
 
 def defines(choice: Choice) -> dict[str, int]:
-    """The -D flags that build the kernel for a choice (``GEMM_BN``, ``GEMM_CLUSTER``,
-    ``GEMM_STREAMK`` for a Stream-K choice, and ``GEMM_DETERMINISTIC`` for a deterministic choice
-    that shares a tile: unsplit, both builds are the same)."""
+    """The -D flags that build the kernel for a choice (``GEMM_BN``, ``GEMM_CLUSTER``; ``GEMM_BM``
+    for a 64-row tile and ``GEMM_SMALL`` for the small build; ``GEMM_STREAMK`` for a Stream-K
+    choice, and ``GEMM_DETERMINISTIC`` for a deterministic choice that shares a tile: unsplit, both
+    builds are the same)."""
     out = {"GEMM_BN": choice.bn, "GEMM_CLUSTER": choice.cluster}
+    if choice.bm != 128:
+        out["GEMM_BM"] = choice.bm
+    if choice.small:
+        out["GEMM_SMALL"] = 1
     if choice.streamk:
         out["GEMM_STREAMK"] = 1
     if choice.deterministic and (choice.split > 1 or choice.streamk):

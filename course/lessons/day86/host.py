@@ -34,6 +34,13 @@ def build_of(compiled: Compiled | None) -> tuple[int, int]:
     return int(c["kBN"]), int(c["kClusterM"])
 
 
+def rows_of(compiled: Compiled | None) -> tuple[int, bool]:
+    """(tile rows, whether the small build) of a build: ``-DGEMM_BM``, ``-DGEMM_SMALL``."""
+    flags = dict(compiled.options.defines) if compiled is not None else {}
+    c = LESSON.constants(flags)
+    return int(c["kBM"]), bool(c["kSmall"])
+
+
 def is_deterministic(compiled: Compiled | None) -> bool:
     """Whether a build sums split-K's partials in split order (``-DGEMM_DETERMINISTIC=1``)."""
     flags = dict(compiled.options.defines) if compiled is not None else {}
@@ -110,7 +117,8 @@ class ShapesHost(TmaGemmHost):
             split = 1  # Stream-K shares K out by its own schedule
         if split is None:
             bn, cluster = build_of(compiled)
-            split = chooser.best_for(*shape, sm_count(), bn, cluster, deterministic).split
+            bm, small = rows_of(compiled)
+            split = chooser.best_for(*shape, sm_count(), bn, cluster, deterministic, bm, small).split
         if deterministic:  # the workload launches (and run_lesson runs) this build
             compiled = deterministic_build(compiled)
         work = TmaGemmWorkload(self.lesson, compiled, n, sets, purpose, shape=shape, split=split)

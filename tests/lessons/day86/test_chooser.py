@@ -13,10 +13,12 @@ SMS = 132
 
 
 def test_every_candidate_is_a_build_the_kernel_has():
-    for shape in chooser.SHAPES:
-        for c in chooser.candidates(*shape, SMS):
-            assert (c.bn, c.cluster) in chooser.CONFIGS
+    for shape in [*chooser.SHAPES, (1, 8192, 8192), (64, 4096, 14336)]:
+        for c in chooser.candidates(*shape, SMS, small=True):
+            assert (c.bn, c.cluster) in chooser.CONFIGS and c.bm in (128, 64)
             assert 1 <= c.split <= chooser.MAX_SPLIT
+            if c.small:
+                assert (c.bm, c.cluster) == (64, 1) and c.bn in chooser.SMALL_BNS
 
 
 def test_the_picks_on_an_h200():
@@ -120,7 +122,8 @@ def test_the_dev_benchs_standalone_copy_picks_the_same(monkeypatch):
     shapes = [*chooser.SHAPES, (1000, 1032, 520), (130, 5000, 3000), (3000, 200, 7000), (1, 8, 8)]
     for sms in (8, 78, 114, 132):
         for shape in shapes:
-            mine, theirs = chooser.choose(*shape, sms), dev.choose(*shape, sms)
+            # the copy predates the 64-row builds (issue 39): the 128-row model is the same
+            mine, theirs = chooser.choose(*shape, sms, rows64=False), dev.choose(*shape, sms)
             assert (mine.bn, mine.cluster, mine.split, mine.units, mine.waves) == (
                 theirs.bn, theirs.cluster, theirs.split, theirs.units, theirs.waves,
             ), (shape, sms)  # fmt: skip
@@ -210,3 +213,102 @@ def test_a_deterministic_stream_k_choice_builds_both_flags():
         "GEMM_STREAMK": 1,
         "GEMM_DETERMINISTIC": 1,
     }
+
+
+# Issue 39: the 64-row builds where a 128-row tile is half zero rows, and the small builds.
+DECODE = [(m, n, k) for m in (1, 2, 4, 32, 64) for n, k in ((8192, 8192), (4096, 14336))]
+
+
+def test_a_128_row_tile_wastes_half_its_rows_up_to_m_64():
+    assert [m for m in range(1, 400) if chooser.wastes_half(m)] == list(range(1, 65))
+
+
+@pytest.mark.parametrize("sms", [132, 114, 78, 8])
+def test_the_64_row_builds_are_candidates_only_where_128_rows_waste_half(sms):
+    for shape in [*chooser.SHAPES, *ISSUE_SHAPES, (1, 8, 8), (65, 4096, 4096)]:
+        cands = chooser.candidates(*shape, sms)
+        assert any(c.bm == 64 for c in cands) == chooser.wastes_half(shape[0])
+        # without them, the list is today's: the same 128-row candidates in the same order
+        assert chooser.candidates(*shape, sms, rows64=False) == [c for c in cands if c.bm == 128]
+        assert not any(c.small for c in cands)  # the small builds only when asked
+
+
+def test_a_64_row_k_tile_is_half_the_work_at_rows64_efficiency(monkeypatch):
+    monkeypatch.setattr(chooser, "STREAM_TBPS", 1e6)  # no memory floor: the K loop alone
+    for bn, cluster in chooser.CONFIGS:
+        full = chooser.estimate(1, bn, 8192, SMS, bn, cluster, 1)
+        half = chooser.estimate(1, bn, 8192, SMS, bn, cluster, 1, bm=64)
+        assert full is not None and half is not None and half.bm == 64 and full.units == half.units == 1
+        loop = [
+            (c.est_us - chooser.LAUNCH_US) / chooser.wave_share(c.units, c.slots) - chooser.FILL_US
+            for c in (full, half)
+        ]
+        assert loop[1] / loop[0] == pytest.approx(0.5 / chooser.ROWS64_EFFICIENCY)
+    # the 64-row split-K partial is 64 x BN floats: half the 128-row tile's traffic
+    monkeypatch.setattr(chooser, "SPLIT_US", 0.0)
+    monkeypatch.setattr(chooser, "FILL_US", 0.0)
+    monkeypatch.setattr(chooser, "SM_TFLOPS", 1e9)  # no K loop: the partials alone
+    a = chooser.estimate(1, 256, 8192, SMS, 256, 1, 2)
+    b = chooser.estimate(1, 256, 8192, SMS, 256, 1, 2, bm=64)
+    assert a is not None and b is not None
+    assert (b.est_us - chooser.LAUNCH_US) == pytest.approx((a.est_us - chooser.LAUNCH_US) / 2, rel=1e-4)
+
+
+def test_the_decode_picks_are_64_row_tiles_by_the_model():
+    # A deliberate change (issue 39): at M <= 64 the 128-row picks (128x256 c1 split 4 at
+    # N = K = 8192, split 8 at 4096 x 14336) are compute-bound in the model, twice the wgmma work
+    # of the 64 rows that hold data; the 64-row tile's K loop fits under the memory floor, so the
+    # model picks it, unsplit or split 2 (no reduction to pay for where the N-tiles fill the SMs).
+    for shape in DECODE:
+        today = chooser.choose(*shape, SMS, rows64=False)
+        assert (today.bm, today.bn, today.cluster, today.split) == (128, 256, 1, 4 if shape[1] == 8192 else 8)
+        pick = chooser.choose(*shape, SMS)
+        assert pick.bm == 64 and pick.est_us < today.est_us, (shape, pick)
+        assert chooser.defines(pick)["GEMM_BM"] == 64 and "tile 64x" in pick.describe()
+    for m in (128, 256):  # a full 128-row tile: no change
+        assert chooser.choose(m, 8192, 8192, SMS) == chooser.choose(m, 8192, 8192, SMS, rows64=False)
+
+
+def test_best_for_a_64_row_or_small_build_is_that_builds_cheapest_split():
+    for bm, small, bn in [(64, False, 256), (64, True, 128), (64, True, 64)]:
+        got = chooser.best_for(1, 8192, 8192, SMS, bn, 1, bm=bm, small=small)
+        same = [
+            c
+            for c in chooser.candidates(1, 8192, 8192, SMS, small=True)
+            if (c.bm, c.small, c.bn, c.cluster) == (bm, small, bn, 1)
+        ]
+        assert got == min(same, key=lambda c: c.est_us) and (got.bm, got.small) == (bm, small)
+
+
+def test_the_small_build_is_two_ctas_an_sm_that_share_its_tensor_cores(monkeypatch):
+    monkeypatch.setattr(chooser, "STREAM_TBPS", 1e6)  # no memory floor
+    with pytest.raises(CourseError, match="small build is 64 rows, cluster 1"):
+        chooser.estimate(64, 256, 256, SMS, 256, 1, 1, bm=64, small=True)
+    with pytest.raises(CourseError, match="small build"):
+        chooser.estimate(64, 128, 256, SMS, 128, 2, 1, bm=64, small=True)
+    # as many units as SMs: one CTA each, the 64-row K loop; one more: two share the busiest SM
+    one = chooser.estimate(64, 64 * SMS, 4096, SMS, 64, 1, 1, bm=64, small=True)
+    two = chooser.estimate(64, 64 * (SMS + 1), 4096, SMS, 64, 1, 1, bm=64, small=True)
+    plain = chooser.estimate(64, 64 * SMS, 4096, SMS, 64, 1, 1, bm=64)
+    assert one is not None and two is not None and plain is not None
+    assert (one.slots, one.waves, two.waves, plain.slots) == (2 * SMS, 1, 1, SMS)
+    loop = [
+        (c.est_us - chooser.LAUNCH_US) / chooser.wave_share(c.units, c.slots) - chooser.FILL_US
+        for c in (one, two)
+    ]
+    assert loop[1] == pytest.approx(2 * loop[0])
+    assert (plain.est_us - chooser.LAUNCH_US) / chooser.wave_share(
+        SMS, SMS
+    ) - chooser.FILL_US == pytest.approx(loop[0])
+    assert chooser.defines(one) == {"GEMM_BN": 64, "GEMM_CLUSTER": 1, "GEMM_BM": 64, "GEMM_SMALL": 1}
+    assert one.config == "64x64 c1 small" and "2 CTAs an SM" in one.describe()
+
+
+def test_the_small_builds_are_picked_only_when_asked_for_the_small_squares():
+    # MODEL output, not a measurement: with small=True the model picks a small build for the
+    # squares 256 to 1024 (more, narrower tiles on more SMs) and nowhere from 1536 up.
+    for s in (256, 512, 768, 1024):
+        assert chooser.choose(s, s, s, SMS, small=True).small
+        assert not chooser.choose(s, s, s, SMS).small
+    for s in (1536, 2048, 4096, 8192):
+        assert not chooser.choose(s, s, s, SMS, small=True).small

@@ -26,6 +26,15 @@ def test_every_build_compiles_for_sm90a_without_spills(bn, cluster):
     assert (c["kBN"], c["kClusterM"], c["kBoxBRows"]) == (bn, cluster, bn // cluster)
 
 
+# The shapes the pick tests walk: the page's, the issue's decode rows and small squares (issue 39).
+PICK_SHAPES = [
+    *chooser.SHAPES,
+    *((m, n, k) for m in (1, 2, 4, 32, 64) for n, k in ((8192, 8192), (4096, 14336))),
+    *((s, s, s) for s in (256, 768)),
+    (8, 4104, 1000),
+]
+
+
 def test_the_chooser_picks_only_builds_that_are_compile_checked():
     picked = {
         (chooser.choose(*s, sms).bn, chooser.choose(*s, sms).cluster)
@@ -34,22 +43,65 @@ def test_the_chooser_picks_only_builds_that_are_compile_checked():
     }
     assert picked <= set(chooser.CONFIGS)
     flags = {
-        tuple(sorted(chooser.defines(chooser.choose(*s, sms, deterministic=det)).items()))
-        for s in chooser.SHAPES
+        tuple(sorted(chooser.defines(chooser.choose(*s, sms, deterministic=det, small=small)).items()))
+        for s in PICK_SHAPES
         for sms in (8, 78, 114, 132)
         for det in (False, True)
+        for small in (False, True)
     }
     checked = {tuple(sorted(f.items())) for f in BUILDS}
     assert flags <= checked
+    assert any(dict(f).get("GEMM_BM") == 64 for f in flags)  # the decode rows pick 64-row tiles
+    assert any(dict(f).get("GEMM_SMALL") for f in flags)  # and small=True the small builds
 
 
 # Every build the chooser can pick: the six tiles and clusters, each with split-K's sums in arrival
-# order (the default) and in split order (-DGEMM_DETERMINISTIC=1).
+# order (the default) and in split order (-DGEMM_DETERMINISTIC=1); the same with 64-row tiles (the
+# decode rows, issue 39); the small builds (-DGEMM_SMALL=1, with small=True).
 BUILDS = [
-    {"GEMM_BN": bn, "GEMM_CLUSTER": cluster, **({"GEMM_DETERMINISTIC": 1} if det else {})}
-    for bn, cluster in chooser.CONFIGS
+    {"GEMM_BN": bn, "GEMM_CLUSTER": cluster, **rows, **({"GEMM_DETERMINISTIC": 1} if det else {})}
+    for rows, configs in (
+        ({}, chooser.CONFIGS),
+        ({"GEMM_BM": 64}, chooser.CONFIGS),
+        ({"GEMM_BM": 64, "GEMM_SMALL": 1}, [(bn, 1) for bn in chooser.SMALL_BNS]),
+    )
+    for bn, cluster in configs
     for det in (False, True)
 ]
+NEW_BUILDS = [f for f in BUILDS if f.get("GEMM_SMALL") or (f.get("GEMM_BM") and f.get("GEMM_DETERMINISTIC"))]
+
+
+@pytest.mark.parametrize(
+    "flags",
+    NEW_BUILDS,
+    ids=["-".join(f"{k[5:].lower()}{v}" for k, v in f.items()) for f in NEW_BUILDS],
+)
+def test_every_new_pickable_build_compiles_without_spills(flags):
+    # the 64-row deterministic builds and the small builds (the 64-row default ones: below)
+    result = compile_offline(LESSON, defines=flags, ptxas_verbose=True)
+    report = parse(result.log, LESSON.kernel_name)
+    assert report.spill_stores == 0 and report.spill_loads == 0, result.log
+    assert not report.serialized_wgmma, result.log  # the 128-register cap costs no wgmma overlap
+    c = LESSON.constants(flags)
+    assert (c["kBM"], c["kConsumers"], c["kThreadsPerBlock"]) == (64, 1, 256)
+    if flags.get("GEMM_SMALL"):
+        # two CTAs an SM: 228 KiB of shared memory, 1 KiB reserved a CTA; 128 registers a thread
+        assert c["kCtasPerSm"] == 2 and c["kStages"] == {64: 4, 128: 3}[flags["GEMM_BN"]]
+        assert 2 * (c["kSmemBytes"] + 1024) <= 228 * 1024
+        assert report.registers is not None and report.registers <= 65536 // (2 * 256)
+        plain = {k: v for k, v in flags.items() if k != "GEMM_SMALL"}
+        assert result.cubin != compile_offline(LESSON, defines=plain).cubin
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [{"GEMM_SMALL": 1}, {"GEMM_SMALL": 1, "GEMM_BM": 64}, {"GEMM_SMALL": 1, "GEMM_BM": 64, "GEMM_BN": 256}],
+)
+def test_a_small_build_of_another_tile_is_refused_at_compile_time(flags):
+    from course.errors import CourseError
+
+    with pytest.raises(CourseError, match="GEMM_SMALL=1 is a 64-row tile"):
+        compile_offline(LESSON, defines={"GEMM_CLUSTER": 1, **flags} if "GEMM_BM" in flags else flags)
 
 
 @pytest.mark.parametrize(

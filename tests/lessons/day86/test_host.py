@@ -121,3 +121,24 @@ def test_a_stream_k_build_is_recognised_from_its_flags():
     assert is_streamk(Compiled())  # type: ignore[arg-type]
     assert not is_streamk(Plain())  # type: ignore[arg-type]
     assert not is_streamk(None)
+
+
+def test_the_small_build_launches_two_ctas_an_sm_and_is_recognised_from_its_flags():
+    from course.lessons.day86.host import rows_of
+
+    flags = {"GEMM_SMALL": 1, "GEMM_BM": 64, "GEMM_CLUSTER": 1, "GEMM_BN": 64}
+
+    class Compiled:
+        options = type("O", (), {"defines": tuple((k, str(v)) for k, v in flags.items())})()
+
+    assert rows_of(Compiled()) == (64, True) and rows_of(None) == (128, False)  # type: ignore[arg-type]
+    small = LESSON.constants(flags)
+    assert small["kCtasPerSm"] == 2 and C["kCtasPerSm"] == 1
+    # two CTAs an SM, at most one per unit: 64 x 64 tiles of 1024 x 1024 are 256 units
+    p = ragged_problem(small, (1024, 1024, 1024), 1)
+    assert (p.ctas_per_sm, p.units, p.grid(132), p.grid(8)) == (2, 256, 256, 16)
+    assert ragged_problem(small, (256, 256, 256), 1).grid(132) == 16
+    # every other build: one an SM, as before
+    assert ragged_problem(C, (1024, 1024, 1024), 1).grid(132) == 8 * 4  # 128 x 256 tiles
+    big = ragged_problem(C, (8192, 8192, 8192), 1)
+    assert (big.ctas_per_sm, big.grid(132)) == (1, 132)
