@@ -19,6 +19,13 @@ random generator picks among the warps that can move, and reports what happened:
 issue in order, whether every warp finished (else who is stuck where), and each barrier's count
 at the end. The tests run it for many tile counts and orders, and for the broken variants the
 page and the quiz name (``VARIANTS``).
+
+The turns are not the consumers' only waits: K and V come through a ring of ``STAGES`` stages
+(``ATTN_STAGES``), and the producer refills a stage only when both consumers have released it
+(``empty[stage]`` counts one arrival per consumer, after its P V of that tile). So S(kt) can be
+issued only once both consumers have issued P V(kt - STAGES). ``run`` plays that rule too
+(``stages=None`` leaves it out): a variant whose turns alone finish can still hang on the ring,
+as passing to oneself does on an H100 (``evidence/h100-80gb-hbm3/day89.pass-to-self.json``).
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from dataclasses import dataclass, field
 WARPS = 4  # warps per consumer warpgroup
 THREADS = 256  # kTurnThreads: one warpgroup's bar.sync and the other's bar.arrive
 FIRST_BARRIER = 1  # kTurnBarrier: consumer c waits on barrier 1 + c
+STAGES = 2  # ATTN_STAGES: the K/V ring's depth in the kernel's default build
 
 # The kernel as written, and the variants the page and the quiz discuss.
 VARIANTS = (
@@ -82,21 +90,29 @@ class Outcome:
         return [(c, tile + (kind == "PV")) for c, _, kind, tile in self.issued]
 
 
-def run(tiles: int, seed: int = 0, variant: str = "kernel") -> Outcome:
-    """Play both consumers' warps to the end, or until none can move (a hang)."""
+def run(tiles: int, seed: int = 0, variant: str = "kernel", stages: int | None = STAGES) -> Outcome:
+    """Play both consumers' warps to the end, or until none can move (a hang). With ``stages``,
+    S(kt) waits for the ring: both consumers' warp 0 (the thread that releases the stage) past
+    P V(kt - stages)."""
     rng = random.Random(seed)
     programs = {(c, w): program(c, tiles, variant) for c in (0, 1) for w in range(WARPS)}
     at = dict.fromkeys(programs, 0)  # next step of each warp
     waiting: dict[tuple[int, int], int] = {}  # warp -> the barrier generation it waits to see complete
     count = {FIRST_BARRIER: 0, FIRST_BARRIER + 1: 0}
     generation = dict.fromkeys(count, 0)
+    released = [0, 0]  # key tiles each consumer has released to the producer (its warp 0's P V)
     out = Outcome()
+
+    def loaded(step: Step) -> bool:  # K(kt) is in its stage: the producer had the stage back
+        return step.op != "S" or stages is None or step.arg < stages or min(released) > step.arg - stages
+
     while True:
         movable = [
             k
             for k in programs
             if at[k] < len(programs[k])
             and (k not in waiting or generation[programs[k][at[k]].arg] > waiting[k])
+            and loaded(programs[k][at[k]])
         ]
         if not movable:
             break
@@ -109,6 +125,8 @@ def run(tiles: int, seed: int = 0, variant: str = "kernel") -> Outcome:
         if step.op in ("S", "PV"):
             out.issued.append((k[0], k[1], step.op, step.arg))
             at[k] += 1
+            if step.op == "PV" and k[1] == 0:
+                released[k[0]] += 1
             continue
         count[step.arg] += 32
         if count[step.arg] == THREADS:

@@ -64,12 +64,36 @@ def test_a_last_pass_from_consumer_1_leaves_barrier_1_half_counted():
         assert o.counts == {1: 128, 2: 0}
 
 
-def test_passing_to_oneself_finishes_balanced_without_turns():
-    for _, o in outcomes("pass-to-self"):
-        assert o.finished and o.balanced and not turns.in_turn_order(o)
-        # consumer 1's first wait is met only by consumer 0's pass after its loop: one after the other
-        first1 = min(i for i, (c, *_) in enumerate(o.issued) if c == 1)
-        assert all(c == 0 for c, *_ in o.issued[:first1]) and all(c == 1 for c, *_ in o.issued[first1:])
+def test_passing_to_oneself_hangs_on_the_ring_once_there_are_more_tiles_than_stages():
+    # as on the H100 (evidence/h100-80gb-hbm3/day89.pass-to-self.json: the lesson's 8 key tiles hung)
+    for n, o in outcomes("pass-to-self"):
+        if n <= turns.STAGES:  # the ring never has to turn: one warpgroup after the other
+            assert o.finished and o.balanced and not turns.in_turn_order(o)
+        else:  # consumer 0 waits for K(STAGES), the producer for consumer 1, consumer 1 for its turn
+            assert not o.finished
+            assert {(c, step.op, step.arg) for c, _, step in o.stuck} == {
+                (0, "S", turns.STAGES),
+                (1, "sync", 2),
+            }
+
+
+def test_without_the_ring_passing_to_oneself_finishes_one_warpgroup_after_the_other():
+    for n in TILES:
+        for seed in SEEDS[:10]:
+            o = turns.run(n, seed, "pass-to-self", stages=None)
+            assert o.finished and o.balanced and not turns.in_turn_order(o)
+            # consumer 1's first wait is met only by consumer 0's pass after its loop
+            first1 = min(i for i, (c, *_) in enumerate(o.issued) if c == 1)
+            assert all(c == 0 for c, *_ in o.issued[:first1]) and all(c == 1 for c, *_ in o.issued[first1:])
+
+
+def test_the_ring_never_stops_the_kernel_and_each_s_waits_for_both_releases():
+    for _, o in outcomes("kernel"):
+        assert o.finished
+        for i, (_, _, kind, tile) in enumerate(o.issued):
+            if kind == "S" and tile >= turns.STAGES:
+                before = o.issued[:i]
+                assert all((cc, 0, "PV", tile - turns.STAGES) in before for cc in (0, 1))
 
 
 def test_the_programs_count_n_plus_one_waits_and_passes_per_barrier():
