@@ -162,6 +162,8 @@ def _press(page: Any, key: str, where: str, steps: list[str], problems: list[str
     )
     if now["tag"] == "none":
         problems.append(f"{where}: after {key} nothing has the focus")
+    elif now["tag"] == "button" and now["visible"] and not now["outline"].startswith("solid 2px"):
+        problems.append(f"{where}: the focused button {now['text']!r} has a faint ring ({now['outline']})")
     elif not (now["visible"] and now["ring"]):
         problems.append(
             f"{where}: after {key} the focused {now['tag']} {now['text']!r} shows no ring ({now})"
