@@ -162,7 +162,9 @@ def _selected() -> list[str]:
         return [lesson.notebook for lesson in LESSONS.values()] + [HOSTILE]
     unknown = [w for w in wanted if w not in LESSONS]
     if unknown:
-        pytest.fail(f"{PAGES_ENV}={os.environ[PAGES_ENV]!r}: {unknown} not in the registry ({', '.join(LESSONS)})")
+        pytest.fail(
+            f"{PAGES_ENV}={os.environ[PAGES_ENV]!r}: {unknown} not in the registry ({', '.join(LESSONS)})"
+        )
     if _required():
         pytest.fail(f"COURSE_REQUIRE_BROWSER is set (every page must run), but {PAGES_ENV} picks {wanted}")
     return [LESSONS[w].notebook for w in wanted]
