@@ -10,8 +10,14 @@ recorded evidence), each page's folded headings opened (Expand All Headings):
   area unless it sits in a box that scrolls sideways (``JS_TOO_WIDE_22``);
 - in the Dark theme, every picture an output shows paints its own opaque
   background (a transparent one would put its black text on the dark page);
-- the quiz, the coding panel's buttons and the diff's folds are reached with
-  Tab and used with Space and Enter, and the focused control shows it.
+- no button's label is cut (the reveal's "Show the 7 hidden lines" read "Show
+  the ..." at 1024 and 1280 px), and no <pre> of a course output breaks words
+  anywhere (JupyterLab's break-all split "4.00947e-05" over two rows);
+- the quiz (a choice with the arrow keys, which must reach the kernel; a box
+  ticked with Space; Check with Enter and with Space), the coding panel's Hint,
+  the diff's folds and the reveal button are reached with Tab or Shift-Tab from
+  the control beside them and used with Enter, Space and the arrows; the focused
+  control shows it (a button: the 2 px ring of ``course._live.RUN_NOTE``).
 
 A targeted run: ``COURSE_BROWSER_PAGES=day86,day88,day89`` runs those pages alone.
 """
