@@ -6,6 +6,11 @@ rest of its line in the browser: the page's own words, or code in a kernel
 listing ("Trojan Source", CVE-2021-42574). Those are shown visibly as
 ``<U+202E>`` instead.
 
+``pre`` shows a program's output: JupyterLab breaks the lines of an output's ``<pre>``
+anywhere (``word-break: break-all``), so "4.00947e-05" read as "4.009" and "47e-05" on
+two rows at 1024 px; this one wraps between words, and breaks a word only where it is
+longer than the line.
+
 ``cited`` shows a citation's addresses as links on its words: a learner reads
 "PTX ISA, wgmma.fence" as a link, not the raw documentation URL (issue 38).
 """
@@ -27,6 +32,15 @@ def show_bidi(markup: str) -> str:
 def escape(text: str) -> str:
     """``text`` for HTML: escaped (quotes too), with bidi controls made visible."""
     return show_bidi(html.escape(text, quote=True))
+
+
+# Wrapped between words: JupyterLab's output <pre> has word-break: break-all, which splits numbers.
+PRE_STYLE = "white-space:pre-wrap;word-break:normal;overflow-wrap:anywhere"
+
+
+def pre(text: str) -> str:
+    """``text`` (a program's output, plain text) as an escaped ``<pre>`` that wraps between words."""
+    return f"<pre style='{PRE_STYLE}'>{escape(text)}</pre>"
 
 
 # An address in brackets after the words it names: "PTX ISA, wgmma.fence (https://docs...#...)".

@@ -8,7 +8,8 @@ installed. So a ``LiveBox`` is displayed after a short note of its own, an
 ordinary HTML output that says to run the cell; the note hides itself while the
 widget below it is live (its output area holds a ``course-live`` element: CSS
 ``:has()``), and shows wherever the widget cannot be drawn: a reopened page,
-a viewer without a kernel.
+a viewer without a kernel. The note's style sheet also gives a course widget's button a
+focus ring a learner sees (2 px of the theme's brand blue) when Tab reaches it.
 
 Every ``LiveBox`` keeps its keys: it holds, last and hidden, a ``KeyGuard`` (an
 anywidget, ``course/static/keys.js``) that stops every key pressed inside the box
@@ -49,7 +50,11 @@ LIVE_CLASS = "course-live"
 NOTE_CLASS = "course-run-note"
 RUN_NOTE = (
     f"<style>.jp-OutputArea:has(.{LIVE_CLASS}) > .jp-OutputArea-child:has(.{NOTE_CLASS}),"
-    f" .jp-OutputArea:has(.{LIVE_CLASS}) .{NOTE_CLASS} {{ display: none; }}</style>"
+    f" .jp-OutputArea:has(.{LIVE_CLASS}) .{NOTE_CLASS} {{ display: none; }}"
+    # A button reached with Tab shows it: ipywidgets' 1 px light-blue outline was about 2:1 against
+    # a white page or a grey button; the theme's brand blue, 2 px, is 3:1 or more in Light and Dark.
+    f" .{LIVE_CLASS} .jupyter-button:focus-visible {{ outline: 2px solid var(--jp-brand-color1, #1976d2);"
+    " outline-offset: 1px; }</style>"
     f"<div class='{NOTE_CLASS}' style='border-left:4px solid #1f5fa8;padding:2px 10px'>"
     "This part of the page needs its Python kernel. If it shows an error or nothing below, "
     "run this cell (Shift-Enter), or run the whole page (Run &gt; Run All Cells).</div>"

@@ -41,7 +41,7 @@ from .._files import shown
 from ..errors import CourseError
 from ..quiz._io import write_atomic
 from ..quiz.canvas import fill_gradebook, rows_text
-from ..quiz.checks import key_length_problems, key_position_problems
+from ..quiz.checks import key_length_problems, key_position_problems, markup_problems
 from ..quiz.grade import UNCONFINED_FLAG, grade_submissions, quiz_folder, write_reports
 from ..quiz.graded import misplaced_key
 from ..quiz.loader import load_quiz
@@ -162,7 +162,7 @@ def _validate(args: argparse.Namespace) -> int:
             f"ok: {shown(path)}: quiz {quiz.id!r} ({kind}), {len(quiz.questions)} questions, "
             f"{fmt_points(quiz.max_points)} points, version {quiz.version[:19]}"
         )
-        for problem in key_position_problems(quiz) + key_length_problems(quiz):
+        for problem in key_position_problems(quiz) + key_length_problems(quiz) + markup_problems(quiz):
             print(f"warning: {shown(path)}: {problem}", file=sys.stderr)
     if failed:
         print(f"{failed} of {len(args.files)} quiz files have problems", file=sys.stderr)

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._atomic import atomic_write_text
 from .._confine import Limits, child_env, child_folder, run_child
-from .._html import escape
+from .._html import escape, pre
 from ..kernel import gate
 from ..tryout.outcome import outcome_words
 from ..tryout.sandbox import DEFAULT_TIMEOUT_S, TryResult, run_variant
@@ -413,7 +413,7 @@ class CodingResult:
         if self.gpu is not None and self.check in ("gpu", "compile"):
             parts.append(self.gpu._repr_html_())
         if self.cpu is not None:
-            detail = f"<pre>{escape(self.cpu.detail)}</pre>" if self.cpu.detail else ""
+            detail = pre(self.cpu.detail) if self.cpu.detail else ""
             # When the CPU check decided, the headline above is its verdict: only the cases follow.
             said = "" if self.check == "cpu" else f"<p>CPU check: {escape(self.cpu.headline)}</p>"
             parts.append(f"{said}{detail}")

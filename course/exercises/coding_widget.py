@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as widgets
 
 from .._files import shown
-from .._html import escape
+from .._html import escape, pre
 from .._live import LiveBox
 from ..errors import CourseError
 from ..quiz._markup import inline, reference_html
@@ -73,7 +73,7 @@ def _compile_errors(result: CodingResult, path: Path, first_line: int) -> str:
         error = re.compile(rf"{re.escape(str(problem.path))}:\d+: (?:catastrophic )?error")
         ours = [ln for ln in problem.log.splitlines() if error.match(ln)]
         body = "\n".join(([problem.excerpt, ""] if problem.excerpt else []) + (ours or [problem.message]))
-        return f"<pre>{escape(body)}</pre>"
+        return pre(body)
     cpu = result.cpu
     if cpu is None:
         return ""
@@ -82,7 +82,7 @@ def _compile_errors(result: CodingResult, path: Path, first_line: int) -> str:
         m = _YOUR_LINE.match(ln)
         if m:
             lines.append(f"{path}:{first_line + int(m.group(1)) - 1}: {m.group(2)}")
-    return f"<pre>{escape(chr(10).join(lines) or cpu.headline)}</pre>"
+    return pre(chr(10).join(lines) or cpu.headline)
 
 
 def result_html(result: CodingResult, path: Path, first_line: int) -> str:
@@ -104,12 +104,12 @@ def result_html(result: CodingResult, path: Path, first_line: int) -> str:
             if gpu.meaning:
                 parts.append(f"<p>{escape(gpu.meaning)}</p>")
             if gpu.output:
-                parts.append(f"<pre>{escape(chr(10).join(gpu.output))}</pre>")
+                parts.append(pre(chr(10).join(gpu.output)))
             if gpu.detail and gpu.outcome != "passed":
-                parts.append(f"<details><summary>details</summary><pre>{escape(gpu.detail)}</pre></details>")
+                parts.append(f"<details><summary>details</summary>{pre(gpu.detail)}</details>")
         cpu = result.cpu
         if cpu is not None and cpu.detail and result.check == "cpu":
-            parts.append(f"<pre>{escape(cpu.detail)}</pre>")  # the cases; the headline said the rest
+            parts.append(pre(cpu.detail))  # the cases; the headline said the rest
         elif cpu is not None and cpu.ran and result.check == "gpu":
             parts.append(f"<p>On the CPU, against the lesson's model: {escape(cpu.headline)}</p>")
     parts.append("</div>")

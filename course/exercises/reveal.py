@@ -87,7 +87,9 @@ class RevealBox:
             description=f"Show the {lines} hidden line{'s' if lines != 1 else ''}",
             tooltip=f"The answer to the exercise {titles}: try it first",
             icon="eye",
-            layout=w.Layout(width="auto"),  # the default 148 px cut the label (issue 38)
+            # The default 148 px cut the label (issue 38); in the row beside the note it must not shrink
+            # either: at 1024 px the note took the room and the label read "Show the ...".
+            layout=w.Layout(width="auto", flex="0 0 auto"),
         )
         self.note = w.HTML(
             "<p style='color:var(--jp-content-font-color2);margin:2px 0'>The lines you write in the "
@@ -95,7 +97,12 @@ class RevealBox:
         )
         self.button.on_click(lambda _b: self.reveal())
         self.on_reveal: list[Callable[[], None]] = []  # called once, when the lines are shown
-        self.widget = w.VBox([self.html, w.HBox([self.button, self.note])])
+        # A LiveBox keeps its keys (course._live): without it Space and Enter on the button went to
+        # JupyterLab's command mode (Space scrolled the notebook; the lines stayed folded), and
+        # `d d` after a click on it would delete the cell.
+        from .._live import LiveBox
+
+        self.widget = LiveBox([self.html, w.HBox([self.button, self.note])])
         self.widget.add_class("course-reveal")
         self.revealed = False
 

@@ -34,7 +34,7 @@ from typing import Any
 
 from .. import _data, _paths
 from .._atomic import atomic_write_text
-from .._html import escape
+from .._html import escape, pre
 from ..errors import CourseError
 from ..lesson import Lesson
 from . import gate
@@ -231,7 +231,7 @@ class Evidence(Provenanced):
             f"<tr><th style='text-align:left'>{escape(k)}</th><td>{escape(str(v))}</td></tr>"
             for k, v in self.versions.items()
         )
-        out = escape("\n".join(self.output))
+        out = "\n".join(self.output)
         kind = "" if self.passed else " of a run whose check <b>failed</b> (a run meant to fail)"
         if self.outcome in _OUTCOME_WORDS:
             kind = f" of a run that <b>{_OUTCOME_WORDS[self.outcome]}</b> (a run meant to show it)"
@@ -240,7 +240,7 @@ class Evidence(Provenanced):
             f"<p><b>Recorded on a real GPU</b>{kind}, not run here: {escape(self.device)} "
             f"(compute capability {escape(self.compute_capability)}, {self.sm_count} SMs), "
             f"{escape(self.recorded_at)}, by <code>{escape(self.command)}</code>.</p>"
-            f"<pre>{out}</pre>"
+            f"{pre(out)}"
             f"<details><summary>versions</summary><table>{rows}</table></details></div>"
         )
 

@@ -20,7 +20,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .._html import escape
+from .._html import escape, pre
 from ..errors import CourseError
 from ..lesson import Lesson
 from .compile import compile_offline
@@ -90,7 +90,7 @@ class PtxasReport:
             for a, b in rows
         )
         warnings = (
-            "<p>ptxas said:</p><pre>" + escape("\n".join(self.warnings)) + "</pre>"
+            "<p>ptxas said:</p>" + pre("\n".join(self.warnings))
             if self.warnings
             else "<p>No ptxas warnings and no numbered ptxas messages.</p>"
         )

@@ -20,7 +20,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import replace
 from typing import Any
 
-from .._html import escape
+from .._html import pre
 from ..errors import CheckFailed, CourseError, EnvironmentProblem
 from ..kernel import evidence, gate
 from ..kernel.host import host_of, run_lesson
@@ -537,7 +537,7 @@ def _gpu_action(
 
     def progress(line: str) -> None:
         lines.append(line)
-        status.value = "<pre>" + escape("\n".join(lines[-12:])) + "</pre>"
+        status.value = pre("\n".join(lines[-12:]))
 
     def run(_: Any = None) -> None:
         button.disabled = True

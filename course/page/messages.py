@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._html import escape
+from .._html import escape, pre
 from ..errors import CourseError
 
 __all__ = ["Message", "show_refusal"]
@@ -36,7 +36,7 @@ class Message:
 
     def _repr_html_(self) -> str:
         color = self._COLORS.get(self.kind, "#333")
-        detail = f"<pre>{escape(self.detail)}</pre>" if self.detail else ""
+        detail = pre(self.detail) if self.detail else ""
         return (
             f"<div style='border-left:4px solid {color};padding:4px 10px;margin:4px 0'>"
             f"{escape(self.text)}{detail}</div>"

@@ -7,16 +7,19 @@ sits at one position in most questions, or every multiple-select question
 lists its answers first, that order gives the key away. Length gives it
 away wherever the options are shown: a key that is the longest, most
 qualified option in most questions (45 of 49 once did), or the shortest
-(24 of 61 later), is found by a learner who knows nothing. ``quiz validate``
-prints these as warnings; tests/quiz/test_checks.py holds the shipped
-quizzes to them.
+(24 of 61 later), is found by a learner who knows nothing. And quiz text
+renders `code` alone: Markdown emphasis shows its stars (``markup_problems``).
+``quiz validate`` prints these as warnings; tests/quiz/test_checks.py holds
+the shipped quizzes to them.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 
+from ._markup import _CODE as _CODE_SPAN
 from ._markup import plain
 from .model import MultipleSelect, Quiz, SingleChoice
 
@@ -106,4 +109,24 @@ def key_length_problems(quiz: Quiz) -> list[str]:
             f"quiz {quiz.id!r}: every right option is longer than every wrong one in {len(tells)} of "
             f"{len(multiples)} multiple-select questions ({', '.join(tells)}); at most a third may be"
         )
+    return problems
+
+
+# Markdown emphasis, which quiz text does not render (``_markup``: backticks alone): a learner read
+# "may *issue* its wgmmas" with the stars. A star or underscore hugging a word, outside code spans.
+_EMPHASIS = re.compile(r"(?<![\w*`])(\*\*?|__?)(?=\S)[^*_`\n]*?\S\1(?![\w*])")
+
+
+def markup_problems(quiz: Quiz) -> list[str]:
+    """Text a learner would read with its Markdown marks: quiz text renders `code` and nothing else."""
+    problems = []
+    for q in quiz.questions:
+        texts = [("prompt", q.prompt), ("explanation", q.explanation or "")]
+        texts += [(f"option {o.id!r}", o.text) for o in getattr(q, "options", ())]
+        for field, text in texts:
+            for found in _EMPHASIS.finditer(_CODE_SPAN.sub("", text)):
+                problems.append(
+                    f"question {q.id!r}, {field}: {found.group()!r} shows its marks (quiz text renders "
+                    "`code` only); write the word plain"
+                )
     return problems

@@ -19,8 +19,28 @@
 //   keys that follow are the box's;
 // - Enter in a quiz text or number box, or Shift-Enter in a quiz code box,
 //   presses that question's Check (class course-check in a course-question);
-//   in the capture phase, as ipywidgets' text box stops its own keydowns.
+//   in the capture phase, as ipywidgets' text box stops its own keydowns;
+// - a choice made with the arrow keys counts: ipywidgets' radio buttons have no
+//   name (each was a tab stop of its own) and it reads a choice from a click
+//   alone, so an arrow moved the dot while the kernel kept "no answer" (Check
+//   said "Choose or type an answer first", and the dot went back). Each radio box's
+//   buttons get one name (one tab stop, the arrows move within it), and a change
+//   that came without a click is handed to ipywidgets as one.
 const ROOT = ".course-live";
+
+// One radio group per ipywidgets radio box (its inputs are drawn again when its options change).
+function nameRadios(root) {
+  for (const box of root.querySelectorAll(".widget-radio-box")) {
+    // A name no other box in the window has (this module may run once per widget, and every open
+    // page is in the same document): two boxes of one name would be one group.
+    if (!box.dataset.courseGroup) {
+      box.dataset.courseGroup = `course-radio-${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
+    }
+    for (const input of box.querySelectorAll("input[type=radio]")) {
+      if (input.name !== box.dataset.courseGroup) input.name = box.dataset.courseGroup;
+    }
+  }
+}
 
 function isSave(e) {
   return (e.ctrlKey || e.metaKey) && !e.altKey && !e.shiftKey && e.key.toLowerCase() === "s";
@@ -84,6 +104,23 @@ function keep(root) {
     },
     true,
   );
+  nameRadios(root);
+  root.addEventListener("focusin", () => nameRadios(root));
+  let clicked = null; // the radio button a click reached in this task, if any
+  root.addEventListener(
+    "click",
+    (e) => {
+      clicked = e.target;
+      setTimeout(() => {
+        clicked = null;
+      }, 0);
+    },
+    true,
+  );
+  root.addEventListener("change", (e) => {
+    const t = e.target;
+    if (t instanceof HTMLInputElement && t.type === "radio" && t.checked && clicked !== t) t.click();
+  });
   root.addEventListener("mousedown", () => {
     // After the browser's own focusing (a button, a radio button, an input takes the focus itself).
     setTimeout(() => {

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._html import escape
+from .._html import escape, pre
 from ..kernel.compile import numbered_excerpt
 
 if TYPE_CHECKING:
@@ -223,8 +223,8 @@ class TryResult:
 
     def _repr_html_(self) -> str:
         color = self._COLORS.get(self.outcome, "#9a6700")
-        out = f"<pre>{escape(chr(10).join(self.output))}</pre>" if self.output else ""
-        detail = f"<details open><summary>details</summary><pre>{escape(self.detail)}</pre></details>"
+        out = pre(chr(10).join(self.output)) if self.output else ""
+        detail = f"<details open><summary>details</summary>{pre(self.detail)}</details>"
         words = outcome_words(self.outcome)
         # "Not run here: ..." already says it: the label once.
         label = "" if self.headline.lower().startswith(words.lower()) else f"<b>{escape(words)}</b>: "

@@ -83,7 +83,9 @@ def code_lines(text: str) -> list[str]:
     The classes take their colours from ``STYLE`` inside an element of class ``cx-code``."""
     lines: list[list[str]] = [[]]
     lexer = CudaLexer(stripnl=False, ensurenl=False)
-    for ttype, value in lexer.get_tokens(text):
+    # Pygments ends a // comment at its newline: a listing's last line, a comment with none, would
+    # come out as two '/' operators and plain text. The lexer gets the newline; the row it adds goes.
+    for ttype, value in lexer.get_tokens(text if text.endswith("\n") else text + "\n"):
         style = _style(ttype)
         for n, part in enumerate(value.split("\n")):
             if n:

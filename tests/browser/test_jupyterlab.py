@@ -101,6 +101,10 @@ STEP_MS = 60_000  # any one browser action or wait
 MIN_PICTURE_PX = 200
 OUTPUTS_SETTLE_S = 3  # after Run All: images decoding, widgets drawing (a missing one is the finding)
 ALIGN_SLACK_PX = 2  # sub-pixel layout: less than this is no visible shift or cut
+# A targeted run (a look at a few pages on a busy machine): COURSE_BROWSER_PAGES=day86,day88 runs only
+# those pages (and not the hostile page); the other pages' tests skip, saying so. CI runs every page:
+# with COURSE_REQUIRE_BROWSER set, a selection is a failure.
+PAGES_ENV = "COURSE_BROWSER_PAGES"
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -149,6 +153,21 @@ def _hard_limit(seconds: int, what: str) -> Iterator[None]:
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def _selected() -> list[str]:
+    """The notebooks the ``pages`` fixture runs: every page and the hostile one, or COURSE_BROWSER_PAGES's."""
+    wanted = [w.strip() for w in os.environ.get(PAGES_ENV, "").split(",") if w.strip()]
+    if not wanted:
+        return [lesson.notebook for lesson in LESSONS.values()] + [HOSTILE]
+    unknown = [w for w in wanted if w not in LESSONS]
+    if unknown:
+        pytest.fail(
+            f"{PAGES_ENV}={os.environ[PAGES_ENV]!r}: {unknown} not in the registry ({', '.join(LESSONS)})"
+        )
+    if _required():
+        pytest.fail(f"COURSE_REQUIRE_BROWSER is set (every page must run), but {PAGES_ENV} picks {wanted}")
+    return [LESSONS[w].notebook for w in wanted]
 
 
 @pytest.fixture(autouse=True)
@@ -510,7 +529,7 @@ def pages(browser: Any, jupyterlab: Lab, course_copy: Path) -> dict[str, Tab]:
     idle, so the kernels and the browser work side by side. A page that does
     not get there is a Tab with ``error`` set: its own tests fail, not the others.
     """
-    names = [lesson.notebook for lesson in LESSONS.values()] + [HOSTILE]
+    names = _selected()
     started = time.monotonic()
     page = browser.pages[0] if browser.pages else browser.new_page()
     tabs: dict[str, Tab] = {}
@@ -563,6 +582,8 @@ def pages(browser: Any, jupyterlab: Lab, course_copy: Path) -> dict[str, Tab]:
 
 
 def _page(pages: dict[str, Tab], notebook: str) -> Tab:
+    if notebook not in pages:
+        pytest.skip(f"{notebook} is not among {PAGES_ENV}={os.environ.get(PAGES_ENV, '')!r}")
     tab = pages[notebook]
     if tab.error:
         pytest.fail(f"{notebook}: {tab.error}")

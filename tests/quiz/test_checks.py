@@ -148,3 +148,25 @@ def test_day78s_listings_come_after_the_questions_their_comments_answer(monkeypa
     assert all(said in shown for said in ("bits 13..0", "128 bytes here", "1024 bytes here"))
     kinds = [isinstance(q, WhichLine) for q in quiz.questions]
     assert kinds == sorted(kinds), [q.id for q in quiz.questions]  # every which-line after every other
+
+
+def test_markdown_emphasis_in_quiz_text_is_flagged_and_code_is_not():
+    from course.quiz.checks import markup_problems
+
+    starred = SingleChoice("s", "Each warpgroup may *issue* its wgmmas", 1.0, "r", "e", OPTIONS, "a")
+    (problem,) = markup_problems(quiz(starred))
+    assert "'*issue*'" in problem and "prompt" in problem
+    bold = SingleChoice("b", "p", 1.0, "r", "a __strong__ word", OPTIONS, "a")
+    assert len(markup_problems(quiz(bold))) == 1
+    fine = SingleChoice(
+        "f", "`*ptr` and `a * b`, 2 * N, `__syncthreads()`, kBM*kBN*2, x_y_z", 1.0, "r", "e", OPTIONS, "a"
+    )
+    assert markup_problems(quiz(fine)) == []
+
+
+@pytest.mark.parametrize("lesson_id", list(LESSONS))
+def test_the_shipped_quizzes_show_no_markdown_marks(lesson_id, monkeypatch):
+    from course.quiz.checks import markup_problems
+
+    monkeypatch.setenv("COURSE_ROOT", str(REPO))
+    assert markup_problems(load_quiz(REPO / "content" / "quizzes" / f"{lesson_id}.toml")) == []

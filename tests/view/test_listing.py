@@ -71,3 +71,15 @@ def test_hidden_lines_are_not_in_the_listing_and_a_note_on_them_goes_too():
     assert "secret" not in str(view)
     shown = SnippetView(snip, (note,))._repr_html_()
     assert "secret" in shown and "the answer is 42" in shown  # a control: without the fold it is there
+
+
+def test_a_comment_on_the_last_line_is_a_comment():
+    # Day 89's "pingpong" snippet ends on a // line: it showed as two '/' operators and plain text.
+    from course.view.listing import code_lines
+
+    last = "// which the other gives only after its sync."
+    rows = code_lines(f"int x;\n{last}")
+    assert len(rows) == 2
+    assert rows[1] == f"<span class='cx-c'>{last}</span>"
+    assert code_lines(last) == [f"<span class='cx-c'>{last}</span>"]
+    assert code_lines("int x;\n") == ["<span class='cx-k'>int</span> x<span class='cx-u'>;</span>"]
