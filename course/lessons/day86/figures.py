@@ -76,7 +76,7 @@ def picks(sms: int, shapes: Sequence[tuple[int, int, int]] = chooser.SHAPES) -> 
         rows.append(
             (
                 shape_name(shape),
-                f"128x{c.bn}",
+                f"{c.bm}x{c.bn}" + (" small" if c.small else ""),
                 str(c.cluster),
                 str(c.split),
                 str(c.units),
@@ -298,11 +298,12 @@ def streamk_schedule(
 
 
 def streamk_plans(sms: int = STREAMK_SMS, shapes: Sequence[tuple[int, int, int]] = STREAMK_SHAPES) -> Table:
-    """Per shape, the chooser's build (tile, cluster) compiled with -DGEMM_STREAMK=1: the waves of
-    whole tiles it would run unsplit, and what the hybrid makes of them (schedule arithmetic)."""
+    """Per shape, the chooser's 128-row build (tile, cluster; ``rows64=False``: the Stream-K build has
+    128-row tiles) compiled with -DGEMM_STREAMK=1: the waves of whole tiles it would run unsplit, and
+    what the hybrid makes of them (schedule arithmetic)."""
     rows = []
     for shape in shapes:
-        pick = chooser.choose(*shape, sms)
+        pick = chooser.choose(*shape, sms, rows64=False)  # the Stream-K build has 128-row tiles
         s = streamk_schedule(shape, sms, pick.bn, pick.cluster)
         last = s.tiles - (-(-s.tiles // s.slots) - 1) * s.slots
         per = f"{s.sk_per}" + (f"-{s.sk_per + 1}" if s.sk_big else "") if s.sk_units else "-"
@@ -321,7 +322,7 @@ def streamk_plans(sms: int = STREAMK_SMS, shapes: Sequence[tuple[int, int, int]]
             )
         )
     return Table(
-        f"The Stream-K hybrid on {sms} SMs, per shape, for the build the chooser picks (arithmetic on "
+        f"The Stream-K hybrid on {sms} SMs, per shape, for the 128-row build the chooser picks (arithmetic on "
         "the schedule, nothing timed)",
         (
             "M x N x K",
