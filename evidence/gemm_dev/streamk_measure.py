@@ -97,14 +97,19 @@ RAGGED = [(200, 136, 72), (1000, 1032, 520), (130, 392, 1096), (8, 4104, 1000), 
 def small39_builds(shape: tuple[int, int, int], sms: int) -> dict[str, tuple[chooser.Choice, dict[str, int]]]:
     pick = chooser.choose(*shape, sms, rows64=False)
     out = {"pick": (pick, chooser.defines(pick))}
-    now = chooser.choose(*shape, sms)
+    now = chooser.choose(*shape, sms, small=False)  # the default before the small build joined it
     if now != pick:
         out["rows64"] = (now, chooser.defines(now))
         for bn in (256, 128, 64):  # the model's best split of every other 64-row width, cluster 1
             if (bn, 1) != (now.bn, now.cluster):
                 other = chooser.best_for(*shape, sms, bn, 1, bm=64)
                 out[f"rows64-64x{bn}"] = (other, chooser.defines(other))
-    small = [c for c in chooser.candidates(*shape, sms, small=True) if c.small]
+    # every small build's cheapest split, cheapest first (``candidates`` prices them only where
+    # ``chooser.small_competes`` since the refit; this times them on every shape, as it first did)
+    small = sorted(
+        (chooser.best_for(*shape, sms, bn, 1, bm=64, small=True) for bn in chooser.SMALL_BNS),
+        key=lambda c: c.est_us,
+    )
     out["small"] = (small[0], chooser.defines(small[0]))
     alt = [c for c in small if c.bn != small[0].bn]
     out["small-alt"] = (alt[0], chooser.defines(alt[0]))

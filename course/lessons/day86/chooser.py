@@ -72,15 +72,23 @@ warpgroup, m64nBN wgmmas), issue 39:
   64 x BN floats. On a tie the 128-row build wins. ``rows64=False`` leaves
   them out (today's list);
 - the small builds (``-DGEMM_SMALL=1``: BM 64, cluster 1, BN 64 or 128, a
-  72 KiB ring so two CTAs share an SM), priced only with ``small=True``:
-  slots are 2 x SMs; a wave with more CTAs than SMs puts two on one SM,
-  whose K loops share its tensor cores (the busiest SM's K-tiles take twice
-  as long) while one CTA's fill and epilogue overlap the other's loop (one
-  FILL_US a unit, as before). Their other saving (no cluster launch or
-  barrier, 72 KiB instead of 226 KiB of shared memory) has no term yet: it
-  is what ``evidence/gemm_dev/small39_gpu.sh`` measures, and a fixed cost
-  per CTA fitted to that measurement is the next step. Until then the
-  default leaves them out.
+  72 KiB ring so two CTAs share an SM), in the default where ``small_competes``:
+  K-loops of at most SMALL_MAX_K_TILES K-tiles (K <= 1024) and M > 64. Slots
+  are 2 x SMs; a wave with more CTAs than SMs puts two on one SM, whose K
+  loops share its tensor cores (the busiest SM's K-tiles take SMALL_SHARED,
+  1.5x, as long: one consumer warpgroup leaves them idle part of the time)
+  while one CTA's fill and epilogue overlap the other's loop (one FILL_US a
+  unit, as before). A launch costs SMALL_SAVES_US less (no cluster launch or
+  barrier, 72 KiB instead of 226 KiB of shared memory a CTA), and its K loop
+  runs at SMALL_EFFICIENCY of the regular build's (1.0 at BN 64, 4 stages;
+  0.6 at BN 128, 3 stages). All three are round figures fitted to the H100's
+  measurement of these builds (evidence/logs/2026-12-06-h100-s13/
+  call2-small39-measure.json; evidence/gemm_dev/notes_small39.md): the
+  default picks 64x64 small for the squares 256 to 1024, where it measured
+  fastest of every candidate (1.04-1.42x the 128-row pick, CUDA graphs). On
+  the decode rows (K = 8192, 14336) the same tile and split ran 0.74-1.00x
+  as fast small as regular, a loss the model has no term for (they sit at
+  its memory floor), hence the limits. ``small=False`` leaves them out.
 
 The constants are round figures, named below for what they are: not
 datasheet rates (an H100 or H200 SXM datasheet gives 989 TFLOP/s dense
@@ -139,8 +147,11 @@ SPLIT_US = 3.0  # per split unit: the reduction's round trips (stores, fence, co
 # ``bench.wave_table``), used for both clusters (the docstring says why). A last wave of r units
 # on S slots costs LONE_UNIT + (1 - LONE_UNIT) (r - 1) / (S - 1) of a full one.
 LONE_UNIT = 0.65
-# A 64-row tile's K loop against the 128-row tile's of the same width and cluster (a round figure,
-# not yet measured): one consumer warpgroup, and more staged bytes per FLOP.
+# A 64-row tile's K loop against the 128-row tile's of the same width and cluster (a round figure):
+# one consumer warpgroup, and more staged bytes per FLOP. The H100's decode rows
+# (evidence/logs/2026-12-06-h100-s13/call2-small39-measure.json) do not pin it: there every 64-row
+# candidate sits at the model's memory floor, and the measured 64-row picks ran 1.14-1.27x the 128-row
+# pick, within 3% of the fastest 64-row candidate at N = K = 8192, M <= 32, 4-8% at the others.
 ROWS64_EFFICIENCY = 0.80
 # The small build (-DGEMM_SMALL=1) against the regular one: round figures fitted to its first
 # measurement, on an H100 in CUDA graphs (evidence/logs/2026-12-06-h100-s13/call2-small39-measure.json;
@@ -158,9 +169,9 @@ SMALL_EFFICIENCY = {64: 1.0, 128: 0.6}
 #   5.23 us at 512^3 (no SM holds two) and 8.91 at 1024^3 (124 SMs hold two), a factor of about 1.4.
 SMALL_SHARED = 1.5
 # - Where it competes: K-loops of at most 16 K-tiles (K <= 1024, the squares it was measured faster
-#   on) and M > 64. Where K is long (the decode rows, K = 8192 and 14336) it measured slower than the
-#   regular 64-row build of the same tile and split on every row, 0.75-0.99x: a loss the model has no
-#   term for (the rows are at its memory floor).
+#   on) and M > 64. Where K is long (the decode rows, K = 8192 and 14336) the same tile and split ran
+#   0.74-1.00x as fast small as regular (slower on 21 of 22 pairs, level on one): a loss the model has
+#   no term for (those rows sit at its memory floor).
 SMALL_MAX_K_TILES = 16
 EFFICIENCY = {  # fraction of SM_TFLOPS a K-tile loop sustains, by (BN, cluster)
     (256, 2): 1.00,

@@ -329,7 +329,10 @@ def test_the_small_builds_are_the_default_for_the_small_squares_only():
     # 64x128 small: its 3-stage ring's slower K loop keeps it behind 64x64 small (measured 0.88-0.93x
     # the old pick at 768^3 and 1024^3)
     for s in (768, 1024):
-        assert chooser.best_for(s, s, s, SMS, 128, 1, bm=64, small=True).est_us > chooser.choose(s, s, s, SMS).est_us
+        assert (
+            chooser.best_for(s, s, s, SMS, 128, 1, bm=64, small=True).est_us
+            > chooser.choose(s, s, s, SMS).est_us
+        )
     # where K is long or M <= 64 (the decode rows) the small build is not a candidate: measured slower
     # there than the regular 64-row build of the same tile and split
     for shape in [*DECODE, (128, 8192, 8192), (130, 5000, 3000), (65, 4096, 4096), (8, 4104, 1000)]:

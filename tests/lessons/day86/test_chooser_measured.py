@@ -18,7 +18,9 @@ import pytest
 
 from course.lessons.day86 import chooser
 
-MEASURED = Path(__file__).resolve().parents[3] / "evidence/logs/2026-12-06-h100-s13/call2-small39-measure.json"
+MEASURED = (
+    Path(__file__).resolve().parents[3] / "evidence/logs/2026-12-06-h100-s13/call2-small39-measure.json"
+)
 
 
 def _rows() -> list[dict]:
