@@ -18,13 +18,15 @@ note can say where the model is wrong. Prints one line per shape and mode; write
 ``MEASURE=small39`` (evidence/gemm_dev/small39_gpu.sh, branch small39) measures the 64-row and
 small builds instead, on the issue's small squares and decode rows (``SMALL39_SHAPES``):
 - ``pick``: today's pick, the 128-row builds only (``choose(..., rows64=False)``);
-- ``rows64``: the default chooser's pick where it differs (a 64-row tile at M <= 64), and
+- ``rows64``: the default chooser's pick without the small builds (``small=False``) where it
+  differs (a 64-row tile at M <= 64), and
   ``rows64-64xBN``: the model's best split of each other 64-row width, cluster 1 (the model prices
   several of them at the same memory floor; which one the GPU prefers is what it cannot say; the
   H100 measured 64x128 split 2 and 64x256 split 4 at M = 8 and 64 on 2026-12-05:
   evidence/logs/2026-12-05-h100-s10-k86-call2.log);
-- ``small``: the small build (-DGEMM_SMALL=1) the model prefers (``choose(..., small=True)`` over
-  the small candidates), ``small-alt``: the other width's, and ``small-as-64row``: ``small``'s tile
+- ``small``: the small build (-DGEMM_SMALL=1) the model prefers (the cheaper of its widths'
+  ``best_for``, on every shape, whether or not ``chooser.small_competes``), ``small-alt``: the
+  other width's, and ``small-as-64row``: ``small``'s tile
   and split in the plain 64-row build (so the tile's gain and the small build's own are apart);
 each checked against float64 first as above, then every new build is checked on ragged shapes
 through the course host (``ragged_checks``), split 1 and 3.
@@ -97,14 +99,19 @@ RAGGED = [(200, 136, 72), (1000, 1032, 520), (130, 392, 1096), (8, 4104, 1000), 
 def small39_builds(shape: tuple[int, int, int], sms: int) -> dict[str, tuple[chooser.Choice, dict[str, int]]]:
     pick = chooser.choose(*shape, sms, rows64=False)
     out = {"pick": (pick, chooser.defines(pick))}
-    now = chooser.choose(*shape, sms)
+    now = chooser.choose(*shape, sms, small=False)  # the default before the small build joined it
     if now != pick:
         out["rows64"] = (now, chooser.defines(now))
         for bn in (256, 128, 64):  # the model's best split of every other 64-row width, cluster 1
             if (bn, 1) != (now.bn, now.cluster):
                 other = chooser.best_for(*shape, sms, bn, 1, bm=64)
                 out[f"rows64-64x{bn}"] = (other, chooser.defines(other))
-    small = [c for c in chooser.candidates(*shape, sms, small=True) if c.small]
+    # every small build's cheapest split, cheapest first (``candidates`` prices them only where
+    # ``chooser.small_competes`` since the refit; this times them on every shape, as it first did)
+    small = sorted(
+        (chooser.best_for(*shape, sms, bn, 1, bm=64, small=True) for bn in chooser.SMALL_BNS),
+        key=lambda c: c.est_us,
+    )
     out["small"] = (small[0], chooser.defines(small[0]))
     alt = [c for c in small if c.bn != small[0].bn]
     out["small-alt"] = (alt[0], chooser.defines(alt[0]))

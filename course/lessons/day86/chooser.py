@@ -72,15 +72,23 @@ warpgroup, m64nBN wgmmas), issue 39:
   64 x BN floats. On a tie the 128-row build wins. ``rows64=False`` leaves
   them out (today's list);
 - the small builds (``-DGEMM_SMALL=1``: BM 64, cluster 1, BN 64 or 128, a
-  72 KiB ring so two CTAs share an SM), priced only with ``small=True``:
-  slots are 2 x SMs; a wave with more CTAs than SMs puts two on one SM,
-  whose K loops share its tensor cores (the busiest SM's K-tiles take twice
-  as long) while one CTA's fill and epilogue overlap the other's loop (one
-  FILL_US a unit, as before). Their other saving (no cluster launch or
-  barrier, 72 KiB instead of 226 KiB of shared memory) has no term yet: it
-  is what ``evidence/gemm_dev/small39_gpu.sh`` measures, and a fixed cost
-  per CTA fitted to that measurement is the next step. Until then the
-  default leaves them out.
+  72 KiB ring so two CTAs share an SM), in the default where ``small_competes``:
+  K-loops of at most SMALL_MAX_K_TILES K-tiles (K <= 1024) and M > 64. Slots
+  are 2 x SMs; a wave with more CTAs than SMs puts two on one SM, whose K
+  loops share its tensor cores (the busiest SM's K-tiles take SMALL_SHARED,
+  1.5x, as long: one consumer warpgroup leaves them idle part of the time)
+  while one CTA's fill and epilogue overlap the other's loop (one FILL_US a
+  unit, as before). A launch costs SMALL_SAVES_US less (no cluster launch or
+  barrier, 72 KiB instead of 226 KiB of shared memory a CTA), and its K loop
+  runs at SMALL_EFFICIENCY of the regular build's (1.0 at BN 64, 4 stages;
+  0.6 at BN 128, 3 stages). All three are round figures fitted to the H100's
+  measurement of these builds (evidence/logs/2026-12-06-h100-s13/
+  call2-small39-measure.json; evidence/gemm_dev/notes_small39.md): the
+  default picks 64x64 small for the squares 256 to 1024, where it measured
+  fastest of every candidate (1.04-1.42x the 128-row pick, CUDA graphs). On
+  the decode rows (K = 8192, 14336) the same tile and split ran 0.74-1.00x
+  as fast small as regular, a loss the model has no term for (they sit at
+  its memory floor), hence the limits. ``small=False`` leaves them out.
 
 The constants are round figures, named below for what they are: not
 datasheet rates (an H100 or H200 SXM datasheet gives 989 TFLOP/s dense
@@ -139,9 +147,32 @@ SPLIT_US = 3.0  # per split unit: the reduction's round trips (stores, fence, co
 # ``bench.wave_table``), used for both clusters (the docstring says why). A last wave of r units
 # on S slots costs LONE_UNIT + (1 - LONE_UNIT) (r - 1) / (S - 1) of a full one.
 LONE_UNIT = 0.65
-# A 64-row tile's K loop against the 128-row tile's of the same width and cluster (a round figure,
-# not yet measured): one consumer warpgroup, and more staged bytes per FLOP.
+# A 64-row tile's K loop against the 128-row tile's of the same width and cluster (a round figure):
+# one consumer warpgroup, and more staged bytes per FLOP. The H100's decode rows
+# (evidence/logs/2026-12-06-h100-s13/call2-small39-measure.json) do not pin it: there every 64-row
+# candidate sits at the model's memory floor, and the measured 64-row picks ran 1.14-1.27x the 128-row
+# pick, within 3% of the fastest 64-row candidate at N = K = 8192, M <= 32, 4-8% at the others.
 ROWS64_EFFICIENCY = 0.80
+# The small build (-DGEMM_SMALL=1) against the regular one: round figures fitted to its first
+# measurement, on an H100 in CUDA graphs (evidence/logs/2026-12-06-h100-s13/call2-small39-measure.json;
+# the table and the fit: evidence/gemm_dev/notes_small39.md).
+# - What it saves a launch: no cluster launch or cluster barriers, 72 KiB of shared memory a CTA
+#   instead of 226. The same 64x64 tile measured 1.05 us faster small than regular at 256^3 (4 K-tiles)
+#   and 0.49 us at 512^3 (8).
+SMALL_SAVES_US = 1.0
+# - Its K loop's rate against the regular build's, by width: the 72 KiB ring holds 4 stages at BN 64
+#   and 3 at BN 128. 64x128 measured 1.2x (768^3) and 1.14x (1024^3) slower small than regular where
+#   no SM holds two (a loop 1.45-1.6x as long, the launch's saving taken off); 64x64 shows no such loss.
+SMALL_EFFICIENCY = {64: 1.0, 128: 0.6}
+# - Two CTAs on one SM: each one's K-tiles take 1.5x as long, not 2x (a 64-row tile's one consumer
+#   warpgroup leaves the tensor cores idle part of the time, and the other CTA fills it): 64x64 measured
+#   5.23 us at 512^3 (no SM holds two) and 8.91 at 1024^3 (124 SMs hold two), a factor of about 1.4.
+SMALL_SHARED = 1.5
+# - Where it competes: K-loops of at most 16 K-tiles (K <= 1024, the squares it was measured faster
+#   on) and M > 64. Where K is long (the decode rows, K = 8192 and 14336) the same tile and split ran
+#   0.74-1.00x as fast small as regular (slower on 21 of 22 pairs, level on one): a loss the model has
+#   no term for (those rows sit at its memory floor).
+SMALL_MAX_K_TILES = 16
 EFFICIENCY = {  # fraction of SM_TFLOPS a K-tile loop sustains, by (BN, cluster)
     (256, 2): 1.00,
     (256, 1): 0.96,
@@ -228,10 +259,12 @@ def estimate(
     per_sm_flops = SM_TFLOPS * 1e12 * EFFICIENCY[(bn, cluster)]
     if bm == 64:
         per_sm_flops *= ROWS64_EFFICIENCY
+    if small:
+        per_sm_flops *= SMALL_EFFICIENCY[bn]
     k_tile_us = tile_m * bn * tile_k * 2 / per_sm_flops * 1e6
     # The small build: a wave of more CTAs than SMs puts two on the busiest SM, sharing its tensor
-    # cores (its K-tiles take twice as long); their fills and epilogues overlap each other's loops.
-    sharing = 2 if small and min(units, slots) > sms else 1
+    # cores (its K-tiles take SMALL_SHARED as long); their fills and epilogues overlap each other's loops.
+    sharing = SMALL_SHARED if small and min(units, slots) > sms else 1.0
     unit_us = math.ceil(k_tiles / split) * k_tile_us * sharing + FILL_US
     if split > 1:
         # Each unit writes its FP32 partial; the last of a tile reads split - 1 of them (all split
@@ -245,7 +278,7 @@ def estimate(
         unit_us += (partial_bytes + partial_bytes * reads) / l2_per_sm * 1e6 + SPLIT_US
     compute_us = wave_share(units, slots) * unit_us
     memory_us = (m * k + n * k + m * n) * 2 / (STREAM_TBPS * 1e12) * 1e6
-    est = LAUNCH_US + max(compute_us, memory_us)
+    est = LAUNCH_US - (SMALL_SAVES_US if small else 0.0) + max(compute_us, memory_us)
     return Choice(
         bn, cluster, split, units, waves, slots, est, deterministic and split > 1, bm=bm, small=small
     )
@@ -324,6 +357,12 @@ def wastes_half(m: int) -> bool:
     return math.ceil(m / 128) * 128 >= 2 * m
 
 
+def small_competes(m: int, k: int) -> bool:
+    """Whether the small builds are candidates: K-loops of at most SMALL_MAX_K_TILES K-tiles, and
+    M > 64 (there the regular 64-row build measured faster)."""
+    return math.ceil(k / kernel_shape()[1]) <= SMALL_MAX_K_TILES and not wastes_half(m)
+
+
 def candidates(
     m: int,
     n: int,
@@ -332,11 +371,12 @@ def candidates(
     deterministic: bool = False,
     streamk: bool = False,
     rows64: bool = True,
-    small: bool = False,
+    small: bool = True,
 ) -> list[Choice]:
     """Every valid (configuration, split), cheapest first; the 64-row builds too where 128-row tiles
-    would be half zero rows (``rows64=False``: not); with ``streamk``, the Stream-K build of every
-    configuration (where its schedule shares a tile); with ``small``, the small builds."""
+    would be half zero rows, and the small builds where ``small_competes`` (``rows64=False``: neither,
+    the 128-row builds only; ``small=False``: not the small builds); with ``streamk``, the Stream-K
+    build of every configuration (where its schedule shares a tile)."""
     out = []
     for bn, cluster in CONFIGS:
         out += _splits(m, n, k, sms, bn, cluster, deterministic)
@@ -346,7 +386,7 @@ def candidates(
             c = estimate_streamk(m, n, k, sms, bn, cluster, deterministic)
             if c is not None:
                 out.append(c)
-    if small:
+    if small and rows64 and small_competes(m, k):
         for bn in SMALL_BNS:
             out += _splits(m, n, k, sms, bn, 1, deterministic, bm=64, small=True)
     out.sort(key=_rank)
@@ -361,12 +401,12 @@ def choose(
     deterministic: bool = False,
     streamk: bool = False,
     rows64: bool = True,
-    small: bool = False,
+    small: bool = True,
 ) -> Choice:
     """The configuration and split the model expects to be fastest (``deterministic``: with
-    split-K sums in split order, the same bits every launch; ``streamk``, ``small``: the Stream-K
-    or the small builds may be picked too, which the default leaves out until a GPU has measured
-    them; ``rows64=False``: the 128-row builds only)."""
+    split-K sums in split order, the same bits every launch; ``streamk``: the Stream-K build may be
+    picked too, which the default leaves out until a GPU has measured it; ``small=False``: not the
+    small builds; ``rows64=False``: the 128-row builds only)."""
     check_shape(m, n, k, kernel_shape()[2])
     if isinstance(sms, bool) or not isinstance(sms, int) or sms < 1:
         raise CourseError(f"the SM count must be a positive integer (got {sms!r})")

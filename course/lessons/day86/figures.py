@@ -76,7 +76,7 @@ def picks(sms: int, shapes: Sequence[tuple[int, int, int]] = chooser.SHAPES) -> 
         rows.append(
             (
                 shape_name(shape),
-                f"128x{c.bn}",
+                f"{c.bm}x{c.bn}" + (" small" if c.small else ""),
                 str(c.cluster),
                 str(c.split),
                 str(c.units),
@@ -104,14 +104,18 @@ def recorded_shapes() -> Table:
     return shapes(result)
 
 
-_PICK = re.compile(r"tile (\S+), cluster (\d+), split (\d+)")
+_PICK = re.compile(r"tile (\S+), cluster (\d+)(, small build \(2 CTAs an SM\))?, split (\d+)")
 
 
 def _pick_cell(pick: str) -> str:
-    """ "tile 128x256, cluster 2, split 1" as "128x256, 2, 1" (the column's heading names the three):
-    at 1024 px the long form took four lines a row (issue 38). A pick in another form is shown whole."""
+    """ "tile 128x256, cluster 2, split 1" as "128x256, 2, 1" (the column's heading names the three;
+    the small build's tile as "64x64 small"): at 1024 px the long form took four lines a row (issue
+    38). A pick in another form is shown whole."""
     found = _PICK.match(pick)
-    return ", ".join(found.groups()) if found else pick.split(":")[0]
+    if not found:
+        return pick.split(":")[0]
+    tile, cluster, small, split = found.groups()
+    return f"{tile}{' small' if small else ''}, {cluster}, {split}"
 
 
 def shapes(result: BenchResult) -> Table:
@@ -298,11 +302,12 @@ def streamk_schedule(
 
 
 def streamk_plans(sms: int = STREAMK_SMS, shapes: Sequence[tuple[int, int, int]] = STREAMK_SHAPES) -> Table:
-    """Per shape, the chooser's build (tile, cluster) compiled with -DGEMM_STREAMK=1: the waves of
-    whole tiles it would run unsplit, and what the hybrid makes of them (schedule arithmetic)."""
+    """Per shape, the chooser's 128-row build (tile, cluster; ``rows64=False``: the Stream-K build has
+    128-row tiles) compiled with -DGEMM_STREAMK=1: the waves of whole tiles it would run unsplit, and
+    what the hybrid makes of them (schedule arithmetic)."""
     rows = []
     for shape in shapes:
-        pick = chooser.choose(*shape, sms)
+        pick = chooser.choose(*shape, sms, rows64=False)  # the Stream-K build has 128-row tiles
         s = streamk_schedule(shape, sms, pick.bn, pick.cluster)
         last = s.tiles - (-(-s.tiles // s.slots) - 1) * s.slots
         per = f"{s.sk_per}" + (f"-{s.sk_per + 1}" if s.sk_big else "") if s.sk_units else "-"
@@ -321,7 +326,7 @@ def streamk_plans(sms: int = STREAMK_SMS, shapes: Sequence[tuple[int, int, int]]
             )
         )
     return Table(
-        f"The Stream-K hybrid on {sms} SMs, per shape, for the build the chooser picks (arithmetic on "
+        f"The Stream-K hybrid on {sms} SMs, per shape, for the 128-row build the chooser picks (arithmetic on "
         "the schedule, nothing timed)",
         (
             "M x N x K",

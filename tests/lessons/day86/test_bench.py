@@ -109,7 +109,8 @@ def test_the_page_table_without_and_with_a_recording(monkeypatch):
     # the pick in the short form its heading names: tile, cluster, split
     c = chooser.choose(*first.shape, SMS)
     assert table.header[1] == "the chooser's pick (tile, cluster, split)"
-    assert table.rows[0][1] == f"128x{c.bn}, {c.cluster}, {c.split}"
+    small = " small" if c.small else ""  # 512^3: the small build since the refit (issue 39)
+    assert table.rows[0][1] == f"{c.bm}x{c.bn}{small}, {c.cluster}, {c.split}"
     assert "NVIDIA H200 (132 SMs)" in table.note
     assert "<table>" in table._repr_html_()
 
