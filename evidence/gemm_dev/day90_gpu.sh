@@ -4,7 +4,7 @@
 # Day 89's plus FlashAttention-3's intra-warpgroup overlap (the next tile's S and this tile's P V
 # issued in one turn, wgmma.wait_group 1, the softmax under P V, wait_group 0) and K and V freed on
 # mbarriers of their own; it was written and compile-checked without a GPU (2026-12-06, branch
-# day90): nothing below has run yet. Day 89 passed every check on an H100 (evidence/logs/
+# day90) and first ran on an H100 the same day (all three parts passed: evidence/logs/2026-12-06-h100-s13/). Day 89 passed every check on an H100 (evidence/logs/
 # 2026-12-06-h100-s12/), and Day 90 keeps every line of it but the consumer's loop, qkTile/pvTile
 # (split from their waits) and the release barriers (tests/lessons/day90/test_compile.py). The
 # GPU is required throughout (COURSE_REQUIRE_GPU=1). From the repo root:
