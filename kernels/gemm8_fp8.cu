@@ -140,7 +140,7 @@
 //        (the promoting build: add -DGEMM_PROMOTE=1 -DGEMM_BN=128; -DGEMM_CLUSTER=1 for no cluster;
 //        the block-scaled build: -DGEMM_PROMOTE=1 -DGEMM_BN=128 -DGEMM_BLOCK_SCALES=1;
 //        the ping-pong promoting build: -DGEMM_PROMOTE=1 -DGEMM_BN=128 -DGEMM_PROMOTE_PINGPONG=1,
-//        64 x 128 tiles, one consumer each, chains in turns: see "pingpong-order" below;
+//        64 x 128 tiles, one consumer each, chains in turns: see the region "pingpong-order" below;
 //        not yet run on a GPU)
 // Run:   ./gemm8_fp8                      (a list of ragged shapes, each with the build's intervals)
 //        ./gemm8_fp8 M N K PROMOTE_EVERY  (one shape)
@@ -813,7 +813,7 @@ __device__ __forceinline__ void promoteScaled(float (&total)[kAccRegs],
 #endif
 
 #if GEMM_PROMOTE_PINGPONG
-// snippet: pingpong-order
+// region pingpong-order (the ping-pong build, issue 40: no page shows it yet)
 // The ping-pong build's turns (-DGEMM_PROMOTE_PINGPONG=1). Each consumer
 // warpgroup owns whole 64 x 128 tiles: the CTA's units in pairs, the
 // first consumer 0's, the second consumer 1's. The two tiles' wgmma
@@ -867,7 +867,7 @@ __device__ __forceinline__ void turnWait(int cons) {
 __device__ __forceinline__ void turnHandOver(int other) {
     asm volatile("bar.arrive %0, %1;" ::"r"(kBarTurn + other), "n"(kTurnThreads) : "memory");
 }
-// end snippet
+// end of region pingpong-order
 #endif
 
 // D = scale * (A * B^T), A and B e4m3, for any M x N x K (N a multiple of
@@ -910,7 +910,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
 
     if (wg == 0) {
 #if GEMM_PROMOTE_PINGPONG
-        // snippet: pingpong-producer
+        // region pingpong-producer (the ping-pong build, issue 40: no page shows it yet)
 #if GEMM_SETMAXNREG
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kProducerRegs));
 #endif
@@ -965,7 +965,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
                 }
             }
         }
-        // end snippet
+        // end of region pingpong-producer
 #else
         // snippet: producer
 #if GEMM_SETMAXNREG
@@ -1005,7 +1005,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
 #endif
     } else {
 #if GEMM_PROMOTE_PINGPONG
-        // snippet: pingpong
+        // region pingpong (the ping-pong build, issue 40: no page shows it yet)
 #if GEMM_SETMAXNREG
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kConsumerRegs));
 #endif
@@ -1086,7 +1086,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
             COURSE_TL(TL_EPI, 0);
             storeTile(total, s, cons, wt, &tmD, nBlock * kBN, mBlock * kBM, scale);
         }
-        // end snippet
+        // end of region pingpong
 #else
         // snippet: consumer
 #if GEMM_SETMAXNREG
