@@ -25,6 +25,7 @@ A targeted run: ``COURSE_BROWSER_PAGES=day86,day88,day89`` runs those pages alon
 # ruff: noqa: F811  (the fixtures imported from test_jupyterlab.py are test arguments by name)
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ from course.lessons import LESSONS
 
 from .test_jupyterlab import (  # noqa: F401  (fixtures, used by name)
     JS_TOO_WIDE_22,
+    PAGES_ENV,
     VIEWPORT,
     _page,
     _shots_at,
@@ -48,7 +50,10 @@ from .test_jupyterlab import (  # noqa: F401  (fixtures, used by name)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-NEWEST = ("day86", "day88", "day89")
+# The pages this test looks at: COURSE_BROWSER_PAGES's selection when set (the pages the
+# ``pages`` fixture runs), else the pages changed in the latest sessions.
+NEWEST_DEFAULT = ("day85", "day86", "day88", "day89", "day90")
+NEWEST = tuple(w.strip() for w in os.environ.get(PAGES_ENV, "").split(",") if w.strip()) or NEWEST_DEFAULT
 WIDTHS = (1024, 1280, 1920)
 THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark"}
 
