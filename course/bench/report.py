@@ -97,7 +97,7 @@ def plot(result: BenchResult, size_label: str = SIZE_LABEL) -> Picture:
     ax = fig.add_subplot()
     sizes = list(result.sizes)
     rates = [r.kernel.rate for r in result.rows]
-    ax.plot(sizes, rates, marker="o", linewidth=2, label=result.kernel_name)
+    ax.plot(sizes, rates, marker="o", linewidth=2, label=result.kernel_name, zorder=3)  # over every peer
     others: list[float] = []
     # Two peers can lie on one another (Day 90: Day 89's kernel and cuDNN within 0.1%): each peer is
     # drawn over the ones before it and thinner, so an earlier one shows as a rim around a later one.

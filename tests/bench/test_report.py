@@ -330,3 +330,4 @@ def test_peers_on_one_another_both_show():
         assert under.get_linewidth() > over.get_linewidth() or over.get_linewidth() == 1.2
         assert under.get_markersize() > over.get_markersize() or over.get_markersize() == 4.0
     assert peers[0].get_linewidth() - peers[1].get_linewidth() > 0.75  # a rim wide enough to see
+    assert all(ax.get_lines()[0].get_zorder() > p.get_zorder() for p in peers)  # the kernel over them all
