@@ -79,6 +79,11 @@ def table(result: BenchResult, unlike: Sequence[str] = ()) -> str:
     return "\n".join(lines)
 
 
+def peer_size(i: int) -> tuple[float, float]:
+    """The ``i``-th peer's line width and marker size: each narrower than the one before, down to a floor."""
+    return max(1.2, 3.2 - 0.8 * i), max(4.0, 9.0 - 2.0 * i)
+
+
 def plot(result: BenchResult, size_label: str = SIZE_LABEL) -> Picture:
     """Rate against size (log2 axis): the kernel, its peers, and the run's ceilings.
 
@@ -92,12 +97,15 @@ def plot(result: BenchResult, size_label: str = SIZE_LABEL) -> Picture:
     ax = fig.add_subplot()
     sizes = list(result.sizes)
     rates = [r.kernel.rate for r in result.rows]
-    ax.plot(sizes, rates, marker="o", linewidth=2, label=result.kernel_name)
+    ax.plot(sizes, rates, marker="o", linewidth=2, label=result.kernel_name, zorder=3)  # over every peer
     others: list[float] = []
-    for name in result.peer_names:
+    # Two peers can lie on one another (Day 90: Day 89's kernel and cuDNN within 0.1%): each peer is
+    # drawn over the ones before it and thinner, so an earlier one shows as a rim around a later one.
+    for i, name in enumerate(result.peer_names):
         peer = [r.peer(name).rate for r in result.rows]
         others += peer
-        ax.plot(sizes, peer, marker="s", linestyle="--", label=name)
+        width, mark = peer_size(i)
+        ax.plot(sizes, peer, marker="s", linestyle="--", linewidth=width, markersize=mark, label=name)
     for name, value in result.ceilings.items():
         others.append(value)
         ax.axhline(value, color="gray", linestyle=":", label=f"{name}: {rate_text(value, result.unit)}")

@@ -315,3 +315,19 @@ def test_speed_section_shows_the_record_until_asked_to_measure(simulated_gpu, tm
     section = speed_section(get_lesson(lesson_id), directory=tmp_path, measure_here=False)
     assert not section.measured_here and simulated_gpu.events == 0
     assert section.message.startswith("Not measured here yet: the button above times it on this GPU.")
+
+
+def test_peers_on_one_another_both_show():
+    """Day 90's plot drew Day 89's kernel under cuDNN's line (0.1% apart) where the learner could not see
+    it: each peer is drawn over the ones before it, narrower, so an earlier one stays a rim around it."""
+    result = synthetic("day90")
+    assert len(result.peer_names) >= 3
+    (ax,) = plot(result).axes
+    peers = ax.get_lines()[1 : 1 + len(result.peer_names)]
+    assert [p.get_label() for p in peers] == list(result.peer_names)
+    for under, over in zip(peers, peers[1:], strict=False):
+        assert under.get_zorder() <= over.get_zorder()  # drawn first, so below
+        assert under.get_linewidth() > over.get_linewidth() or over.get_linewidth() == 1.2
+        assert under.get_markersize() > over.get_markersize() or over.get_markersize() == 4.0
+    assert peers[0].get_linewidth() - peers[1].get_linewidth() > 0.75  # a rim wide enough to see
+    assert all(ax.get_lines()[0].get_zorder() > p.get_zorder() for p in peers)  # the kernel over them all

@@ -1,4 +1,4 @@
-"""Days 86, 88 and 89 as a learner sees them: three widths, Light and Dark, the widgets by keyboard.
+"""The newest pages as a learner sees them: three widths, Light and Dark, the widgets by keyboard.
 
 In JupyterLab in headless Chromium (the fixtures of ``test_jupyterlab.py``: its
 server, browser and Run All, on a machine without a GPU, so the pages show the
@@ -19,12 +19,14 @@ recorded evidence), each page's folded headings opened (Expand All Headings):
   the control beside them and used with Enter, Space and the arrows; the focused
   control shows it (a button: the 2 px ring of ``course._live.RUN_NOTE``).
 
-A targeted run: ``COURSE_BROWSER_PAGES=day86,day88,day89`` runs those pages alone.
+The pages: ``NEWEST_DEFAULT`` (Days 85, 86, 88, 89 and 90), or ``COURSE_BROWSER_PAGES``'s selection
+(``COURSE_BROWSER_PAGES=day90,day85`` runs those pages alone, with every test here).
 """
 
 # ruff: noqa: F811  (the fixtures imported from test_jupyterlab.py are test arguments by name)
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +36,7 @@ from course.lessons import LESSONS
 
 from .test_jupyterlab import (  # noqa: F401  (fixtures, used by name)
     JS_TOO_WIDE_22,
+    PAGES_ENV,
     VIEWPORT,
     _page,
     _shots_at,
@@ -48,7 +51,10 @@ from .test_jupyterlab import (  # noqa: F401  (fixtures, used by name)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-NEWEST = ("day86", "day88", "day89")
+# The pages this test looks at: COURSE_BROWSER_PAGES's selection when set (the pages the
+# ``pages`` fixture runs), else the pages changed in the latest sessions.
+NEWEST_DEFAULT = ("day85", "day86", "day88", "day89", "day90")
+NEWEST = tuple(w.strip() for w in os.environ.get(PAGES_ENV, "").split(",") if w.strip()) or NEWEST_DEFAULT
 WIDTHS = (1024, 1280, 1920)
 THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark"}
 
