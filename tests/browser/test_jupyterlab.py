@@ -459,6 +459,28 @@ def _pick_kernel(page: Any) -> None:
         dialog.get_by_role("button", name="Select").click()
 
 
+def _run_all(tab: Tab) -> bool:
+    """Bring the notebook to the front and Run > Run All Cells, as a learner does. False, with
+    nothing run, when a JupyterLab dialog came up between the caller's check for one and these
+    clicks (another page's "Select Kernel" under load: answered here, as ``_pick_kernel`` does); the
+    caller polls again. A click that waits in vain with no dialog in the way fails as before."""
+    # heavy: playwright, only where the browser tests run
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+    if tab.page.locator(".lm-Menu").count():  # a menu left open by a try that a dialog cut short
+        tab.page.keyboard.press("Escape")
+    try:
+        tab.bring_to_front()
+        tab.page.locator(".lm-MenuBar-item", has_text="Run").first.click()
+        tab.page.locator(".lm-Menu-item:not(.lm-mod-hidden)", has_text="Run All Cells").first.click()
+    except PlaywrightTimeoutError:
+        if not tab.page.locator(".jp-Dialog").count():
+            raise
+        _pick_kernel(tab.page)
+        return False
+    return True
+
+
 def _advance(tab: Tab, kernels: dict[str, tuple[str, str]], lab: Lab, progress: float) -> None:
     """One step: once the kernel is idle, bring the notebook to the front and Run All; notice the end.
 
@@ -487,9 +509,9 @@ def _advance(tab: Tab, kernels: dict[str, tuple[str, str]], lab: Lab, progress: 
             return
         tab.dialog_since = None
         if idle and state["cells"]:
-            tab.bring_to_front()
-            tab.page.locator(".lm-MenuBar-item", has_text="Run").first.click()
-            tab.page.locator(".lm-Menu-item:not(.lm-mod-hidden)", has_text="Run All Cells").first.click()
+            if not _run_all(tab):  # a dialog came up between the check above and the clicks
+                tab.dialog_since = tab.dialog_since or now
+                return
             tab.state, tab.ready_s = "running", now - tab.opened
         elif kernel_state == "dead":
             tab.fail("its kernel died while starting")
