@@ -126,6 +126,27 @@ def _backend_problem(backend: str) -> str:
     return ""
 
 
+def step_before_peer(lesson_id: str, name: str) -> Peer:
+    """The step before a page's kernel as its peer: ``lesson_id``'s default build, launched on the
+    workload's buffers (the attention kernels share the launch contract: arguments, grid, block and
+    shared memory). A build that fails here makes the peer unavailable, with the reason."""
+    # heavy: cupy, only for the benchmark (the peer is made on the GPU)
+    from ..errors import CourseError
+    from ..kernel.compile import compile_lesson
+    from . import get_lesson
+
+    day = get_lesson(lesson_id)
+    try:
+        compiled = compile_lesson(day)
+    except CourseError as e:
+        return Peer(name, lambda work, j: None, unavailable=f"Day {day.day}'s kernel did not build here: {e}")
+
+    def call(work: Any, j: int) -> None:
+        work.launch(j, compiled)
+
+    return Peer(name, call)
+
+
 def sdpa_peers() -> tuple[Peer, ...]:
     problem = _torch_problem()
     peers = []

@@ -10,34 +10,15 @@ SDPA peers and the causal pass (``finish``) are Day 88's
 
 from __future__ import annotations
 
-from typing import Any
-
 from ...bench.spec import Peer
-from ...errors import CourseError
-from .._attention_bench import SDPA_NOTE, attention_spec, sdpa_peers
+from .._attention_bench import SDPA_NOTE, attention_spec, sdpa_peers, step_before_peer
 from . import LESSON
 
 DAY88_PEER = "Day 88's kernel (attn88Forward, no ping-pong)"
 
 
 def day88_peer() -> Peer:
-    """Day 88's kernel as a peer: its default build, launched on this workload's buffers (the two
-    kernels share the launch contract: arguments, grid, block and shared memory)."""
-    # heavy: cupy, only for the benchmark (the peer is made on the GPU)
-    from ...kernel.compile import compile_lesson
-    from .. import get_lesson
-
-    day88 = get_lesson("day88")
-
-    try:
-        compiled = compile_lesson(day88)
-    except CourseError as e:
-        return Peer(DAY88_PEER, lambda work, j: None, unavailable=f"Day 88's kernel did not build here: {e}")
-
-    def call(work: Any, j: int) -> None:
-        work.launch(j, compiled)
-
-    return Peer(DAY88_PEER, call)
+    return step_before_peer("day88", DAY88_PEER)
 
 
 def peers() -> tuple[Peer, ...]:

@@ -10,34 +10,15 @@ and 89.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ...bench.spec import Peer
-from ...errors import CourseError
-from .._attention_bench import SDPA_NOTE, attention_spec, sdpa_peers
+from .._attention_bench import SDPA_NOTE, attention_spec, sdpa_peers, step_before_peer
 from . import LESSON
 
 DAY89_PEER = "Day 89's kernel (attn89Pingpong, no overlap inside the warpgroup)"
 
 
 def day89_peer() -> Peer:
-    """Day 89's kernel as a peer: its default build, launched on this workload's buffers (the two
-    kernels share the launch contract: arguments, grid, block and shared memory)."""
-    # heavy: cupy, only for the benchmark (the peer is made on the GPU)
-    from ...kernel.compile import compile_lesson
-    from .. import get_lesson
-
-    day89 = get_lesson("day89")
-
-    try:
-        compiled = compile_lesson(day89)
-    except CourseError as e:
-        return Peer(DAY89_PEER, lambda work, j: None, unavailable=f"Day 89's kernel did not build here: {e}")
-
-    def call(work: Any, j: int) -> None:
-        work.launch(j, compiled)
-
-    return Peer(DAY89_PEER, call)
+    return step_before_peer("day89", DAY89_PEER)
 
 
 def peers() -> tuple[Peer, ...]:
