@@ -7,7 +7,7 @@
 set -u
 T0=$(date +%s)
 OUT=${OUT:-/tmp/out}
-rm -rf /tmp/call
+rm -rf /tmp/call; mkdir -p /tmp/outC
 OUT=/tmp/outC JOBS="day88:3 day89:3 day90:3" CALL_BUDGET=380 bash evidence/logs/2026-12-06-s13-callC.sh
 L=$(( 575 - ($(date +%s) - T0) ))
 echo "day86: $L s left"
