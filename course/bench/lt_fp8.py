@@ -14,6 +14,16 @@ FP8 requires A transposed and B not). ``CUBLASLT_MATMUL_DESC_A_SCALE_POINTER`` a
 ``fast_accum``: ``CUBLASLT_MATMUL_DESC_FAST_ACCUM``. Off (cuBLASLt's default, and
 ``torch._scaled_mm``'s) the library keeps the accumulation precise; on, it trades that for
 speed. The lesson times and measures both beside its own promotion.
+
+``block_scales``: DeepSeek-V3's fine-grained scaling, as the lesson's block-scaled build takes it:
+A scaled per 1 x 128 (one float32 per row and 128 of K), B per 128 x 128. cuBLAS 12.9 and later
+do this on Hopper with ``CUBLASLT_MATMUL_DESC_{A,B}_SCALE_MODE`` set to
+``CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F`` for its "A" (our B) and ``..._VEC128_32F`` for
+its "B" (our A), a combination the documentation lists as supported (cuBLAS documentation,
+"128-element 1D and 128x128 2D Block Scaling For FP8 Data Types" and "Scaling factors layouts":
+the 1D scales M-major, L = ceil(K / 128) columns of M; the 2D scales K-major, a column of
+ceil(K / 128) rounded up to a multiple of 4 per 128 rows). :func:`lt_block_scales` lays out the
+quantiser's arrays so.
 """
 
 from __future__ import annotations
@@ -40,10 +50,45 @@ def device_scales(scale_a: float, scale_b: float) -> tuple[Any, Any]:
     )
 
 
+def lt_block_scales(scales_a: Any, scales_b: Any) -> tuple[Any, Any]:
+    """The block scales as cuBLASLt reads them, from the quantiser's orientation (``scales_a``: A's
+    [M, L] per 1 x 128, ``scales_b``: B's [ceil(N / 128), L] per 128 x 128, L = ceil(K / 128); NumPy
+    or CuPy, the result on the same side): A's as [L, M] (M contiguous, the 1D mode's M-major
+    layout), B's as [ceil(N / 128), L4] with L4 = L rounded up to a multiple of 4 (each 128-row
+    block's L scales contiguous, the 2D mode's K-major layout; the padding is never read as a scale
+    of an element)."""
+    xp = np if isinstance(scales_a, np.ndarray) else _cupy()
+    a = xp.asarray(scales_a, dtype=xp.float32)
+    b = xp.asarray(scales_b, dtype=xp.float32)
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[1]:
+        raise ValueError(
+            f"block scales must be A's [M, L] and B's [ceil(N / 128), L] with the same L (got {a.shape} "
+            f"and {b.shape})"
+        )
+    blocks, k_blocks = b.shape
+    padded = xp.ones((blocks, -(-k_blocks // 4) * 4), dtype=xp.float32)
+    padded[:, :k_blocks] = b
+    return xp.ascontiguousarray(a.T), padded
+
+
+def _cupy() -> Any:
+    # heavy: cupy, when a GPU path runs
+    import cupy as cp
+
+    return cp
+
+
 class LtFp8:
     """A cuBLASLt FP8 matmul plan for one shape: ``plan(a_bits, b_bits, d, device_scales(sa, sb))``."""
 
-    def __init__(self, m: int, n: int, k: int, fast_accum: bool = False):
+    def __init__(self, m: int, n: int, k: int, fast_accum: bool = False, block_scales: bool = False):
+        if fast_accum and block_scales:
+            raise ValueError("cuBLASLt's block-scaled FP8 matmul has no fast-accumulation mode: ask for one")
+        if block_scales and (m % 4 or n % 4):
+            raise ValueError(
+                f"cuBLASLt's block scales need M and N multiples of 4 (got {m} x {n}; cuBLAS documentation, "
+                "'Scaling factors layouts')"
+            )
         # heavy: cupy, when a GPU path runs
         import cupy as cp
 
@@ -56,8 +101,14 @@ class LtFp8:
             raise EnvironmentProblem(
                 f"nvmath-python is needed for the cuBLASLt FP8 peer ({e}); install nvmath-python"
             ) from None
-        self.lt, self.shape, self.fast_accum = lt, (m, n, k), fast_accum
-        self.name = "cuBLASLt FP8" + (" (fast accumulation)" if fast_accum else "")
+        self.lt, self.shape, self.fast_accum, self.block_scales = lt, (m, n, k), fast_accum, block_scales
+        self.name = "cuBLASLt FP8" + (
+            " (fast accumulation)"
+            if fast_accum
+            else " (1x128 / 128x128 block scales)"
+            if block_scales
+            else ""
+        )
         try:
             self.handle = lt.create()
         except Exception as e:  # the library is missing or the driver too old: say which
@@ -77,10 +128,21 @@ class LtFp8:
         self._set(attr.TRANSA, h["transa"])
         self._set(attr.TRANSB, h["transb"])
         self._set(attr.FAST_ACCUM, h["fast"])
+        if block_scales:  # its "A" is our B (128 x 128 blocks), its "B" our A (1 x 128)
+            h["mode_a"] = np.array(int(lt.MatmulMatrixScale.BLK128x128_32F), dtype=np.int32)
+            h["mode_b"] = np.array(int(lt.MatmulMatrixScale.VEC128_32F), dtype=np.int32)
+            self._set(attr.A_SCALE_MODE, h["mode_a"])
+            self._set(attr.B_SCALE_MODE, h["mode_b"])
         # The scale pointers are set before the heuristic is asked, so it picks among algorithms that
         # scale; each call then points them at its input set's scales (a descriptor change, no copy).
         self._scales_at: tuple[int, int] = (-1, -1)
-        self._ones = device_scales(1.0, 1.0)
+        if block_scales:
+            k_blocks = -(-k // 128)
+            self._ones = lt_block_scales(
+                cp.ones((m, k_blocks), dtype=cp.float32), cp.ones((-(-n // 128), k_blocks), dtype=cp.float32)
+            )
+        else:
+            self._ones = device_scales(1.0, 1.0)
         self._point_at(self._ones)
         e4m3, f16 = int(CudaDataType.CUDA_R_8F_E4M3), int(CudaDataType.CUDA_R_16F)
         self.a_layout = lt.matrix_layout_create(e4m3, k, n, k)  # our B: K x N column-major, ld K
@@ -109,8 +171,9 @@ class LtFp8:
         )
         if int(count[0]) < 1 or int(self.heuristic["state"][0]) != 0:
             raise EnvironmentProblem(
-                f"cuBLASLt offers no FP8 algorithm for {m} x {n} x {k} on this GPU (it needs compute "
-                "capability 8.9 or newer, and K, N multiples of 16)"
+                f"cuBLASLt offers no FP8 algorithm{' with 1x128 / 128x128 block scales' if block_scales else ''} "
+                f"for {m} x {n} x {k} on this GPU (it needs compute capability 8.9 or newer, and K, N multiples "
+                f"of 16{'; block scales need cuBLAS 12.9 or newer and a Hopper GPU' if block_scales else ''})"
             )
         self.workspace = cp.empty(WORKSPACE_BYTES, dtype=cp.uint8)
 
@@ -132,7 +195,8 @@ class LtFp8:
 
     def __call__(self, a: Any, b: Any, d: Any, scales: Any) -> None:
         """D = scale_a scale_b (A B^T) on the current CuPy stream. ``a``, ``b``: uint8 e4m3 bits;
-        ``scales``: (scale_a, scale_b) as float32 device scalars (``device_scales``), read by the GPU."""
+        ``scales``: (scale_a, scale_b) as float32 device scalars (``device_scales``), read by the GPU;
+        with ``block_scales``, the two arrays :func:`lt_block_scales` returns."""
         # heavy: cupy, when a GPU path runs
         import cupy as cp
 
