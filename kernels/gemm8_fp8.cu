@@ -225,9 +225,8 @@ constexpr int kBK = 128;                  // K depth of one tile: 128 e4m3 = 128
 constexpr int kWgmmaM = 64;               // rows of one wgmma.mma_async
 constexpr int kWgmmaN = kBN;              // columns of one wgmma.mma_async (m64n256k32, n192 or n128)
 constexpr int kWgmmaK = 32;               // K depth of one FP8 wgmma.mma_async: 32 bytes, as FP16's k16
+constexpr int kThreadsPerBlock = 128 * (1 + GEMM_BM / 64);  // warpgroup 0 produces, the others consume: 384 or 512
 constexpr int kConsumers = GEMM_BM / kWgmmaM;  // consumer warpgroups: 2, or 3 in the 192-row build
-constexpr int kThreadsPerBlock = 128 * (1 + kConsumers);  // warpgroup 0 produces, the others consume: 384 or 512
-constexpr int kWide = kConsumers - 2 + kBN % 128 / 64;  // 1 in the 192-row and 192-column builds, else 0
 constexpr int kStageReaders = kConsumers - kPingpong;  // consumers reading one stage: 2, or 1 ping-pong
 constexpr int kBoxARows = kBM;            // TMA box for A: kBK x kBoxARows bytes
 constexpr int kClusterM = GEMM_CLUSTER;   // CTAs per cluster, stacked along M, sharing B
@@ -240,19 +239,28 @@ constexpr int kScaleBlock = 128;          // elements of K (and rows of B) one b
 #ifndef GEMM_SETMAXNREG
 #define GEMM_SETMAXNREG 1
 #endif
+// (No new constexpr names here for the 192 builds: NVRTC emits every namespace-scope constant
+// into the cubin, and the other builds' cubins are to stay what they were, byte for byte.)
+// The producer warpgroup's ceiling after setmaxnreg.dec: 40, or 24 in the two 192 builds (the
+// third consumer, or the 192 columns: kConsumers - 2 + kBN % 128 / 64 is 1 in those, else 0).
+constexpr int kProducerRegs = 40 - 16 * (kConsumers - 2 + kBN % 128 / 64);
 // setmaxnreg moves registers between the warpgroups of one CTA, inside the pool the CTA was
-// launched with: kThreadsPerBlock threads at the launch bound's ceiling, 65536 / threads rounded
-// down to 8 (168 at 384 threads, 128 at 512; ptxas reports it as the kernel's registers).
-constexpr int kLaunchRegs = 65536 / kThreadsPerBlock / 8 * 8;
-constexpr int kProducerRegs = 40 - 16 * kWide;  // producer warpgroup's ceiling after setmaxnreg.dec: 40, or 24
-// Each consumer warpgroup's ceiling after setmaxnreg.inc, what the producer leaves of the pool
-// in multiples of 8: 232, 160 with three consumers (192 rows), 240 at BN 192.
-constexpr int kConsumerRegs = (kLaunchRegs * (1 + kConsumers) - kProducerRegs) / kConsumers / 8 * 8;
+// launched with ("A pool of available registers is maintained per-CTA"; setmaxnreg.inc blocks
+// until the pool has them: PTX ISA, "setmaxnreg"): kThreadsPerBlock threads at the launch bound's
+// ceiling, 65536 / threads rounded down to 8 (168 at 384 threads, 128 at 512; ptxas reports it
+// as the kernel's registers). Each consumer warpgroup's ceiling after setmaxnreg.inc is what the
+// producer leaves of that pool, in multiples of 8: 232, 160 with three consumers, 240 at BN 192.
+constexpr int kConsumerRegs =
+    (65536 / kThreadsPerBlock / 8 * 8 * (1 + kConsumers) - kProducerRegs) / kConsumers / 8 * 8;
 constexpr int kSmemAlign = 1024;          // 128B-swizzle atoms are 8 rows x 128 B = 1024 B
 constexpr int kBoxDCols = 64;             // TMA store box for D: 64 columns = 128 B, one swizzle row
 constexpr int kBoxDRows = 64;             // TMA store box for D: one consumer's 64 rows
-constexpr int kStagingBoxes = 2 - kWide;  // D boxes each consumer stages per pass: 2, or 1 in the 192 builds
-constexpr int kPasses = kBN / (kBoxDCols * kStagingBoxes);  // epilogue passes per tile: 2 or 1 (2 or 3 wide)
+constexpr int kStagingBoxes = 2 - (kConsumers - 2 + kBN % 128 / 64);  // D boxes each consumer stages per pass: 2, or 1 in the 192 builds
+constexpr int kPasses = kBN / (kBoxDCols * kStagingBoxes);  // epilogue passes per tile: 2 or 1 (2 or 3 in the 192 builds)
+// Dynamic shared memory the launch requests: the ring (below), the D staging boxes, 1 KiB of
+// barriers and 1 KiB of alignment slack: 192 + 32 + 2 KiB, 200 + 24 + 2 in the 192-row build,
+// 200 + 16 + 2 at BN 192 (SharedStorage's static_assert checks it).
+constexpr int kSmemBytes = 231424 - 8192 * (kBN % 128 / 64);
 constexpr int kPersistent = 1;            // grid = number of SMs (at most); each CTA walks units
 constexpr int kGroupM = 8;                // cluster-tile rows per group of the tile order
 constexpr int kMinMultipleK = 16;         // K: 16 e4m3 = 16 bytes, the TMA stride rule for A and B
@@ -266,17 +274,15 @@ static_assert(kMinMultipleK * sizeof(fp8_t) == 16 && kMinMultipleN * 2 == 16,
 constexpr int kTileBytesA = kBM * kBK;                          // 16 KiB (8 KiB ping-pong, 24 KiB 192 rows)
 constexpr int kTileBytesB = kBN * kBK;                          // 32, 24 or 16 KiB
 constexpr int kStageBytes = kTileBytesA + kTileBytesB;          // bytes the TMA delivers per K-tile
-// The ring is as deep as shared memory allows: what the 227 KiB a block may
-// have leaves beside the D staging boxes, the barriers (1 KiB) and the
-// alignment slack. With 32 KiB of staging that is 193 KiB: 4 stages at BN
-// 256, 6 at BN 128 (8 in the ping-pong build, whose stage holds 64 rows of
-// A), 192 KiB in each. The two 192 builds (40 KiB a stage) stage one D box
-// per consumer per pass, and get 5 stages. Each stage holds twice the K of
-// step 7's, in the same bytes.
-constexpr int kRingBytes = 227 * 1024 - kSmemAlign - 1024 - kConsumers * kStagingBoxes * kBoxDRows * kBoxDCols * 2;
+// The ring is as deep as shared memory allows: 192 KiB of stages (a stage is
+// 16 KiB of A plus kBN * 128 B of B), beside 32 KiB of D staging and the
+// barriers: 4 stages at BN 256, 6 at BN 128 (8 in the ping-pong build,
+// whose stage holds 64 rows of A). The two 192 builds (40 KiB a stage)
+// stage one D box per consumer per pass instead of two, which leaves room
+// for 200 KiB: 5 stages. Each stage holds twice the K of step 7's, in the
+// same bytes.
+constexpr int kRingBytes = 196608 + 8192 * (2 - kStagingBoxes);
 constexpr int kStages = kRingBytes / kStageBytes;               // ring of shared-memory stages
-// Dynamic shared memory the launch requests: 231424 bytes (223232 at BN 192).
-constexpr int kSmemBytes = kStages * kStageBytes + kConsumers * kStagingBoxes * kBoxDRows * kBoxDCols * 2 + 1024 + kSmemAlign;
 constexpr int kClusterSize = kClusterM * kClusterN;
 
 static_assert(kBN == 256 || kBN == 192 || kBN == 128, "GEMM_BN is 256, 192 or 128");
@@ -313,7 +319,7 @@ static_assert(kBoxDCols * 2 == 128 && kBoxDRows == kWgmmaM && kPasses >= 1 &&
                   kBN % (kBoxDCols * kStagingBoxes) == 0,
               "each consumer stores its 64-row slice as kBN / 64 boxes of 64x64");
 static_assert(kBoxBRows * kClusterM == kBN, "the cluster's CTAs split the B tile evenly");
-static_assert(128 * (kProducerRegs + kConsumers * kConsumerRegs) <= kThreadsPerBlock * kLaunchRegs,
+static_assert(128 * (kProducerRegs + kConsumers * kConsumerRegs) <= kThreadsPerBlock * (65536 / kThreadsPerBlock / 8 * 8),
               "the warpgroups' ceilings must fit the CTA's register pool (setmaxnreg.inc waits forever "
               "for registers the pool does not have)");
 static_assert(kProducerRegs >= 24 && kConsumerRegs <= 256 && kConsumerRegs % 8 == 0,

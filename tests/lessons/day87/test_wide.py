@@ -17,11 +17,17 @@ LESSON = get_lesson("day87")
 def _build(defines: dict[str, int]) -> Build:
     # what _fp8.build_of reads from a compiled build, here from the file's constants for the flags
     c = LESSON.constants(defines)
-    return Build(int(c["kBN"]), int(c["kClusterM"]), int(c["kPromote"]), int(c["kBlockScales"]), int(c["kBM"]))
+    return Build(
+        int(c["kBN"]), int(c["kClusterM"]), int(c["kPromote"]), int(c["kBlockScales"]), int(c["kBM"])
+    )
 
 
 def test_the_builds_read_their_tile_from_the_file_and_say_it():
-    rows, cols, square = _build(chooser.BM192_BUILD), _build(chooser.BN192_BUILD), _build(chooser.PROMOTE_BUILD)
+    rows, cols, square = (
+        _build(chooser.BM192_BUILD),
+        _build(chooser.BN192_BUILD),
+        _build(chooser.PROMOTE_BUILD),
+    )
     assert (rows.bm, rows.bn, rows.cluster, rows.promote) == (192, 128, 2, 1)
     assert (cols.bm, cols.bn, cols.cluster, cols.promote) == (128, 192, 2, 1)
     assert rows.name == "192x128 cluster 2, promoting build"
