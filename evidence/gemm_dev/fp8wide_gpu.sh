@@ -22,6 +22,8 @@
 #   sanitize  compute-sanitizer racecheck, synccheck and memcheck on one ragged shape per new build
 #             (cluster 2): 1400 x 2504 x 400 at P = 1 (192 x 128: 4 cluster rows x 20 columns = 80
 #             units on 66 clusters; 128 x 192: 6 x 14 = 84; 4 K-tiles, the last 16 deep)
+#   tests     the course's NVRTC path on the GPU: pytest -m gpu tests/lessons/day87/test_gpu.py -k larger
+#             (both builds, cluster 2 and 1, 8 ragged shapes, P = 0, 1, 3, through run_lesson)
 #   bench     the course's bench at N = 2048, 4096, 8192 with COURSE_DAY87_PINGPONG=192x128,128x192:
 #             each new build checked and timed at P = 1 in one interleaved batch with the 128 x 128
 #             promoting build at P = 1 and cuBLASLt FP8 (its default, which promotes), reasons titled
@@ -39,7 +41,7 @@ BUDGET=${BUDGET:-290}
 RESERVE=${RESERVE:-120}
 mkdir -p "$LOGD" "$BIN"
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} COURSE_REQUIRE_GPU=1
-STEPS=${STEPS:-"build check sanitize bench"}
+STEPS=${STEPS:-"build check sanitize tests bench"}
 [[ $STEPS == *bench* ]] || RESERVE=0
 NVCC="nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Xptxas -v"
 declare -A FLAGS=(
@@ -69,7 +71,7 @@ if [[ $STEPS == *build* ]]; then
   done
 fi
 if [[ $STEPS == *check* ]]; then
-  for b in $NEW; do
+  for b in $NEW p128; do
     step "check $b: main()'s ragged shapes, P = 0, 1, 3" 40 "$BIN/$b"
   done
   for b in $NEW; do
@@ -85,6 +87,10 @@ if [[ $STEPS == *sanitize* ]]; then
         compute-sanitizer --tool $tool --error-exitcode 9 "$BIN/$b" 1400 2504 400 1
     done
   done
+fi
+if [[ $STEPS == *tests* ]]; then
+  step "GPU tests: the larger tiles through NVRTC" 90 \
+    python3 -m pytest -q -p no:cacheprovider -m gpu tests/lessons/day87/test_gpu.py -k larger
 fi
 if [[ $STEPS == *bench* ]]; then
   RESERVE=0

@@ -268,9 +268,11 @@ def _dev(ctx: Context, n: int, names: tuple[str, ...]) -> list[Reason]:
     }
     ctx.verify(n, prom, calls)  # each on set 0, output poisoned first, before anything is timed
     for name, w in devs.items():
-        mine = {dev_title(name, p, n): (partial(w.launch_every, every=p), None) for p in DEV_INTERVALS[name]}
-        ctx.verify(n, w, mine)
-        calls.update(mine)
+        checked: dict[str, tuple[Callable[[int], None], Any]] = {
+            dev_title(name, p, n): (partial(w.launch_every, every=p), None) for p in DEV_INTERVALS[name]
+        }
+        ctx.verify(n, w, checked)
+        calls.update(checked)
     samples = ctx.timer.samples_together(
         {key: [partial(call, j) for j in range(sets)] for key, (call, _) in calls.items()}
     )

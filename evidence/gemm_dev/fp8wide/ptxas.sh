@@ -19,12 +19,19 @@ for build in "-DGEMM_BN=128 -DGEMM_PROMOTE=1 -DGEMM_BM=192" "-DGEMM_BN=192 -DGEM
       # setmaxnreg: USETMAXREG.DEALLOC (the producer's ceiling) and TRY_ALLOC (the consumers'), in hex
       grep -o 'USETMAXREG[^;]*' "$tmp/w.sass" | sed 's/  */ /g'
       echo "highest register in the code: R$(grep -o '\bR[0-9]\+\b' "$tmp/w.sass" | tr -d R | sort -n | tail -1);" \
-        "from USETMAXREG.DEALLOC to the end (the producer's code, where ptxas lays it out last;" \
-        "not in the timeline builds, whose stamps follow):" \
+        "from USETMAXREG.DEALLOC to the end (the producer's code where ptxas lays it out last;" \
+        "not so in the timeline builds):" \
         "R$(awk '/USETMAXREG.DEALLOC/{f=1} f' "$tmp/w.sass" | grep -o '\bR[0-9]\+\b' | tr -d R | sort -n | tail -1)"
     fi
   done
 done
+echo "## setmaxnreg_dec.cu: does ptxas hold code after setmaxnreg.dec 24 to 24 registers? (it spills to)"
+$NVCC -Xptxas -v -cubin -o "$tmp/d.cubin" evidence/gemm_dev/fp8wide/setmaxnreg_dec.cu 2>&1 | grep -e spill -e Used
+if [[ -n $NVDISASM ]]; then
+  "$NVDISASM" -c "$tmp/d.cubin" > "$tmp/d.sass"
+  echo "highest register between USETMAXREG.DEALLOC and TRY_ALLOC:" \
+    "R$(awk '/USETMAXREG.DEALLOC/{f=1} /USETMAXREG.TRY_ALLOC/{f=0} f' "$tmp/d.sass" | grep -o '\bR[0-9]\+\b' | tr -d R | sort -n | tail -1)"
+fi
 echo "## every existing build: this file's cubin against $BASE's ($(git rev-parse --short "$BASE"))"
 mkdir -p "$tmp/base/kernels"
 git show "$BASE:kernels/gemm8_fp8.cu" > "$tmp/base/kernels/gemm8_fp8.cu"
