@@ -50,7 +50,12 @@
 //    accumulator and total receives it once at the end. The second
 //    accumulator costs registers: 64 + 64 per thread at a 128-wide tile,
 //    and a 256-wide tile (128 + 128 plus addresses) does not fit the 232
-//    a consumer gets, so a promoting build is 128 x 128.
+//    a consumer gets, so a promoting build is 128 x 128. Two larger
+//    promoting tiles are build options (issue 40, not yet run on a GPU):
+//    -DGEMM_BM=192, three consumer warpgroups of 64 x 128 (512 threads,
+//    setmaxnreg 24 / 160, the layout FlashAttention-3 uses for three
+//    math warpgroups), and -DGEMM_BN=192, two consumers of 64 x 192
+//    (m64n192k32: 96 + 96 registers of the 240 setmaxnreg gives them).
 //    (DeepGEMM, github.com/deepseek-ai/DeepGEMM, deep_gemm/include/
 //    deep_gemm/fp8_gemm.cuh: the same two accumulators, promoted with the
 //    block scales every 128 of K.)
@@ -113,10 +118,12 @@
 //   grid    (min(SMs rounded down to a multiple of kClusterM,
 //           units * kClusterM), 1, 1), units = ceil(ceil(M/kBM)/kClusterM)
 //           * ceil(N/kBN)
-//           (kBM = 64 in the ping-pong build: tmA's box is {128, 64})
-//   block   kThreadsPerBlock = 384; dynamic shared memory kSmemBytes
+//           (kBM = 64 in the ping-pong build: tmA's box is {128, 64};
+//           192 in the 192-row build, kBN = 192 in the 192-column one)
+//   block   kThreadsPerBlock = 384 (512 with GEMM_BM=192); dynamic shared
+//           memory kSmemBytes
 //   tmA     2D UINT8 map over A: dims {K, M}, row stride K bytes, box
-//           {kBK, kBoxARows} = {128, 128}, 128B swizzle, OOB fill NONE
+//           {kBK, kBoxARows} = {128, kBM}, 128B swizzle, OOB fill NONE
 //           (zeros)
 //   tmB     the same over B: dims {K, N}, box {128, kBoxBRows} (kBN /
 //           kClusterM rows: each CTA of the cluster loads one slice)
@@ -141,7 +148,9 @@
 //        the block-scaled build: -DGEMM_PROMOTE=1 -DGEMM_BN=128 -DGEMM_BLOCK_SCALES=1;
 //        the ping-pong promoting build: -DGEMM_PROMOTE=1 -DGEMM_BN=128 -DGEMM_PROMOTE_PINGPONG=1,
 //        64 x 128 tiles, one consumer each, chains in turns: see the region "pingpong-order" below;
-//        not yet run on a GPU)
+//        the 192-row promoting build: -DGEMM_PROMOTE=1 -DGEMM_BN=128 -DGEMM_BM=192 (three consumers);
+//        the 192-column promoting build: -DGEMM_PROMOTE=1 -DGEMM_BN=192 (m64n192k32);
+//        the last two not yet run on a GPU)
 // Run:   ./gemm8_fp8                      (a list of ragged shapes, each with the build's intervals)
 //        ./gemm8_fp8 M N K PROMOTE_EVERY  (one shape)
 
@@ -205,16 +214,19 @@ typedef struct CUtensorMap_st CUtensorMap;
 #ifndef GEMM_PROMOTE_PINGPONG
 #define GEMM_PROMOTE_PINGPONG 0
 #endif
+#ifndef GEMM_BM
+#define GEMM_BM 128
+#endif
 typedef uint8_t fp8_t;                    // one e4m3 element, as the TMA moves it: a byte
 constexpr int kPingpong = GEMM_PROMOTE_PINGPONG;  // 1: each consumer owns a whole 64-row tile, in turns
-constexpr int kBM = 128 / (1 + kPingpong);  // rows of D in one unit of work: 128, or 64 ping-pong
-constexpr int kBN = GEMM_BN;              // columns of D one CTA owns: 256 or 128
+constexpr int kBM = GEMM_BM / (1 + kPingpong);  // rows of D in one unit of work: 128, 192, or 64 ping-pong
+constexpr int kBN = GEMM_BN;              // columns of D one CTA owns: 256, 192 or 128
 constexpr int kBK = 128;                  // K depth of one tile: 128 e4m3 = 128 bytes, one swizzle row
 constexpr int kWgmmaM = 64;               // rows of one wgmma.mma_async
-constexpr int kWgmmaN = kBN;              // columns of one wgmma.mma_async (m64n256k32 or m64n128k32)
+constexpr int kWgmmaN = kBN;              // columns of one wgmma.mma_async (m64n256k32, n192 or n128)
 constexpr int kWgmmaK = 32;               // K depth of one FP8 wgmma.mma_async: 32 bytes, as FP16's k16
-constexpr int kThreadsPerBlock = 384;     // warpgroup 0 produces, warpgroups 1 and 2 consume
-constexpr int kConsumers = 2;             // consumer warpgroups
+constexpr int kThreadsPerBlock = 128 * (1 + GEMM_BM / 64);  // warpgroup 0 produces, the others consume: 384 or 512
+constexpr int kConsumers = GEMM_BM / kWgmmaM;  // consumer warpgroups: 2, or 3 in the 192-row build
 constexpr int kStageReaders = kConsumers - kPingpong;  // consumers reading one stage: 2, or 1 ping-pong
 constexpr int kBoxARows = kBM;            // TMA box for A: kBK x kBoxARows bytes
 constexpr int kClusterM = GEMM_CLUSTER;   // CTAs per cluster, stacked along M, sharing B
@@ -227,14 +239,28 @@ constexpr int kScaleBlock = 128;          // elements of K (and rows of B) one b
 #ifndef GEMM_SETMAXNREG
 #define GEMM_SETMAXNREG 1
 #endif
-constexpr int kProducerRegs = 40;         // producer warpgroup's ceiling after setmaxnreg.dec
-constexpr int kConsumerRegs = 232;        // each consumer warpgroup's ceiling after setmaxnreg.inc
+// (No new constexpr names here for the 192 builds: NVRTC emits every namespace-scope constant
+// into the cubin, and the other builds' cubins are to stay what they were, byte for byte.)
+// The producer warpgroup's ceiling after setmaxnreg.dec: 40, or 24 in the two 192 builds (the
+// third consumer, or the 192 columns: kConsumers - 2 + kBN % 128 / 64 is 1 in those, else 0).
+constexpr int kProducerRegs = 40 - 16 * (kConsumers - 2 + kBN % 128 / 64);
+// setmaxnreg moves registers between the warpgroups of one CTA, inside the pool the CTA was
+// launched with ("A pool of available registers is maintained per-CTA"; setmaxnreg.inc blocks
+// until the pool has them: PTX ISA, "setmaxnreg"): kThreadsPerBlock threads at the launch bound's
+// ceiling, 65536 / threads rounded down to 8 (168 at 384 threads, 128 at 512; ptxas reports it
+// as the kernel's registers). Each consumer warpgroup's ceiling after setmaxnreg.inc is what the
+// producer leaves of that pool, in multiples of 8: 232, 160 with three consumers, 240 at BN 192.
+constexpr int kConsumerRegs =
+    (65536 / kThreadsPerBlock / 8 * 8 * (1 + kConsumers) - kProducerRegs) / kConsumers / 8 * 8;
 constexpr int kSmemAlign = 1024;          // 128B-swizzle atoms are 8 rows x 128 B = 1024 B
 constexpr int kBoxDCols = 64;             // TMA store box for D: 64 columns = 128 B, one swizzle row
 constexpr int kBoxDRows = 64;             // TMA store box for D: one consumer's 64 rows
-constexpr int kStagingBoxes = 2;          // D boxes each consumer stages per pass
-constexpr int kPasses = kBN / (kBoxDCols * kStagingBoxes);  // epilogue passes per tile: 2 or 1
-constexpr int kSmemBytes = 231424;        // dynamic shared memory the launch requests
+constexpr int kStagingBoxes = 2 - (kConsumers - 2 + kBN % 128 / 64);  // D boxes each consumer stages per pass: 2, or 1 in the 192 builds
+constexpr int kPasses = kBN / (kBoxDCols * kStagingBoxes);  // epilogue passes per tile: 2 or 1 (2 or 3 in the 192 builds)
+// Dynamic shared memory the launch requests: the ring (below), the D staging boxes, 1 KiB of
+// barriers and 1 KiB of alignment slack: 192 + 32 + 2 KiB, 200 + 24 + 2 in the 192-row build,
+// 200 + 16 + 2 at BN 192 (SharedStorage's static_assert checks it).
+constexpr int kSmemBytes = 231424 - 8192 * (kBN % 128 / 64);
 constexpr int kPersistent = 1;            // grid = number of SMs (at most); each CTA walks units
 constexpr int kGroupM = 8;                // cluster-tile rows per group of the tile order
 constexpr int kMinMultipleK = 16;         // K: 16 e4m3 = 16 bytes, the TMA stride rule for A and B
@@ -245,24 +271,36 @@ static_assert(kE4m3Max == 1.75f * 256.0f, "e4m3's largest finite value: 1.75 * 2
 static_assert(kMinMultipleK * sizeof(fp8_t) == 16 && kMinMultipleN * 2 == 16,
               "a TMA global stride is a multiple of 16 bytes");
 
-constexpr int kTileBytesA = kBM * kBK;                          // 16 KiB (8 KiB ping-pong)
-constexpr int kTileBytesB = kBN * kBK;                          // 32 or 16 KiB
+constexpr int kTileBytesA = kBM * kBK;                          // 16 KiB (8 KiB ping-pong, 24 KiB 192 rows)
+constexpr int kTileBytesB = kBN * kBK;                          // 32, 24 or 16 KiB
 constexpr int kStageBytes = kTileBytesA + kTileBytesB;          // bytes the TMA delivers per K-tile
 // The ring is as deep as shared memory allows: 192 KiB of stages (a stage is
 // 16 KiB of A plus kBN * 128 B of B), beside 32 KiB of D staging and the
 // barriers: 4 stages at BN 256, 6 at BN 128 (8 in the ping-pong build,
-// whose stage holds 64 rows of A). Each stage holds twice the K of step
-// 7's, in the same bytes.
-constexpr int kRingBytes = 196608;
+// whose stage holds 64 rows of A). The two 192 builds (40 KiB a stage)
+// stage one D box per consumer per pass instead of two, which leaves room
+// for 200 KiB: 5 stages. Each stage holds twice the K of step 7's, in the
+// same bytes.
+constexpr int kRingBytes = 196608 + 8192 * (2 - kStagingBoxes);
 constexpr int kStages = kRingBytes / kStageBytes;               // ring of shared-memory stages
 constexpr int kClusterSize = kClusterM * kClusterN;
 
-static_assert(kBN == 256 || kBN == 128, "GEMM_BN is 256 or 128");
+static_assert(kBN == 256 || kBN == 192 || kBN == 128, "GEMM_BN is 256, 192 or 128");
+static_assert(GEMM_BM == 128 || GEMM_BM == 192,
+              "GEMM_BM is 128 (two consumer warpgroups) or 192 (three: the 192-row promoting build)");
 static_assert(kClusterM == 1 || kClusterM == 2, "GEMM_CLUSTER is 1 or 2");
 static_assert(kPromote == 0 || kPromote == 1, "GEMM_PROMOTE is 0 or 1");
-static_assert(kPromote == 0 || kBN == 128,
+static_assert(kPromote == 0 || kBN <= 192,
               "a promoting build keeps two accumulators per thread: 2 x 64 fit a consumer's 232 "
-              "registers at BN 128, 2 x 128 at BN 256 do not");
+              "registers at BN 128 (2 x 96 its 240 at BN 192), 2 x 128 at BN 256 do not");
+static_assert(GEMM_BM == 128 || (kPromote == 1 && kBN == 128 && kBlockScales == 0 && kPingpong == 0),
+              "the 192-row build (GEMM_BM=192: three consumer warpgroups of 64 x 128) is a promoting "
+              "build: it needs GEMM_PROMOTE=1 and GEMM_BN=128, without GEMM_BLOCK_SCALES or "
+              "GEMM_PROMOTE_PINGPONG");
+static_assert(kBN != 192 || (kPromote == 1 && GEMM_BM == 128 && kBlockScales == 0 && kPingpong == 0),
+              "the 192-column build (GEMM_BN=192: two consumers of 64 x 192, m64n192k32) is a promoting "
+              "build: it needs GEMM_PROMOTE=1 and GEMM_BM=128, without GEMM_BLOCK_SCALES or "
+              "GEMM_PROMOTE_PINGPONG");
 static_assert(kBlockScales == 0 || kBlockScales == 1, "GEMM_BLOCK_SCALES is 0 or 1");
 static_assert(kPingpong == 0 || (kPingpong == 1 && kPromote == 1 && kBN == 128 && kBlockScales == 0),
               "the ping-pong build is a promoting build: GEMM_PROMOTE_PINGPONG=1 needs GEMM_PROMOTE=1 "
@@ -281,8 +319,11 @@ static_assert(kBoxDCols * 2 == 128 && kBoxDRows == kWgmmaM && kPasses >= 1 &&
                   kBN % (kBoxDCols * kStagingBoxes) == 0,
               "each consumer stores its 64-row slice as kBN / 64 boxes of 64x64");
 static_assert(kBoxBRows * kClusterM == kBN, "the cluster's CTAs split the B tile evenly");
-static_assert(128 * (kProducerRegs + kConsumers * kConsumerRegs) <= 65536,
-              "the three warpgroups' ceilings must fit the 64K-register file");
+static_assert(128 * (kProducerRegs + kConsumers * kConsumerRegs) <= kThreadsPerBlock * (65536 / kThreadsPerBlock / 8 * 8),
+              "the warpgroups' ceilings must fit the CTA's register pool (setmaxnreg.inc waits forever "
+              "for registers the pool does not have)");
+static_assert(kProducerRegs >= 24 && kConsumerRegs <= 256 && kConsumerRegs % 8 == 0,
+              "setmaxnreg takes 24 to 256, a multiple of 8");
 // end snippet
 
 // snippet: smem-layout
@@ -554,6 +595,47 @@ __device__ __forceinline__ void wgmmaM64N128K32E4M3(float (&acc)[64], uint64_t d
 }
 // end snippet
 
+// region wgmma-n192 (the 192-column promoting build, issue 40: no page shows it yet)
+// The same for m64n192k32: 96 accumulators per thread (-DGEMM_BN=192, the
+// 128 x 192 promoting build). PTX ISA, wgmma.mma_async: N for .e4m3 is any
+// multiple of 8 up to 256. Operand numbering as above: 96 outputs, then
+// descA, descB and scale-d.
+__device__ __forceinline__ void wgmmaM64N192K32E4M3(float (&acc)[96], uint64_t descA,
+                                                    uint64_t descB, int scaleD) {
+    asm volatile(
+        "{\n\t.reg .pred p;\n\t"
+        "setp.ne.b32 p, %98, 0;\n\t"
+        "wgmma.mma_async.sync.aligned.m64n192k32.f32.e4m3.e4m3\n\t"
+        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+        "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
+        "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
+        "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,"
+        "%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,"
+        "%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95},\n\t"
+        "%96, %97, p, 1, 1;\n\t}"
+        : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]),
+          "+f"(acc[6]), "+f"(acc[7]), "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]),
+          "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]), "+f"(acc[16]),
+          "+f"(acc[17]), "+f"(acc[18]), "+f"(acc[19]), "+f"(acc[20]), "+f"(acc[21]),
+          "+f"(acc[22]), "+f"(acc[23]), "+f"(acc[24]), "+f"(acc[25]), "+f"(acc[26]),
+          "+f"(acc[27]), "+f"(acc[28]), "+f"(acc[29]), "+f"(acc[30]), "+f"(acc[31]),
+          "+f"(acc[32]), "+f"(acc[33]), "+f"(acc[34]), "+f"(acc[35]), "+f"(acc[36]),
+          "+f"(acc[37]), "+f"(acc[38]), "+f"(acc[39]), "+f"(acc[40]), "+f"(acc[41]),
+          "+f"(acc[42]), "+f"(acc[43]), "+f"(acc[44]), "+f"(acc[45]), "+f"(acc[46]),
+          "+f"(acc[47]), "+f"(acc[48]), "+f"(acc[49]), "+f"(acc[50]), "+f"(acc[51]),
+          "+f"(acc[52]), "+f"(acc[53]), "+f"(acc[54]), "+f"(acc[55]), "+f"(acc[56]),
+          "+f"(acc[57]), "+f"(acc[58]), "+f"(acc[59]), "+f"(acc[60]), "+f"(acc[61]),
+          "+f"(acc[62]), "+f"(acc[63]), "+f"(acc[64]), "+f"(acc[65]), "+f"(acc[66]),
+          "+f"(acc[67]), "+f"(acc[68]), "+f"(acc[69]), "+f"(acc[70]), "+f"(acc[71]),
+          "+f"(acc[72]), "+f"(acc[73]), "+f"(acc[74]), "+f"(acc[75]), "+f"(acc[76]),
+          "+f"(acc[77]), "+f"(acc[78]), "+f"(acc[79]), "+f"(acc[80]), "+f"(acc[81]),
+          "+f"(acc[82]), "+f"(acc[83]), "+f"(acc[84]), "+f"(acc[85]), "+f"(acc[86]),
+          "+f"(acc[87]), "+f"(acc[88]), "+f"(acc[89]), "+f"(acc[90]), "+f"(acc[91]),
+          "+f"(acc[92]), "+f"(acc[93]), "+f"(acc[94]), "+f"(acc[95])
+        : "l"(descA), "l"(descB), "r"(scaleD));
+}
+// end of region wgmma-n192
+
 // snippet: schedule
 // The problem's tile counts, worked out once per CTA from M, N and K:
 // everything the producer and the consumers must agree on.
@@ -697,12 +779,14 @@ struct CourseTl {
 #endif
 // ---- end of the timeline block ----
 
-// One k32 step of this configuration's wgmma: m64n256k32 or m64n128k32.
+// One k32 step of this configuration's wgmma: m64n256k32, m64n192k32 or m64n128k32.
 template <int R>
 __device__ __forceinline__ void wgmmaStep(float (&acc)[R], uint64_t descA, uint64_t descB,
                                           int scaleD) {
     if constexpr (R == 128) {
         wgmmaM64N256K32E4M3(acc, descA, descB, scaleD);
+    } else if constexpr (R == 96) {
+        wgmmaM64N192K32E4M3(acc, descA, descB, scaleD);
     } else {
         wgmmaM64N128K32E4M3(acc, descA, descB, scaleD);
     }

@@ -12,8 +12,9 @@ every promotion (``promoteEvery`` 1, ``scale`` 1).
 
 and everything the host needs is read from the kernel's constants (``kBM``, ``kBN``,
 ``kClusterM``, ``kPromote``, ``kMinMultipleK``, ``kMinMultipleN``, ``kE4m3Max``, ``kScaleA``,
-``kScaleB``, ``kRelTolerance``) for the build it was compiled as (``-DGEMM_BN``,
-``-DGEMM_CLUSTER``, ``-DGEMM_PROMOTE``).
+``kScaleB``, ``kRelTolerance``, ``kThreadsPerBlock``, ``kSmemBytes``) for the build it was compiled as
+(``-DGEMM_BN``, ``-DGEMM_CLUSTER``, ``-DGEMM_PROMOTE``, ``-DGEMM_BM``: the 192-row build's units are
+192 rows, the 192-column build's 192 columns, and ``grid_for`` / ``waves`` count them).
 
 Two kinds of input, as for every ladder step:
 
@@ -69,12 +70,14 @@ class Build:
     cluster: int
     promote: int  # 1: the promoting build (a second accumulator); 0: the wgmma accumulator only
     block: int = 0  # 1: 1x128 / 128x128 block scales, applied at every promotion
-    bm: int = 128  # rows of a unit of work: 64 in the ping-pong build (GEMM_PROMOTE_PINGPONG=1)
+    # rows of a unit of work: 64 in the ping-pong build (GEMM_PROMOTE_PINGPONG=1), 192 in the 192-row
+    # build (GEMM_BM=192, three consumer warpgroups); the 192-column build (GEMM_BN=192) has bn 192
+    bm: int = 128
 
     @property
     def name(self) -> str:
         kind = ", block scales" if self.block else ", promoting build" if self.promote else ""
-        if self.bm != 128:
+        if self.bm == 64:
             kind = ", ping-pong promoting build"
         return f"{self.bm}x{self.bn} cluster {self.cluster}{kind}"
 
@@ -164,11 +167,21 @@ def check_every(every: Any, build: Build) -> int:
     return every
 
 
+def units_for(m: int, n: int, build: Build) -> int:
+    """Units of work (cluster tiles) of an M x N product: ceil(ceil(M / bm) / cluster) * ceil(N / bn)."""
+    tiles_m = -(-m // build.bm)
+    return -(-tiles_m // build.cluster) * -(-n // build.bn)
+
+
 def grid_for(m: int, n: int, build: Build, sms: int) -> int:
     """CTAs: one per cluster tile, at most one per SM, rounded down to whole clusters."""
-    tiles_m = -(-m // build.bm)
-    units = -(-tiles_m // build.cluster) * -(-n // build.bn)
-    return min(sms // build.cluster, units) * build.cluster
+    return min(sms // build.cluster, units_for(m, n, build)) * build.cluster
+
+
+def waves(m: int, n: int, build: Build, sms: int) -> float:
+    """Units per cluster slot of the persistent grid: a CTA walks ceil(waves) units at most, so
+    waves / ceil(waves) is the share of the last round's slots that have work (the tail's loss)."""
+    return units_for(m, n, build) / (sms // build.cluster)
 
 
 class Fp8GemmWorkload(Workload):

@@ -14,10 +14,13 @@ every promotion) is timed in the same batches as the promoting build (``block_ta
 accuracy set beside per-tensor scales on skewed inputs, rows and blocks of very different
 magnitudes, against float64 of the original and of the dequantised inputs (``block_accuracy``).
 
-With ``COURSE_DAY87_PINGPONG=1`` in the environment (``PINGPONG_ENV``; off by default), the
-ping-pong promoting build (``chooser.PINGPONG_BUILD``) is checked at every interval and timed in
-the same batches too, its reasons titled ``pingpong_title``: a dev measurement the page does not
-render.
+Builds not yet measured are timed only when ``PINGPONG_ENV`` (``COURSE_DAY87_PINGPONG``) names them,
+off by default: ``1`` is the ping-pong promoting build (``chooser.PINGPONG_BUILD``), and a comma list
+takes any of ``chooser.DEV_BUILDS`` (``pingpong``, ``192x128``, ``128x192``: the larger promoting
+tiles). At each of ``DEV_SIZES`` the run has, each named build is checked at its intervals
+(``DEV_INTERVALS``) and timed in one interleaved batch with the 128 x 128 promoting build at the
+same intervals and cuBLASLt's default, its reasons titled ``dev_title`` (``pingpong_title``): a dev
+measurement the page does not render.
 """
 
 from __future__ import annotations
@@ -31,10 +34,12 @@ from ...bench.arith import gemm_flops, paired_ratios, rotation_buffers
 from ...bench.lt_fp8 import LtFp8
 from ...bench.result import BenchResult, Reason
 from ...bench.spec import KERNEL, BenchSpec, Context, Extras, Peer
+from ...errors import CourseError
 from ...kernel.host import timing_floor
-from .._fp8 import BENCH_TOLERANCE, draw_inputs, relative_error, segment_error
+from .._fp8 import BENCH_TOLERANCE, draw_inputs, relative_error, segment_error, waves
+from .._ladder import sm_count
 from . import LESSON, chooser
-from .chooser import BLOCK_BUILD, PINGPONG_BUILD, PROMOTE_BUILD, WIDE_BUILD
+from .chooser import BLOCK_BUILD, DEV_BUILDS, PROMOTE_BUILD, WIDE_BUILD
 from .host import HOST
 
 if TYPE_CHECKING:
@@ -64,11 +69,36 @@ CURVE_KERNELS = (
     ("promoted every 512 (P=4)", PROMOTE_BUILD, 4),
 )
 CURVE_NAMES = tuple(name for name, _, _ in CURVE_KERNELS) + (LT, LT_FAST)
-PINGPONG_ENV = "COURSE_DAY87_PINGPONG"  # "1": time the ping-pong build beside the promoting one
+# The builds not yet measured, timed beside the promoting one only when named here: "1" (the ping-pong
+# build) or a comma list of chooser.DEV_BUILDS' names.
+PINGPONG_ENV = "COURSE_DAY87_PINGPONG"
+DEV_SIZES = (2048, 4096, 8192)  # where they are timed (those of the run's sizes)
+DEV_INTERVALS = {"pingpong": INTERVALS, "192x128": (1,), "128x192": (1,)}
+DEV_LABELS = {"pingpong": "ping-pong", "192x128": "192x128", "128x192": "128x192"}
+DEV_WHAT = {
+    "pingpong": "the 64x128 ping-pong build (GEMM_PROMOTE_PINGPONG=1)",
+    "192x128": "the 192x128 build, three consumer warpgroups of 64x128 (GEMM_BM=192)",
+    "128x192": "the 128x192 build, two consumers of 64x192 on m64n192k32 (GEMM_BN=192)",
+}
+
+
+def dev_builds() -> tuple[str, ...]:
+    """The names ``PINGPONG_ENV`` asks for, in its order: () when unset, empty or 0."""
+    raw = os.environ.get(PINGPONG_ENV, "").strip()
+    if raw in ("", "0"):
+        return ()
+    names = ["pingpong" if x.strip() == "1" else x.strip() for x in raw.split(",") if x.strip()]
+    unknown = [x for x in names if x not in DEV_BUILDS]
+    if unknown:
+        raise CourseError(
+            f"{PINGPONG_ENV}={raw!r} names no build {', '.join(map(repr, unknown))}: it takes 1 (the ping-pong "
+            f"build) or a comma list of {', '.join(DEV_BUILDS)}"
+        )
+    return tuple(dict.fromkeys(names))
 
 
 def pingpong_on() -> bool:
-    return os.environ.get(PINGPONG_ENV, "").strip() == "1"
+    return "pingpong" in dev_builds()
 
 
 def lt_peers() -> tuple[Peer, ...]:
@@ -102,8 +132,12 @@ def accuracy_title(dist: str, k: int, name: str) -> str:
     return f"accuracy {dist} K={k}: {name}"
 
 
+def dev_title(name: str, every: int, n: int) -> str:
+    return f"{DEV_LABELS[name]} {_interval_name(every)} at N={n}"
+
+
 def pingpong_title(every: int, n: int) -> str:
-    return f"ping-pong {_interval_name(every)} at N={n}"
+    return dev_title("pingpong", every, n)
 
 
 def block_title(n: int) -> str:
@@ -140,7 +174,6 @@ def _promotion(ctx: Context, n: int) -> list[Reason]:
     base = host.workload(base_c, n, sets, "bench")
     prom = host.workload(prom_c, n, sets, "bench")
     blk = host.workload(ctx.compile(n, defines=BLOCK_BUILD), n, sets, "bench")
-    pp = host.workload(ctx.compile(n, defines=PINGPONG_BUILD), n, sets, "bench") if pingpong_on() else None
     lt = ctx.peers[0]
     calls: dict[str, tuple[Callable[[int], None], Any]] = {
         KERNEL: (base.launch, None),
@@ -148,19 +181,13 @@ def _promotion(ctx: Context, n: int) -> list[Reason]:
         BLOCK: (blk.launch, None),
         lt.name: (partial(lt.call, base), None),
     }
-    if pp is not None:
-        calls.update({pingpong_title(p, n): (partial(pp.launch_every, every=p), None) for p in INTERVALS})
     # every interval is checked on set 0 before anything is timed
-    for w, name in (
-        (prom, _interval_name),
-        *(((pp, partial(pingpong_title, n=n)),) if pp is not None else ()),
-    ):
-        for p in INTERVALS:
-            w.poison(0)
-            w.launch_every(0, p)
-            check = w.check(w.out(0))
-            if not check.passed:
-                ctx.verify(n, w, {name(p): (partial(w.launch_every, every=p), None)})
+    for p in INTERVALS:
+        prom.poison(0)
+        prom.launch_every(0, p)
+        check = prom.check(prom.out(0))
+        if not check.passed:
+            ctx.verify(n, prom, {_interval_name(p): (partial(prom.launch_every, every=p), None)})
     ctx.verify(n, base, {KERNEL: calls[KERNEL], lt.name: calls[lt.name]})
     ctx.verify(n, blk, {BLOCK: calls[BLOCK]})  # against float64 of its own (block-)dequantised inputs
     samples = ctx.timer.samples_together(
@@ -221,33 +248,68 @@ def _promotion(ctx: Context, n: int) -> list[Reason]:
     ctx.progress(
         f"{ctx.lesson.id} N={n} {BLOCK}: {rate:,.0f} TFLOP/s, {r:.2f}x, {rp:.2f}x P=1, {rl:.2f}x {lt.name}"
     )
-    for p in INTERVALS if pp is not None else ():
-        mine = samples[pingpong_title(p, n)].per_call_ms
-        rate = ctx.rate(n, samples[pingpong_title(p, n)].timing().median_ms)
-        (r, lo, hi), (rl, llo, lhi) = (
-            paired_ratios(mine, samples[key].per_call_ms) for key in (_interval_name(p), lt.name)
+    del base, prom, blk, calls
+    engine.release()
+    return out
+
+
+def _dev(ctx: Context, n: int, names: tuple[str, ...]) -> list[Reason]:
+    """The builds ``names`` (``DEV_BUILDS``), each at its ``DEV_INTERVALS``, in one interleaved batch with
+    the 128 x 128 promoting build at the same intervals and cuBLASLt's default (which promotes)."""
+    host = HOST
+    sets = rotation_buffers(4 * n * n, ctx.l2_bytes)
+    prom = host.workload(ctx.compile(n, defines=PROMOTE_BUILD), n, sets, "bench")
+    devs = {name: host.workload(ctx.compile(n, defines=DEV_BUILDS[name]), n, sets, "bench") for name in names}
+    lt = ctx.peers[0]
+    intervals = sorted({p for name in names for p in DEV_INTERVALS[name]})
+    calls: dict[str, tuple[Callable[[int], None], Any]] = {
+        **{_interval_name(p): (partial(prom.launch_every, every=p), None) for p in intervals},
+        lt.name: (partial(lt.call, prom), None),
+    }
+    ctx.verify(n, prom, calls)  # each on set 0, output poisoned first, before anything is timed
+    for name, w in devs.items():
+        checked: dict[str, tuple[Callable[[int], None], Any]] = {
+            dev_title(name, p, n): (partial(w.launch_every, every=p), None) for p in DEV_INTERVALS[name]
+        }
+        ctx.verify(n, w, checked)
+        calls.update(checked)
+    samples = ctx.timer.samples_together(
+        {key: [partial(call, j) for j in range(sets)] for key, (call, _) in calls.items()}
+    )
+    sms = sm_count()
+    out = []
+    for name, w in devs.items():
+        tail = (
+            f"{waves(n, n, w.build, sms):.2f} rounds of units on {sms} SMs against the 128x128 build's "
+            f"{waves(n, n, prom.build, sms):.2f}"
         )
-        out += [
-            Reason(
-                pingpong_title(p, n),
-                r,
-                "x",
-                "measured",
-                f"the 64x128 ping-pong build (GEMM_PROMOTE_PINGPONG=1) at promote_every={p}: {rate:,.0f} TFLOP/s, "
-                f"{r:.2f}x the 128x128 promoting build at the same P ({lo:.2f}x to {hi:.2f}x) and {rl:.2f}x "
-                f"{lt.name} ({llo:.2f}x to {lhi:.2f}x) over {len(mine)} interleaved repeats",
-                lo,
-                hi,
-            ),
-            Reason(f"{pingpong_title(p, n)}: rate", rate, "TFLOP/s", "measured", "median of the repeats"),
-            Reason(
-                f"{pingpong_title(p, n)} against {lt.name}", rl, "x", "measured", "same batches", llo, lhi
-            ),
-        ]
-        ctx.progress(
-            f"{ctx.lesson.id} N={n} ping-pong P={p}: {rate:,.0f} TFLOP/s, {r:.2f}x, {rl:.2f}x {lt.name}"
-        )
-    del base, prom, blk, pp, calls
+        for p in DEV_INTERVALS[name]:
+            title = dev_title(name, p, n)
+            mine = samples[title].per_call_ms
+            rate = ctx.rate(n, samples[title].timing().median_ms)
+            (r, lo, hi), (rl, llo, lhi) = (
+                paired_ratios(mine, samples[key].per_call_ms) for key in (_interval_name(p), lt.name)
+            )
+            out += [
+                Reason(
+                    title,
+                    r,
+                    "x",
+                    "measured",
+                    f"{DEV_WHAT[name]} at promote_every={p}: {rate:,.0f} TFLOP/s, {r:.2f}x the 128x128 promoting "
+                    f"build at the same P ({lo:.2f}x to {hi:.2f}x) and {rl:.2f}x {lt.name} ({llo:.2f}x to {lhi:.2f}x) "
+                    f"over {len(mine)} interleaved repeats; {tail}",
+                    lo,
+                    hi,
+                ),
+                Reason(f"{title}: rate", rate, "TFLOP/s", "measured", "median of the repeats"),
+                Reason(f"{title} against {lt.name}", rl, "x", "measured", "same batches", llo, lhi),
+            ]
+            ctx.progress(
+                f"{ctx.lesson.id} N={n} {DEV_LABELS[name]} P={p}: {rate:,.0f} TFLOP/s, {r:.2f}x the 128x128 "
+                f"promoting build, {rl:.2f}x {lt.name}"
+            )
+    del prom, devs, calls
     engine.release()
     return out
 
@@ -352,11 +414,15 @@ def _accuracy(ctx: Context) -> list[Reason]:
 
 
 def _finish(ctx: Context) -> Extras:
+    names = dev_builds()  # a wrong name is refused before the long part
     reasons = _ratio_reasons(ctx)
     if not all(s in ctx.sizes for s in PROMOTE_SIZES):  # a partial run (the page's button): squares only
         return Extras(reasons=tuple(reasons))
     for n in PROMOTE_SIZES:
         reasons += _promotion(ctx, n)
+    for n in DEV_SIZES if names else ():
+        if n in ctx.sizes:
+            reasons += _dev(ctx, n, names)
     reasons += _accuracy(ctx)
     reasons += _block_accuracy(ctx)
     return Extras(reasons=tuple(reasons))

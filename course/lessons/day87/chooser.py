@@ -25,6 +25,12 @@ BLOCK_BUILD = {**PROMOTE_BUILD, "GEMM_BLOCK_SCALES": 1}  # 1x128 / 128x128 scale
 # 64 x 128 tiles, one consumer each, chains in turns (day87.pingpong models the order); never chosen
 # here, and timed only behind bench.PINGPONG_ENV: no GPU has run it yet.
 PINGPONG_BUILD = {**PROMOTE_BUILD, "GEMM_PROMOTE_PINGPONG": 1}
+# Larger promoting tiles (issue 40), never chosen here either until a GPU has measured them: 192 x 128
+# with three consumer warpgroups of 64 x 128, and 128 x 192 with two of 64 x 192 (m64n192k32).
+BM192_BUILD = {**PROMOTE_BUILD, "GEMM_BM": 192}
+BN192_BUILD = {"GEMM_BN": 192, "GEMM_PROMOTE": 1}
+# The builds the bench times only when asked (bench.PINGPONG_ENV), by the names it is asked with.
+DEV_BUILDS = {"pingpong": PINGPONG_BUILD, "192x128": BM192_BUILD, "128x192": BN192_BUILD}
 
 
 def wide_tiles(m: int, n: int) -> int:

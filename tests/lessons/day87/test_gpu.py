@@ -148,3 +148,27 @@ def test_the_pingpong_build_is_exact_on_ragged_shapes(gpu_for, cluster):
             )
             assert result.passed, (cluster, shape, every, result.lines)
             assert result.check.total == shape[0] * shape[1]
+
+
+# The larger promoting tiles (GEMM_BM=192: three consumers of 64 x 128; GEMM_BN=192: two of 64 x 192),
+# through the course's NVRTC path: the C++ program's shapes and two with more units than clusters and
+# more K-tiles than the 5-stage ring, never promoting, every K-tile and every 3.
+WIDE_SHAPES = [*SHAPES, (2304, 2504, 768), (1400, 2504, 400)]
+
+
+@pytest.mark.gpu
+@pytest.mark.hopper
+@pytest.mark.parametrize("cluster", [2, 1])
+@pytest.mark.parametrize(
+    "defines", [{"GEMM_BN": 128, "GEMM_BM": 192}, {"GEMM_BN": 192}], ids=["192x128", "128x192"]
+)
+def test_the_larger_promoting_tiles_are_exact_on_ragged_shapes(gpu_for, defines, cluster):
+    gpu_for("day87")
+    compiled = compile_lesson(LESSON, defines={**defines, "GEMM_CLUSTER": cluster, "GEMM_PROMOTE": 1})
+    for shape in WIDE_SHAPES:
+        for every in (0, 1, 3):
+            result = run_lesson(
+                LESSON, compiled=compiled, progress=lambda line: None, shape=shape, promote_every=every
+            )
+            assert result.passed, (defines, cluster, shape, every, result.lines)
+            assert result.check.total == shape[0] * shape[1]
