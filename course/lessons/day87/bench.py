@@ -31,10 +31,10 @@ from typing import TYPE_CHECKING, Any
 
 from ...bench import engine
 from ...bench.arith import gemm_flops, paired_ratios, rotation_buffers
-from ...bench.lt_fp8 import LtFp8
+from ...bench.lt_fp8 import LtFp8, lt_block_scales
 from ...bench.result import BenchResult, Reason
 from ...bench.spec import KERNEL, BenchSpec, Context, Extras, Peer
-from ...errors import CourseError
+from ...errors import CourseError, EnvironmentProblem
 from ...kernel.host import timing_floor
 from .._fp8 import BENCH_TOLERANCE, draw_inputs, relative_error, segment_error, waves
 from .._ladder import sm_count
@@ -51,6 +51,7 @@ PAGE_SIZES = (4096,)  # the page's button: one square, seconds
 INTERVALS = (0, 1, 2, 4)  # promotion every P K-tiles of 128 (0: never), timed side by side
 PROMOTE_SIZES = (4096, 8192)
 BLOCK = "block-scaled build"
+LT_BLOCK = "cuBLASLt FP8 (1x128 / 128x128 block scales)"  # LtFp8(block_scales=True).name: the like of BLOCK
 # The skewed-input accuracy comparison: a ragged shape and a square.
 BLOCK_SHAPES = ((1000, 1032, 528), (4096, 4096, 4096))
 SCALINGS = ("per-tensor scales (P=1)", "block scales")
@@ -181,6 +182,9 @@ def _promotion(ctx: Context, n: int) -> list[Reason]:
         BLOCK: (blk.launch, None),
         lt.name: (partial(lt.call, base), None),
     }
+    lt_block = _lt_block_call(ctx, n, blk)
+    if lt_block is not None:
+        calls[LT_BLOCK] = (lt_block, None)
     # every interval is checked on set 0 before anything is timed
     for p in INTERVALS:
         prom.poison(0)
@@ -189,7 +193,8 @@ def _promotion(ctx: Context, n: int) -> list[Reason]:
         if not check.passed:
             ctx.verify(n, prom, {_interval_name(p): (partial(prom.launch_every, every=p), None)})
     ctx.verify(n, base, {KERNEL: calls[KERNEL], lt.name: calls[lt.name]})
-    ctx.verify(n, blk, {BLOCK: calls[BLOCK]})  # against float64 of its own (block-)dequantised inputs
+    # against float64 of its own (block-)dequantised inputs, as cuBLASLt's block-scaled matmul is
+    ctx.verify(n, blk, {key: calls[key] for key in (BLOCK, LT_BLOCK) if key in calls})
     samples = ctx.timer.samples_together(
         {key: [partial(call, j) for j in range(sets)] for key, (call, _) in calls.items()}
     )
@@ -245,12 +250,38 @@ def _promotion(ctx: Context, n: int) -> list[Reason]:
         Reason(f"{block_title(n)} against P=1", rp, "x", "measured", "same batches", plo, phi),
         Reason(f"{block_title(n)} against {lt.name}", rl, "x", "measured", "same batches", llo, lhi),
     ]
+    like = ""
+    if LT_BLOCK in samples:
+        rb, blo, bhi = paired_ratios(mine, samples[LT_BLOCK].per_call_ms)
+        out.append(
+            Reason(f"{block_title(n)} against {LT_BLOCK}", rb, "x", "measured", "same batches", blo, bhi)
+        )
+        like = f", {rb:.2f}x {LT_BLOCK}"
     ctx.progress(
-        f"{ctx.lesson.id} N={n} {BLOCK}: {rate:,.0f} TFLOP/s, {r:.2f}x, {rp:.2f}x P=1, {rl:.2f}x {lt.name}"
+        f"{ctx.lesson.id} N={n} {BLOCK}: {rate:,.0f} TFLOP/s, {r:.2f}x, {rp:.2f}x P=1, {rl:.2f}x {lt.name}{like}"
     )
     del base, prom, blk, calls
     engine.release()
     return out
+
+
+def _lt_block_call(ctx: Context, n: int, blk: Any) -> Callable[[int], None] | None:
+    """cuBLASLt's own 1x128 / 128x128 block-scaled matmul on the block-scaled build's inputs and
+    scales (``LtFp8(block_scales=True)``), or None, said in a progress line, where this cuBLAS has
+    no such algorithm (it came with cuBLAS 12.9)."""
+    try:
+        m, cols, k = blk.shape
+        plan = LtFp8(m, cols, k, block_scales=True)
+    except EnvironmentProblem as e:
+        ctx.progress(f"{ctx.lesson.id} N={n}: {LT_BLOCK} left out: {e}")
+        return None
+    scales = [lt_block_scales(a.scales, b.scales) for a, b in zip(blk.qa, blk.qb, strict=True)]
+
+    def call(j: int) -> None:
+        s = j % len(scales)
+        plan(blk.qa[s].bits, blk.qb[s].bits, blk.out(j), scales[s])
+
+    return call
 
 
 def _dev(ctx: Context, n: int, names: tuple[str, ...]) -> list[Reason]:
@@ -458,8 +489,9 @@ def promotion_table(result: BenchResult) -> list[tuple[int, int, float, float, f
     return rows
 
 
-def block_table(result: BenchResult) -> list[tuple[int, float, float, float, float]]:
-    """(N, TFLOP/s, x the default build, x the promoting build at P=1, x cuBLASLt) of the block-scaled build."""
+def block_table(result: BenchResult) -> list[tuple[int, float, float, float, float, float | None]]:
+    """(N, TFLOP/s, x the default build, x the promoting build at P=1, x cuBLASLt, x cuBLASLt's own
+    block-scaled matmul or None where the recording has none) of the block-scaled build."""
     by_title = {r.title: r for r in result.reasons}
     rows = []
     for n in PROMOTE_SIZES:
@@ -467,7 +499,9 @@ def block_table(result: BenchResult) -> list[tuple[int, float, float, float, flo
         got = [by_title.get(x) for x in (f"{t}: rate", t, f"{t} against P=1", f"{t} against {LT}")]
         if all(g is not None and g.value is not None for g in got):
             rate, ratio, vs_p1, vs_lt = (float(g.value) for g in got)  # type: ignore[union-attr,arg-type]
-            rows.append((n, rate, ratio, vs_p1, vs_lt))
+            like = by_title.get(f"{t} against {LT_BLOCK}")
+            vs_block = float(like.value) if like is not None and like.value is not None else None
+            rows.append((n, rate, ratio, vs_p1, vs_lt, vs_block))
     return rows
 
 

@@ -38,6 +38,8 @@ def _result(ks=bench.ACCURACY_KS, blocks=True) -> BenchResult:  # type: ignore[n
                 Reason(f"{t} against P=1", 0.97, "x", "measured", "x", 0.95, 0.99),
                 Reason(f"{t} against {bench.LT}", 0.7, "x", "measured", "x", 0.65, 0.75),
             ]
+            if n == bench.PROMOTE_SIZES[-1]:  # cuBLASLt's block-scaled matmul at the last size only
+                reasons.append(Reason(f"{t} against {bench.LT_BLOCK}", 1.1, "x", "measured", "x", 1.0, 1.2))
         for i, shape in enumerate(bench.BLOCK_SHAPES):
             for s, scaling in enumerate(bench.SCALINGS):
                 for r, ref in enumerate(bench.REFERENCES):
@@ -130,7 +132,10 @@ def test_the_page_tables_without_and_with_a_recording(monkeypatch):
 
 def test_the_block_rows_read_rate_and_ratios_and_the_skewed_errors():
     rows = bench.block_table(_result())
-    assert rows == [(n, 900.0 + n / 1000, 0.8, 0.97, 0.7) for n in bench.PROMOTE_SIZES]
+    assert rows == [
+        (n, 900.0 + n / 1000, 0.8, 0.97, 0.7, 1.1 if n == bench.PROMOTE_SIZES[-1] else None)
+        for n in bench.PROMOTE_SIZES
+    ]
     errs = bench.block_accuracy(_result())
     assert list(errs) == list(bench.BLOCK_SHAPES)
     assert (
@@ -152,7 +157,8 @@ def test_the_block_tables_without_and_with_a_recording(monkeypatch):
     result = _result()
     monkeypatch.setattr(figures, "load", lambda lesson_id: result)
     speed = figures.block_speed()
-    assert speed.rows[1] == ("8192", f"{900.0 + 8.192:,.0f}", "0.80x", "0.97x", "0.70x")
+    assert speed.rows[1] == ("8192", f"{900.0 + 8.192:,.0f}", "0.80x", "0.97x", "0.70x", "1.10x")
+    assert speed.rows[0][-1] == "not timed" and bench.LT_BLOCK in speed.header[-1]
     acc = figures.skewed_accuracy()
     assert len(acc.rows) == len(bench.BLOCK_SHAPES) * len(bench.SCALINGS)
     errs = bench.block_accuracy(result)[bench.BLOCK_SHAPES[0]]
