@@ -1,9 +1,11 @@
-"""The attention benchmark (Days 88, 89): a kernel against PyTorch's ``scaled_dot_product_attention``.
+"""The attention benchmark (Days 88-90): a kernel against PyTorch's ``scaled_dot_product_attention``.
 
 The size N is the sequence length S; batch 1, 16 heads, D = 128 (the default build), FP16, random
 normal Q, K and V (``course.lessons._attention``). The rows are non-causal; ``finish`` times the
 causal case at every size, then head dimensions 64 and 256 (their builds, non-causal, at S = 8192)
-against the SDPA backends, kernel and peers interleaved, and reports each ratio with its spread.
+and the BF16 build (-DATTN_BF16=1, D = 128, non-causal and causal, at S = 8192; the backends on
+torch.bfloat16 views of the same bits) against the SDPA backends, kernel and peers interleaved, and
+reports each ratio with its spread.
 
 Peers, named by backend (``torch.nn.attention.sdpa_kernel(SDPBackend.X)``): cuDNN's attention
 (FlashAttention-3 class on Hopper), the flash backend (FlashAttention-2) and the memory-efficient
