@@ -116,7 +116,6 @@ typedef struct CUtensorMap_st CUtensorMap;
 #ifndef ATTN_BF16
 #define ATTN_BF16 0
 #endif
-constexpr int kBf16 = ATTN_BF16;         // 1: the BF16 build
 #if ATTN_BF16
 using Elem = __nv_bfloat16;               // one element (cuda_bf16.h)
 using Elem2 = __nv_bfloat162;             // two, in one 32-bit register
@@ -173,7 +172,7 @@ constexpr float kScaleLog2 = 1.4426950408889634f *
 
 static_assert(kHeadDim == 64 || kHeadDim == 128 || kHeadDim == 256,
               "ATTN_HEAD_DIM is 64, 128 or 256");
-static_assert(kBf16 == 0 || kBf16 == 1, "ATTN_BF16 is 0 or 1");
+static_assert(ATTN_BF16 == 0 || ATTN_BF16 == 1, "ATTN_BF16 is 0 or 1");
 static_assert(sizeof(Elem) == 2, "FP16 and BF16 are both 2 bytes: every size here counts 2");
 static_assert(kChunk * 2 == 128, "one box row is one 128-byte swizzle span");
 static_assert(kBM == kWgmmaM * kConsumers, "each consumer owns one m64 slice of the Q tile");
@@ -943,13 +942,17 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
 
 #ifndef __CUDACC_RTC__
 // snippet: tensor-maps
-// cuTensorMapEncodeTiled through the runtime's driver entry point query,
-// as in Day 76: no -lcuda at build time.
+// 1 in the BF16 build: the host's maps, check and PASS line follow it (a
+// host constant: under NVRTC a namespace-scope constant becomes a device
+// global, and the FP16 build's cubin stays what it was).
+constexpr int kBf16 = ATTN_BF16;
 // The maps' element type: the TMA copies bytes, but the type must match
 // the element size (and names what the tensor holds).
 constexpr CUtensorMapDataType kMapType =
     kBf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
 
+// cuTensorMapEncodeTiled through the runtime's driver entry point query,
+// as in Day 76: no -lcuda at build time.
 static PFN_cuTensorMapEncodeTiled_v12000 getEncodeTiled() {
     void* fn = nullptr;
     cudaDriverEntryPointQueryResult qr = cudaDriverEntryPointSymbolNotFound;
