@@ -4,8 +4,7 @@
 # compile-checked without a GPU (2026-12-06, branch bf16attn): every BF16 build compiles with nvcc
 # 13.0 and through NVRTC at D = 64, 128 and 256 with 0 spills and no ptxas message, and the FP16
 # builds' cubins are byte-identical to before the change (nvcc -cubin and NVRTC, all nine each).
-# The GPU is required
-# throughout (COURSE_REQUIRE_GPU=1). From the repo root:
+# The GPU is required throughout (COURSE_REQUIRE_GPU=1). From the repo root:
 #
 #   run(command='bash evidence/gemm_dev/bf16attn_gpu.sh', timeout_s=330)
 #
