@@ -7,8 +7,10 @@ the ``constexpr`` lines of the kernel, honouring ``#define`` defaults and
 
 A constant defined by integer arithmetic on earlier constants and macros
 (``kBoxBRows = kBN / kClusterM``) is evaluated as C++ would: ``+ - * / %``
-and parentheses on ints, ``/`` truncating toward zero. Anything else (a
-call, a cast, a float expression) is left out, as before.
+and parentheses on ints, ``/`` truncating toward zero. A choice on a build
+flag, ``kBf16 ? 3.2e-2 : 4e-3``, takes the branch the integer condition picks
+(then read as any other value). Anything else (a call, a cast, a float
+expression) is left out, as before.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ _DEFINE = re.compile(r"^\s*#define\s+([A-Za-z_]\w*)\s+(\S+)\s*$", re.M)
 _CONSTEXPR = re.compile(r"^\s*constexpr\s+(?:int|size_t|unsigned|float|double)\s+(k\w+)\s*=\s*([^;]+);", re.M)
 _NUMBER = re.compile(r"^[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?[fFuU]?$")
 _INT_EXPR = re.compile(r"^[\w\s+\-*/%()]+$")
+_CHOICE = re.compile(r"^([^?:]+)\?([^?:]+):([^?:]+)$")  # cond ? a : b, not nested
 
 
 def _c_div(a: int, b: int) -> int:
@@ -79,6 +82,12 @@ def kernel_constants(path: Path, defines: Mapping[str, int | str] | None = None)
     out: dict[str, int | float] = {}
     for name, expr in _CONSTEXPR.findall(text):
         expr = expr.strip()
+        choice = _CHOICE.match(expr)
+        if choice:
+            cond = _int_expression(choice.group(1).strip(), out, macros)
+            if cond is None:  # a condition of another kind: not a plain constant
+                continue
+            expr = (choice.group(2) if cond else choice.group(3)).strip()
         expr = macros.get(expr, expr)
         if not _NUMBER.match(expr):
             computed = _int_expression(expr, out, macros)

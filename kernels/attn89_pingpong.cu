@@ -15,8 +15,9 @@
 //
 // The problem:
 //   Q, K, V  B x H x S x D, row-major, FP16 (D contiguous), D = ATTN_HEAD_DIM
-//            (128 by default; 64 and 256 build with -DATTN_HEAD_DIM=64|256)
-//   O        B x H x S x D, FP16:
+//            (128 by default; 64 and 256 build with -DATTN_HEAD_DIM=64|256);
+//            BF16 with -DATTN_BF16=1 (the same kernel, another element type)
+//   O        B x H x S x D, FP16 (BF16 in that build):
 //            O[b,h,i,:] = sum_j softmax_j(Q[b,h,i,:] . K[b,h,j,:] / sqrt(D)) V[b,h,j,:]
 //            with, when causal, only the keys j <= i
 //   LSE      B x H x S, float32: the natural log of each row's softmax
@@ -41,12 +42,12 @@
 //   block   kThreadsPerBlock = 384
 //   dynamic shared memory  kSmemBytes: 165888 at D = 128, 83968 at 64, 198656
 //           at 256 (opt in with cudaFuncSetAttribute(...MaxDynamicSharedMemorySize))
-//   tmQ     4-D FP16 map over Q: dims {D, S, H, B} (innermost first), strides
+//   tmQ     4-D FP16 (BF16) map over Q: dims {D, S, H, B} (innermost first), strides
 //           {D*2, S*D*2, H*S*D*2} bytes, box {64, kBM, 1, 1}, element strides 1,
 //           CU_TENSOR_MAP_SWIZZLE_128B, no interleave, no L2 promotion, OOB fill NONE
 //           (zeros)
 //   tmK,tmV the same over K and V with box {64, kBN, 1, 1}
-//   o       plain pointer to O (B*H*S*D halves); lse: B*H*S floats
+//   o       plain pointer to O (B*H*S*D 2-byte elements); lse: B*H*S floats
 //   seqLen  S; heads  H; causal  0 or 1
 //   named barriers 1 and 2 are the consumers' turns (0 is __syncthreads's)
 //
@@ -61,6 +62,7 @@
 // Needs compute capability 9.0 exactly (wgmma is sm_90a-only).
 //
 // Build: nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -o attn89_pingpong attn89_pingpong.cu
+//        (BF16: add -DATTN_BF16=1)
 // Run:   ./attn89_pingpong              (the check's shapes, causal and not)
 //        ./attn89_pingpong B H S causal (one shape)
 
@@ -73,6 +75,7 @@
 #include <vector>
 
 #include <cuda.h>
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <cudaTypedefs.h>
@@ -82,6 +85,7 @@
 // way cuda.h does, as Day 76 (tma_tile.cu) explains. Fixed-width integers
 // come from libcu++.
 #include <cuda/std/cstdint>
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 using cuda::std::uint32_t;
 using cuda::std::uint64_t;
@@ -110,6 +114,22 @@ typedef struct CUtensorMap_st CUtensorMap;
 #ifndef ATTN_HEAD_DIM
 #define ATTN_HEAD_DIM 128
 #endif
+// The element type of Q, K, V, P and O: FP16, or BF16 with -DATTN_BF16=1.
+// Both are 2 bytes with FP32 accumulation in wgmma (k16, the same
+// fragments and transposes: PTX ISA "wgmma.mma_async"), so only the
+// type, wgmma's A/B qualifiers, the pair rounding and the maps change.
+#ifndef ATTN_BF16
+#define ATTN_BF16 0
+#endif
+#if ATTN_BF16
+using Elem = __nv_bfloat16;               // one element (cuda_bf16.h)
+using Elem2 = __nv_bfloat162;             // two, in one 32-bit register
+#define ATTN_AB ".bf16.bf16"             // wgmma's A and B type qualifiers
+#else
+using Elem = __half;
+using Elem2 = __half2;
+#define ATTN_AB ".f16.f16"
+#endif
 constexpr int kHeadDim = ATTN_HEAD_DIM;   // D: 64, 128 or 256
 constexpr int kBM = 128;                  // query rows one CTA owns: two consumers x 64
 // Key/value rows per tile: 128, and 64 at D = 256, where a 128-row K and V
@@ -118,10 +138,10 @@ constexpr int kBM = 128;                  // query rows one CTA owns: two consum
 // (hopper/tile_size.h, tile_size_fwd_sm90); 128 and 64 keep every wgmma N a
 // multiple of the 64-column swizzle block.
 constexpr int kBN = 128 - 64 * (kHeadDim / 256);
-constexpr int kChunk = 64;                // halves per 128-byte swizzle row: one TMA box is 64 wide
+constexpr int kChunk = 64;                // 2-byte elements per 128-byte swizzle row: one TMA box is 64 wide
 constexpr int kChunks = kHeadDim / kChunk;  // 128-byte column blocks of a D-wide row: 1, 2 or 4
 constexpr int kWgmmaM = 64;               // rows of one wgmma.mma_async
-constexpr int kWgmmaK = 16;               // K depth of one wgmma.mma_async (FP16)
+constexpr int kWgmmaK = 16;               // K depth of one wgmma.mma_async (FP16 or BF16)
 constexpr int kConsumers = 2;             // consumer warpgroups, 64 query rows each
 constexpr int kThreadsPerBlock = 128 * (1 + kConsumers);  // warpgroup 0 produces
 // K/V ring depth: 2 (the default, every D); -DATTN_STAGES=3 fits at D = 64
@@ -171,6 +191,8 @@ constexpr float kScaleLog2 = 1.4426950408889634f *
 
 static_assert(kHeadDim == 64 || kHeadDim == 128 || kHeadDim == 256,
               "ATTN_HEAD_DIM is 64, 128 or 256");
+static_assert(ATTN_BF16 == 0 || ATTN_BF16 == 1, "ATTN_BF16 is 0 or 1");
+static_assert(sizeof(Elem) == 2, "FP16 and BF16 are both 2 bytes: every size here counts 2");
 static_assert(kChunk * 2 == 128, "one box row is one 128-byte swizzle span");
 static_assert(kBM == kWgmmaM * kConsumers, "each consumer owns one m64 slice of the Q tile");
 static_assert(kBN % kWgmmaK == 0 && kBN <= 256 && kBM <= 256, "TMA boxes are at most 256 rows");
@@ -196,9 +218,9 @@ static_assert(kPvSplit == 0 || kPvSplit == 1, "ATTN_PV_SPLIT is 0 or 1");
 // each K and V stage 32 KiB, 160 KiB of tiles in all; at D = 256 (kBN = 64)
 // 64 + 2 x (32 + 32) = 192 KiB; at D = 64, 80 KiB.
 struct alignas(1024) SharedStorage {
-    __half q[kChunks][kBM * kChunk];           // Q: chunk c holds columns 64c..64c+63
-    __half k[kStages][kChunks][kBN * kChunk];  // K tiles, the same chunking
-    __half v[kStages][kChunks][kBN * kChunk];  // V tiles, the same chunking
+    Elem q[kChunks][kBM * kChunk];             // Q: chunk c holds columns 64c..64c+63
+    Elem k[kStages][kChunks][kBN * kChunk];    // K tiles, the same chunking
+    Elem v[kStages][kChunks][kBN * kChunk];    // V tiles, the same chunking
     uint64_t qFull;                            // mbarrier: Q has landed
     uint64_t kFull[kStages];                   // mbarrier: this stage's K has landed
     uint64_t vFull[kStages];                   // mbarrier: this stage's V has landed
@@ -275,7 +297,7 @@ __device__ __forceinline__ void tmaLoad4d(void* dst, const CUtensorMap* map, uin
 
 // A whole tile: kChunks boxes of 64 columns, all on one barrier.
 template <int kRows>
-__device__ __forceinline__ void tmaLoadTile(__half (*chunks)[kRows * kChunk],
+__device__ __forceinline__ void tmaLoadTile(Elem (*chunks)[kRows * kChunk],
                                             const CUtensorMap* map, uint64_t* bar, int row,
                                             int head, int batch) {
 #pragma unroll
@@ -365,7 +387,7 @@ __device__ __forceinline__ void wgmmaSS64(float (&acc)[32], uint64_t descA, uint
     asm volatile(
         "{\n\t.reg .pred p;\n\t"
         "setp.ne.b32 p, %34, 0;\n\t"
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16\n\t"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32" ATTN_AB "\n\t"
         "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
         "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31},\n\t"
         "%32, %33, p, 1, 1, 0, 0;\n\t}"
@@ -384,7 +406,7 @@ __device__ __forceinline__ void wgmmaSS128(float (&acc)[64], uint64_t descA, uin
     asm volatile(
         "{\n\t.reg .pred p;\n\t"
         "setp.ne.b32 p, %66, 0;\n\t"
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16\n\t"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32" ATTN_AB "\n\t"
         "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
         "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
         "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
@@ -423,7 +445,7 @@ __device__ __forceinline__ void qkTile(float (&s)[kSAccRegs], const SharedStorag
 #pragma unroll
     for (int ks = 0; ks < kHeadDim / kWgmmaK; ++ks) {
         const int c = ks / (kChunk / kWgmmaK);               // which 64-column chunk of D
-        const int off = (ks % (kChunk / kWgmmaK)) * kWgmmaK;  // halves into its 128-byte row
+        const int off = (ks % (kChunk / kWgmmaK)) * kWgmmaK;  // elements into its 128-byte row
         wgmmaSS<kBN>(s, kMajorDesc(&sm.q[c][cons * kWgmmaM * kChunk + off]),
                      kMajorDesc(&sm.k[stage][c][off]), ks > 0);
     }
@@ -530,7 +552,7 @@ __device__ __forceinline__ void rescaleO(float (&o)[kOAccRegs], const float (&al
 // end snippet
 
 // snippet: p-fragment
-// The register A operand of wgmma .m64nNk16 with .f16 inputs (PTX ISA,
+// The register A operand of wgmma .m64nNk16 with .f16 (or .bf16) inputs (PTX ISA,
 // "Matrix Fragments for wgmma.mma_async .m64nNk16", the figure "WGMMA
 // .m64nNk16 register fragment layout for matrix A"): four .b32 registers
 // per thread, two halves each; warp w owns rows 16w..16w+15; a0,a1 are
@@ -539,15 +561,25 @@ __device__ __forceinline__ void rescaleO(float (&o)[kOAccRegs], const float (&al
 // lane/4 + 8, those columns. That is exactly where the accumulator puts
 // columns 16k..16k+15 of S (the causal-mask snippet's layout, 8-column
 // blocks j = 2k and 2k+1): a_i = s[8k + i]. So P's k-th slice is the
-// accumulator's eight floats 8k..8k+7, rounded to FP16 in pairs, in order:
-// no shuffle, no shared memory. __floats2half2_rn(x, y) puts x in the low
+// accumulator's eight floats 8k..8k+7, rounded to FP16 (BF16) in pairs, in
+// order: no shuffle, no shared memory. __floats2half2_rn(x, y) (and
+// __floats2bfloat162_rn in the BF16 build: toElem2) puts x in the low
 // half, the lower column, as a .b32 A register holds it (lower index in
 // the lower 16 bits). CUTLASS states the same identity in one line
 // (cute/atom/mma_traits_sm90_gmma.hpp: "Register source layout for 16-bit
 // value types: using ALayout_64x16 = CLayout_64x16;"): the A fragment of a
 // 64 x 16 slice is the accumulator layout of a 64 x 16 tile.
+__device__ __forceinline__ Elem2 toElem2(float lo, float hi) {
+#if ATTN_BF16
+    return __floats2bfloat162_rn(lo, hi);
+#else
+    return __floats2half2_rn(lo, hi);
+#endif
+}
+
+// Two 16-bit halves of one .b32 register: lo in bits 15..0.
 __device__ __forceinline__ uint32_t packHalf2(float lo, float hi) {
-    __half2 h = __floats2half2_rn(lo, hi);
+    Elem2 h = toElem2(lo, hi);
     return *reinterpret_cast<uint32_t*>(&h);
 }
 
@@ -562,6 +594,7 @@ __device__ __forceinline__ void pFragment(uint32_t (&p)[kPSlices][4], const floa
 
 // O += P V with A from registers: "wgmma.mma_async.sync.aligned.shape.dtype
 // .f16.f16 d, a, b-desc, scale-d, imm-scale-a, imm-scale-b, imm-trans-b"
+// (.bf16.bf16 in the BF16 build: ATTN_AB)
 // (the register-A form has no imm-trans-a).
 // O += P * V, m64n64k16, A (P) from four registers, B (V) from shared memory, MN-major
 // (imm-trans-b = 1).
@@ -570,7 +603,7 @@ __device__ __forceinline__ void wgmmaRS64(float (&acc)[32], const uint32_t (&a)[
     asm volatile(
         "{\n\t.reg .pred p;\n\t"
         "setp.ne.b32 p, %37, 0;\n\t"
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16\n\t"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32" ATTN_AB "\n\t"
         "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
         "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31},\n\t"
         "{%32, %33, %34, %35}, %36, p, 1, 1, 1;\n\t}"
@@ -590,7 +623,7 @@ __device__ __forceinline__ void wgmmaRS128(float (&acc)[64], const uint32_t (&a)
     asm volatile(
         "{\n\t.reg .pred p;\n\t"
         "setp.ne.b32 p, %69, 0;\n\t"
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16\n\t"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32" ATTN_AB "\n\t"
         "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
         "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
         "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
@@ -617,7 +650,7 @@ __device__ __forceinline__ void wgmmaRS256(float (&acc)[128], const uint32_t (&a
     asm volatile(
         "{\n\t.reg .pred p;\n\t"
         "setp.ne.b32 p, %133, 0;\n\t"
-        "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16\n\t"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32" ATTN_AB "\n\t"
         "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
         "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
         "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
@@ -667,7 +700,7 @@ __device__ __forceinline__ void wgmmaRS(float (&acc)[kN / 2], const uint32_t (&a
 // snippet: pv-wgmma
 // V as the B operand of O += P V: V's tile is kBN keys x D, row-major, so
 // along the product's K (the keys) a row is 128 B of N (D) values: the
-// operand is "MN-major", which FP16 wgmma reads with imm-trans-b = 1 (PTX
+// operand is "MN-major", which FP16 (and BF16) wgmma reads with imm-trans-b = 1 (PTX
 // ISA "wgmma.mma_async": the transpose immediates are valid for .f16 and
 // .bf16 only). Its descriptor, for the 128B swizzle MN-major canonical
 // layout ((8 x 8 halves, n), (8 rows, k)) (CUTLASS cute/atom/
@@ -825,7 +858,7 @@ struct CourseTl {
 // unmangled for CuPy.
 extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
     attn89Pingpong(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
-                  const __grid_constant__ CUtensorMap tmV, __half* __restrict__ o,
+                  const __grid_constant__ CUtensorMap tmV, Elem* __restrict__ o,
                   float* __restrict__ lse, int seqLen, int heads, int causal) {
     extern __shared__ uint8_t smemRaw[];
     SharedStorage& s = *reinterpret_cast<SharedStorage*>(
@@ -946,7 +979,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
 
         // snippet: epilogue
         // The row sums: each thread holds a quarter of its rows' columns,
-        // so the quad adds its four shares. Then O / sum, rounded to FP16,
+        // so the quad adds its four shares. Then O / sum, rounded to FP16 (BF16),
         // two adjacent columns per 4-byte store, and the log-sum-exp in
         // natural-log units: ln(sum) + max / sqrt(D) = (log2(sum) + max
         // log2(e) / sqrt(D)) ln 2. Rows past S (the last tile's zero-filled
@@ -961,11 +994,11 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
             const int row = row0 + 8 * r;
             if (row >= seqLen) continue;
             const float inv = 1.0f / sum;
-            __half* out = o + (headBase + row) * kHeadDim + 2 * (lane % 4);
+            Elem* out = o + (headBase + row) * kHeadDim + 2 * (lane % 4);
 #pragma unroll
             for (int j = 0; j < kHeadDim / 8; ++j) {
-                *reinterpret_cast<__half2*>(out + 8 * j) =
-                    __floats2half2_rn(oAcc[4 * j + 2 * r] * inv, oAcc[4 * j + 2 * r + 1] * inv);
+                *reinterpret_cast<Elem2*>(out + 8 * j) =
+                    toElem2(oAcc[4 * j + 2 * r] * inv, oAcc[4 * j + 2 * r + 1] * inv);
             }
             if (lane % 4 == 0) {
                 lse[headBase + row] = (__log2f(sum) + rowMax[r] * kScaleLog2) * 0.6931471805599453f;
@@ -978,6 +1011,15 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
 
 #ifndef __CUDACC_RTC__
 // snippet: tensor-maps
+// 1 in the BF16 build: the host's maps, check and PASS line follow it (a
+// host constant: under NVRTC a namespace-scope constant becomes a device
+// global, and the FP16 build's cubin stays what it was).
+constexpr int kBf16 = ATTN_BF16;
+// The maps' element type: the TMA copies bytes, but the type must match
+// the element size (and names what the tensor holds).
+constexpr CUtensorMapDataType kMapType =
+    kBf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+
 // cuTensorMapEncodeTiled through the runtime's driver entry point query,
 // as in Day 76: no -lcuda at build time.
 static PFN_cuTensorMapEncodeTiled_v12000 getEncodeTiled() {
@@ -992,24 +1034,24 @@ static PFN_cuTensorMapEncodeTiled_v12000 getEncodeTiled() {
     return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
 }
 
-// A B x H x S x D FP16 tensor as a 4-D map, innermost first: {D, S, H, B}.
+// A B x H x S x D FP16 (BF16) tensor as a 4-D map, innermost first: {D, S, H, B}.
 // The box is 64 columns (one 128-byte swizzle row) by boxRows rows of one
 // head; a box that runs past S reads zeros there (OOB fill NONE), never the
 // next head's rows, because S is a dimension of the map, not folded into
 // the rows.
-static CUtensorMap encodeBhsd(PFN_cuTensorMapEncodeTiled_v12000 encode, const __half* base,
+static CUtensorMap encodeBhsd(PFN_cuTensorMapEncodeTiled_v12000 encode, const Elem* base,
                               int batch, int heads, int seqLen, int boxRows) {
     CUtensorMap map{};
     const cuuint64_t dims[4] = {static_cast<cuuint64_t>(kHeadDim),
                                 static_cast<cuuint64_t>(seqLen),
                                 static_cast<cuuint64_t>(heads), static_cast<cuuint64_t>(batch)};
-    const cuuint64_t row = static_cast<cuuint64_t>(kHeadDim) * sizeof(__half);
+    const cuuint64_t row = static_cast<cuuint64_t>(kHeadDim) * sizeof(Elem);
     const cuuint64_t strides[3] = {row, row * seqLen, row * seqLen * heads};
     const cuuint32_t box[4] = {static_cast<cuuint32_t>(kChunk), static_cast<cuuint32_t>(boxRows),
                                1, 1};
     const cuuint32_t elemStrides[4] = {1, 1, 1, 1};
-    const CUresult r = encode(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4,
-                              const_cast<__half*>(base), dims, strides, box, elemStrides,
+    const CUresult r = encode(&map, kMapType, 4,
+                              const_cast<Elem*>(base), dims, strides, box, elemStrides,
                               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                               CU_TENSOR_MAP_L2_PROMOTION_NONE,
                               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
@@ -1028,9 +1070,13 @@ static CUtensorMap encodeBhsd(PFN_cuTensorMapEncodeTiled_v12000 encode, const __
 // element, so at most 2^-11 max|V| = 4.9e-4 on a weighted mean of V) and
 // O itself (2^-11 relative, 2^-12 absolute below 1). 4e-3 with a floor of 1
 // is four times their sum: an indexing, fragment, swizzle or race error
-// lands far above it. LSE is FP32 throughout (ex2 and lg2 approximations
-// at 2^-22): 1e-4 absolute below 1, relative above.
-constexpr double kRelTolerance = 4e-3;
+// lands far above it. BF16 (-DATTN_BF16=1): the inputs are exact too (4
+// significant bits; BF16 has 8), and the same two roundings are 8 times
+// coarser (2^-8 relative, not 2^-11): 2^-8 + 2^-9 = 5.9e-3, and four times
+// it, rounded up as for FP16, is 8 x 4e-3 = 3.2e-2. LSE is FP32 throughout
+// in both (ex2 and lg2 approximations at 2^-22): 1e-4 absolute below 1,
+// relative above.
+constexpr double kRelTolerance = kBf16 ? 3.2e-2 : 4e-3;
 constexpr double kLseTolerance = 1e-4;
 // end snippet
 
@@ -1062,17 +1108,33 @@ static void referenceRow(const std::vector<float>& q, const std::vector<float>& 
     outLse = mx + std::log(sum);
 }
 
+// Elements to and from float on the host (both types convert exactly to float).
+static Elem toElem(float x) {
+#if ATTN_BF16
+    return __float2bfloat16(x);
+#else
+    return __float2half(x);
+#endif
+}
+static float toFloat(Elem x) {
+#if ATTN_BF16
+    return __bfloat162float(x);
+#else
+    return toFloat(x);
+#endif
+}
+
 // Every element of O and LSE is checked for the NaN poison the launch
 // started from; the reference is compared on every row up to 256 rows per
 // head, and above that on 64 rows per head spread over every tile and warp
 // position, plus the last row (the ragged edge).
-static bool checkAttention(const std::vector<__half>& qh, const std::vector<__half>& kh,
-                           const std::vector<__half>& vh, const std::vector<__half>& oOut,
+static bool checkAttention(const std::vector<Elem>& qh, const std::vector<Elem>& kh,
+                           const std::vector<Elem>& vh, const std::vector<Elem>& oOut,
                            const std::vector<float>& lseOut, int batch, int heads, int seqLen,
                            bool causal) {
     const size_t rows = static_cast<size_t>(batch) * heads * seqLen;
     for (size_t i = 0; i < rows * kHeadDim; ++i) {
-        if (std::isnan(__half2float(oOut[i]))) {
+        if (std::isnan(toFloat(oOut[i]))) {
             std::fprintf(stderr, "FAIL: O row %zu column %zu was never written (still NaN)\n",
                          i / kHeadDim, i % kHeadDim);
             return false;
@@ -1086,9 +1148,9 @@ static bool checkAttention(const std::vector<__half>& qh, const std::vector<__ha
     }
     std::vector<float> q(rows * kHeadDim), k(rows * kHeadDim), v(rows * kHeadDim);
     for (size_t i = 0; i < rows * kHeadDim; ++i) {
-        q[i] = __half2float(qh[i]);
-        k[i] = __half2float(kh[i]);
-        v[i] = __half2float(vh[i]);
+        q[i] = toFloat(qh[i]);
+        k[i] = toFloat(kh[i]);
+        v[i] = toFloat(vh[i]);
     }
     std::vector<int> checkRows;
     if (seqLen <= 256) {
@@ -1107,7 +1169,7 @@ static bool checkAttention(const std::vector<__half>& qh, const std::vector<__ha
                 double refLse = 0.0;
                 referenceRow(q, k, v, headBase, seqLen, row, causal, ref, refLse);
                 for (int d = 0; d < kHeadDim; ++d) {
-                    const double got = __half2float(oOut[(headBase + row) * kHeadDim + d]);
+                    const double got = toFloat(oOut[(headBase + row) * kHeadDim + d]);
                     const double rel = std::fabs(got - ref[d]) / std::max(std::fabs(ref[d]), 1.0);
                     worst = std::max(worst, rel);
                     if (!(rel <= kRelTolerance)) {
@@ -1128,9 +1190,10 @@ static bool checkAttention(const std::vector<__half>& qh, const std::vector<__ha
             }
         }
     }
-    std::printf("attn89 B=%d H=%d S=%d D=%d %s: PASS, max rel error O %g (tolerance %g), "
+    std::printf("attn89 B=%d H=%d S=%d D=%d%s %s: PASS, max rel error O %g (tolerance %g), "
                 "LSE %g (tolerance %g)\n",
-                batch, heads, seqLen, kHeadDim, causal ? "causal" : "non-causal", worst,
+                batch, heads, seqLen, kHeadDim, kBf16 ? " BF16" : "",
+                causal ? "causal" : "non-causal", worst,
                 kRelTolerance, worstLse, kLseTolerance);
     return true;
 }
@@ -1140,26 +1203,26 @@ static bool runShape(PFN_cuTensorMapEncodeTiled_v12000 encode, int batch, int he
                      bool causal) {
     const size_t rows = static_cast<size_t>(batch) * heads * seqLen;
     const size_t elems = rows * kHeadDim;
-    std::vector<__half> hQ(elems), hK(elems), hV(elems), hO(elems);
+    std::vector<Elem> hQ(elems), hK(elems), hV(elems), hO(elems);
     std::vector<float> hLse(rows);
     uint32_t state = 20261205u + 7u * batch + 13u * heads + 31u * seqLen;
     for (size_t i = 0; i < 3 * elems; ++i) {
         state = state * 1664525u + 1013904223u;
         const float x = static_cast<float>(static_cast<int>(state >> 24) % 17 - 8) / 8.0f;
-        (i < elems ? hQ[i] : i < 2 * elems ? hK[i - elems] : hV[i - 2 * elems]) = __float2half(x);
+        (i < elems ? hQ[i] : i < 2 * elems ? hK[i - elems] : hV[i - 2 * elems]) = toElem(x);
     }
-    __half *dQ = nullptr, *dK = nullptr, *dV = nullptr, *dO = nullptr;
+    Elem *dQ = nullptr, *dK = nullptr, *dV = nullptr, *dO = nullptr;
     float* dLse = nullptr;
-    CUDA_CHECK(cudaMalloc(&dQ, elems * sizeof(__half)));
-    CUDA_CHECK(cudaMalloc(&dK, elems * sizeof(__half)));
-    CUDA_CHECK(cudaMalloc(&dV, elems * sizeof(__half)));
-    CUDA_CHECK(cudaMalloc(&dO, elems * sizeof(__half)));
+    CUDA_CHECK(cudaMalloc(&dQ, elems * sizeof(Elem)));
+    CUDA_CHECK(cudaMalloc(&dK, elems * sizeof(Elem)));
+    CUDA_CHECK(cudaMalloc(&dV, elems * sizeof(Elem)));
+    CUDA_CHECK(cudaMalloc(&dO, elems * sizeof(Elem)));
     CUDA_CHECK(cudaMalloc(&dLse, rows * sizeof(float)));
-    CUDA_CHECK(cudaMemcpy(dQ, hQ.data(), elems * sizeof(__half), cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemcpy(dK, hK.data(), elems * sizeof(__half), cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemcpy(dV, hV.data(), elems * sizeof(__half), cudaMemcpyHostToDevice));
-    // Poison: 0xFFFF is a NaN in FP16 and 0xFFFFFFFF one in FP32.
-    CUDA_CHECK(cudaMemset(dO, 0xFF, elems * sizeof(__half)));
+    CUDA_CHECK(cudaMemcpy(dQ, hQ.data(), elems * sizeof(Elem), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(dK, hK.data(), elems * sizeof(Elem), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(dV, hV.data(), elems * sizeof(Elem), cudaMemcpyHostToDevice));
+    // Poison: 0xFFFF is a NaN in FP16 and in BF16, 0xFFFFFFFF one in FP32.
+    CUDA_CHECK(cudaMemset(dO, 0xFF, elems * sizeof(Elem)));
     CUDA_CHECK(cudaMemset(dLse, 0xFF, rows * sizeof(float)));
 
     const CUtensorMap tmQ = encodeBhsd(encode, dQ, batch, heads, seqLen, kBM);
@@ -1170,7 +1233,7 @@ static bool runShape(PFN_cuTensorMapEncodeTiled_v12000 encode, int batch, int he
                                                           causal ? 1 : 0);
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize());
-    CUDA_CHECK(cudaMemcpy(hO.data(), dO, elems * sizeof(__half), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(hO.data(), dO, elems * sizeof(Elem), cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(hLse.data(), dLse, rows * sizeof(float), cudaMemcpyDeviceToHost));
     const bool ok = checkAttention(hQ, hK, hV, hO, hLse, batch, heads, seqLen, causal);
     CUDA_CHECK(cudaFree(dQ));

@@ -36,3 +36,20 @@ def test_day86s_builds_read_their_ring_and_boxes():
         c = lesson.constants({"GEMM_BN": bn, "GEMM_CLUSTER": cluster})
         assert (c["kStages"], c["kBoxBRows"]) == (stages, bn // cluster)
         assert c["kStages"] * c["kStageBytes"] == c["kRingBytes"]
+
+
+def test_a_choice_on_a_build_flag_takes_the_branch_the_flag_picks(tmp_path):
+    f = tmp_path / "k.cu"
+    f.write_text(
+        "#ifndef BF16\n#define BF16 0\n#endif\n"
+        "constexpr int kBf16 = BF16;\n"
+        "constexpr double kTol = kBf16 ? 3.2e-2 : 4e-3;\n"
+        "constexpr int kRows = BF16 ? 64 : 128 / 2 * 4;\n"
+        "constexpr int kOdd = kMissing ? 1 : 2;\n"
+        "constexpr int kNested = kBf16 ? 1 : kBf16 ? 2 : 3;\n"
+    )
+    c = kernel_constants(f)
+    assert (c["kTol"], c["kRows"]) == (4e-3, 256)
+    assert "kOdd" not in c and "kNested" not in c  # an unknown condition, a nested choice: left out
+    b = kernel_constants(f, {"BF16": 1})
+    assert (b["kTol"], b["kRows"]) == (3.2e-2, 64)

@@ -90,6 +90,9 @@ _DTYPES = {
     2: "CU_TENSOR_MAP_DATA_TYPE_FLOAT16",
     1: "CU_TENSOR_MAP_DATA_TYPE_UINT8",
 }
+BFLOAT16 = (
+    "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16"  # a 2-byte map's type when ``bfloat16`` (Days 88-90's BF16 build)
+)
 
 
 def _is_int(value: object) -> bool:
@@ -117,6 +120,7 @@ class TileMap:
     swizzle: Swizzle = "none"
     stride: int = 0  # bytes from one row to the next; 0: width x element size (rows packed)
     planes: tuple[tuple[int, int], ...] = ()  # outer dimensions, innermost first: (count, stride bytes)
+    bfloat16: bool = False  # 2-byte elements typed BFLOAT16, not FLOAT16 (the same bytes either way)
 
     @property
     def row_stride_bytes(self) -> int:
@@ -190,6 +194,8 @@ def encode(tile_map: TileMap, address: int) -> np.void:
     tile_map.check(address)
     if tile_map.elem_bytes not in _DTYPES:
         raise TensorMapRuleError("dtype", f"element size must be 4, 2 or 1 bytes (got {tile_map.elem_bytes})")
+    if tile_map.bfloat16 and tile_map.elem_bytes != 2:
+        raise TensorMapRuleError("dtype", f"a bfloat16 map has 2-byte elements (got {tile_map.elem_bytes})")
     d = driver()
     u64, u32 = d.cuuint64_t, d.cuuint32_t
     swizzle = {
@@ -201,7 +207,7 @@ def encode(tile_map: TileMap, address: int) -> np.void:
     outer = tile_map.planes
     tensor_map = checked(
         d.cuTensorMapEncodeTiled(
-            getattr(d.CUtensorMapDataType, _DTYPES[tile_map.elem_bytes]),
+            getattr(d.CUtensorMapDataType, BFLOAT16 if tile_map.bfloat16 else _DTYPES[tile_map.elem_bytes]),
             2 + len(outer),
             address,
             [u64(tile_map.width), u64(tile_map.height), *(u64(count) for count, _ in outer)],

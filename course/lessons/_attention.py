@@ -1,4 +1,4 @@
-"""The host side of attention (Days 88, 89): B x H x S x D FP16 tensors through 4-D tensor maps.
+"""The host side of attention (Days 88-90): B x H x S x D FP16 (or BF16) tensors through 4-D tensor maps.
 
 Each attention kernel (``kernels/attn88_forward.cu``, ``kernels/attn89_pingpong.cu``: the same
 launch contract, the same check) computes O = softmax(Q K^T / sqrt(D)) V and the
@@ -6,7 +6,11 @@ log-sum-exp of every row, causal or not, for any S. Its launch contract is decla
 ``constexpr`` lines read from the source (never copied): ``kHeadDim`` (the build,
 ``-DATTN_HEAD_DIM``), ``kBM`` (query rows per CTA), ``kBN`` (key rows per tile), ``kChunk`` (the
 box width: one 128-byte swizzle row), ``kThreadsPerBlock``, ``kSmemBytes``, ``kRelTolerance`` (O)
-and ``kLseTolerance``.
+and ``kLseTolerance``, and ``kBf16`` (the element type: ``-DATTN_BF16=1`` builds BF16; ``dtype``).
+
+BF16 has no CuPy dtype (cupy/cupy#7527, open): a BF16 tensor is held as its bits, ``uint16``
+(``to_bf16_bits`` rounds float32 to nearest even, as ``__float2bfloat16`` does; ``bf16_values``
+widens the bits back, exactly), and read as values wherever it is checked.
 
 Here, once: the shape checks (a shape the kernel cannot run is refused before anything is
 allocated, naming what is wrong), the C++ program's inputs drawn exactly (``lcg_qkv``), the
@@ -35,6 +39,7 @@ if TYPE_CHECKING:
 
 Shape4 = tuple[int, int, int, int]  # (B, H, S, D)
 HEAD_DIMS = (64, 128, 256)  # the builds: -DATTN_HEAD_DIM
+DTYPES = ("float16", "bfloat16")  # the element types: the default build and -DATTN_BF16=1
 LCG_SEED = 20261205  # main()'s runShape: state = LCG_SEED + 7 B + 13 H + 31 S
 MAX_GRID_YZ = 65535  # H is gridDim.y and B gridDim.z
 RUN_S = 1000  # the lesson run's S: 7.8 query tiles of 128, a ragged last key tile
@@ -54,6 +59,46 @@ def label_of(lesson: Lesson) -> str:
             path=lesson.kernel_path,
         )
     return str(found[0])
+
+
+def dtype_of(value: Any) -> str:
+    """``value`` as one of ``DTYPES``, else CourseError naming the choices."""
+    if not isinstance(value, str) or value not in DTYPES:
+        raise CourseError(
+            f"dtype must be one of {', '.join(repr(d) for d in DTYPES)} (got {value!r}); "
+            "'bfloat16' is the build with -DATTN_BF16=1"
+        )
+    return value
+
+
+def build_dtype(compiled: Compiled | None, lesson: Lesson) -> str:
+    """The element type a build of the attention kernel computes in (its ``kBf16``)."""
+    defines = dict(compiled.options.defines) if compiled is not None else None
+    return DTYPES[int(lesson.constants(defines).get("kBf16", 0))]
+
+
+def dtype_defines(defines: dict[str, Any] | None, dtype: str) -> dict[str, Any]:
+    """``defines`` with the -D that builds ``dtype`` (``ATTN_BF16``; none for the default, FP16)."""
+    out = {k: v for k, v in (defines or {}).items() if k != "ATTN_BF16"}
+    if dtype_of(dtype) == "bfloat16":
+        out["ATTN_BF16"] = 1
+    return out
+
+
+def to_bf16_bits(x: Any, xp: Any = np) -> Any:
+    """float32 (or anything that casts to it) to BF16 bits (uint16), rounded to nearest, ties to
+    even, as ``__float2bfloat16`` rounds; NaN stays a NaN. ``xp``: numpy, or CuPy on the GPU."""
+    u = xp.asarray(x, dtype=xp.float32).view(xp.uint32)
+    rounded = (u + xp.uint32(0x7FFF) + ((u >> 16) & xp.uint32(1))) >> 16
+    bits = xp.where(xp.isnan(u.view(xp.float32)), xp.uint32(0x7FC0), rounded)
+    return bits.astype(xp.uint16)
+
+
+def bf16_values(bits: Any, xp: Any = np) -> Any:
+    """BF16 bits (uint16) as float32, exactly (BF16 is float32's top half); any other array as it is."""
+    if bits.dtype != xp.uint16:
+        return bits
+    return (bits.astype(xp.uint32) << 16).view(xp.float32)
 
 
 def attention_shape(value: Any, head_dim: int) -> Shape4:
@@ -157,7 +202,8 @@ def _remap(check: Check, rows: list[int], s: int, total: int, width: int) -> Che
 
 
 class AttentionWorkload(Workload):
-    """``sets`` copies of Q, K, V (B x H x S x D, FP16), O (FP16) and LSE (float32), with their maps."""
+    """``sets`` copies of Q, K, V (B x H x S x D, FP16), O (FP16) and LSE (float32), with their maps;
+    BF16 (held as uint16 bits) when the build is ``-DATTN_BF16=1``."""
 
     def __init__(
         self, lesson: Lesson, compiled: Compiled | None, shape: Shape4, causal: bool, sets: int, purpose: str
@@ -171,27 +217,32 @@ class AttentionWorkload(Workload):
         if not isinstance(causal, bool):
             raise CourseError(f"causal must be True or False (got {causal!r})")
         self.causal = causal
+        self.bf16 = bool(c.get("kBf16", 0))
+        self.dtype = DTYPES[int(self.bf16)]
+        elem = cp.uint16 if self.bf16 else cp.float16  # BF16 as its bits: CuPy has no bfloat16
         b, h, s, d = self.shape
         tile_m, tile_n, chunk = int(c["kBM"]), int(c["kBN"]), int(c["kChunk"])
         config = LaunchConfig((-(-s // tile_m), h, b), (int(c["kThreadsPerBlock"]),), int(c["kSmemBytes"]))
         super().__init__(compiled, s, sets, config)  # type: ignore[arg-type]
         if purpose == "lesson":
-            q, k, v = lcg_qkv(self.shape)
+            q, k, v = lcg_qkv(self.shape)  # k/8, |k| <= 8: exact in FP16 and in BF16
+            if self.bf16:
+                q, k, v = (to_bf16_bits(x) for x in (q, k, v))
             self.q, self.k, self.v = (cp.asarray(x)[None] for x in (q, k, v))
         else:
             rng = cp.random.default_rng(9000 + s)
+            normal = [rng.standard_normal((sets, *self.shape), dtype=cp.float32) for _ in range(3)]
             self.q, self.k, self.v = (
-                rng.standard_normal((sets, *self.shape), dtype=cp.float32).astype(cp.float16)
-                for _ in range(3)
+                to_bf16_bits(x, cp) if self.bf16 else x.astype(cp.float16) for x in normal
             )
-        self.o = cp.empty((sets, *self.shape), dtype=cp.float16)
+        self.o = cp.empty((sets, *self.shape), dtype=elem)
         self.lse = cp.empty((sets, b, h, s), dtype=cp.float32)
         self.tolerance = float(c["kRelTolerance"])
         self.lse_tolerance = float(c["kLseTolerance"])
         planes = ((h, s * d * 2), (b, h * s * d * 2))
 
         def maps(x: Any, rows: int) -> list[Any]:
-            tile = TileMap(d, s, chunk, rows, elem_bytes=2, swizzle="128B", planes=planes)
+            tile = TileMap(d, s, chunk, rows, elem_bytes=2, swizzle="128B", planes=planes, bfloat16=self.bf16)
             return [encode(tile, int(x[j].data.ptr)) for j in range(x.shape[0])]
 
         self.maps_q, self.maps_k, self.maps_v = (
@@ -221,8 +272,12 @@ class AttentionWorkload(Workload):
         return self.o[j]
 
     def poison(self, j: int) -> None:
-        """O and LSE both NaN, so an element the kernel never writes fails the check."""
-        super().poison(j)
+        """O and LSE both NaN, so an element the kernel never writes fails the check (BF16's O:
+        the bits 0xFFFF, a NaN in BF16 as in FP16)."""
+        if self.bf16:
+            self.o[j].set(np.full(self.o[j].shape, 0xFFFF, dtype=np.uint16))
+        else:
+            super().poison(j)
         self.lse[j].set(np.full(self.lse[j].shape, np.nan, dtype=np.float32))
 
     def want(self) -> Any:
@@ -231,7 +286,8 @@ class AttentionWorkload(Workload):
             # heavy: cupy, when a GPU path runs
             import cupy as cp
 
-            self._want = reference(self.q[0], self.k[0], self.v[0], self.causal, xp=cp)
+            q, k, v = (bf16_values(x[0], cp) for x in (self.q, self.k, self.v))
+            self._want = reference(q, k, v, self.causal, xp=cp)
         return self._want[0]
 
     def want_lse(self) -> Any:
@@ -242,7 +298,17 @@ class AttentionWorkload(Workload):
     def check(self, got: Any, want: Any | None = None) -> Check:
         """O against ``want`` (default the float64 reference); the benchmarks' check of the kernel
         and of each peer (a peer writes no LSE; the lesson run and the GPU tests check the kernel's)."""
-        return check_relative(got, self.want() if want is None else want, self.tolerance)
+        return check_relative(self._values(got), self.want() if want is None else want, self.tolerance)
+
+    @staticmethod
+    def _values(got: Any) -> Any:
+        """A BF16 O's bits as values (float32), where they are (host or GPU); FP16 as it is."""
+        if isinstance(got, np.ndarray):
+            return bf16_values(got)
+        # heavy: cupy, when a GPU path runs
+        import cupy as cp
+
+        return bf16_values(got, cp)
 
     def host_checks(self) -> tuple[Check, Check]:
         """The lesson run's checks of set 0, on the host, as the C++ program checks: every element of O
@@ -254,8 +320,10 @@ class AttentionWorkload(Workload):
         return self.checks_against(got_o, got_lse)
 
     def checks_against(self, got_o: np.ndarray, got_lse: np.ndarray) -> tuple[Check, Check]:
-        """``host_checks`` on arrays already on the host (the CPU tests feed it by hand)."""
+        """``host_checks`` on arrays already on the host (the CPU tests feed it by hand; BF16's O
+        as its uint16 bits or as values)."""
         d = self.shape[3]
+        got_o = bf16_values(got_o)
         never_o = _unwritten(got_o.reshape(-1, d), self.tolerance)
         never_lse = _unwritten(got_lse.reshape(-1, 1), self.lse_tolerance)
         q, k, v = (self._host(x) for x in (self.q, self.k, self.v))
@@ -280,11 +348,11 @@ class AttentionWorkload(Workload):
     @staticmethod
     def _host(x: Any) -> np.ndarray:
         if isinstance(x, np.ndarray):
-            return x[0]
+            return bf16_values(x[0])
         # heavy: cupy, when a GPU path runs
         import cupy as cp
 
-        return np.asarray(cp.asnumpy(x[0]))
+        return bf16_values(np.asarray(cp.asnumpy(x[0])))
 
     def host_check(self) -> Check:
         o_check, lse_check = self.host_checks()
@@ -294,9 +362,11 @@ class AttentionWorkload(Workload):
 
 
 class AttentionHost(LessonHost):
-    """``page.run(shape=(B, H, S, D), causal=True)``; D must be the build's (``-DATTN_HEAD_DIM``)."""
+    """``page.run(shape=(B, H, S, D), causal=True, dtype="bfloat16")``; D must be the build's
+    (``-DATTN_HEAD_DIM``); a ``dtype`` other than the build's compiles the same file with
+    ``-DATTN_BF16=1`` (or without it), the build's other -D kept."""
 
-    run_options = ("shape", "causal")
+    run_options = ("shape", "causal", "dtype")
     cases = (
         Case(
             "causal",
@@ -316,7 +386,7 @@ class AttentionHost(LessonHost):
 
     def __init__(self, lesson: Lesson):
         self.lesson = lesson
-        self.last: tuple[Shape4, bool] | None = None
+        self.last: tuple[Shape4, bool, str] | None = None
         self.last_work: AttentionWorkload | None = None
 
     def workload(
@@ -328,16 +398,25 @@ class AttentionHost(LessonHost):
         if shape is None:
             shape = (RUN_B, RUN_H, RUN_S, d) if purpose == "lesson" else (BENCH_B, BENCH_H, n, d)
         causal = options.get("causal", False)
+        dtype = dtype_of(options.get("dtype", build_dtype(compiled, self.lesson)))
+        if dtype != build_dtype(compiled, self.lesson):
+            # heavy: the compiler, only when another element type is asked for
+            from ..kernel.compile import compile_lesson
+
+            defines = dict(compiled.options.defines) if compiled is not None else None
+            compiled = compile_lesson(self.lesson, defines=dtype_defines(defines, dtype))
         work = AttentionWorkload(self.lesson, compiled, shape, causal, sets, purpose)
-        self.last, self.last_work = (work.shape, work.causal), work
+        self.last, self.last_work = (work.shape, work.causal, work.dtype), work
         return work
 
     def _label(self) -> str:
         name = label_of(self.lesson)
         if self.last is None:
             return name
-        (b, h, s, d), causal = self.last
-        return f"{name} B={b} H={h} S={s} D={d} {'causal' if causal else 'non-causal'}"
+        (b, h, s, d), causal, dtype = self.last
+        kind = "causal" if causal else "non-causal"
+        # the C++ program's line: " BF16" after D in that build only
+        return f"{name} B={b} H={h} S={s} D={d}{' BF16' if dtype == 'bfloat16' else ''} {kind}"
 
     def pass_line(self, n: int, check: Check) -> str:
         checks = self.last_work.last_checks if self.last_work is not None else None

@@ -1,9 +1,11 @@
-"""The attention benchmark (Days 88, 89): a kernel against PyTorch's ``scaled_dot_product_attention``.
+"""The attention benchmark (Days 88-90): a kernel against PyTorch's ``scaled_dot_product_attention``.
 
 The size N is the sequence length S; batch 1, 16 heads, D = 128 (the default build), FP16, random
 normal Q, K and V (``course.lessons._attention``). The rows are non-causal; ``finish`` times the
 causal case at every size, then head dimensions 64 and 256 (their builds, non-causal, at S = 8192)
-against the SDPA backends, kernel and peers interleaved, and reports each ratio with its spread.
+and the BF16 build (-DATTN_BF16=1, D = 128, non-causal and causal, at S = 8192; the backends on
+torch.bfloat16 views of the same bits) against the SDPA backends, kernel and peers interleaved, and
+reports each ratio with its spread.
 
 Peers, named by backend (``torch.nn.attention.sdpa_kernel(SDPBackend.X)``): cuDNN's attention
 (FlashAttention-3 class on Hopper), the flash backend (FlashAttention-2) and the memory-efficient
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
 HEAD_DIM = 128  # the default build's kHeadDim (the bench compiles the file with no -D)
 OTHER_HEAD_DIMS = (64, 256)  # timed by ``finish`` at one size, non-causal (-DATTN_HEAD_DIM builds)
 HEAD_DIM_SIZE = 8192  # that size (or the largest asked for, when 8192 is not): the anchors' S
+BF16_CAUSAL = (False, True)  # the BF16 build (-DATTN_BF16=1), D = 128, at that size: timed by ``finish``
 SIZES = (4096, 8192, 16384)
 PAGE_SIZES = (4096, 8192)
 BACKENDS = (
@@ -72,7 +75,7 @@ def attention_flops(n: int, causal: bool = False, head_dim: int = HEAD_DIM) -> f
 
 
 def set_bytes(n: int, head_dim: int = HEAD_DIM) -> int:
-    """Q, K, V and O (FP16) and LSE (float32) of one buffer set."""
+    """Q, K, V and O (FP16, or BF16: 2 bytes either way) and LSE (float32) of one buffer set."""
     elems = BENCH_B * BENCH_H * n * head_dim
     return 4 * elems * 2 + BENCH_B * BENCH_H * n * 4
 
@@ -94,15 +97,20 @@ def _torch_problem() -> str:
 
 
 def _views(work: Any, j: int) -> tuple[Any, Any, Any, Any]:
-    """Torch tensors over the workload's set j (no copies: CUDA array interface), made once."""
+    """Torch tensors over the workload's set j (no copies: CUDA array interface), made once; a BF16
+    workload's uint16 bits viewed as torch.bfloat16, the same values the kernel reads."""
     # heavy: torch, only for the benchmark's peers
     import torch
 
     cache = work.__dict__.setdefault("_torch_views", {})
     if j not in cache:
         i = j % work.q.shape[0]
+        bf16 = getattr(work, "bf16", False)
         cache[j] = tuple(
-            torch.as_tensor(x, device="cuda") for x in (work.q[i], work.k[i], work.v[i], work.o[j])
+            torch.as_tensor(x, device="cuda").view(torch.bfloat16)
+            if bf16
+            else torch.as_tensor(x, device="cuda")
+            for x in (work.q[i], work.k[i], work.v[i], work.o[j])
         )
     views: tuple[Any, Any, Any, Any] = cache[j]
     return views
@@ -181,6 +189,11 @@ def head_dim_title(d: int, n: int, name: str | None = None) -> str:
     return f"D={d} at S={n}" + (f" against {name}" if name else "")
 
 
+def bf16_title(causal: bool, n: int, name: str | None = None) -> str:
+    """The reasons of ``finish``'s BF16 rows (D = 128), labelled BF16: the rate, then one ratio per peer."""
+    return f"BF16 D={HEAD_DIM} {'causal ' if causal else ''}at S={n}" + (f" against {name}" if name else "")
+
+
 SDPA_NAMES = frozenset(name for _, name in BACKENDS)
 
 
@@ -194,13 +207,16 @@ def _case(
     title: str,
     detail: str,
     ratio_title: Callable[[str], str],
+    bf16: bool = False,
 ) -> list[Reason]:
-    """One shape timed: the kernel (the build for ``head_dim``) and each peer checked against
-    float64, then timed in the same interleaved batches; the kernel's rate and each ratio with
-    its spread. A peer that raises on this shape (a backend without this head dimension) is
-    named in the progress line and left out."""
-    defines = None if head_dim == HEAD_DIM else {"ATTN_HEAD_DIM": head_dim}
-    compiled = ctx.compile(n, defines=defines)
+    """One shape timed: the kernel (the build for ``head_dim``, BF16 when ``bf16``) and each peer
+    checked against float64, then timed in the same interleaved batches; the kernel's rate and each
+    ratio with its spread. A peer that raises on this shape (a backend without this head dimension)
+    is named in the progress line and left out."""
+    flags = {} if head_dim == HEAD_DIM else {"ATTN_HEAD_DIM": head_dim}
+    if bf16:
+        flags["ATTN_BF16"] = 1
+    compiled = ctx.compile(n, defines=flags or None)
     sets = rotation_buffers(set_bytes(n, head_dim), ctx.l2_bytes)  # as many sets as the rows rotate over
     work = ctx.lesson.module("host").HOST.workload(compiled, n, sets, "bench", causal=causal)
     ctx.verify(n, work, {KERNEL: (work.launch, None)})
@@ -231,7 +247,8 @@ def _case(
                 r,
                 "x",
                 "measured",
-                f"the kernel's rate over {name}'s on the same {'causal ' if causal else ''}inputs"
+                f"the kernel's rate over {name}'s on the same {'causal ' if causal else ''}"
+                f"{'BF16 ' if bf16 else ''}inputs"
                 f"{'' if head_dim == HEAD_DIM else f' at D = {head_dim}'}, timed in interleaved "
                 f"batches: {r:.2f}x ({lo:.2f}x to {hi:.2f}x over {len(mine)} repeats)",
                 lo,
@@ -245,11 +262,13 @@ def _case(
 
 
 def finish(ctx: Context) -> Extras:
-    """The causal case at every size, then the other head dimensions (64 and 256, non-causal) at
-    one size against the SDPA backends: kernel and each available peer checked, then timed in the
-    same interleaved batches; one reason per peer with the ratio's spread, and the kernel's rate.
-    Any attention lesson's (``ctx.lesson``: Day 89 times Day 88's kernel as one of its peers, at
-    D = 128 only: a peer built for D = 128 cannot run another head dimension's buffers)."""
+    """The causal case at every size, then the other head dimensions (64 and 256, non-causal) and
+    the BF16 build (D = 128, non-causal and causal) at one size against the SDPA backends (on
+    torch.bfloat16 views of the same bits for BF16): kernel and each available peer checked, then
+    timed in the same interleaved batches; one reason per peer with the ratio's spread, and the
+    kernel's rate. Any attention lesson's (``ctx.lesson``: Day 89 times Day 88's kernel as one of
+    its peers, in the FP16 D = 128 rows only: an FP16 D = 128 build cannot run another head
+    dimension's buffers, nor read BF16 ones)."""
     reasons: list[Reason] = []
     peers = [p for p in ctx.peers if not p.unavailable]
     for n in ctx.sizes:
@@ -277,6 +296,20 @@ def finish(ctx: Context) -> Extras:
             detail=f"the kernel built with -DATTN_HEAD_DIM={d}, non-causal, B={BENCH_B}, H={BENCH_H}, "
             f"S={n}, counting 4 B H S^2 D FLOPs, checked against float64 first",
             ratio_title=partial(head_dim_title, d, n),
+        )
+    for causal in BF16_CAUSAL:
+        reasons += _case(
+            ctx,
+            n,
+            sdpa,
+            causal=causal,
+            head_dim=HEAD_DIM,
+            title=bf16_title(causal, n),
+            detail=f"the kernel built with -DATTN_BF16=1 (BF16 Q, K, V, P and O), {'causal' if causal else 'non-causal'}, "
+            f"B={BENCH_B}, H={BENCH_H}, D={HEAD_DIM}, S={n}, counting {2 if causal else 4} B H S^2 D FLOPs, "
+            "checked against float64 first (the BF16 tolerance)",
+            ratio_title=partial(bf16_title, causal, n),
+            bf16=True,
         )
     return Extras(reasons=tuple(reasons))
 
@@ -308,6 +341,8 @@ def attention_spec(
         notes=(
             f"size N is the sequence length S; B = {BENCH_B}, H = {BENCH_H}, D = {HEAD_DIM}, FP16 Q, K, "
             "V drawn from N(0, 1); rates count 4 B H S^2 D FLOPs (2 B H S^2 D causal)",
+            "the BF16 rows: the -DATTN_BF16=1 build on the same N(0, 1) draw rounded to BF16, the SDPA "
+            "backends on torch.bfloat16 views of the same buffers",
             "O checked against a float64 softmax per head on the GPU before timing (kRelTolerance, "
             "floor 1); the kernel's LSE is checked by the lesson run and the GPU tests",
             f"peers: {peer_note}",

@@ -104,6 +104,8 @@ def test_finish_times_causal_at_every_size_then_d64_and_d256_against_the_sdpa_ba
         (8192, None),
         (8192, {"ATTN_HEAD_DIM": 64}),
         (8192, {"ATTN_HEAD_DIM": 256}),
+        (8192, {"ATTN_BF16": 1}),
+        (8192, {"ATTN_BF16": 1}),
     ]
     titles = {r.title: r for r in extras.reasons}
     for d in (64, 256):
@@ -127,7 +129,46 @@ def test_other_head_dims_are_timed_at_8192_or_the_largest_size_asked_for(no_gpu_
     assert [c for c in ctx.compiled if c[1]] == [
         (4096, {"ATTN_HEAD_DIM": 64}),
         (4096, {"ATTN_HEAD_DIM": 256}),
+        (4096, {"ATTN_BF16": 1}),
+        (4096, {"ATTN_BF16": 1}),
     ]
-    assert [r.title for r in extras.reasons] == ["Causal at S=4096", "D=64 at S=4096", "D=256 at S=4096"]
+    assert [r.title for r in extras.reasons] == [
+        "Causal at S=4096",
+        "D=64 at S=4096",
+        "D=256 at S=4096",
+        "BF16 D=128 at S=4096",
+        "BF16 D=128 causal at S=4096",
+    ]
     assert shared.attention_flops(4096, head_dim=64) * 4 == shared.attention_flops(4096, head_dim=256)
     assert shared.set_bytes(4096, 256) == 4 * 16 * 4096 * 256 * 2 + 16 * 4096 * 4
+
+
+def test_the_bf16_build_is_timed_non_causal_and_causal_against_the_sdpa_backends_only(
+    no_gpu_release, monkeypatch
+):
+    from course.bench.spec import Peer
+
+    cudnn = shared.BACKENDS[0][1]
+    peers = (
+        Peer("Day 88's kernel (slow)", lambda work, j: None),  # an FP16 build: it cannot read BF16 buffers
+        Peer(cudnn + " slow", lambda work, j: None),
+    )
+    monkeypatch.setattr(shared, "SDPA_NAMES", frozenset({cudnn + " slow"}))
+    ctx = FakeContext(LESSON, (4096, 8192), peers)
+    extras = shared.finish(ctx)
+    # the two BF16 workloads: the -DATTN_BF16=1 build at D = 128 (no ATTN_HEAD_DIM), non-causal then causal
+    bf16_builds = [c for c in ctx.compiled if c[1] and "ATTN_BF16" in c[1]]
+    assert bf16_builds == [(8192, {"ATTN_BF16": 1})] * 2
+    works = [v for v in ctx.verified if isinstance(v, tuple) and v[2][2] == (("ATTN_BF16", 1),)]
+    assert [(n, causal) for _, n, _, causal in works] == [(8192, False), (8192, True)]
+    titles = {r.title: r for r in extras.reasons}
+    for causal in (False, True):
+        rate = titles[shared.bf16_title(causal, 8192)]
+        assert rate.title.startswith("BF16 D=128 ") and rate.unit == "TFLOP/s"
+        assert rate.value == pytest.approx(shared.attention_flops(8192, causal=causal) / 1e-3 / 1e12)
+        assert "-DATTN_BF16=1" in rate.detail
+        ratio = titles[shared.bf16_title(causal, 8192, cudnn + " slow")]
+        assert ratio.value == pytest.approx(2.0) and "BF16 inputs" in ratio.detail
+        assert shared.bf16_title(causal, 8192, "Day 88's kernel (slow)") not in titles
+    # the BF16 rows are not causal rows of the FP16 table: "Causal at S=" stays the FP16 kernel's
+    assert not any(r.title.startswith("Causal at S=") and "BF16" in r.title for r in extras.reasons)

@@ -17,9 +17,11 @@ def test_each_attention_host_says_the_name_its_cpp_program_prints():
     assert label_of(LESSON) == "attn89" and label_of(get_lesson("day88")) == "attn88"
     host = host_of(LESSON)
     assert isinstance(host, AttentionHost) and host.lesson is LESSON
-    host.last, host.last_work = ((2, 3, 1000, 128), True), None
+    host.last, host.last_work = ((2, 3, 1000, 128), True, "float16"), None
     check = Check("relative", 0, 10, 1e-3, 4e-3, None)
     assert host.pass_line(10, check).startswith("attn89 B=2 H=3 S=1000 D=128 causal: PASS")
+    host.last = ((2, 3, 1000, 128), False, "bfloat16")  # the -DATTN_BF16=1 build's line
+    assert host.pass_line(10, check).startswith("attn89 B=2 H=3 S=1000 D=128 BF16 non-causal: PASS")
 
 
 def test_a_kernel_without_its_pass_line_is_refused_naming_the_file(tmp_path, monkeypatch):
