@@ -9,6 +9,7 @@
 #   ncu       ncu over evidence/gemm_dev/cublas_kernels.py: cuBLAS's kernels at Day 86's shapes
 #   d86bench  python -m course bench day86           the shape table
 #   LESSON:bench  python -m course bench LESSON
+#   LESSON:3  evidence/gemm_dev/LESSON_gpu.sh 3 (Days 88-90: bench, timeline, record)
 # run(command='rm -rf .whl; mv .whl-gpu .whl; JOBS="..." bash evidence/logs/2026-12-06-s14-call3.sh',
 #     carry=['.whl-gpu'], kind='nvidia-h100-x1', timeout_s=600)
 set -u
@@ -20,11 +21,11 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
 export PYTHONPATH=/tmp/site:$PWD COURSE_REQUIRE_GPU=1 PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 left() { echo $(( ${CALL_BUDGET:-575} - ($(date +%s) - T0) )); }
-declare -A LIMIT=([bf16]=300 [fp8wide]=300 [sweep39]=240 [ltblock]=90 [ncu]=120 [d86bench]=270)
+declare -A LIMIT=([day88]=160 [day89]=160 [day90]=160 [bf16]=300 [fp8wide]=300 [sweep39]=240 [ltblock]=90 [ncu]=120 [d86bench]=270)
 for job in $JOBS; do
     L=$(left); [ "$L" -lt 30 ] && { echo "$job: not run, the call's time is spent"; continue; }
-    b=${LIMIT[${job%:*}]:-150}; [ "$L" -lt "$b" ] && b=$L
-    mkdir -p "$R/$job"; o="$R/$job"
+    b=${LIMIT[${job%:*}]:-150}; [ "$job" = bf16 ] && b=${BF16_LIMIT:-300}; [ "$L" -lt "$b" ] && b=$L
+    o="$R/${job/:/-}"; mkdir -p "$o"
     case $job in
         bf16) OUT=$o BUDGET=$((b - 10)) timeout -k 5 $b bash evidence/gemm_dev/bf16attn_gpu.sh > "$o/run.log" 2>&1 ;;
         fp8wide) OUT=$o BUDGET=$((b - 10)) timeout -k 5 $b bash evidence/gemm_dev/fp8wide_gpu.sh > "$o/run.log" 2>&1 ;;
@@ -34,6 +35,7 @@ for job in $JOBS; do
         ncu) timeout -k 5 $b ncu --section LaunchStats --metrics gpu__time_duration.sum --csv --page details \
                  python3 evidence/gemm_dev/cublas_kernels.py > "$o/cublas_kernels.csv" 2> "$o/run.log" ;;
         d86bench) timeout -k 5 $b python3 -m course bench day86 --out "$o" > "$o/run.log" 2>&1 ;;
+        *:3) OUT=$o BUDGET=$((b - 5)) timeout -k 5 $b bash evidence/gemm_dev/${job%:*}_gpu.sh 3 > "$o/run.log" 2>&1 ;;
         *:bench) timeout -k 5 $b python3 -m course bench "${job%:*}" --out "$o" > "$o/run.log" 2>&1 ;;
         *) echo "$job: no such job" ;;
     esac
