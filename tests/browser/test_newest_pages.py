@@ -15,8 +15,9 @@ recorded evidence), each page's folded headings opened (Expand All Headings):
   anywhere (JupyterLab's break-all split "4.00947e-05" over two rows);
 - no table wider than its box scrolls there without a cue (Day 90's speed table
   hid two columns at 1024 px with no scrollbar or shade: ``JS_SCROLL_CUES``), and
-  no word of the course's own output (not the stdout/stderr streams JupyterLab
-  styles) is split across two lines where it fits in one (``JS_SPLIT_WORDS``);
+  no word of an output (the course's HTML, and the lines a cell prints, which
+  JupyterLab split "clu" / "ster") is split across two lines where it fits in
+  one (``JS_SPLIT_WORDS``);
 - the quiz (a choice with the arrow keys, which must reach the kernel; a box
   ticked with Space; Check with Enter and with Space), the coding panel's Hint,
   the diff's folds and the reveal button are reached with Tab or Shift-Tab from
@@ -181,17 +182,18 @@ nb => Array.from(nb.querySelectorAll('.jp-Cell')).flatMap((cell, i) =>
   }))
 """
 
-# Every word of the course's own output (HTML and widgets; not the stdout and stderr streams, which
-# JupyterLab styles with break-all) that the browser split across two lines though it fits in its
-# line: each character's box, two letters or digits in a row on different lines. Hidden text
-# (a closed <details>) and text that does not wrap (listings, white-space: pre) are left out.
+# Every word of an output (the course's HTML and widgets, and the lines a cell prints: JupyterLab's
+# break-all split "cluster" there, fixed for course pages by course._live.RUN_NOTE; not stderr)
+# that the browser split across two lines though it fits in its line: each character's box, two
+# letters or digits in a row on different lines. Hidden text (a closed <details>) and text that
+# does not wrap (listings, white-space: pre) are left out.
 JS_SPLIT_WORDS = r"""
 nb => {
   const letter = /[\p{L}\p{N}_.]/u;
   const found = [];
   Array.from(nb.querySelectorAll('.jp-Cell')).forEach((cell, i) => {
     for (const out of cell.querySelectorAll('.jp-OutputArea-output')) {
-      if ((out.dataset.mimeType || '').startsWith('application/vnd.jupyter.std')) continue;
+      if ((out.dataset.mimeType || '') === 'application/vnd.jupyter.stderr') continue;
       const walker = document.createTreeWalker(out, NodeFilter.SHOW_TEXT);
       for (let t = walker.nextNode(); t; t = walker.nextNode()) {
         const s = t.data, el = t.parentElement;
