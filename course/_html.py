@@ -9,7 +9,13 @@ listing ("Trojan Source", CVE-2021-42574). Those are shown visibly as
 ``pre`` shows a program's output: JupyterLab breaks the lines of an output's ``<pre>``
 anywhere (``word-break: break-all``), so "4.00947e-05" read as "4.009" and "47e-05" on
 two rows at 1024 px; this one wraps between words, and breaks a word only where it is
-longer than the line.
+longer than the line (``overflow-wrap: break-word``: ``anywhere`` would also let a table
+cell or a flex item holding it shrink below its longest word, and split every word).
+
+``scroll_box`` holds a table that may be wider than a narrow notebook (8 columns at
+1024 px): the box scrolls sideways, and a shadow inside its right (and left) edge shows
+that there is more beyond it, in every browser, also where the scrollbar is hidden until
+used (macOS, headless Chromium); the shadows are drawn in the theme's colours.
 
 ``cited`` shows a citation's addresses as links on its words: a learner reads
 "PTX ISA, wgmma.fence" as a link, not the raw documentation URL (issue 38).
@@ -35,7 +41,9 @@ def escape(text: str) -> str:
 
 
 # Wrapped between words: JupyterLab's output <pre> has word-break: break-all, which splits numbers.
-PRE_STYLE = "white-space:pre-wrap;word-break:normal;overflow-wrap:anywhere"
+# break-word, not anywhere: the same in a block, but a word's width still counts as the least
+# width of a table cell or flex item around the <pre> (anywhere let those squeeze it mid-word).
+PRE_STYLE = "white-space:pre-wrap;word-break:normal;overflow-wrap:break-word"
 
 
 def pre(text: str) -> str:
@@ -70,3 +78,32 @@ def cited(text: str, render: Callable[[str], str] = escape) -> str:
         cursor = found.end()
     out.append(render(text[cursor:]))
     return "".join(out)
+
+
+SCROLL_CLASS = "course-scroll"
+# The scroll shadows: two shades fixed at the box's edges (attachment ``scroll``) under two covers
+# of the page's colour that move with the content (``local``), so an edge shows its shade only
+# while there is more beyond it. JupyterLab paints every table row opaque (which would hide
+# the shades): inside the box the odd rows are clear and the striped ones half see-through.
+_SHADE = "color-mix(in srgb,var(--jp-ui-font-color1,#000) 40%,transparent)"
+_PAGE = "var(--jp-layout-color0,#fff)"
+SCROLL_STYLE = (
+    "<style>"
+    f".{SCROLL_CLASS}{{overflow-x:auto;background:"
+    f"linear-gradient(to right,{_PAGE} 40%,transparent) left center/32px 100% no-repeat local,"
+    f"linear-gradient(to left,{_PAGE} 40%,transparent) right center/32px 100% no-repeat local,"
+    f"linear-gradient(to right,{_SHADE},transparent) left center/14px 100% no-repeat scroll,"
+    f"linear-gradient(to left,{_SHADE},transparent) right center/14px 100% no-repeat scroll}}"
+    f".jp-RenderedHTMLCommon .{SCROLL_CLASS} tbody tr:nth-child(odd){{background:transparent}}"
+    f".jp-RenderedHTMLCommon .{SCROLL_CLASS} tbody tr:nth-child(even){{background:"
+    "color-mix(in srgb,var(--jp-rendermime-table-row-background,#f5f5f5) 55%,transparent)}"
+    f".jp-RenderedHTMLCommon .{SCROLL_CLASS} tbody tr:hover{{background:"
+    "var(--jp-rendermime-table-row-hover-background,#e1f5fe)}"
+    "</style>"
+)
+
+
+def scroll_box(table: str) -> str:
+    """``table`` (HTML) in a box that scrolls sideways when the notebook is narrower than it,
+    with a shadow at each edge that has more beyond it (``SCROLL_STYLE``, written with it)."""
+    return f"{SCROLL_STYLE}<div class='{SCROLL_CLASS}'>{table}</div>"

@@ -9,7 +9,10 @@ ordinary HTML output that says to run the cell; the note hides itself while the
 widget below it is live (its output area holds a ``course-live`` element: CSS
 ``:has()``), and shows wherever the widget cannot be drawn: a reopened page,
 a viewer without a kernel. The note's style sheet also gives a course widget's button a
-focus ring a learner sees (2 px of the theme's brand blue) when Tab reaches it.
+focus ring a learner sees (2 px of the theme's brand blue) when Tab reaches it, and
+makes the lines a cell prints (stdout) wrap between words in a page that shows a course
+widget (JupyterLab's ``word-break: break-all`` split "cluster" over two rows at 1024 px;
+a notebook without a course widget keeps JupyterLab's own look).
 
 Every ``LiveBox`` keeps its keys: it holds, last and hidden, a ``KeyGuard`` (an
 anywidget, ``course/static/keys.js``) that stops every key pressed inside the box
@@ -54,7 +57,11 @@ RUN_NOTE = (
     # A button reached with Tab shows it: ipywidgets' 1 px light-blue outline was about 2:1 against
     # a white page or a grey button; the theme's brand blue, 2 px, is 3:1 or more in Light and Dark.
     f" .{LIVE_CLASS} .jupyter-button:focus-visible {{ outline: 2px solid var(--jp-brand-color1, #1976d2);"
-    " outline-offset: 1px; }</style>"
+    " outline-offset: 1px; }"
+    # The lines a cell prints wrap between words, in a course page only (a notebook that shows a
+    # course widget): JupyterLab breaks a stream's lines anywhere, "clu" / "ster" at 1024 px.
+    f" .jp-Notebook:has(.{LIVE_CLASS}) .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stdout'] pre"
+    " { word-break: normal; overflow-wrap: break-word; }</style>"
     f"<div class='{NOTE_CLASS}' style='border-left:4px solid #1f5fa8;padding:2px 10px'>"
     "This part of the page needs its Python kernel. If it shows an error or nothing below, "
     "run this cell (Shift-Enter), or run the whole page (Run &gt; Run All Cells).</div>"

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import _paths
 from .._atomic import atomic_write_bytes, atomic_write_text
-from .._html import escape
+from .._html import escape, scroll_box
 from .._table import text_table
 from ..errors import CourseError, EnvironmentProblem
 from ..kernel import evidence, gate
@@ -157,7 +157,7 @@ class SpeedSection:
             for r in rows[1:]
         )
         # A table wider than a narrow page scrolls sideways in its box (no cell breaks inside a word).
-        return f"<div style='overflow-x:auto'><table><tr>{head}</tr>{body}</table></div>"
+        return scroll_box(f"<table><tr>{head}</tr>{body}</table>")
 
     def _repr_html_(self) -> str:
         esc = escape

@@ -37,7 +37,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from .._html import escape
+from .._html import escape, scroll_box
 from ..errors import CourseError
 from ..lesson import Lesson
 
@@ -302,6 +302,8 @@ def table_html() -> str:
     listed = "".join(f'<li><a href="{e(c.url)}">{e(str(c))}</a></li>' for c in notes)
     return (
         # A window narrower than the table scrolls it sideways instead of cutting its last column.
-        f'<div style="overflow-x:auto"><table class="course-gpus" style="font-size:12px"><tr>{head}</tr>{"".join(rows)}</table></div>'
-        f"<ol style='font-size:smaller'>{listed}</ol>"
+        scroll_box(
+            f'<table class="course-gpus" style="font-size:12px"><tr>{head}</tr>{"".join(rows)}</table>'
+        )
+        + f"<ol style='font-size:smaller'>{listed}</ol>"
     )

@@ -331,3 +331,17 @@ def test_peers_on_one_another_both_show():
         assert under.get_markersize() > over.get_markersize() or over.get_markersize() == 4.0
     assert peers[0].get_linewidth() - peers[1].get_linewidth() > 0.75  # a rim wide enough to see
     assert all(ax.get_lines()[0].get_zorder() > p.get_zorder() for p in peers)  # the kernel over them all
+
+
+def test_the_size_table_scrolls_sideways_with_a_shadow_at_an_edge_with_more(no_gpu):
+    """Day 90's table (8 columns) was wider than the notebook at 1024 px: its last two columns lay
+    beyond the edge with no scrollbar or shade to say so (a hidden scrollbar: macOS, headless
+    Chromium). Every size table sits in ``scroll_box``: the box scrolls, its edges shade."""
+    from course._html import SCROLL_CLASS, SCROLL_STYLE
+
+    page = speed_section(get_lesson("day90"))._repr_html_()
+    box = re.search(rf"<div class='{SCROLL_CLASS}'><table><tr>(.*?)</table></div>", page)
+    assert box is not None, "the size table is not in the scrolling box"
+    assert "memory-efficient backend" in box.group(1) and "compile s" in box.group(1)
+    assert page.index(SCROLL_STYLE) < box.start()  # the box's look comes with it
+    assert "style='overflow-x:auto'" not in page  # no bare box without the shades

@@ -13,6 +13,11 @@ recorded evidence), each page's folded headings opened (Expand All Headings):
 - no button's label is cut (the reveal's "Show the 7 hidden lines" read "Show
   the ..." at 1024 and 1280 px), and no <pre> of a course output breaks words
   anywhere (JupyterLab's break-all split "4.00947e-05" over two rows);
+- no table wider than its box scrolls there without a cue (Day 90's speed table
+  hid two columns at 1024 px with no scrollbar or shade: ``JS_SCROLL_CUES``), and
+  no word of an output (the course's HTML, and the lines a cell prints, which
+  JupyterLab split "clu" / "ster") is split across two lines where it fits in
+  one (``JS_SPLIT_WORDS``);
 - the quiz (a choice with the arrow keys, which must reach the kernel; a box
   ticked with Space; Check with Enter and with Space), the coding panel's Hint,
   the diff's folds and the reveal button are reached with Tab or Shift-Tab from
@@ -113,6 +118,17 @@ def test_the_newest_pages_at_three_widths_light_and_dark(lesson_id: str, pages, 
                     )
                 for text in seen["broken"] if theme == "light" else ():
                     problems.append(f"{width} px: a <pre> that breaks words anywhere: {text!r}")
+                for box in panel.evaluate(JS_SCROLL_CUES):
+                    problems.append(
+                        f"{theme}, {width} px, cell {box['cell']}: a table {box['over']} px wider than its box, "
+                        f"which scrolls with no cue (no scrollbar, no edge shade): {box['text']!r}"
+                    )
+                for split in panel.evaluate(JS_SPLIT_WORDS) if theme == "light" else ():
+                    problems.append(
+                        f"{width} px, cell {split['cell']}: {split['word']!r} split across two lines after "
+                        f"{split['at']} characters in a <{split['tag']}> ({split['wordPx']} px, its line "
+                        f"{split['linePx']} px)"
+                    )
                 pictures = panel.evaluate(JS_PICTURES)
                 for p in pictures:
                     if p.get("broken"):
@@ -143,6 +159,74 @@ nb => {
                  && getComputedStyle(p).wordBreak === 'break-all')
     .map(p => p.innerText.trim().slice(0, 60));
   return {cut, broken};
+}
+"""
+
+# Every table in an output that is wider than the box that scrolls it, where the box shows no cue:
+# a scrollbar that takes room (hidden ones do not: macOS until used, headless Chromium), or the
+# scroll shadows of course._html.scroll_box (gradients fixed at the edges under covers that move).
+JS_SCROLL_CUES = """
+nb => Array.from(nb.querySelectorAll('.jp-Cell')).flatMap((cell, i) =>
+  Array.from(cell.querySelectorAll('.jp-OutputArea-output table')).flatMap(table => {
+    const out = table.closest('.jp-OutputArea-output');
+    let box = table.parentElement;
+    while (box && box !== out && !['auto', 'scroll'].includes(getComputedStyle(box).overflowX)) box = box.parentElement;
+    if (!box || box === out || !box.checkVisibility() || box.scrollWidth <= box.clientWidth + 1) return [];
+    const s = getComputedStyle(box);
+    const bar = box.offsetHeight - box.clientHeight - parseFloat(s.borderTopWidth) - parseFloat(s.borderBottomWidth);
+    const layers = s.backgroundAttachment.split(',').map(a => a.trim());
+    const shades = (s.backgroundImage.match(/gradient/g) || []).length >= 4
+                   && layers.includes('local') && layers.includes('scroll');
+    if (bar >= 4 || shades) return [];
+    return [{cell: i, over: box.scrollWidth - box.clientWidth, text: table.innerText.trim().slice(0, 60)}];
+  }))
+"""
+
+# Every word of an output (the course's HTML and widgets, and the lines a cell prints: JupyterLab's
+# break-all split "cluster" there, fixed for course pages by course._live.RUN_NOTE; not stderr)
+# that the browser split across two lines though it fits in its line: each character's box, two
+# letters or digits in a row on different lines. Hidden text (a closed <details>) and text that
+# does not wrap (listings, white-space: pre) are left out.
+JS_SPLIT_WORDS = r"""
+nb => {
+  const letter = /[\p{L}\p{N}_.]/u;
+  const found = [];
+  Array.from(nb.querySelectorAll('.jp-Cell')).forEach((cell, i) => {
+    for (const out of cell.querySelectorAll('.jp-OutputArea-output')) {
+      if ((out.dataset.mimeType || '') === 'application/vnd.jupyter.stderr') continue;
+      const walker = document.createTreeWalker(out, NodeFilter.SHOW_TEXT);
+      for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+        const s = t.data, el = t.parentElement;
+        if (s.trim().length < 2 || !el.checkVisibility()) continue;
+        if (['pre', 'nowrap'].includes(getComputedStyle(el).whiteSpace)) continue;
+        const range = document.createRange();
+        let prev = null;
+        for (let k = 0; k < s.length; k++) {
+          range.setStart(t, k); range.setEnd(t, k + 1);
+          const rs = range.getClientRects();
+          const r = rs.length ? rs[rs.length - 1] : null;
+          if (!r || r.width === 0) continue;
+          if (prev && letter.test(s[k - 1]) && letter.test(s[k]) && r.top >= prev.bottom - 1) {
+            let a = k, b = k;
+            while (a > 0 && !/\s/.test(s[a - 1])) a--;
+            while (b < s.length && !/\s/.test(s[b])) b++;
+            range.setStart(t, a); range.setEnd(t, b);
+            const wordPx = Array.from(range.getClientRects()).reduce((x, q) => x + q.width, 0);
+            let box = el;
+            while (box.parentElement && getComputedStyle(box).display.startsWith('inline')) box = box.parentElement;
+            const bs = getComputedStyle(box);
+            const linePx = box.clientWidth - parseFloat(bs.paddingLeft) - parseFloat(bs.paddingRight);
+            if (wordPx <= linePx + 1) {
+              found.push({cell: i, word: s.slice(a, b), at: k - a, wordPx: Math.round(wordPx),
+                          linePx: Math.round(linePx), tag: box.tagName.toLowerCase()});
+            }
+          }
+          prev = r;
+        }
+      }
+    }
+  });
+  return found;
 }
 """
 

@@ -41,3 +41,32 @@ def test_no_course_renderer_writes_a_bare_pre():
         if re.search(r"""<pre>["'{]|["']<pre>""", line)
     ]
     assert bare == []
+
+
+def test_pre_breaks_only_a_word_longer_than_the_line():
+    # overflow-wrap:anywhere lets a table cell or a flex item holding the <pre> shrink below its
+    # longest word (every word then split); break-word wraps the same in a block and does not.
+    assert "overflow-wrap:break-word" in PRE_STYLE
+    assert "anywhere" not in PRE_STYLE and "break-all" not in PRE_STYLE
+
+
+def test_the_scroll_box_shades_an_edge_with_more_beyond_it_in_the_themes_colours():
+    from course._html import SCROLL_CLASS, SCROLL_STYLE, scroll_box
+
+    assert scroll_box("<table></table>") == f"{SCROLL_STYLE}<div class='{SCROLL_CLASS}'><table></table></div>"
+    rule = re.search(rf"\.{SCROLL_CLASS}\{{(.*?)\}}", SCROLL_STYLE)
+    assert rule is not None and "overflow-x:auto" in rule.group(1)
+    layers = rule.group(1).split("background:", 1)[1].split(",linear-gradient")
+    # Two covers that move with the content (local) over two shades fixed at the edges (scroll).
+    assert [layer.rsplit(" ", 1)[-1] for layer in layers] == ["local", "local", "scroll", "scroll"]
+    assert [("left" in layer.split(")")[-1], "right" in layer.split(")")[-1]) for layer in layers] == [
+        (True, False),
+        (False, True),
+        (True, False),
+        (False, True),
+    ]
+    # The theme's colours, not fixed ones: the page's colour covers, the text colour shades.
+    assert layers[0].count("var(--jp-layout-color0") == 1 and "var(--jp-ui-font-color1" in layers[2]
+    # JupyterLab's opaque row backgrounds would hide the shades: inside the box they let them through.
+    assert f".{SCROLL_CLASS} tbody tr:nth-child(odd){{background:transparent}}" in SCROLL_STYLE
+    assert "transparent)}" in SCROLL_STYLE.split("nth-child(even)")[1]

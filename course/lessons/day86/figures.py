@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..._html import escape
+from ..._html import escape, scroll_box
 from ..._kept import rendered
 from ..._table import text_table
 from ...bench.result import BenchResult, load
@@ -57,7 +57,7 @@ class Table:
         )
         note = f"<p><small>{escape(self.note)}</small></p>" if self.note else ""
         # Wider than a narrow page (the shape table's graph columns), it scrolls sideways in its box.
-        table = f"<div style='overflow-x:auto'><table><tr>{head}</tr>{body}</table></div>"
+        table = scroll_box(f"<table><tr>{head}</tr>{body}</table>")
         return f"<p><b>{escape(self.title)}</b></p>{table}{note}"
 
     def __str__(self) -> str:
