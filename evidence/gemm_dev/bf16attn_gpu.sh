@@ -67,7 +67,12 @@ main() {
     nvidia-smi --query-gpu=name,compute_cap,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv
     nvcc --version | tail -1
     python3 -c "import sys, cupy, cuda.bindings; print(sys.version.split()[0], 'cupy', cupy.__version__, 'cuda-bindings', cuda.bindings.__version__)"
-    step "nvcc -DATTN_BF16=1, three files x D = 128, 64, 256 (ptxas -v: 0 spills, no C7514)" 150 builds
+    # builds is a shell function, which timeout cannot run: its nine nvcc runs go side by side, unguarded
+    # (session 14's first H100 call ran `timeout builds` and built nothing)
+    local name="nvcc -DATTN_BF16=1, three files x D = 128, 64, 256 (ptxas -v: 0 spills, no C7514)"
+    echo; echo "=== $name ($(date -u +%H:%M:%S)) ==="
+    builds; local rc=$?
+    echo "--- $name: exit $rc"; [ "$rc" = 0 ] || status=1
     for f in $FILES; do
         step "./${f} BF16 D=128 (its own shapes)" 60 /tmp/build/${f}_bf16_d128
     done
