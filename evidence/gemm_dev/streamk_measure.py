@@ -143,6 +143,8 @@ def small39_builds(shape: tuple[int, int, int], sms: int) -> dict[str, tuple[cho
 SWEEP39_SHAPES = [
     *((s, s, s) for s in (256, 512, 768, 1024, 1536, 1200)),
     *((m, 8192, 8192) for m in (1, 32, 128)),
+    # last, as the budget allows: where the refit's picks (64x64 c1 unsplit) were not timed
+    *((m, 4096, 14336) for m in (1, 32)),
 ]
 SWEEP39_QUICK = [(512, 512, 512), (128, 8192, 8192)]
 

@@ -6,7 +6,8 @@
 #       timeout_s=300)
 # What it does (streamk_measure.py with MEASURE=sweep39, the course's one timer):
 #   at 256^3, 512^3, 768^3, 1024^3, 1536^3, 1200^3 and the decode rows M = 1, 32, 128 with
-#   N = K = 8192 (streamk_measure.SWEEP39_SHAPES), every build the chooser can pick: BM 128 and 64
+#   N = K = 8192, then, as the budget allows, M = 1 and 32 with N = 4096, K = 14336 (where the refit's
+#   picks were not timed) (streamk_measure.SWEEP39_SHAPES), every build the chooser can pick: BM 128 and 64
 #   x BN 256, 128, 64 x cluster 2 and 1, and the small builds (BM 64, cluster 1, BN 128 and 64), each
 #   at split 1, 2 and 4 (42 a shape; 64-row clusters of two too, which the default does not pick
 #   until they are timed), plus the default pick as "pick". Each is checked against float64 first
