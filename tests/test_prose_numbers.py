@@ -244,7 +244,11 @@ def test_day86s_shape_findings_agree_with_the_recording(lesson_id):
     """Day 86 says in a sentence only what its shape table does not (issue 38): how many shapes
     reach issue 39's target, 0.90x cuBLAS in CUDA graphs (one by one where a recording has no graph
     numbers), and the lowest; every number is the recording's."""
-    from course.lessons.day86.bench import GEMMEX, shape_name, shape_table  # the lesson's reader of its recording
+    from course.lessons.day86.bench import (
+        GEMMEX,
+        shape_name,
+        shape_table,
+    )  # the lesson's reader of its recording
 
     lesson = get_lesson(lesson_id)
     for label, result in _versions(lesson_id):

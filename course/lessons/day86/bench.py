@@ -212,23 +212,18 @@ def _finish(ctx: Context) -> Extras:
             else:
                 reasons += _lt_reasons(shape, each.name, kernel, theirs, r, lo, hi, how)
             said.append(f"{each.name} {theirs:,.0f}, {r:.2f}x ({lo:.2f}-{hi:.2f})")
-        graphed = []  # the same ratios in CUDA graphs (recorded by _graph_reasons above)
-        for each in ctx.peers:
-            if in_graphs(KERNEL) in samples and in_graphs(each.name) in samples:
-                r = paired_ratios(samples[in_graphs(KERNEL)].per_call_ms, samples[in_graphs(each.name)].per_call_ms)[0]
-                graphed.append(f"{each.name} {r:.2f}x")
         ctx.progress(
             f"{ctx.lesson.id} {shape_name(shape)} ({choice.config} split {choice.split}): "
-            f"{kernel:,.0f} TFLOP/s; " + "; ".join(said)
-            + (f"; in CUDA graphs: {', '.join(graphed)}" if graphed else "")
-            + f" [{time.monotonic() - began:.1f} s]"
+            f"{kernel:,.0f} TFLOP/s; " + "; ".join(said) + f" [{time.monotonic() - began:.1f} s]"
         )
         if choice.split > 1:
             reasons += _deterministic_cost(ctx, work, shape, choice)
         del work, calls
         engine.release()
     reasons += _last_wave(ctx, host)
-    ctx.progress(f"{ctx.lesson.id}: {summary_line(_shape_rows(reasons))} ({time.monotonic() - start:.0f} s after the squares)")
+    ctx.progress(
+        f"{ctx.lesson.id}: {summary_line(_shape_rows(reasons))} ({time.monotonic() - start:.0f} s after the squares)"
+    )
     return Extras(reasons=tuple(reasons))
 
 
@@ -241,7 +236,8 @@ def summary_line(rows: list[ShapeRow]) -> str:
     if not rows:
         return "no shape of the table measured"
     graphed = [r for r in rows if GEMMEX in r.graphs]
-    said = f"{len(rows)} shapes; launched one by one, geometric mean {geometric_mean([r.ratio for r in rows]):.2f}x cuBLAS gemmEx"
+    mean = geometric_mean([r.ratio for r in rows])
+    said = f"{len(rows)} shapes; launched one by one, geometric mean {mean:.2f}x cuBLAS gemmEx"
     if not graphed:
         return said + "; none timed in CUDA graphs"
     ratios = [r.graphs[GEMMEX].ratio for r in graphed]

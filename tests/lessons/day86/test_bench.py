@@ -250,7 +250,9 @@ def test_the_cuda_graph_columns_and_the_deterministic_cost_are_the_recordings(mo
     assert "geometric mean" not in line and "eterministic" not in line
     # the bench's summary line: both means, the count at the target, the lowest, from the same rows
     summary = bench.summary_line(rows)
-    assert f"in CUDA graphs ({len(rows)} shapes) geometric mean {bench.geometric_mean(ratios):.2f}x" in summary
+    assert (
+        f"in CUDA graphs ({len(rows)} shapes) geometric mean {bench.geometric_mean(ratios):.2f}x" in summary
+    )
     assert f"{sum(x >= 0.90 for x in ratios)} of {len(rows)} at 0.90x or better" in summary
     assert f"the lowest {bench.shape_name(worst)} at {graphed[worst]:.2f}x" in summary
     assert bench.summary_line(bench.shape_table(_result()))  # no graph numbers: said

@@ -277,7 +277,10 @@ def test_the_decode_picks_are_64_row_tiles_by_the_model():
         old = chooser.choose(*shape, SMS, rows64=False)
         assert old.bm == 128 and old.cluster == 1 and old.split > 1, (shape, old)
         pick = chooser.choose(*shape, SMS)
-        assert pick.bm == 64 and pick.cluster == 1 and pick.split <= 2 and pick.est_us < old.est_us, (shape, pick)
+        assert pick.bm == 64 and pick.cluster == 1 and pick.split <= 2 and pick.est_us < old.est_us, (
+            shape,
+            pick,
+        )
         assert chooser.defines(pick)["GEMM_BM"] == 64 and "tile 64x" in pick.describe()
     for m in (129, 256):  # two 128-row tile rows: no 64-row candidate
         assert chooser.choose(m, 8192, 8192, SMS) == chooser.choose(m, 8192, 8192, SMS, rows64=False)

@@ -74,7 +74,9 @@ def test_the_default_pick_measured_no_slower_than_the_old_pick(row):
         for n, b in row["builds"].items()
         if us[n] < us["pick"] and _model_us(row["shape"], _key(b)) <= 1.01 * pick.est_us
     ]
-    assert near, f"{row['shape']}: the default pick {pick.describe()} was not timed, and no timed build ties it"
+    assert near, (
+        f"{row['shape']}: the default pick {pick.describe()} was not timed, and no timed build ties it"
+    )
 
 
 def test_the_small_squares_pick_the_fastest_measured_build():
@@ -134,7 +136,14 @@ def test_rows64_efficiency_lies_in_what_the_squares_measured():
         m, n, k = row["shape"]
         if m == n == k:
             b, us = row["builds"], row["graphs"]["us"]
-            fits.append(_rows64_fit(row["shape"], _key(b["small-as-64row"]), _key(b["pick"]), us["small-as-64row"] / us["pick"]))
+            fits.append(
+                _rows64_fit(
+                    row["shape"],
+                    _key(b["small-as-64row"]),
+                    _key(b["pick"]),
+                    us["small-as-64row"] / us["pick"],
+                )
+            )
     assert len(fits) == 4
     assert min(fits) <= chooser.ROWS64_EFFICIENCY <= sorted(fits)[len(fits) // 2], fits
     assert min(fits) > 0.80  # the guess the refit replaced is below all four
@@ -146,7 +155,9 @@ def _gaps() -> list[tuple[list[int], tuple, tuple, float]]:
     for row in _rows():
         if row["shape"][0] == 128:  # the 128-row pick against the fastest 64-row build, unsplit or split 2
             b, us = row["builds"], row["graphs"]["us"]
-            out.append((row["shape"], _key(b["pick"]), _key(b["small-as-64row"]), us["pick"] - us["small-as-64row"]))
+            out.append(
+                (row["shape"], _key(b["pick"]), _key(b["small-as-64row"]), us["pick"] - us["small-as-64row"])
+            )
     for row in json.loads(EARLIER.read_text()):
         if "128x256" in row["builds"]:
             b, us = row["builds"], row["graphs"]["us"]

@@ -74,7 +74,13 @@ def test_the_decode_pick_needs_no_split():
     # what the chooser-decode question says the chooser picks, and why: 2 x 64 = 128 units unsplit,
     # where the 128-row tile's one tile row needs a split of 4 for as many
     pick = chooser.choose(128, 8192, 8192, SMS)
-    assert (pick.bm, pick.bn, pick.cluster, pick.split, pick.units) == (64, 128, 1, 1, 128) and pick.units <= SMS
+    assert (pick.bm, pick.bn, pick.cluster, pick.split, pick.units) == (
+        64,
+        128,
+        1,
+        1,
+        128,
+    ) and pick.units <= SMS
     wide = ragged_problem(build(256, 1), (128, 8192, 8192), 4)
     assert wide.units == pick.units and wide.cta_tiles == 32
     assert "tile 64 x 128, cluster 1, and does not split K" in QUIZ.question("chooser-decode").prompt
