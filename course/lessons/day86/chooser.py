@@ -392,8 +392,8 @@ def _splits(
 
 
 def wastes_half(m: int) -> bool:
-    """Whether 128-row tiles over M rows compute half or more zero rows (M <= 64): where the
-    64-row build is a candidate."""
+    """Whether 128-row tiles over M rows compute half or more zero rows (M <= 64): where the small
+    builds are not candidates (the regular 64-row build measured faster there)."""
     return math.ceil(m / 128) * 128 >= 2 * m
 
 
@@ -420,10 +420,10 @@ def candidates(
     rows64: bool = True,
     small: bool = True,
 ) -> list[Choice]:
-    """Every valid (configuration, split), cheapest first; the 64-row builds too where 128-row tiles
-    would be half zero rows, and the small builds where ``small_competes`` (``rows64=False``: neither,
-    the 128-row builds only; ``small=False``: not the small builds); with ``streamk``, the Stream-K
-    build of every configuration (where its schedule shares a tile)."""
+    """Every valid (configuration, split), cheapest first; the 64-row builds too (cluster 1) where
+    128-row tiles make one tile row (``one_tile_row``), and the small builds where ``small_competes``
+    (``rows64=False``: neither, the 128-row builds only; ``small=False``: not the small builds); with
+    ``streamk``, the Stream-K build of every configuration (where its schedule shares a tile)."""
     out = []
     for bn, cluster in CONFIGS:
         out += _splits(m, n, k, sms, bn, cluster, deterministic)
