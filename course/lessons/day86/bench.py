@@ -4,8 +4,9 @@ Two library peers on the same inputs in the same run: cuBLAS gemmEx, and cuBLASL
 nvmath-python with its heuristic plan and with its autotuned plan (``cublas_and_lt_peers``;
 where nvmath-python cannot run, the result's notes say so and gemmEx runs alone). The table is
 ``chooser.SHAPES`` (issue 39's: squares 256 to 8192, decode steps, middle-sized and ragged shapes,
-the large rows). The engine times the squares (``chooser.SQUARES``: one build per size, the
-chooser's, through ``BenchSpec.build``); ``finish`` times the other shapes the same way (checked
+the large rows). The engine times the first table's squares (``chooser.ENGINE_SQUARES``: one build
+per size, the chooser's, through ``BenchSpec.build``); ``finish`` times every other shape the same
+way, the other squares too (checked
 against float64 first, then kernel and peers in interleaved batches, inputs rotated past L2),
 every shape both launched one by one and in CUDA graphs, and records, for every shape, the
 chooser's pick, every rate and the kernel's ratio to each peer as reasons; its last progress line
@@ -176,7 +177,7 @@ def _finish(ctx: Context) -> Extras:
                     shape, other.name, row.kernel.rate, q.rate, q.ratio, None, None, square
                 )
         reasons += _graph_reasons(shape, ctx.graph_samples.get(row.size, {}), names, square)
-    if not all(s in ctx.sizes for s in chooser.SQUARES):  # a partial run (the page's button): squares only
+    if not all(s in ctx.sizes for s in chooser.ENGINE_SQUARES):  # a partial run (the page's button)
         return Extras(reasons=tuple(reasons))
     host = host_of(ctx.lesson)
     start = time.monotonic()
@@ -556,7 +557,7 @@ def _findings(result: BenchResult) -> list[str]:
 
 
 SPEC = BenchSpec(
-    sizes=chooser.SQUARES,
+    sizes=chooser.ENGINE_SQUARES,
     page_sizes=PAGE_SIZES,
     max_size=16384,
     unit="TFLOP/s",
@@ -569,11 +570,12 @@ SPEC = BenchSpec(
     table="figures:shapes",  # the shape table, every shape once
     notes=(
         "rates count 2*M*N*K FLOPs; inputs drawn from N(0, 1) and rounded to FP16; B stored N x K",
-        timing_floor_note(chooser.SQUARES) + " (kRelTolerance)",
+        timing_floor_note(chooser.ENGINE_SQUARES) + " (kRelTolerance)",
         "cuBLAS: cublasGemmEx, FP16 A and B, FP16 D, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP, "
         "B as the transposed operand (TN)",
-        "each shape runs the build and split the chooser picks for this GPU's SM count; the squares are "
-        "the engine's rows, the other shapes are timed after them the same way (interleaved with cuBLAS)",
+        "each shape runs the build and split the chooser picks for this GPU's SM count; the squares 512 to "
+        "8192 are the engine's rows, the other shapes (the other squares too) are timed after them the same "
+        "way (interleaved with cuBLAS)",
         "second peer: cuBLASLt through nvmath-python (nvmath.linalg.advanced.Matmul, D written in place "
         "as operand C with beta 0, FP32 compute), with cuBLASLt's heuristic plan and with the plan autotuned "
         "(every algorithm of the plan timed, 10 iterations, fastest first), planned once per shape; the "

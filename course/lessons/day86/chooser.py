@@ -495,9 +495,11 @@ def defines(choice: Choice) -> dict[str, int]:
     return out
 
 
-# The issue's shape table (issue 39's "Targets"): (M, N, K). The squares are the benchmark engine's
-# rows (``bench.SPEC.sizes``), the other shapes its ``finish``'s, in this order.
+# The issue's shape table (issue 39's "Targets"): (M, N, K), in this order. ENGINE_SQUARES are the
+# benchmark engine's rows (``bench.SPEC.sizes``, the first table's: the recordings are read against
+# them), every other shape its ``finish``'s.
 SQUARES = (256, 512, 768, 1024, 1200, 1536, 2048, 2560, 4096, 8192)
+ENGINE_SQUARES = (512, 1024, 2048, 4096, 8192)
 LARGE: tuple[tuple[int, int, int], ...] = (  # the large rows of the first table
     (4096, 11008, 4096),
     (4096, 4096, 11008),
@@ -520,7 +522,7 @@ MIDDLE: tuple[tuple[int, int, int], ...] = (  # middle-sized and ragged
 SHAPES: tuple[tuple[int, int, int], ...] = (*((s, s, s) for s in SQUARES), *LARGE, *DECODE, *MIDDLE)
 # The shapes the page's picks tables show (``figures.picks``): the first table's.
 PAGE_SHAPES: tuple[tuple[int, int, int], ...] = (
-    *((s, s, s) for s in (512, 1024, 2048, 4096, 8192)),
+    *((s, s, s) for s in ENGINE_SQUARES),
     *LARGE,
     (128, 8192, 8192),
     (1024, 1024, 16384),
