@@ -31,6 +31,15 @@ small builds instead, on the issue's small squares and decode rows (``SMALL39_SH
 each checked against float64 first as above, then every new build is checked on ragged shapes
 through the course host (``ragged_checks``), split 1 and 3.
 
+``MEASURE=sweep39`` (evidence/gemm_dev/sweep39_gpu.sh) times every build the chooser can pick,
+BM 128 and 64 x BN 256, 128, 64 x cluster 2 and 1, the small builds (BM 64, cluster 1, BN 128 and
+64), each at split 1, 2 and 4 (where K has that many K-tiles), on ``SWEEP39_SHAPES``: ``pick`` is
+the default chooser's pick (under its own name too, timed once), the rest are named
+``<BM>x<BN>c<cluster>[small]s<split>``. Every build is checked against float64 first (one
+reference per shape: every build's workload draws the same inputs, compared), then all of them and
+cuBLAS gemmEx are timed interleaved, one by one and in CUDA graphs. Shapes stop when the next would
+pass ``SWEEP_BUDGET_S`` (default 215 s from the start); the JSON is written after every shape.
+
 2500^3 is in the issue's table but the kernel refuses it (N and K must be multiples of 8, the TMA's
 16-byte stride rule); 2504^3 stands in for it.
 """
@@ -40,6 +49,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from functools import partial
 
 from course.bench.arith import paired_ratios, rotation_buffers
@@ -50,6 +60,8 @@ from course.kernel.host import host_of
 from course.lessons import get_lesson
 from course.lessons._ladder import sm_count
 from course.lessons.day86 import chooser
+
+T0 = time.monotonic()
 
 LESSON = get_lesson("day86")
 SHAPES = [
@@ -128,6 +140,33 @@ def small39_builds(shape: tuple[int, int, int], sms: int) -> dict[str, tuple[cho
     return out
 
 
+SWEEP39_SHAPES = [
+    *((s, s, s) for s in (256, 512, 768, 1024, 1536, 1200)),
+    *((m, 8192, 8192) for m in (1, 32, 128)),
+    # last, as the budget allows: where the refit's picks (64x64 c1 unsplit) were not timed
+    *((m, 4096, 14336) for m in (1, 32)),
+]
+SWEEP39_QUICK = [(512, 512, 512), (128, 8192, 8192)]
+
+
+def sweep39_name(c: chooser.Choice) -> str:
+    return f"{c.bm}x{c.bn}c{c.cluster}{'small' if c.small else ''}s{c.split}"
+
+
+def sweep39_builds(shape: tuple[int, int, int], sms: int) -> dict[str, tuple[chooser.Choice, dict[str, int]]]:
+    """The default pick as ``pick``, then every other build the chooser can pick at split 1, 2, 4."""
+    pick = chooser.choose(*shape, sms)
+    out = {"pick": (pick, chooser.defines(pick))}
+    kinds = [(bm, bn, cluster, False) for bm in (128, 64) for bn, cluster in chooser.CONFIGS]
+    kinds += [(64, bn, 1, True) for bn in chooser.SMALL_BNS]
+    for bm, bn, cluster, small in kinds:
+        for split in (1, 2, 4):
+            c = chooser.estimate(*shape, sms, bn, cluster, split, bm=bm, small=small)
+            if c is not None and sweep39_name(c) != sweep39_name(pick):
+                out[sweep39_name(c)] = (c, chooser.defines(c))
+    return out
+
+
 def ragged_checks(host, sms: int) -> list[str]:
     """Every build small39 adds, on ragged shapes through the course host, split 1 and 3 (every
     element against float64, the output poisoned first)."""
@@ -166,17 +205,41 @@ def main() -> None:
     l2 = int(cp.cuda.Device().attributes["L2CacheSize"])
     out: list = []
     small39 = os.environ.get("MEASURE") == "small39"
+    sweep39 = os.environ.get("MEASURE") == "sweep39"
     quick = os.environ.get("SHAPES") == "quick"
+    budget = float(os.environ.get("SWEEP_BUDGET_S", "215"))
     if small39:
         out.append({"ragged": ragged_checks(host, sms)})
         shapes = SMALL39_QUICK if quick else SMALL39_SHAPES
+    elif sweep39:
+        shapes = SWEEP39_QUICK if quick else SWEEP39_SHAPES
     else:
         shapes = QUICK if quick else SHAPES
+    last = 0.0
     for shape in shapes:
+        began = time.monotonic()
+        if sweep39 and began - T0 + last > budget:
+            print(
+                f"{shape}: not measured, the next shape would pass SWEEP_BUDGET_S = {budget:.0f} s",
+                flush=True,
+            )
+            out.append(
+                {
+                    "shape": shape,
+                    "not measured": f"budget: {began - T0:.0f} s spent, the last shape took {last:.0f} s",
+                }
+            )
+            continue
         m, n, k = shape
         sets = rotation_buffers((m * k + n * k + m * n) * 2, l2)
-        builds = small39_builds(shape, sms) if small39 else builds_for(shape, sms)
+        if small39:
+            builds = small39_builds(shape, sms)
+        elif sweep39:
+            builds = sweep39_builds(shape, sms)
+        else:
+            builds = builds_for(shape, sms)
         works = {}
+        ref = None  # sweep39: one float64 reference per shape (every workload draws the same inputs)
         for name, (choice, flags) in builds.items():
             w = host.workload(
                 compile_lesson(LESSON, defines=flags),
@@ -188,7 +251,12 @@ def main() -> None:
             )
             w.poison(0)
             w.launch(0)
-            check = w.check(w.out(0))
+            if sweep39 and ref is not None:
+                assert bool(cp.array_equal(w.a[0], ref.a[0])) and bool(cp.array_equal(w.b[0], ref.b[0]))
+                check = w.check(w.out(0), ref.want())
+            else:
+                check = w.check(w.out(0))
+                ref = w
             assert check.passed, (shape, name, flags, check)
             if flags.get("GEMM_DETERMINISTIC"):
                 first = w.out(0).copy()
@@ -216,6 +284,8 @@ def main() -> None:
             },
             "checked": "every build against float64, output poisoned first; deterministic builds twice, bit for bit",
         }
+        if sweep39:
+            row["pick is"] = sweep39_name(builds["pick"][0])
         for mode in ("", GRAPHS):
             key = in_graphs if mode else (lambda x: x)
             us = {x: s[key(x)].timing().median_ms * 1e3 for x in rot if key(x) in s}
@@ -229,18 +299,36 @@ def main() -> None:
             print(
                 f"{m}x{n}x{k}{mode}: "
                 + "; ".join(f"{x} {t:.2f} us" for x, t in us.items())
-                + "".join(f"; {x} {r:.3f} ({lo:.3f}-{hi:.3f})" for x, (r, lo, hi) in vs.items()),
+                + "".join(
+                    f"; {x} {r:.3f} ({lo:.3f}-{hi:.3f})"
+                    for x, (r, lo, hi) in vs.items()
+                    if not sweep39  # 84 ratios a mode: in the JSON only
+                ),
+                flush=True,
+            )
+        row["seconds"] = round(time.monotonic() - began, 1)
+        last = row["seconds"]
+        if sweep39:  # the builds fastest first in graphs, beside the model's estimate
+            g = row["graphs"]["us"]
+            ranked = sorted((x for x in builds if x in g), key=g.__getitem__)
+            print(
+                f"{m}x{n}x{k} fastest in graphs (model us): "
+                + "; ".join(f"{x} {g[x]:.2f} ({builds[x][0].est_us:.1f})" for x in ranked[:8])
+                + f"; cuBLAS {g.get('cuBLAS', 0):.2f}"
+                + f" [{last:.0f} s]",
                 flush=True,
             )
         out.append(row)
         with open(sys.argv[1], "w") as f:  # after every shape: a run cut short keeps what it measured
-            json.dump(out, f, indent=1)
+            json.dump({"rows": out} if sweep39 else out, f, indent=1)
         del works, rot
         cp.get_default_memory_pool().free_all_blocks()
     print("graph capture failures:", timer.graph_failures or "none")
     with open(sys.argv[1], "w") as f:
         json.dump(
-            {"rows": out, "graph capture failures": timer.graph_failures or None} if small39 else out,
+            {"rows": out, "graph capture failures": timer.graph_failures or None}
+            if small39 or sweep39
+            else out,
             f,
             indent=1,
         )

@@ -45,7 +45,20 @@ where
   the kernel's own timeline shows (the page's timeline at N = 1024, split
   4: the epilogue bars of the splits beside their short K loops);
 - the whole problem cannot run faster than its bytes through device
-  memory (A, B read once, D written once) allow.
+  memory (A, B read once, D written once) allow; and where K is split,
+  the last wave's reduction comes after that floor, not under it: it
+  starts when the last K-tiles are in (``reduction_tail_us``: the last
+  arriver's partial out and every other partial in, at the last wave's
+  share of L2, then SPLIT_US). On the H100's decode rows, where every
+  build sits at the floor, this tail is the gap between a split build and
+  a less split one, model against measured (CUDA graphs): 128x256 c1
+  split 4 behind 64x128 c1 unsplit at 128 x 8192 x 8192, 9.5 us against
+  11.5; behind 64x128 split 2 at 8 and 64 x 8192 x 8192, 7.3 against 7.9
+  and 9.5; split 8 behind 64x128 split 2 or 4 at 128 and 8 x 4096 x 14336,
+  14.5 against 12.7 and 14.7 against 11.5 (evidence/logs/2026-12-06-h100-
+  s13/call2-small39-measure.json, 2026-12-05-h100-s10-k86-call2-
+  measure.json; the test reads both). Without it the model put the split
+  build ahead at 128 x 8192 x 8192.
 
 ``streamk=True`` (to ``candidates`` and ``choose``) also prices the
 Stream-K build (``-DGEMM_STREAMK=1``; the schedule is
@@ -62,15 +75,17 @@ the Stream-K build (evidence/gemm_dev/streamk_gpu.sh).
 Two more kinds of build, 64-row tiles (``-DGEMM_BM=64``: one consumer
 warpgroup, m64nBN wgmmas), issue 39:
 
-- the decode builds: where a 128-row tile's wgmmas are half or more zero
-  rows (``ceil(M / 128) x 128 >= 2 M``, that is M <= 64), ``candidates``
-  also prices every width and cluster with 64-row tiles: a K-tile is
-  64 x BN x 64 x 2 FLOP (half the 128-row tile's), at the same width's and
-  cluster's efficiency times ROWS64_EFFICIENCY (one consumer warpgroup
-  issues every wgmma, with no second one to cover its waits, and it stages
-  (64 + BN) / (128 + BN) x 2 the bytes per FLOP), and the split-K partial is
-  64 x BN floats. On a tie the 128-row build wins. ``rows64=False`` leaves
-  them out (today's list);
+- the decode builds: where 128-row tiles give M a single tile row
+  (``one_tile_row``: M <= 128; at M <= 64 half or more of its rows are
+  zeros), the units come only from N's tile columns and a split of K, and
+  64-row tiles make twice as many with no reduction to pay for:
+  ``candidates`` also prices every width with 64-row tiles, cluster 1
+  (``ROWS64_CLUSTERS``; no 64-row cluster of two has been timed yet): a
+  K-tile is 64 x BN x 64 x 2 FLOP (half the 128-row tile's), at the same
+  width's and cluster's efficiency times ROWS64_EFFICIENCY (one consumer
+  warpgroup issues every wgmma, with no second one to cover its waits),
+  and the split-K partial is 64 x BN floats. ``rows64=False`` leaves them
+  out (the 128-row builds only);
 - the small builds (``-DGEMM_SMALL=1``: BM 64, cluster 1, BN 64 or 128, a
   72 KiB ring so two CTAs share an SM), in the default where ``small_competes``:
   K-loops of at most SMALL_MAX_K_TILES K-tiles (K <= 1024) and M > 64. Slots
@@ -89,6 +104,8 @@ warpgroup, m64nBN wgmmas), issue 39:
   the decode rows (K = 8192, 14336) the same tile and split ran 0.74-1.00x
   as fast small as regular, a loss the model has no term for (they sit at
   its memory floor), hence the limits. ``small=False`` leaves them out.
+
+On a tie (candidates at the memory floor), the build with more units wins: more SMs streaming.
 
 The constants are round figures, named below for what they are: not
 datasheet rates (an H100 or H200 SXM datasheet gives 989 TFLOP/s dense
@@ -148,11 +165,15 @@ SPLIT_US = 3.0  # per split unit: the reduction's round trips (stores, fence, co
 # on S slots costs LONE_UNIT + (1 - LONE_UNIT) (r - 1) / (S - 1) of a full one.
 LONE_UNIT = 0.65
 # A 64-row tile's K loop against the 128-row tile's of the same width and cluster (a round figure):
-# one consumer warpgroup, and more staged bytes per FLOP. The H100's decode rows
-# (evidence/logs/2026-12-06-h100-s13/call2-small39-measure.json) do not pin it: there every 64-row
-# candidate sits at the model's memory floor, and the measured 64-row picks ran 1.14-1.27x the 128-row
-# pick, within 3% of the fastest 64-row candidate at N = K = 8192, M <= 32, 4-8% at the others.
-ROWS64_EFFICIENCY = 0.80
+# one consumer warpgroup issues every wgmma. Fitted to the H100's squares, where the regular 64-row
+# build ran beside the 128x64 c2 pick (evidence/logs/2026-12-06-h100-s13/call2-small39-measure.json,
+# "small-as-64row", CUDA graphs): the ratio each measured needs 1.11 (64x64 at 256^3), 1.12 (512^3),
+# 1.11 (64x128 at 768^3) and 0.85 (1024^3; tests/lessons/day86/test_chooser_measured.py refits them).
+# 0.90 stays near the low end. It was 0.80, a guess, until issue 39's M = 128 rows: there 64x128 c1
+# unsplit ran 1.20x and 1.23x the 128-row pick, and at 0.80 the model priced it 25% slower per FLOP
+# than 128x128 c1 split 2 or 4 (untimed there), which the squares do not bear out.
+ROWS64_EFFICIENCY = 0.90
+ROWS64_CLUSTERS = (1,)  # the 64-row builds' clusters in the default: cluster 2 is built, never timed
 # The small build (-DGEMM_SMALL=1) against the regular one: round figures fitted to its first
 # measurement, on an H100 in CUDA graphs (evidence/logs/2026-12-06-h100-s13/call2-small39-measure.json;
 # the table and the fit: evidence/gemm_dev/notes_small39.md).
@@ -278,10 +299,28 @@ def estimate(
         unit_us += (partial_bytes + partial_bytes * reads) / l2_per_sm * 1e6 + SPLIT_US
     compute_us = wave_share(units, slots) * unit_us
     memory_us = (m * k + n * k + m * n) * 2 / (STREAM_TBPS * 1e12) * 1e6
-    est = LAUNCH_US - (SMALL_SAVES_US if small else 0.0) + max(compute_us, memory_us)
+    # The last wave's split-K reduction starts when its K loops end, so the memory floor does not
+    # hide it (``reduction_tail_us``); the compute path already holds each unit's reduction.
+    tail = reduction_tail_us(units, slots, cluster, split, tile_m * bn * 4, deterministic)
+    est = LAUNCH_US - (SMALL_SAVES_US if small else 0.0) + max(compute_us, memory_us + tail)
     return Choice(
         bn, cluster, split, units, waves, slots, est, deterministic and split > 1, bm=bm, small=small
     )
+
+
+def reduction_tail_us(
+    units: int, slots: int, cluster: int, split: int, partial_bytes: int, deterministic: bool = False
+) -> float:
+    """The split-K reduction after the last wave's K loops: it cannot start before the last bytes of A
+    and B are in, so the memory floor does not hide it. The critical path is the last arriver's: its
+    partial out, then every other partial in (its own too, deterministic), at the last wave's share of
+    L2, then SPLIT_US of round trips. 0 unsplit."""
+    if split <= 1:
+        return 0.0
+    busy = min(units - (math.ceil(units / slots) - 1) * slots, slots) * cluster
+    l2_per_sm = L2_TBPS * 1e12 / max(busy, 1)
+    reads = split - 1 + (1 if deterministic else 0)
+    return partial_bytes * (1 + reads) / l2_per_sm * 1e6 + SPLIT_US
 
 
 def estimate_streamk(
@@ -328,10 +367,11 @@ def estimate_streamk(
     )
 
 
-def _rank(c: Choice) -> tuple[float, bool, bool, bool, int, int, int]:
-    """Cheapest first; on a tie the split-K build, the 128-row tile, the smaller split, the wider
-    tile, the bigger cluster."""
-    return (c.est_us, c.streamk, c.small, c.bm != 128, c.split, -c.bn, -c.cluster)
+def _rank(c: Choice) -> tuple[float, bool, bool, int, bool, int, int, int]:
+    """Cheapest first; on a tie (candidates at the memory floor) the split-K build, the regular build,
+    the one with more units (more SMs streaming), the 128-row tile, the smaller split, the wider tile,
+    the bigger cluster."""
+    return (c.est_us, c.streamk, c.small, -c.units, c.bm != 128, c.split, -c.bn, -c.cluster)
 
 
 def _splits(
@@ -352,9 +392,16 @@ def _splits(
 
 
 def wastes_half(m: int) -> bool:
-    """Whether 128-row tiles over M rows compute half or more zero rows (M <= 64): where the
-    64-row build is a candidate."""
+    """Whether 128-row tiles over M rows compute half or more zero rows (M <= 64): where the small
+    builds are not candidates (the regular 64-row build measured faster there)."""
     return math.ceil(m / 128) * 128 >= 2 * m
+
+
+def one_tile_row(m: int) -> bool:
+    """Whether 128-row tiles give M a single tile row (M <= 128): there the SMs get work only from N's
+    tile columns and a split of K, and 64-row tiles double the units with no reduction to pay for;
+    where the 64-row builds are candidates."""
+    return math.ceil(m / 128) == 1
 
 
 def small_competes(m: int, k: int) -> bool:
@@ -373,14 +420,14 @@ def candidates(
     rows64: bool = True,
     small: bool = True,
 ) -> list[Choice]:
-    """Every valid (configuration, split), cheapest first; the 64-row builds too where 128-row tiles
-    would be half zero rows, and the small builds where ``small_competes`` (``rows64=False``: neither,
-    the 128-row builds only; ``small=False``: not the small builds); with ``streamk``, the Stream-K
-    build of every configuration (where its schedule shares a tile)."""
+    """Every valid (configuration, split), cheapest first; the 64-row builds too (cluster 1) where
+    128-row tiles make one tile row (``one_tile_row``), and the small builds where ``small_competes``
+    (``rows64=False``: neither, the 128-row builds only; ``small=False``: not the small builds); with
+    ``streamk``, the Stream-K build of every configuration (where its schedule shares a tile)."""
     out = []
     for bn, cluster in CONFIGS:
         out += _splits(m, n, k, sms, bn, cluster, deterministic)
-        if rows64 and wastes_half(m):
+        if rows64 and one_tile_row(m) and cluster in ROWS64_CLUSTERS:
             out += _splits(m, n, k, sms, bn, cluster, deterministic, bm=64)
         if streamk:
             c = estimate_streamk(m, n, k, sms, bn, cluster, deterministic)
@@ -448,15 +495,35 @@ def defines(choice: Choice) -> dict[str, int]:
     return out
 
 
-# The issue's shape table: (M, N, K).
-SQUARES = (512, 1024, 2048, 4096, 8192)
-SHAPES: tuple[tuple[int, int, int], ...] = (
-    *((s, s, s) for s in SQUARES),
+# The issue's shape table (issue 39's "Targets"): (M, N, K), in this order. ENGINE_SQUARES are the
+# benchmark engine's rows (``bench.SPEC.sizes``, the first table's: the recordings are read against
+# them), every other shape its ``finish``'s.
+SQUARES = (256, 512, 768, 1024, 1200, 1536, 2048, 2560, 4096, 8192)
+ENGINE_SQUARES = (512, 1024, 2048, 4096, 8192)
+LARGE: tuple[tuple[int, int, int], ...] = (  # the large rows of the first table
     (4096, 11008, 4096),
     (4096, 4096, 11008),
     (8192, 8192, 1024),
     (16384, 4096, 4096),
     (2048, 28672, 8192),
+)
+DECODE: tuple[tuple[int, int, int], ...] = tuple(  # decode steps: M tokens through a weight matrix
+    (m, n, k) for n, k in ((8192, 8192), (4096, 14336)) for m in (1, 2, 4, 32, 64, 128)
+)
+MIDDLE: tuple[tuple[int, int, int], ...] = (  # middle-sized and ragged
+    # The issue's 2500 x 2500 x 2500 breaks the stride rule (N and K multiples of 8, ``check_shape``):
+    # N and K padded with zeros to 2504, as the refusal says; M stays ragged.
+    (2500, 2504, 2504),
+    (640, 6144, 2048),
+    (1000, 3000, 704),
+    (4104, 776, 1240),
+    (1024, 1024, 16384),
+)
+SHAPES: tuple[tuple[int, int, int], ...] = (*((s, s, s) for s in SQUARES), *LARGE, *DECODE, *MIDDLE)
+# The shapes the page's picks tables show (``figures.picks``): the first table's.
+PAGE_SHAPES: tuple[tuple[int, int, int], ...] = (
+    *((s, s, s) for s in ENGINE_SQUARES),
+    *LARGE,
     (128, 8192, 8192),
     (1024, 1024, 16384),
 )

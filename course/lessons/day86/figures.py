@@ -68,7 +68,7 @@ class Table:
         return str(self)
 
 
-def picks(sms: int, shapes: Sequence[tuple[int, int, int]] = chooser.SHAPES) -> Table:
+def picks(sms: int, shapes: Sequence[tuple[int, int, int]] = chooser.PAGE_SHAPES) -> Table:
     """What the chooser picks for each shape on a GPU with ``sms`` SMs, with the model's numbers."""
     rows = []
     for shape in shapes:

@@ -30,7 +30,10 @@ def test_the_picks_on_an_h200():
         (picks[s].bn, picks[s].cluster, picks[s].split) == (256, 2, 1)
         for s in [(4096, 4096, 4096), (8192, 8192, 8192), (4096, 11008, 4096), (16384, 4096, 4096)]
     )
-    assert (picks[(128, 8192, 8192)].cluster, picks[(128, 8192, 8192)].split) == (1, 4)
+    # The decode step: 64-row tiles, two tile rows x 64 columns = 128 units, no split to reduce
+    # (issue 39's refit; it was 128x256 c1 split 4, which the H100 measured 1.20x slower).
+    decode = picks[(128, 8192, 8192)]
+    assert (decode.bm, decode.bn, decode.cluster, decode.split, decode.units) == (64, 128, 1, 1, 128)
 
 
 def test_the_last_partial_wave_is_priced_at_its_share():
@@ -125,7 +128,9 @@ def test_the_dev_benchs_standalone_copy_picks_the_same(monkeypatch):
     shapes = [*chooser.SHAPES, (1000, 1032, 520), (130, 5000, 3000), (3000, 200, 7000), (1, 8, 8)]
     for sms in (8, 78, 114, 132):
         for shape in shapes:
-            # the copy predates the 64-row builds (issue 39): the 128-row model is the same
+            # the copy predates the 64-row builds and the reduction tail (issue 39): without the tail,
+            # the 128-row model is the same
+            monkeypatch.setattr(chooser, "reduction_tail_us", lambda *args, **kw: 0.0)
             mine, theirs = chooser.choose(*shape, sms, rows64=False), dev.choose(*shape, sms)
             assert (mine.bn, mine.cluster, mine.split, mine.units, mine.waves) == (
                 theirs.bn, theirs.cluster, theirs.split, theirs.units, theirs.waves,
@@ -224,19 +229,21 @@ DECODE = [(m, n, k) for m in (1, 2, 4, 32, 64) for n, k in ((8192, 8192), (4096,
 
 def test_a_128_row_tile_wastes_half_its_rows_up_to_m_64():
     assert [m for m in range(1, 400) if chooser.wastes_half(m)] == list(range(1, 65))
+    assert [m for m in range(1, 400) if chooser.one_tile_row(m)] == list(range(1, 129))
 
 
 @pytest.mark.parametrize("sms", [132, 114, 78, 8])
-def test_the_64_row_builds_are_candidates_only_where_128_rows_waste_half(sms):
-    for shape in [*chooser.SHAPES, *ISSUE_SHAPES, (1, 8, 8), (65, 4096, 4096)]:
+def test_the_64_row_builds_are_candidates_only_at_one_128_row_tile_row(sms):
+    for shape in [*chooser.SHAPES, *ISSUE_SHAPES, (1, 8, 8), (65, 4096, 4096), (129, 4096, 4096)]:
         cands = chooser.candidates(*shape, sms)
-        regular64 = any(c.bm == 64 and not c.small for c in cands)
-        assert regular64 == chooser.wastes_half(shape[0])
-        # without them, the list is today's: the same 128-row candidates in the same order
+        regular64 = [c for c in cands if c.bm == 64 and not c.small]
+        assert bool(regular64) == chooser.one_tile_row(shape[0])
+        # cluster 1 only: no 64-row cluster of two has been timed (ROWS64_CLUSTERS)
+        assert {c.cluster for c in regular64} <= set(chooser.ROWS64_CLUSTERS) == {1}
+        # without them, the list is the 128-row builds': the same candidates in the same order
         assert chooser.candidates(*shape, sms, rows64=False) == [c for c in cands if c.bm == 128]
-        # the small builds: in the default where small_competes, never beside the regular 64-row ones
+        # the small builds: in the default where small_competes
         assert any(c.small for c in cands) == chooser.small_competes(shape[0], shape[2])
-        assert not (regular64 and chooser.small_competes(shape[0], shape[2]))
         assert not any(c.small for c in chooser.candidates(*shape, sms, small=False))
 
 
@@ -262,18 +269,53 @@ def test_a_64_row_k_tile_is_half_the_work_at_rows64_efficiency(monkeypatch):
 
 
 def test_the_decode_picks_are_64_row_tiles_by_the_model():
-    # A deliberate change (issue 39): at M <= 64 the 128-row picks (128x256 c1 split 4 at
-    # N = K = 8192, split 8 at 4096 x 14336) are compute-bound in the model, twice the wgmma work
-    # of the 64 rows that hold data; the 64-row tile's K loop fits under the memory floor, so the
-    # model picks it, unsplit or split 2 (no reduction to pay for where the N-tiles fill the SMs).
-    for shape in DECODE:
-        today = chooser.choose(*shape, SMS, rows64=False)
-        assert (today.bm, today.bn, today.cluster, today.split) == (128, 256, 1, 4 if shape[1] == 8192 else 8)
+    # A deliberate change (issue 39): at M <= 128, 128-row tiles make one tile row, so only N's
+    # columns and a split of K give the SMs work; the split's reduction comes after the memory floor
+    # (reduction_tail_us), and the 64-row tiles' two rows (M = 128) or lighter K loop (M <= 64) win
+    # in the model, unsplit or split 2.
+    for shape in [*DECODE, (128, 8192, 8192), (128, 4096, 14336)]:
+        old = chooser.choose(*shape, SMS, rows64=False)
+        assert old.bm == 128 and old.cluster == 1 and old.split > 1, (shape, old)
         pick = chooser.choose(*shape, SMS)
-        assert pick.bm == 64 and pick.est_us < today.est_us, (shape, pick)
+        assert pick.bm == 64 and pick.cluster == 1 and pick.split <= 2 and pick.est_us < old.est_us, (
+            shape,
+            pick,
+        )
         assert chooser.defines(pick)["GEMM_BM"] == 64 and "tile 64x" in pick.describe()
-    for m in (128, 256):  # a full 128-row tile: no change
+    for m in (129, 256):  # two 128-row tile rows: no 64-row candidate
         assert chooser.choose(m, 8192, 8192, SMS) == chooser.choose(m, 8192, 8192, SMS, rows64=False)
+
+
+def test_the_split_k_reduction_is_a_tail_after_the_memory_floor(monkeypatch):
+    # A problem at the memory floor: the split build pays its reduction on top of the floor.
+    shape = (128, 8192, 8192)
+    floor = (128 * 8192 + 8192 * 8192 + 128 * 8192) * 2 / (chooser.STREAM_TBPS * 1e12) * 1e6
+    split4 = chooser.estimate(*shape, SMS, 256, 1, 4)
+    assert split4 is not None and split4.units == 128 and split4.waves == 1
+    tail = chooser.reduction_tail_us(split4.units, split4.slots, 1, 4, 128 * 256 * 4)
+    # the last arriver's partial out and three in, at a 128th of L2, then the round trips
+    assert tail == pytest.approx(128 * 256 * 4 * 4 / (chooser.L2_TBPS * 1e12 / 128) * 1e6 + chooser.SPLIT_US)
+    assert split4.est_us == pytest.approx(chooser.LAUNCH_US + floor + tail)
+    # deterministic: one more partial in; unsplit: no tail
+    assert chooser.reduction_tail_us(128, 132, 1, 4, 1024, deterministic=True) > chooser.reduction_tail_us(
+        128, 132, 1, 4, 1024
+    )
+    assert chooser.reduction_tail_us(128, 132, 1, 1, 1024) == 0.0
+    # the tail's L2 share is the last wave's: one unit past a full wave reduces alone
+    assert chooser.reduction_tail_us(133, 132, 1, 2, 1024) < chooser.reduction_tail_us(132, 132, 1, 2, 1024)
+    # without the tail the model put the split build ahead of the unsplit 64-row one it measured slower
+    monkeypatch.setattr(chooser, "reduction_tail_us", lambda *args, **kw: 0.0)
+    assert chooser.choose(*shape, SMS).split > 1
+
+
+def test_on_a_tie_at_the_memory_floor_more_units_win():
+    # 64x64 and 64x128 unsplit at 1 x 8192 x 8192 both sit at the floor (128 and 64 units): the model
+    # cannot tell them apart, and more SMs streaming wins the tie (the H100 measured 57.2 against 62.0
+    # us, evidence/logs/2026-12-06-h100-s13/call2-small39-measure.json).
+    a = chooser.best_for(1, 8192, 8192, SMS, 64, 1, bm=64)
+    b = chooser.best_for(1, 8192, 8192, SMS, 128, 1, bm=64)
+    assert (a.split, b.split) == (1, 1) and a.est_us == b.est_us and a.units == 2 * b.units
+    assert chooser.choose(1, 8192, 8192, SMS) == a
 
 
 def test_best_for_a_64_row_or_small_build_is_that_builds_cheapest_split():

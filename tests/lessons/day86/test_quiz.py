@@ -66,8 +66,24 @@ def test_workspace_bytes_of_the_decode_step():
         == p.workspace_floats * 4
         == models.workspace_bytes(p.cta_tiles, 4, int(c["kBM"]), int(c["kBN"]))
     )
+    # the question runs the build it names; it does not say the chooser picks it (issue 39: it no longer does)
+    assert "chooser" not in QUIZ.question("workspace-bytes").prompt
+
+
+def test_the_decode_pick_needs_no_split():
+    # what the chooser-decode question says the chooser picks, and why: 2 x 64 = 128 units unsplit,
+    # where the 128-row tile's one tile row needs a split of 4 for as many
     pick = chooser.choose(128, 8192, 8192, SMS)
-    assert (pick.bn, pick.cluster, pick.split) == (256, 1, 4)  # what the question says the chooser picks
+    assert (pick.bm, pick.bn, pick.cluster, pick.split, pick.units) == (
+        64,
+        128,
+        1,
+        1,
+        128,
+    ) and pick.units <= SMS
+    wide = ragged_problem(build(256, 1), (128, 8192, 8192), 4)
+    assert wide.units == pick.units and wide.cta_tiles == 32
+    assert "tile 64 x 128, cluster 1, and does not split K" in QUIZ.question("chooser-decode").prompt
 
 
 def test_stages_of_the_narrow_builds():
