@@ -5,20 +5,16 @@ evidence/gemm_dev/d86_gpu.sh in one device call) makes the tests that use this s
 id is taken out, so the set cannot outlive the recording.
 """
 
-# Day 90 (the overlap inside the warpgroup, branch day90): written and compile-checked without a GPU
-# on 2026-12-06; its first runs are evidence/gemm_dev/day90_gpu.sh.
 NOT_RECORDED: frozenset[str] = frozenset()
 
-# Lessons one GPU model lacks, by its evidence folder (course.kernel.evidence.device_key): recorded
-# on the H100 only. Days 88 and 89 (attention) first ran on 2026-12-06 on an H100 (the device
-# calls in evidence/logs/2026-12-06-h100-s12-*); no H200 was lent after that, so their H200
-# recordings wait for the next session's evidence/gemm_dev/day88_gpu.sh and day89_gpu.sh.
-NOT_RECORDED_ON: dict[str, frozenset[str]] = {"h200": frozenset({"day88", "day89", "day90"})}
+# Lessons one GPU model lacks, by its evidence folder (course.kernel.evidence.device_key). None since
+# session 14 recorded Days 88-90 on an H200 (evidence/logs/2026-12-06-h200-s14/).
+NOT_RECORDED_ON: dict[str, frozenset[str]] = {}
 
 # Timelines one GPU model lacks, by its evidence folder (course.kernel.evidence.device_key): a
-# recording of one makes the tests that read this set fail until its id is taken out. The H200
-# lacks Days 88 and 89 (NOT_RECORDED_ON above); every other lesson's timeline is kept for both.
-TIMELINE_NOT_RECORDED: dict[str, frozenset[str]] = {"h200": frozenset({"day88", "day89", "day90"})}
+# recording of one makes the tests that read this set fail until its id is taken out. Every lesson's
+# timeline is kept for both models.
+TIMELINE_NOT_RECORDED: dict[str, frozenset[str]] = {}
 
 
 def unrecorded(model: str) -> frozenset[str]:
