@@ -155,6 +155,13 @@ SMALL_BNS: tuple[int, ...] = (128, 64)  # the small builds' widths (-DGEMM_SMALL
 SM_TFLOPS = 5.0  # dense FP16 TFLOP/s one SM sustains in a cuBLAS-class kernel: 660 TFLOP/s over 132 SMs
 SUSTAINED_TFLOPS_132 = SM_TFLOPS * 132  # 660: what cuBLAS sustains on an H100/H200 (not the datasheet's 989)
 STREAM_TBPS = 4.0  # device memory a streaming kernel reaches on an H200 (datasheet 4.8 TB/s; H100 SXM 3.35)
+# What one SM streams from device memory at most, GB/s: a CTA's ring holds only so many bytes in
+# flight. Fitted to the H100 sweep of every build (evidence/logs/2026-12-06-h100-s14/
+# call5-sweep39-measure.json, CUDA graphs): the 64x64 c1 unsplit pick at 1 and 32 x 4096 x 14336 has
+# 64 units, so 64 SMs stream 117 MB (1.8 MB each) in 64.3 and 55.3 us past the launch: 28.5 and
+# 33.5 GB/s an SM; 31 is their mean. 132 SMs x 31 = 4.1 TB/s >= STREAM_TBPS: a full GPU is held
+# by the device's rate, as before; only where fewer SMs hold a unit does this bind.
+SM_STREAM_GBPS = 31.0
 L2_TBPS = 8.0  # L2 bandwidth for the split-K workspace traffic, TB/s, shared by the busy SMs
 FILL_US = 1.0  # per unit: the ring's first load latency + the part of the epilogue not overlapped
 LAUNCH_US = 2.5  # launch and teardown of one persistent kernel
@@ -298,7 +305,7 @@ def estimate(
         reads = (split - 1 + (1 if deterministic else 0)) / split
         unit_us += (partial_bytes + partial_bytes * reads) / l2_per_sm * 1e6 + SPLIT_US
     compute_us = wave_share(units, slots) * unit_us
-    memory_us = (m * k + n * k + m * n) * 2 / (STREAM_TBPS * 1e12) * 1e6
+    memory_us = memory_floor_us(m, n, k, units * cluster, sms)
     # The last wave's split-K reduction starts when its K loops end, so the memory floor does not
     # hide it (``reduction_tail_us``); the compute path already holds each unit's reduction.
     tail = reduction_tail_us(units, slots, cluster, split, tile_m * bn * 4, deterministic)
@@ -306,6 +313,17 @@ def estimate(
     return Choice(
         bn, cluster, split, units, waves, slots, est, deterministic and split > 1, bm=bm, small=small
     )
+
+
+def memory_floor_us(m: int, n: int, k: int, ctas: int, sms: int) -> float:
+    """The problem's bytes through device memory (A, B read once, D written once): no faster than the
+    device's STREAM_TBPS, nor than each SM pulls its CTAs' share at SM_STREAM_GBPS, wave after wave
+    (``ctas`` CTAs, each an even share of the bytes, on ``sms`` SMs). The second binds where fewer
+    CTAs than SMs stream (64 units of 64x64 at N = 4096: half the SMs) or a last wave is partial."""
+    total = (m * k + n * k + m * n) * 2
+    device_us = total / (STREAM_TBPS * 1e12) * 1e6
+    per_sm_us = wave_share(ctas, sms) * total / ctas / (SM_STREAM_GBPS * 1e9) * 1e6
+    return max(device_us, per_sm_us)
 
 
 def reduction_tail_us(

@@ -128,9 +128,10 @@ def test_the_dev_benchs_standalone_copy_picks_the_same(monkeypatch):
     shapes = [*chooser.SHAPES, (1000, 1032, 520), (130, 5000, 3000), (3000, 200, 7000), (1, 8, 8)]
     for sms in (8, 78, 114, 132):
         for shape in shapes:
-            # the copy predates the 64-row builds and the reduction tail (issue 39): without the tail,
-            # the 128-row model is the same
+            # the copy predates the 64-row builds, the reduction tail and the per-SM streaming rate
+            # (issue 39): without them, the 128-row model is the same
             monkeypatch.setattr(chooser, "reduction_tail_us", lambda *args, **kw: 0.0)
+            monkeypatch.setattr(chooser, "SM_STREAM_GBPS", 1e12)
             mine, theirs = chooser.choose(*shape, sms, rows64=False), dev.choose(*shape, sms)
             assert (mine.bn, mine.cluster, mine.split, mine.units, mine.waves) == (
                 theirs.bn, theirs.cluster, theirs.split, theirs.units, theirs.waves,
@@ -249,6 +250,7 @@ def test_the_64_row_builds_are_candidates_only_at_one_128_row_tile_row(sms):
 
 def test_a_64_row_k_tile_is_half_the_work_at_rows64_efficiency(monkeypatch):
     monkeypatch.setattr(chooser, "STREAM_TBPS", 1e6)  # no memory floor: the K loop alone
+    monkeypatch.setattr(chooser, "SM_STREAM_GBPS", 1e9)  # nor a per-SM one
     for bn, cluster in chooser.CONFIGS:
         full = chooser.estimate(1, bn, 8192, SMS, bn, cluster, 1)
         half = chooser.estimate(1, bn, 8192, SMS, bn, cluster, 1, bm=64)
@@ -309,13 +311,30 @@ def test_the_split_k_reduction_is_a_tail_after_the_memory_floor(monkeypatch):
 
 
 def test_on_a_tie_at_the_memory_floor_more_units_win():
-    # 64x64 and 64x128 unsplit at 1 x 8192 x 8192 both sit at the floor (128 and 64 units): the model
-    # cannot tell them apart, and more SMs streaming wins the tie (the H100 measured 57.2 against 62.0
-    # us, evidence/logs/2026-12-06-h100-s13/call2-small39-measure.json).
-    a = chooser.best_for(1, 8192, 8192, SMS, 64, 1, bm=64)
-    b = chooser.best_for(1, 8192, 8192, SMS, 128, 1, bm=64)
+    # On 64 SMs, 64x64 and 64x128 unsplit at 1 x 8192 x 8192 (128 and 64 units) both sit at the per-SM
+    # streaming floor: two waves of half the bytes a CTA, or one wave of all of them. The model cannot
+    # tell them apart, and more units win the tie.
+    a = chooser.best_for(1, 8192, 8192, 64, 64, 1, bm=64)
+    b = chooser.best_for(1, 8192, 8192, 64, 128, 1, bm=64)
     assert (a.split, b.split) == (1, 1) and a.est_us == b.est_us and a.units == 2 * b.units
+    assert chooser.choose(1, 8192, 8192, 64) == a
+
+
+def test_fewer_units_than_sms_stream_at_the_per_sm_rate():
+    # On the 132-SM GPU the same two builds no longer tie: 64x128's 64 units leave half the SMs idle,
+    # and each of the 64 streams its 2 MB of B at most at SM_STREAM_GBPS (the H100 measured 62.0 us
+    # against 53.6 in CUDA graphs, evidence/logs/2026-12-06-h100-s14/call5-sweep39-measure.json).
+    a = chooser.estimate(1, 8192, 8192, SMS, 64, 1, 1, bm=64)
+    b = chooser.estimate(1, 8192, 8192, SMS, 128, 1, 1, bm=64)
+    assert a is not None and b is not None and (a.units, b.units) == (128, 64)
+    total = (8192 + 8192 * 8192 + 8192) * 2
+    per_cta = chooser.wave_share(64, SMS) * total / 64 / (chooser.SM_STREAM_GBPS * 1e9) * 1e6
+    assert b.est_us == pytest.approx(chooser.LAUNCH_US + per_cta) and b.est_us > a.est_us + 10
     assert chooser.choose(1, 8192, 8192, SMS) == a
+    # a full GPU is held by the device's rate, not the per-SM one: 132 SMs at it outrun STREAM_TBPS
+    assert SMS * chooser.SM_STREAM_GBPS * 1e9 >= chooser.STREAM_TBPS * 1e12
+    device = total / (chooser.STREAM_TBPS * 1e12) * 1e6
+    assert chooser.memory_floor_us(1, 8192, 8192, SMS, SMS) == pytest.approx(device)
 
 
 def test_best_for_a_64_row_or_small_build_is_that_builds_cheapest_split():
@@ -335,6 +354,7 @@ def test_best_for_a_64_row_or_small_build_is_that_builds_cheapest_split():
 
 def test_the_small_build_is_two_ctas_an_sm_that_share_its_tensor_cores(monkeypatch):
     monkeypatch.setattr(chooser, "STREAM_TBPS", 1e6)  # no memory floor
+    monkeypatch.setattr(chooser, "SM_STREAM_GBPS", 1e9)  # nor a per-SM one
     with pytest.raises(CourseError, match="small build is 64 rows, cluster 1"):
         chooser.estimate(64, 256, 256, SMS, 256, 1, 1, bm=64, small=True)
     with pytest.raises(CourseError, match="small build"):
