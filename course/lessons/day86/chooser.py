@@ -45,7 +45,17 @@ where
   the kernel's own timeline shows (the page's timeline at N = 1024, split
   4: the epilogue bars of the splits beside their short K loops);
 - the whole problem cannot run faster than its bytes through device
-  memory (A, B read once, D written once) allow; and where K is split,
+  memory (A, B read once, D written once) allow, at the device's rate
+  (STREAM_TBPS) nor at one SM's (``memory_floor_us``): each CTA streams an
+  even share of the bytes at most at SM_STREAM_GBPS (or its share of the
+  device's rate, if that is more), wave after wave, a partial wave at its
+  LONE_UNIT share like the compute. It binds where fewer CTAs than SMs
+  hold the bytes: at 1 and 32 x 4096 x 14336 the 64x64 c1 unsplit build
+  makes 64 units for 132 SMs, and the H100 measured it at 66.8 and 57.8
+  us against 52.5 and 51.2 for its split 2 (128 units) (CUDA graphs,
+  evidence/logs/2026-12-06-h100-s14/call5-sweep39-measure.json): 1.8 MB a
+  CTA at 28.5 and 33.5 GB/s. Without it the model priced both at the
+  device's floor and picked the unsplit build. And where K is split,
   the last wave's reduction comes after that floor, not under it: it
   starts when the last K-tiles are in (``reduction_tail_us``: the last
   arriver's partial out and every other partial in, at the last wave's
@@ -160,7 +170,10 @@ STREAM_TBPS = 4.0  # device memory a streaming kernel reaches on an H200 (datash
 # call5-sweep39-measure.json, CUDA graphs): the 64x64 c1 unsplit pick at 1 and 32 x 4096 x 14336 has
 # 64 units, so 64 SMs stream 117 MB (1.8 MB each) in 64.3 and 55.3 us past the launch: 28.5 and
 # 33.5 GB/s an SM; 31 is their mean. 132 SMs x 31 = 4.1 TB/s >= STREAM_TBPS: a full GPU is held
-# by the device's rate, as before; only where fewer SMs hold a unit does this bind.
+# by the device's rate, as before; only where fewer SMs hold a unit does this bind. One figure for
+# every build is a simplification: the sweep's other cluster-1 builds with 64 units streamed 18-39
+# GB/s an SM, in the order of the bytes of B their rings hold in flight (64 KiB at 128x64, 96 at
+# 64x64 and 128x128, 128 at 64x128, 64x256 and 128x256; evidence/gemm_dev/notes_small39.md).
 SM_STREAM_GBPS = 31.0
 L2_TBPS = 8.0  # L2 bandwidth for the split-K workspace traffic, TB/s, shared by the busy SMs
 FILL_US = 1.0  # per unit: the ring's first load latency + the part of the epilogue not overlapped
@@ -322,7 +335,8 @@ def memory_floor_us(m: int, n: int, k: int, ctas: int, sms: int) -> float:
     CTAs than SMs stream (64 units of 64x64 at N = 4096: half the SMs) or a last wave is partial."""
     total = (m * k + n * k + m * n) * 2
     device_us = total / (STREAM_TBPS * 1e12) * 1e6
-    per_sm_us = wave_share(ctas, sms) * total / ctas / (SM_STREAM_GBPS * 1e9) * 1e6
+    per_sm = max(SM_STREAM_GBPS * 1e9, STREAM_TBPS * 1e12 / sms)  # at least its share of the device
+    per_sm_us = wave_share(ctas, sms) * total / ctas / per_sm * 1e6
     return max(device_us, per_sm_us)
 
 

@@ -311,13 +311,14 @@ def test_the_split_k_reduction_is_a_tail_after_the_memory_floor(monkeypatch):
 
 
 def test_on_a_tie_at_the_memory_floor_more_units_win():
-    # On 64 SMs, 64x64 and 64x128 unsplit at 1 x 8192 x 8192 (128 and 64 units) both sit at the per-SM
-    # streaming floor: two waves of half the bytes a CTA, or one wave of all of them. The model cannot
-    # tell them apart, and more units win the tie.
-    a = chooser.best_for(1, 8192, 8192, 64, 64, 1, bm=64)
-    b = chooser.best_for(1, 8192, 8192, 64, 128, 1, bm=64)
+    # 64x64 and 64x128 unsplit at 1 x 16384 x 8192 (256 and 128 units, at least one a SM) both sit at the
+    # device's floor: the model cannot tell them apart, and more units win the tie.
+    a = chooser.best_for(1, 16384, 8192, SMS, 64, 1, bm=64)
+    b = chooser.best_for(1, 16384, 8192, SMS, 128, 1, bm=64)
     assert (a.split, b.split) == (1, 1) and a.est_us == b.est_us and a.units == 2 * b.units
-    assert chooser.choose(1, 8192, 8192, 64) == a
+    floor = (8192 + 16384 * 8192 + 16384) * 2 / (chooser.STREAM_TBPS * 1e12) * 1e6
+    assert a.est_us == pytest.approx(chooser.LAUNCH_US + floor)
+    assert chooser.choose(1, 16384, 8192, SMS) == a
 
 
 def test_fewer_units_than_sms_stream_at_the_per_sm_rate():
