@@ -20,6 +20,7 @@ Without a recording each says so and shows no number.
 
 from __future__ import annotations
 
+from itertools import groupby
 from typing import TYPE_CHECKING, Any
 
 from ..._kept import rendered
@@ -78,20 +79,27 @@ def promotion() -> Table:
         for r in rows
     )
     checks = tile_checks(result)
-    picks = " ".join(
-        f"At N={c.n} the model put {bench.WIDE} at {c.predicted:.2f}x the {chooser.SQUARE}"
-        + (f" and the batch measured {c.measured:.2f}x" if c.measured is not None else "")
-        + f": {c.chosen}."
-        for c in checks
+    model = (
+        "the one whose busiest SM finishes first, counting its rounds of tiles on the SMs and "
+        f"{bench.WIDE}'s speed per unit of work, {chooser.TILE_SPEED[bench.WIDE]:g}x {chooser.SQUARE}'s (fitted "
+        "to the H100's first run of both)"
     )
-    how = (
-        f" The tile is the host's pick for the size: the one whose busiest SM finishes first, counting its "
-        f"rounds of tiles on {result.sm_count} SMs and {bench.WIDE}'s speed per unit of work, "
-        f"{chooser.TILE_SPEED[bench.WIDE]:g}x {chooser.SQUARE}'s (fitted to the H100's first run of it). "
-        + picks
-        if checks
-        else f" Recorded before the host picked a tile per size: every row is the {chooser.SQUARE} build."
-    )
+    if checks:
+        how = f" The tile is the host's pick for the size: {model}." + "".join(
+            f" At N={c.n} the model put {bench.WIDE} at {c.predicted:.2f}x the {chooser.SQUARE}"
+            + (f" and the batch measured {c.measured:.2f}x" if c.measured is not None else "")
+            + f": {c.chosen}."
+            for c in checks
+        )
+    else:
+        picks = ", ".join(
+            f"{chooser.choose_promoting(n, n, result.sm_count)} at N={n}"
+            for n, _ in groupby(r.n for r in rows)
+        )
+        how = (
+            f" Recorded before the host picked a tile per size: every row is the {chooser.SQUARE} build. The host "
+            f"now picks {model}: on {result.sm_count} SMs, {picks}."
+        )
     return Table(
         "The price of promotion: the promoting build in the same interleaved batches",
         ("N", "tile", "promotion", "TFLOP/s", "x default build", f"x {LT} (P=1 only)"),

@@ -165,6 +165,8 @@ def test_the_page_tables_without_and_with_a_recording(monkeypatch):
     assert promo.header[:3] == ("N", "tile", "promotion")
     assert promo.rows[0][3] == f"{records.promotion_table(result)[0].rate:,.0f}"
     assert {r[1] for r in promo.rows} == {"128x128"} and "Recorded before the host picked" in promo.note
+    # what the model picks now, for the recording's SM count: computed, not recorded
+    assert "on 132 SMs, 128x128 at N=4096, 128x192 at N=8192." in promo.note
     speed = figures.speed_against_lt()
     assert speed.rows[0][:2] == ("4096", f"{result.rows[0].kernel.rate:,.0f}")
     # A ratio against the like only: fast accumulation's cell has one, the default's its rate alone.
