@@ -48,14 +48,14 @@
 //    K-tiles of 128, after its sum has been added into total with FP32
 //    adds. P = 0 never promotes: the whole K runs in the wgmma
 //    accumulator and total receives it once at the end. The second
-//    accumulator costs registers: 64 + 64 per thread at a 128-wide tile,
-//    and a 256-wide tile (128 + 128 plus addresses) does not fit the 232
-//    a consumer gets, so a promoting build is 128 x 128. Two larger
-//    promoting tiles are build options (issue 40, not yet run on a GPU):
-//    -DGEMM_BM=192, three consumer warpgroups of 64 x 128 (512 threads,
-//    setmaxnreg 24 / 160, the layout FlashAttention-3 uses for three
-//    math warpgroups), and -DGEMM_BN=192, two consumers of 64 x 192
-//    (m64n192k32: 96 + 96 registers of the 240 setmaxnreg gives them).
+//    accumulator costs registers: 64 + 64 per thread at a 128-wide tile;
+//    a 256-wide tile (128 + 128 plus addresses) does not fit the 232 a
+//    consumer gets, a 192-wide one (-DGEMM_BN=192, m64n192k32: 96 + 96)
+//    fits the 240 of setmaxnreg 24 / 240. So a promoting build is
+//    128 x 128 or 128 x 192, the host picking per size (Day 87's
+//    chooser). -DGEMM_BM=192, three consumer warpgroups of 64 x 128 (512
+//    threads, setmaxnreg 24 / 160, FlashAttention-3's layout for three
+//    math warpgroups), builds too, but ran slower than 128 x 192.
 //    (DeepGEMM, github.com/deepseek-ai/DeepGEMM, deep_gemm/include/
 //    deep_gemm/fp8_gemm.cuh: the same two accumulators, promoted with the
 //    block scales every 128 of K.)
@@ -150,7 +150,7 @@
 //        64 x 128 tiles, one consumer each, chains in turns: see the region "pingpong-order" below;
 //        the 192-row promoting build: -DGEMM_PROMOTE=1 -DGEMM_BN=128 -DGEMM_BM=192 (three consumers);
 //        the 192-column promoting build: -DGEMM_PROMOTE=1 -DGEMM_BN=192 (m64n192k32);
-//        the last two not yet run on a GPU)
+//        both checked on an H100: evidence/gemm_dev/notes_fp8wide.md)
 // Run:   ./gemm8_fp8                      (a list of ragged shapes, each with the build's intervals)
 //        ./gemm8_fp8 M N K PROMOTE_EVERY  (one shape)
 

@@ -48,6 +48,8 @@ from ..kernel.lcg import lcg_operands
 from ._ladder import LCG_SEED, SAMPLE_ROWS, Shape, sm_count
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from ..kernel.compile import Compiled
     from ..lesson import Lesson
 
@@ -83,8 +85,12 @@ class Build:
 
 
 def build_of(lesson: Lesson, compiled: Compiled | None) -> Build:
-    flags = dict(compiled.options.defines) if compiled is not None else {}
-    c = lesson.constants(flags)
+    return build_for(lesson, dict(compiled.options.defines) if compiled is not None else {})
+
+
+def build_for(lesson: Lesson, defines: Mapping[str, int | str]) -> Build:
+    """The build the kernel file makes of these -D flags (its constants: nothing is compiled)."""
+    c = lesson.constants(dict(defines))
     return Build(
         int(c["kBN"]), int(c["kClusterM"]), int(c["kPromote"]), int(c["kBlockScales"]), int(c["kBM"])
     )

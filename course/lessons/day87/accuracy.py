@@ -1,6 +1,6 @@
 """Day 87: what the tensor cores' FP8 accumulator keeps, from the measured curves.
 
-The recording (``bench.accuracy_curve``) holds the relative error of D against K for the kernel
+The recording (``records.accuracy_curve``) holds the relative error of D against K for the kernel
 never promoting and promoting at each interval of ``bench.CURVE_KERNELS``, and cuBLASLt, on
 N(0, 1) and U(0, 1) inputs. This module puts a model beside it and finds the one number the model has:
 
@@ -54,9 +54,8 @@ from .bench import (
     LT,
     LT_FAST,
     PROMOTE_SIZES,
-    accuracy_curve,
-    promotion_table,
 )
+from .records import accuracy_curve, promotion_table
 
 GROUP = 32  # products one k32 wgmma adds per row and column: the model's unit of alignment
 TILE_GROUPS = 4  # groups per K-tile of 128: promotion every P K-tiles is every 4P groups
@@ -243,7 +242,7 @@ def kernel_curves(dist: str, bits: int) -> np.ndarray:
 
 
 def fit(curve: dict[str, dict[str, list[tuple[int, float]]]]) -> Fit | None:
-    """The fit of the model to a recording's curve (``bench.accuracy_curve``), or None if the
+    """The fit of the model to a recording's curve (``records.accuracy_curve``), or None if the
     never-promoted U(0, 1) curve was not recorded."""
     never = CURVE_KERNELS[0][0]
     measured = dict(curve.get("uniform", {}).get(never, []))
@@ -349,8 +348,8 @@ def promotion_choice(every: int) -> Table:
         curve = accuracy_curve(result)
         name = {p: n for n, _, p in CURVE_KERNELS}.get(every)
         errs = [dict(curve.get(d, {}).get(name, [])).get(k) if name else None for d in DISTS]
-        speeds = [(n, ratio) for n, p, _, ratio, _ in promotion_table(result) if p == every]
-        speed = ", ".join(f"{ratio:.2f}x at N = {n}" for n, ratio in speeds)
+        speeds = [r for r in promotion_table(result) if r.p == every and r.chosen]
+        speed = ", ".join(f"{r.ratio:.2f}x at N = {r.n} ({r.tile})" for r in speeds)
         if any(e is not None for e in errs) or speed:
             rows.append(
                 (
@@ -366,7 +365,7 @@ def promotion_choice(every: int) -> Table:
         ("", "error, N(0, 1)", "error, U(0, 1)", "speed (x the default build)"),
         tuple(rows),
         f"Speed is recorded for every {', '.join(str(128 * p) for p in INTERVALS if p)} of K at N = "
-        f"{' and '.join(str(n) for n in PROMOTE_SIZES)} (the promoting build is 128 x 128, the default 128 x 256); "
+        f"{' and '.join(str(n) for n in PROMOTE_SIZES)} (the promoting build of the tile the host picks for each, in brackets; the default 128 x 256); "
         "the model has no speed.",
     )
 

@@ -3,16 +3,20 @@
 The engine times the squares (the default build, 128 x 256 with a cluster of 2, never
 promoting) against cuBLASLt's FP8 matmul through nvmath-python on the same e4m3 buffers and
 scales, with its fast accumulation off (its default) and on. ``finish`` then, at 4096 and 8192,
-times the promoting build (128 x 128, ``GEMM_PROMOTE=1``) at each interval of ``INTERVALS`` in
-the same interleaved batches as the default build and cuBLASLt; and measures the accuracy
-curve: the relative error ||D - R|| / ||R|| against K, R the float64 product of the dequantised
-inputs, for N(0, 1) and U(0, 1) inputs, never promoting, promoting, and cuBLASLt both ways. The
-page renders both from a recording (``promotion_table``, ``accuracy_curve``).
+times the promoting build (``GEMM_PROMOTE=1``) of the tile the host picks for the size
+(``chooser.choose_promoting``: 128 x 128 or 128 x 192) at each interval of ``INTERVALS``, and the
+other tile at P=1 (the pick checked), in the same interleaved batches as the default build and
+cuBLASLt; each row's title names its tile (``promotion_title``) and ``chosen_title`` records the
+pick. It measures the accuracy curve: the relative error ||D - R|| / ||R|| against K, R the float64
+product of the dequantised inputs, for N(0, 1) and U(0, 1) inputs, never promoting, promoting (the
+promoting build picked for 1024 x 1024), and cuBLASLt both ways. The page renders both from a
+recording (``records.promotion_table``, ``records.accuracy_curve``).
 
-The block-scaled build (``GEMM_BLOCK_SCALES=1``: A scaled per 1 x 128, B per 128 x 128, applied at
-every promotion) is timed in the same batches as the promoting build (``block_table``), and its
-accuracy set beside per-tensor scales on skewed inputs, rows and blocks of very different
-magnitudes, against float64 of the original and of the dequantised inputs (``block_accuracy``).
+The block-scaled build (``GEMM_BLOCK_SCALES=1``, 128 x 128 only: A scaled per 1 x 128, B per 128 x
+128, applied at every promotion) is timed in the same batches, beside the 128 x 128 promoting build at
+P=1 (``records.block_table``), and its accuracy set beside per-tensor scales on skewed inputs, rows and
+blocks of very different magnitudes, against float64 of the original and of the dequantised inputs
+(``records.block_accuracy``).
 
 Builds not yet measured are timed only when ``PINGPONG_ENV`` (``COURSE_DAY87_PINGPONG``) names them,
 off by default: ``1`` is the ping-pong promoting build (``chooser.PINGPONG_BUILD``), and a comma list
@@ -39,7 +43,7 @@ from ...kernel.host import timing_floor
 from .._fp8 import BENCH_TOLERANCE, draw_inputs, relative_error, segment_error, waves
 from .._ladder import sm_count
 from . import LESSON, chooser
-from .chooser import BLOCK_BUILD, DEV_BUILDS, PROMOTE_BUILD, WIDE_BUILD
+from .chooser import BLOCK_BUILD, DEV_BUILDS, PROMOTE_BUILD, PROMOTE_TILES, SQUARE, WIDE_BUILD
 from .host import HOST
 
 if TYPE_CHECKING:
@@ -50,6 +54,8 @@ SIZES = (512, 1024, 2048, 4096, 8192)
 PAGE_SIZES = (4096,)  # the page's button: one square, seconds
 INTERVALS = (0, 1, 2, 4)  # promotion every P K-tiles of 128 (0: never), timed side by side
 PROMOTE_SIZES = (4096, 8192)
+TILES = tuple(PROMOTE_TILES)  # the promoting builds' tiles, 128x128 first
+WIDE = TILES[-1]  # 128x192
 BLOCK = "block-scaled build"
 LT_BLOCK = "cuBLASLt FP8 (1x128 / 128x128 block scales)"  # LtFp8(block_scales=True).name: the like of BLOCK
 # The skewed-input accuracy comparison: a ragged shape and a square.
@@ -62,12 +68,13 @@ ACCURACY_KS = (256, 512, 1024, 2048, 4096, 8192, 16384)
 DISTS = ("normal", "uniform")
 LT = "cuBLASLt FP8"
 LT_FAST = "cuBLASLt FP8 (fast accumulation)"
-# The accuracy curve's contestants: (name, build defines, promotion interval) for the kernel.
+# The accuracy curve's contestants: (name, whether it is the promoting build, promotion interval) for the
+# kernel; the promoting build is the one the host picks for the curve's size (chooser.choose_promoting).
 CURVE_KERNELS = (
-    ("never promoted (128x256)", None, 0),
-    ("promoted every 128 (P=1)", PROMOTE_BUILD, 1),
-    ("promoted every 256 (P=2)", PROMOTE_BUILD, 2),
-    ("promoted every 512 (P=4)", PROMOTE_BUILD, 4),
+    ("never promoted (128x256)", False, 0),
+    ("promoted every 128 (P=1)", True, 1),
+    ("promoted every 256 (P=2)", True, 2),
+    ("promoted every 512 (P=4)", True, 4),
 )
 CURVE_NAMES = tuple(name for name, _, _ in CURVE_KERNELS) + (LT, LT_FAST)
 # The builds not yet measured, timed beside the promoting one only when named here: "1" (the ping-pong
@@ -125,8 +132,24 @@ def _interval_name(every: int) -> str:
     )
 
 
-def promotion_title(every: int, n: int) -> str:
-    return f"{_interval_name(every)} at N={n}"
+def promotion_title(every: int, n: int, tile: str = SQUARE) -> str:
+    """A promoting build's row at N. The 128 x 128 build's title is the one it had before there was a
+    second tile (older recordings hold only those); another tile names itself."""
+    name = _interval_name(every)
+    if tile != SQUARE:
+        name = name.replace("promoting build", f"promoting build ({tile})", 1)
+    return f"{name} at N={n}"
+
+
+def chosen_title(n: int, tile: str) -> str:
+    """The reason that says which promoting tile the host picked at N (its value: the model's ratio of
+    the wider tile's speed over 128x128's)."""
+    return f"promoting build at N={n}: {tile} chosen"
+
+
+def tiles_title(n: int) -> str:
+    """The measured ratio of the wider promoting tile over 128x128 at P=1, in the same batches."""
+    return f"promoting build ({WIDE}) against {SQUARE}, P=1 at N={n}"
 
 
 def accuracy_title(dist: str, k: int, name: str) -> str:
@@ -168,70 +191,94 @@ def _ratio_reasons(ctx: Context) -> list[Reason]:
 
 
 def _promotion(ctx: Context, n: int) -> list[Reason]:
+    """At N: the promoting build of the tile the host picks (``chooser.choose_promoting``) at each of
+    ``INTERVALS``, the other tile at P=1 (the model's pick checked), and the block-scaled build (128 x
+    128), in one interleaved batch with the default build and cuBLASLt."""
     host = HOST
-    base_c = ctx.compile(n)
-    prom_c = ctx.compile(n, defines=PROMOTE_BUILD)
+    chosen = chooser.choose_promoting(n, n, ctx.sms)
+    other = next(t for t in TILES if t != chosen)
     sets = rotation_buffers(4 * n * n, ctx.l2_bytes)
-    base = host.workload(base_c, n, sets, "bench")
-    prom = host.workload(prom_c, n, sets, "bench")
+    base = host.workload(ctx.compile(n), n, sets, "bench")
+    proms = {t: host.workload(ctx.compile(n, defines=PROMOTE_TILES[t]), n, sets, "bench") for t in TILES}
     blk = host.workload(ctx.compile(n, defines=BLOCK_BUILD), n, sets, "bench")
     lt = ctx.peers[0]
+    timed = [(chosen, p) for p in INTERVALS] + [(other, 1)]
     calls: dict[str, tuple[Callable[[int], None], Any]] = {
         KERNEL: (base.launch, None),
-        **{_interval_name(p): (partial(prom.launch_every, every=p), None) for p in INTERVALS},
+        **{promotion_title(p, n, t): (partial(proms[t].launch_every, every=p), None) for t, p in timed},
         BLOCK: (blk.launch, None),
         lt.name: (partial(lt.call, base), None),
     }
     lt_block = _lt_block_call(ctx, n, blk)
     if lt_block is not None:
         calls[LT_BLOCK] = (lt_block, None)
-    # every interval is checked on set 0 before anything is timed
-    for p in INTERVALS:
-        prom.poison(0)
-        prom.launch_every(0, p)
-        check = prom.check(prom.out(0))
-        if not check.passed:
-            ctx.verify(n, prom, {_interval_name(p): (partial(prom.launch_every, every=p), None)})
+    # every promoting build at every interval is checked on set 0 before anything is timed
+    for t, p in timed:
+        w = proms[t]
+        w.poison(0)
+        w.launch_every(0, p)
+        if not w.check(w.out(0)).passed:
+            ctx.verify(n, w, {promotion_title(p, n, t): calls[promotion_title(p, n, t)]})
     ctx.verify(n, base, {KERNEL: calls[KERNEL], lt.name: calls[lt.name]})
     # against float64 of its own (block-)dequantised inputs, as cuBLASLt's block-scaled matmul is
     ctx.verify(n, blk, {key: calls[key] for key in (BLOCK, LT_BLOCK) if key in calls})
     samples = ctx.timer.samples_together(
         {key: [partial(call, j) for j in range(sets)] for key, (call, _) in calls.items()}
     )
-    out = []
-    for p in INTERVALS:
-        mine = samples[_interval_name(p)].per_call_ms
+    rounds = {t: waves(n, n, w.build, ctx.sms) for t, w in proms.items()}
+    predicted = chooser.predicted_ratio(n, ctx.sms, WIDE)
+    why = (
+        f"{chosen} chosen (chooser.choose_promoting): {rounds[SQUARE]:.2f} rounds of {SQUARE} units against "
+        f"{rounds[WIDE]:.2f} of {WIDE} on {ctx.sms} SMs, the model's {WIDE} at {predicted:.3f}x the {SQUARE} "
+        f"(its speed per unit of work {chooser.TILE_SPEED[WIDE]:g}x, fitted)"
+    )
+    out = [Reason(chosen_title(n, chosen), predicted, "x", "estimate", why)]
+    for t, p in timed:
+        title = promotion_title(p, n, t)
+        mine = samples[title].per_call_ms
         r, lo, hi = paired_ratios(mine, samples[KERNEL].per_call_ms)
         rl, llo, lhi = paired_ratios(mine, samples[lt.name].per_call_ms)
-        rate = ctx.rate(n, samples[_interval_name(p)].timing().median_ms)
+        rate = ctx.rate(n, samples[title].timing().median_ms)
+        role = "the tile chosen for this size" if t == chosen else f"not chosen here, timed against {chosen}"
         out.append(
             Reason(
-                promotion_title(p, n),
+                title,
                 r,
                 "x",
                 "measured",
-                f"the 128x128 build with GEMM_PROMOTE=1 at promote_every={p}: {rate:,.0f} TFLOP/s, {r:.2f}x the "
-                f"default build ({lo:.2f}x to {hi:.2f}x) and {rl:.2f}x {lt.name} ({llo:.2f}x to {lhi:.2f}x) over "
-                f"{len(mine)} interleaved repeats",
+                f"the {t} build with GEMM_PROMOTE=1 ({role}) at promote_every={p}: {rate:,.0f} TFLOP/s, {r:.2f}x "
+                f"the default build ({lo:.2f}x to {hi:.2f}x) and {rl:.2f}x {lt.name} ({llo:.2f}x to {lhi:.2f}x) "
+                f"over {len(mine)} interleaved repeats",
                 lo,
                 hi,
             )
         )
-        out.append(
-            Reason(f"{promotion_title(p, n)}: rate", rate, "TFLOP/s", "measured", "median of the repeats")
-        )
-        out.append(
-            Reason(
-                f"{promotion_title(p, n)} against {lt.name}", rl, "x", "measured", "same batches", llo, lhi
-            )
-        )
+        out.append(Reason(f"{title}: rate", rate, "TFLOP/s", "measured", "median of the repeats"))
+        out.append(Reason(f"{title} against {lt.name}", rl, "x", "measured", "same batches", llo, lhi))
         ctx.progress(
-            f"{ctx.lesson.id} N={n} {_interval_name(p)}: {rate:,.0f} TFLOP/s, {r:.2f}x, {rl:.2f}x {lt.name}"
+            f"{ctx.lesson.id} N={n} {t} {_interval_name(p)}: {rate:,.0f} TFLOP/s, {r:.2f}x, {rl:.2f}x {lt.name}"
         )
+    rw, wlo, whi = paired_ratios(
+        samples[promotion_title(1, n, WIDE)].per_call_ms, samples[promotion_title(1, n)].per_call_ms
+    )
+    out.append(
+        Reason(
+            tiles_title(n),
+            rw,
+            "x",
+            "measured",
+            f"same batches; the model said {predicted:.3f}x, so {chosen}",
+            wlo,
+            whi,
+        )
+    )
+    ctx.progress(
+        f"{ctx.lesson.id} N={n}: {WIDE} at P=1 {rw:.2f}x the {SQUARE} (model {predicted:.3f}x): {chosen} chosen"
+    )
     mine = samples[BLOCK].per_call_ms
     rate = ctx.rate(n, samples[BLOCK].timing().median_ms)
     ratios = {
-        key: paired_ratios(mine, samples[key].per_call_ms) for key in (KERNEL, _interval_name(1), lt.name)
+        key: paired_ratios(mine, samples[key].per_call_ms) for key in (KERNEL, promotion_title(1, n), lt.name)
     }
     (r, lo, hi), (rp, plo, phi), (rl, llo, lhi) = ratios.values()
     out += [
@@ -242,12 +289,14 @@ def _promotion(ctx: Context, n: int) -> list[Reason]:
             "measured",
             f"the 128x128 build with GEMM_BLOCK_SCALES=1 (A scaled per 1x128, B per 128x128, applied at every "
             f"promotion): {rate:,.0f} TFLOP/s, {r:.2f}x the default build ({lo:.2f}x to {hi:.2f}x), {rp:.2f}x the "
-            f"per-tensor promoting build at P=1 and {rl:.2f}x {lt.name} over {len(mine)} interleaved repeats",
+            f"per-tensor 128x128 promoting build at P=1 and {rl:.2f}x {lt.name} over {len(mine)} interleaved repeats",
             lo,
             hi,
         ),
         Reason(f"{block_title(n)}: rate", rate, "TFLOP/s", "measured", "median of the repeats"),
-        Reason(f"{block_title(n)} against P=1", rp, "x", "measured", "same batches", plo, phi),
+        Reason(
+            f"{block_title(n)} against P=1", rp, "x", "measured", "same batches, the 128x128 build", plo, phi
+        ),
         Reason(f"{block_title(n)} against {lt.name}", rl, "x", "measured", "same batches", llo, lhi),
     ]
     like = ""
@@ -260,7 +309,7 @@ def _promotion(ctx: Context, n: int) -> list[Reason]:
     ctx.progress(
         f"{ctx.lesson.id} N={n} {BLOCK}: {rate:,.0f} TFLOP/s, {r:.2f}x, {rp:.2f}x P=1, {rl:.2f}x {lt.name}{like}"
     )
-    del base, prom, blk, calls
+    del base, proms, blk, calls
     engine.release()
     return out
 
@@ -401,9 +450,14 @@ def _block_accuracy(ctx: Context) -> list[Reason]:
 
 def _accuracy(ctx: Context) -> list[Reason]:
     host = HOST
+    tile = chooser.choose_promoting(ACCURACY_MN, ACCURACY_MN, ctx.sms)  # the promoting build of this size
     builds = {
         "base": ctx.compile(ACCURACY_MN, defines=WIDE_BUILD),  # the curve's 128 x 256, not the chooser's pick
-        "promote": ctx.compile(ACCURACY_MN, defines=PROMOTE_BUILD),
+        "promote": ctx.compile(ACCURACY_MN, defines=PROMOTE_TILES[tile]),
+    }
+    made_by = {
+        name: f"the {tile} promoting build" if promotes else "the 128x256 build"
+        for name, promotes, _ in CURVE_KERNELS
     }
     peers = {p.name: p for p in ctx.peers}
     out = []
@@ -415,8 +469,8 @@ def _accuracy(ctx: Context) -> list[Reason]:
             prom = host.workload(builds["promote"], ACCURACY_MN, 1, "bench", shape=shape, dist=dist)
             want = base.want()  # both workloads draw the same inputs: same seed, same shape
             runs: dict[str, tuple[Any, Callable[[], None]]] = {}
-            for name, defines, every in CURVE_KERNELS:
-                work = prom if defines else base
+            for name, promotes, every in CURVE_KERNELS:
+                work = prom if promotes else base
                 runs[name] = (work, partial(work.launch_every, 0, every))
             for name in (LT, LT_FAST):
                 runs[name] = (base, partial(peers[name].call, base, 0))
@@ -432,7 +486,8 @@ def _accuracy(ctx: Context) -> list[Reason]:
                         "relative error",
                         "measured",
                         f"||D - R||_F / ||R||_F at {ACCURACY_MN} x {ACCURACY_MN} x {k}, R the float64 product of the "
-                        f"dequantised {dist} inputs (FP16 D)",
+                        f"dequantised {dist} inputs (FP16 D)"
+                        + (f"; {made_by[name]}" if name in made_by else ""),
                     )
                 )
             ctx.progress(
@@ -457,64 +512,6 @@ def _finish(ctx: Context) -> Extras:
     reasons += _accuracy(ctx)
     reasons += _block_accuracy(ctx)
     return Extras(reasons=tuple(reasons))
-
-
-def accuracy_curve(result: BenchResult) -> dict[str, dict[str, list[tuple[int, float]]]]:
-    """dist -> contestant -> [(K, relative error)], from a recording (missing points left out)."""
-    by_title = {r.title: r for r in result.reasons}
-    out: dict[str, dict[str, list[tuple[int, float]]]] = {}
-    for dist in DISTS:
-        for name in CURVE_NAMES:
-            points = [
-                (k, float(r.value))
-                for k in ACCURACY_KS
-                if (r := by_title.get(accuracy_title(dist, k, name))) is not None and r.value is not None
-            ]
-            if points:
-                out.setdefault(dist, {})[name] = points
-    return out
-
-
-def promotion_table(result: BenchResult) -> list[tuple[int, int, float, float, float]]:
-    """(N, P, TFLOP/s, x the default build, x cuBLASLt) for each recorded interval."""
-    by_title = {r.title: r for r in result.reasons}
-    rows = []
-    for n in PROMOTE_SIZES:
-        for p in INTERVALS:
-            t = promotion_title(p, n)
-            got = [by_title.get(x) for x in (t, f"{t}: rate", f"{t} against {LT}")]
-            if all(g is not None and g.value is not None for g in got):
-                ratio, rate, vs_lt = (float(g.value) for g in got)  # type: ignore[union-attr,arg-type]
-                rows.append((n, p, rate, ratio, vs_lt))
-    return rows
-
-
-def block_table(result: BenchResult) -> list[tuple[int, float, float, float, float, float | None]]:
-    """(N, TFLOP/s, x the default build, x the promoting build at P=1, x cuBLASLt, x cuBLASLt's own
-    block-scaled matmul or None where the recording has none) of the block-scaled build."""
-    by_title = {r.title: r for r in result.reasons}
-    rows = []
-    for n in PROMOTE_SIZES:
-        t = block_title(n)
-        got = [by_title.get(x) for x in (f"{t}: rate", t, f"{t} against P=1", f"{t} against {LT}")]
-        if all(g is not None and g.value is not None for g in got):
-            rate, ratio, vs_p1, vs_lt = (float(g.value) for g in got)  # type: ignore[union-attr,arg-type]
-            like = by_title.get(f"{t} against {LT_BLOCK}")
-            vs_block = float(like.value) if like is not None and like.value is not None else None
-            rows.append((n, rate, ratio, vs_p1, vs_lt, vs_block))
-    return rows
-
-
-def block_accuracy(result: BenchResult) -> dict[tuple[int, int, int], dict[tuple[str, str, str], float]]:
-    """shape -> (scaling, reference, metric) -> relative error on the skewed inputs, as recorded."""
-    by_title = {r.title: r for r in result.reasons}
-    out: dict[tuple[int, int, int], dict[tuple[str, str, str], float]] = {}
-    for shape in BLOCK_SHAPES:
-        for key in ((s, r, m) for s in SCALINGS for r in REFERENCES for m in METRICS):
-            got = by_title.get(skew_title(shape, *key))
-            if got is not None and got.value is not None:
-                out.setdefault(shape, {})[key] = float(got.value)
-    return out
 
 
 # Which build is set beside which cuBLASLt mode (issue 35): a ratio is quoted only between two that

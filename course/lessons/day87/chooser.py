@@ -12,11 +12,33 @@ builds that both never promote, not a like-with-like speed comparison; that is `
 So: the narrow tile while the wide one would fill at most half the SMs.
 Day 86's split-K does not carry over (the FP8 kernel has none): that is where the rest of the
 small sizes' gap to cuBLASLt is.
+
+The promoting build (a second accumulator, so no 128 x 256 tile) comes in two tiles, 128 x 128 and
+128 x 192 (two consumers of 64 x 192), and ``choose_promoting`` picks one per size with the model the
+persistent grid already has (``_fp8.waves``): a CTA walks ceil(rounds) units, so the run lasts as long
+as its busiest CTA's units, each the tile's share of a 128 x 128 tile's work, at the tile's speed per
+unit of work (``TILE_SPEED``). The wider tile does more work per byte it loads (``notes_fp8wide.md``),
+so it is faster per unit of work; but its tiles divide a square of 4096 less evenly (22 columns of
+192, the last a third full) and leave a longer last round. ``TILE_SPEED``'s one fitted number says how
+much faster (``fitted_speed``); with it the model picks 128 x 128 at 2048 and 4096 and 128 x 192 at
+8192, as the H100 measured. The 192 x 128 build (three consumers) is not offered: it ran slower than
+128 x 192 at each of those sizes.
 """
 
 from __future__ import annotations
 
+import math
+from functools import cache
+from typing import TYPE_CHECKING
+
 from ...errors import CourseError
+from .._fp8 import build_for, waves
+from . import LESSON
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from .._fp8 import Build
 
 NARROW = {"GEMM_BN": 128, "GEMM_CLUSTER": 1}  # the few-tiles build
 WIDE_BUILD = {"GEMM_BN": 256, "GEMM_CLUSTER": 2}  # the default build, named
@@ -25,12 +47,29 @@ BLOCK_BUILD = {**PROMOTE_BUILD, "GEMM_BLOCK_SCALES": 1}  # 1x128 / 128x128 scale
 # 64 x 128 tiles, one consumer each, chains in turns (day87.pingpong models the order); never chosen
 # here, and timed only behind bench.PINGPONG_ENV: no GPU has run it yet.
 PINGPONG_BUILD = {**PROMOTE_BUILD, "GEMM_PROMOTE_PINGPONG": 1}
-# Larger promoting tiles (issue 40), never chosen here either until a GPU has measured them: 192 x 128
-# with three consumer warpgroups of 64 x 128, and 128 x 192 with two of 64 x 192 (m64n192k32).
+# Larger promoting tiles (issue 40): 192 x 128 with three consumer warpgroups of 64 x 128 (never
+# chosen: slower than 128 x 192 at every size measured), and 128 x 192 with two of 64 x 192
+# (m64n192k32), which choose_promoting picks where the model says it finishes first.
 BM192_BUILD = {**PROMOTE_BUILD, "GEMM_BM": 192}
 BN192_BUILD = {"GEMM_BN": 192, "GEMM_PROMOTE": 1}
 # The builds the bench times only when asked (bench.PINGPONG_ENV), by the names it is asked with.
 DEV_BUILDS = {"pingpong": PINGPONG_BUILD, "192x128": BM192_BUILD, "128x192": BN192_BUILD}
+
+# The promoting builds choose_promoting picks from, by tile; the first is the one the page teaches and
+# the one a tie goes to (the block-scaled build is built on it: the kernel refuses block scales at 192).
+SQUARE = "128x128"
+PROMOTE_TILES: dict[str, dict[str, int]] = {SQUARE: PROMOTE_BUILD, "128x192": BN192_BUILD}
+# Speed per unit of work against the 128 x 128 promoting build, at the same P. 128 x 192's is fitted
+# (fitted_speed) to the H100 80GB HBM3's first run of it, P = 1, 132 SMs, one interleaved batch a size
+# (evidence/logs/2026-12-06-h100-s14/call3-fp8wide-bench-day87.json, "128x192 promoting build, every
+# 128 (P=1) at N=4096" and "... N=8192": 0.99x and 1.15x the 128 x 128 build), rounded to 2 digits;
+# tests/lessons/day87/test_chooser.py fits it again from that file.
+TILE_SPEED = {SQUARE: 1.0, "128x192": 1.12}
+# The sizes it is fitted at: squares of several rounds of units (6 to 32), where the time is the tiles'
+# and not the fixed costs a CTA pays once (the pipeline's fill, the epilogue). At 2048 a CTA has at
+# most 2 units and the model underrates the wider tile (it predicts 0.75x, the H100 measured 0.84x):
+# the pick is the same, the ratio is not the model's to give.
+FIT_SIZES = (4096, 8192)
 
 
 def wide_tiles(m: int, n: int) -> int:
@@ -45,3 +84,50 @@ def choose(m: int, n: int, sms: int) -> dict[str, int]:
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise CourseError(f"{name} must be a positive integer (got {value!r})")
     return dict(NARROW) if 2 * wide_tiles(m, n) <= sms else {}
+
+
+@cache
+def tile_build(tile: str) -> Build:
+    """The promoting build ``tile`` (a key of ``PROMOTE_TILES``), as the kernel file makes it."""
+    if tile not in PROMOTE_TILES:
+        raise CourseError(f"no promoting build {tile!r}: the tiles are {', '.join(PROMOTE_TILES)}")
+    return build_for(LESSON, PROMOTE_TILES[tile])
+
+
+def busiest_work(m: int, n: int, sms: int, tile: str, speed: float | None = None) -> float:
+    """The model's time of the busiest CTA of the promoting build ``tile`` on an M x N product, in
+    128 x 128 tiles of the 128 x 128 build: ceil(rounds) units (``_fp8.waves``), each bm x bn / 128^2
+    of that work, divided by the tile's speed per unit of work (``TILE_SPEED``, or ``speed``)."""
+    build = tile_build(tile)
+    share = build.bm * build.bn / (128 * 128)
+    return math.ceil(waves(m, n, build, sms)) * share / (TILE_SPEED[tile] if speed is None else speed)
+
+
+def choose_promoting(m: int, n: int, sms: int) -> str:
+    """The promoting build's tile for an M x N product on ``sms`` SMs: the one whose busiest CTA
+    finishes first by ``busiest_work``; a tie goes to 128 x 128 (the first of ``PROMOTE_TILES``)."""
+    for name, value in (("M", m), ("N", n), ("the SM count", sms)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise CourseError(f"{name} must be a positive integer (got {value!r})")
+    times = {tile: busiest_work(m, n, sms, tile) for tile in PROMOTE_TILES}
+    return min(times, key=lambda tile: times[tile])  # min keeps the first of equals: 128 x 128
+
+
+def promoting(m: int, n: int, sms: int) -> dict[str, int]:
+    """The chosen promoting build's defines (``PROMOTE_TILES[choose_promoting(...)]``)."""
+    return dict(PROMOTE_TILES[choose_promoting(m, n, sms)])
+
+
+def predicted_ratio(n: int, sms: int, tile: str, speed: float | None = None) -> float:
+    """The model's speed of the promoting build ``tile`` over the 128 x 128 one on an N x N square."""
+    return busiest_work(n, n, sms, SQUARE) / busiest_work(n, n, sms, tile, speed)
+
+
+def fitted_speed(measured: Mapping[int, float], sms: int, tile: str = "128x192") -> float:
+    """``tile``'s speed per unit of work that explains ``measured`` (N -> its speed over the 128 x 128
+    build on an N x N square, as one batch timed them): the geometric mean over the sizes of
+    measured / the model's ratio at speed 1."""
+    if not measured:
+        raise CourseError(f"no measurement to fit {tile}'s speed to")
+    logs = [math.log(r / predicted_ratio(n, sms, tile, speed=1.0)) for n, r in measured.items()]
+    return math.exp(sum(logs) / len(logs))

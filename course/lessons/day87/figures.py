@@ -6,19 +6,21 @@ the accumulator's model (``accuracy``).
   both draw D's own FP16 rounding (``accuracy.FP16_FLOOR``, computed on the CPU) as a grey dotted line;
 
 - ``promotion``: the promoting build's rate at each interval beside the default build, and at P=1
-  beside cuBLASLt's default (``bench.promotion_table``);
+  beside cuBLASLt's default, each row with its tile and the host's pick per size
+  (``records.promotion_table``, ``records.tile_checks``);
 - ``speed_against_lt``: the default build at each recorded size, its ratio against its like only
   (``bench.LIKE``: cuBLASLt with fast accumulation; neither promotes); the speed section shows it
   (``speed``, its ``BenchSpec.table``) in place of the engine's size table;
 - ``block_speed``: the block-scaled build beside the default build, the promoting build at P=1 and
-  cuBLASLt (``bench.block_table``);
-- ``skewed_accuracy``: per-tensor against block scales on skewed inputs (``bench.block_accuracy``).
+  cuBLASLt (``records.block_table``);
+- ``skewed_accuracy``: per-tensor against block scales on skewed inputs (``records.block_accuracy``).
 
 Without a recording each says so and shows no number.
 """
 
 from __future__ import annotations
 
+from itertools import groupby
 from typing import TYPE_CHECKING, Any
 
 from ..._kept import rendered
@@ -26,7 +28,7 @@ from ...bench.result import BenchResult, bench_dir, load
 from ...bench.spec import KERNEL
 from ...errors import CourseError
 from ..day86.figures import Table  # the ladder's titled table (HTML on a page, text in a terminal)
-from . import LESSON, accuracy, bench
+from . import LESSON, accuracy, bench, chooser
 from .bench import (
     ACCURACY_KS,
     ACCURACY_MN,
@@ -37,11 +39,8 @@ from .bench import (
     METRICS,
     REFERENCES,
     SCALINGS,
-    accuracy_curve,
-    block_accuracy,
-    block_table,
-    promotion_table,
 )
+from .records import accuracy_curve, block_accuracy, block_table, promotion_table, tile_checks
 
 if TYPE_CHECKING:  # matplotlib is imported when a picture is drawn, not when its kept rendering is shown
     from ...picture import Picture
@@ -61,28 +60,52 @@ def _where(result: BenchResult) -> str:
 
 
 def promotion() -> Table:
-    """The promoting build (128 x 128) at each interval, beside the default build, and at P=1 beside
-    cuBLASLt's default (its like: both promote)."""
+    """The promoting build at each interval, beside the default build, and at P=1 beside cuBLASLt's
+    default (its like: both promote); each row says its tile: the one the host picked for the size
+    (``chooser.choose_promoting``), and the other at P=1 where the recording timed it."""
     result = _recording()
     rows = promotion_table(result) if result is not None else []
     if result is None or not rows:
         return Table(_NOT_RECORDED, (), ())
     body = tuple(
         (
-            str(n),
-            "never" if p == 0 else f"every {128 * p} of K (P={p})",
-            f"{rate:,.0f}",
-            f"{ratio:.2f}x",
-            f"{vs_lt:.2f}x" if p == 1 else "",
+            str(r.n),
+            r.tile if r.chosen else f"{r.tile} (not picked)",
+            "never" if r.p == 0 else f"every {128 * r.p} of K (P={r.p})",
+            f"{r.rate:,.0f}",
+            f"{r.ratio:.2f}x",
+            f"{r.vs_lt:.2f}x" if r.p == 1 else "",
         )
-        for n, p, rate, ratio, vs_lt in rows
+        for r in rows
     )
+    checks = tile_checks(result)
+    model = (
+        "the one whose busiest SM finishes first, counting its rounds of tiles on the SMs and "
+        f"{bench.WIDE}'s speed per unit of work, {chooser.TILE_SPEED[bench.WIDE]:g}x {chooser.SQUARE}'s (fitted "
+        "to the H100's first run of both)"
+    )
+    if checks:
+        how = f" The tile is the host's pick for the size: {model}." + "".join(
+            f" At N={c.n} the model put {bench.WIDE} at {c.predicted:.2f}x the {chooser.SQUARE}"
+            + (f" and the batch measured {c.measured:.2f}x" if c.measured is not None else "")
+            + f": {c.chosen}."
+            for c in checks
+        )
+    else:
+        picks = ", ".join(
+            f"{chooser.choose_promoting(n, n, result.sm_count)} at N={n}"
+            for n, _ in groupby(r.n for r in rows)
+        )
+        how = (
+            f" Recorded before the host picked a tile per size: every row is the {chooser.SQUARE} build. The host "
+            f"now picks {model}: on {result.sm_count} SMs, {picks}."
+        )
     return Table(
-        "The price of promotion: the promoting build (128 x 128) in the same interleaved batches",
-        ("N", "promotion", "TFLOP/s", "x default build", f"x {LT} (P=1 only)"),
+        "The price of promotion: the promoting build in the same interleaved batches",
+        ("N", "tile", "promotion", "TFLOP/s", "x default build", f"x {LT} (P=1 only)"),
         body,
         _where(result) + f" {LT}'s default promotes (its error matches P=1's on the accuracy curve), so only "
-        "P=1 is set beside it.",
+        "P=1 is set beside it." + how,
     )
 
 
@@ -145,7 +168,7 @@ def block_speed() -> Table:
     )
     return Table(
         "Block scales (1 x 128 of A, 128 x 128 of B) applied at every promotion, in the same interleaved batches",
-        ("N", "TFLOP/s", "x default build", "x per-tensor, P=1", f"x {LT}", f"x {LT_BLOCK}"),
+        ("N", "TFLOP/s", "x default build", "x per-tensor 128x128, P=1", f"x {LT}", f"x {LT_BLOCK}"),
         body,
         _where(result)
         + f" {LT_BLOCK} is its like: the same inputs and scales (cuBLAS 12.9 and later); a recording made "

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from course.errors import CourseError
-from course.lessons.day87 import accuracy, bench, figures
+from course.lessons.day87 import accuracy, bench, figures, records
 from course.picture import Picture
 from tests.lessons.day87.test_bench import _result
 
@@ -106,13 +106,13 @@ def test_with_a_recording_the_pieces_show_its_numbers(monkeypatch):
     shown = accuracy.findings()
     text = str(shown)
     assert shown._repr_html_().count("<li>") == len(text.splitlines())
-    curve = bench.accuracy_curve(result)
+    curve = records.accuracy_curve(result)
     never = dict(curve["uniform"][bench.CURVE_KERNELS[0][0]])
     assert f"{never[bench.ACCURACY_KS[-1]]:.2e}" in text
     assert re.search(r"keeps \d+ bits", text)  # the fit's sentence
     choice = str(accuracy.promotion_choice(4))
-    p4 = [r for r in bench.promotion_table(result) if r[1] == 4]
-    assert all(f"{ratio:.2f}x at N = {n}" in choice for n, _, _, ratio, _ in p4)
+    p4 = [r for r in records.promotion_table(result) if r.p == 4]
+    assert p4 and all(f"{r.ratio:.2f}x at N = {r.n} ({r.tile})" in choice for r in p4)
     every512 = dict(curve["normal"][next(n for n, _, p in bench.CURVE_KERNELS if p == 4)])
     assert f"{every512[bench.ACCURACY_KS[-1]]:.2e}" in choice
     only_model = str(accuracy.promotion_choice(8))  # no curve, no speed recorded: the model alone
@@ -163,7 +163,7 @@ def test_no_measured_point_lies_below_the_floor():
     # inputs are not numpy's, so 5% of slack); every curve of the committed recording stays above it.
     recording = accuracy.load(accuracy.LESSON.id)
     assert recording is not None, "Day 87's recording is part of the checkout (evidence/<GPU>/bench)"
-    curve = bench.accuracy_curve(recording)
+    curve = records.accuracy_curve(recording)
     assert sum(len(lines) for lines in curve.values()) == 2 * len(bench.CURVE_NAMES)
     for dist, lines in curve.items():
         floor = dict(zip(bench.ACCURACY_KS, accuracy.FP16_FLOOR[dist], strict=True))

@@ -1,6 +1,7 @@
 """The larger promoting tiles on the host (issue 40): 192 x 128 (GEMM_BM=192, three consumers) and
 128 x 192 (GEMM_BN=192): their grid and rounds of units, their names, the bench's switch that times
-them (``bench.PINGPONG_ENV``), and that the chooser never picks them (no GPU has measured them)."""
+them (``bench.PINGPONG_ENV``), and that the default build's chooser never picks them (the promoting
+build's choice between 128 x 128 and 128 x 192 is test_chooser.py's)."""
 
 from __future__ import annotations
 
