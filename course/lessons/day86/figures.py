@@ -51,9 +51,12 @@ class Table:
 
     def _repr_html_(self) -> str:
         cell = "style='text-align:right;padding:2px 5px'"
+        # A value stays on one line ("0.80x (0.78-0.82)" took three at 1280 px and made the 32-row
+        # shape table 1,500 px tall); a table wider than the page scrolls sideways in its box instead.
+        value = "style='text-align:right;padding:2px 5px;white-space:nowrap'"
         head = "".join(f"<th {cell}>{escape(h)}</th>" for h in self.header)
         body = "".join(
-            "<tr>" + "".join(f"<td {cell}>{escape(v)}</td>" for v in row) + "</tr>" for row in self.rows
+            "<tr>" + "".join(f"<td {value}>{escape(v)}</td>" for v in row) + "</tr>" for row in self.rows
         )
         note = f"<p><small>{escape(self.note)}</small></p>" if self.note else ""
         # Wider than a narrow page (the shape table's graph columns), it scrolls sideways in its box.
