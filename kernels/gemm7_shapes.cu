@@ -34,6 +34,14 @@
 //    shared-memory traffic per FLOP. -DGEMM_BM=64 makes the tile 64 x BN
 //    with one consumer warpgroup (256 threads): for decode shapes (M <=
 //    64), where a 128-row tile spends half its wgmma work on zero rows.
+//    Issue 39's development widths, not yet run on a GPU and picked by no
+//    chooser: -DGEMM_BN=192, 160, 144 or 96 (128-row tiles, cluster 1 or
+//    2), so that a middle-sized shape's tiles come to about whole waves of
+//    the SMs (cuBLAS runs 128 x 144 at 1536^3, 132 tiles on 132 SMs). Their
+//    wgmmas are m64nBNk16 (region wide39-wgmma); D goes out one box per
+//    consumer per pass, 64 columns at BN 192, 48 at 96 and 144, 32 at 160
+//    (region wide39-epilogue), so the ring takes what shared memory has
+//    left: 5, 6, 6 and 7 stages.
 //
 // 3. Split-K with an in-kernel reduction. The runtime argument splitK
 //    cuts each tile's K-tiles into splitK contiguous ranges; a work unit
@@ -121,6 +129,7 @@
 //
 // Build: nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -o gemm7_shapes gemm7_shapes.cu
 //        (add -DGEMM_BN=128 or 64 and/or -DGEMM_CLUSTER=1 for the other configurations,
+//        -DGEMM_BN=192, 160, 144 or 96 for issue 39's development widths, not yet run on a GPU,
 //        -DGEMM_DETERMINISTIC=1 for split-K sums in split order,
 //        -DGEMM_STREAMK=1 for the Stream-K schedule;
 //        -DGEMM_SMALL=1 -DGEMM_BM=64 -DGEMM_CLUSTER=1 -DGEMM_BN=64 or 128 for small problems)
@@ -249,11 +258,14 @@ constexpr int kCtasPerSm = 1 + GEMM_SMALL;  // CTAs the persistent grid puts on 
 constexpr int kProducerRegs = 40;         // producer warpgroup's ceiling after setmaxnreg.dec
 constexpr int kConsumerRegs = 232;        // each consumer warpgroup's ceiling after setmaxnreg.inc
 constexpr int kSmemAlign = 1024;          // 128B-swizzle atoms are 8 rows x 128 B = 1024 B
-constexpr int kBoxDCols = 64;             // TMA store box for D: 64 columns = 128 B, one swizzle row
+// TMA store box for D: 64 columns = 128 B, one swizzle row. At a development width that 64 does not
+// divide (issue 39), a narrower box inside the same 128-byte swizzle: 48 columns at BN 96 and 144,
+// 32 at 160 (48 - 160 % 48); the development widths stage one box per consumer per pass.
+constexpr int kBoxDCols = kBN % 64 ? 48 - kBN % 48 : 64;
 constexpr int kBoxDRows = 64;             // TMA store box for D: one consumer's 64 rows
-constexpr int kPasses = (kBN + 127) / 128;  // epilogue passes per tile: 2 at BN 256, else 1
+constexpr int kPasses = 256 % kBN ? kBN / kBoxDCols : (kBN + 127) / 128;  // epilogue passes per tile: 2 at BN 256, else 1 (development widths: a pass a box)
 constexpr int kStagingBoxes = kBN / (kBoxDCols * kPasses);  // D boxes each consumer stages per pass: 2, or 1 at BN 64
-constexpr int kStagingSlots = 2;          // staging boxes shared memory holds per consumer (every build)
+constexpr int kStagingSlots = 256 % kBN ? 1 : 2;  // staging boxes shared memory holds per consumer: 2 (1 at a development width)
 constexpr int kPersistent = 1;            // grid = SMs x kCtasPerSm (at most); each CTA walks units
 constexpr int kGroupM = 8;                // cluster-tile rows per group of the tile order
 constexpr int kMinMultiple = 8;           // N and K: 8 halves = 16 bytes, the TMA stride rule
@@ -265,16 +277,22 @@ constexpr int kTileBytesB = kBN * kBK * 2;                      // 32 or 16 KiB
 constexpr int kStageBytes = kTileBytesA + kTileBytesB;          // bytes the TMA delivers per K-tile
 // The ring is as deep as shared memory allows: 192 KiB of stages (a stage is
 // 16 KiB of A plus kBN * 128 B of B), beside 32 KiB of D staging and the
-// barriers: 4 stages at BN 256, 6 at BN 128, 8 at BN 64.
-constexpr int kRingBytes = 196608 - GEMM_SMALL * 122880;  // 192 KiB, or 72 KiB in the small build
+// barriers: 4 stages at BN 256, 6 at BN 128, 8 at BN 64. A development width
+// (256 % kBN != 0) gets what is left of 227 KiB beside one staging box a
+// consumer and 2 KiB: 5 stages at BN 192, 6 at 160 and 144, 7 at 96.
+constexpr int kRingBytes = 256 % kBN ? 227 * 1024 - 2048 - kConsumers * kStagingSlots * kBoxDRows * kBoxDCols * 2
+                                     : 196608 - GEMM_SMALL * 122880;  // 192 KiB, or 72 KiB in the small build
 constexpr int kStages = kRingBytes / kStageBytes;               // ring of shared-memory stages
 // Dynamic shared memory the launch requests: the ring, the D staging, one
 // 1024-byte block for the barriers (SharedStorage is 1024-aligned), and the
-// alignment slack. 231424 in every 128-row build.
+// alignment slack. 231424 in every 128-row build of BN 256, 128 or 64.
 constexpr int kSmemBytes = kStages * kStageBytes + kConsumers * kStagingSlots * kBoxDRows * kBoxDCols * 2 + 1024 + kSmemAlign;
 constexpr int kClusterSize = kClusterM * kClusterN;
 
-static_assert(kBN == 256 || kBN == 128 || kBN == 64, "GEMM_BN is 256, 128 or 64");
+static_assert(kBN == 256 || kBN == 128 || kBN == 64 ||
+                  ((kBN == 192 || kBN == 160 || kBN == 144 || kBN == 96) && kBM == 128 && !GEMM_SMALL),
+              "GEMM_BN is 256, 128 or 64; or 192, 160, 144 or 96, issue 39's development widths (128-row "
+              "tiles, not the small build; not yet run on a GPU)");
 static_assert(kBM == 128 || kBM == 64, "GEMM_BM is 128 or 64");
 static_assert(kClusterM == 1 || kClusterM == 2, "GEMM_CLUSTER is 1 or 2");
 static_assert(kDeterministic == 0 || kDeterministic == 1, "GEMM_DETERMINISTIC is 0 or 1");
@@ -287,11 +305,13 @@ static_assert(kBoxARows == kBM && kBoxBRows <= 256, "TMA boxes are at most 256 r
 static_assert(kThreadsPerBlock == 128 * (1 + kConsumers),
               "one producer warpgroup plus the consumer warpgroups");
 static_assert(kStages >= 2, "a pipeline needs at least two stages");
-static_assert(kBoxDCols * 2 == 128 && kBoxDRows == kWgmmaM && kPasses >= 1 &&
+static_assert(kBoxDCols * 2 <= 128 && kBoxDCols % 16 == 0 && kBoxDRows == kWgmmaM && kPasses >= 1 &&
                   kStagingBoxes >= 1 && kStagingBoxes <= kStagingSlots &&
                   kPasses * kStagingBoxes * kBoxDCols == kBN,
-              "each consumer stores its 64-row slice as kBN / 64 boxes of 64x64");
-static_assert(kBoxBRows * kClusterM == kBN, "the cluster's CTAs split the B tile evenly");
+              "each consumer stores its 64-row slice as kBN / kBoxDCols boxes of 64 rows, each row at most "
+              "one 128-byte swizzle span (64 columns; 48 or 32 at a development width)");
+static_assert(kBoxBRows * kClusterM == kBN && kBoxBRows % 8 == 0,
+              "the cluster's CTAs split the B tile evenly, in whole 8-row swizzle atoms (1024 B)");
 static_assert(128 * (kProducerRegs + kConsumers * kConsumerRegs) <= 65536,
               "the three warpgroups' ceilings must fit the 64K-register file");
 // end snippet
@@ -579,6 +599,74 @@ __device__ __forceinline__ void wgmmaM64N64K16(float (&acc)[32], uint64_t descA,
 }
 // end snippet
 
+// region wide39-wgmma (issue 39's development widths: no page shows it; not yet run on a GPU)
+// m64nNk16 for N = 96, 144, 160 and 192 (PTX ISA, wgmma.mma_async: N is any multiple of 8
+// up to 256 for .f16 inputs): N / 2 accumulators a thread, one overload of wgmmaWide per
+// accumulator count. The operand lists are spelled by the preprocessor eight at a time:
+// WIDE_R<i> names operands %8i .. %8i+7 in the asm string, WIDE_ACC8(i) binds acc[8i] ..
+// acc[8i + 7] to them; then descA, descB and scale-d, numbered on, as above.
+#define WIDE_R0 "%0,%1,%2,%3,%4,%5,%6,%7"
+#define WIDE_R1 "%8,%9,%10,%11,%12,%13,%14,%15"
+#define WIDE_R2 "%16,%17,%18,%19,%20,%21,%22,%23"
+#define WIDE_R3 "%24,%25,%26,%27,%28,%29,%30,%31"
+#define WIDE_R4 "%32,%33,%34,%35,%36,%37,%38,%39"
+#define WIDE_R5 "%40,%41,%42,%43,%44,%45,%46,%47"
+#define WIDE_R6 "%48,%49,%50,%51,%52,%53,%54,%55"
+#define WIDE_R7 "%56,%57,%58,%59,%60,%61,%62,%63"
+#define WIDE_R8 "%64,%65,%66,%67,%68,%69,%70,%71"
+#define WIDE_R9 "%72,%73,%74,%75,%76,%77,%78,%79"
+#define WIDE_R10 "%80,%81,%82,%83,%84,%85,%86,%87"
+#define WIDE_R11 "%88,%89,%90,%91,%92,%93,%94,%95"
+#define WIDE_ACC8(i)                                                                            \
+    "+f"(acc[8 * i]), "+f"(acc[8 * i + 1]), "+f"(acc[8 * i + 2]), "+f"(acc[8 * i + 3]),        \
+        "+f"(acc[8 * i + 4]), "+f"(acc[8 * i + 5]), "+f"(acc[8 * i + 6]), "+f"(acc[8 * i + 7])
+#define WIDE_REGS48 WIDE_R0 "," WIDE_R1 "," WIDE_R2 "," WIDE_R3 "," WIDE_R4 "," WIDE_R5
+#define WIDE_REGS72 WIDE_REGS48 "," WIDE_R6 "," WIDE_R7 "," WIDE_R8
+#define WIDE_REGS80 WIDE_REGS72 "," WIDE_R9
+#define WIDE_REGS96 WIDE_REGS80 "," WIDE_R10 "," WIDE_R11
+#define WIDE_ACC48 WIDE_ACC8(0), WIDE_ACC8(1), WIDE_ACC8(2), WIDE_ACC8(3), WIDE_ACC8(4), WIDE_ACC8(5)
+#define WIDE_ACC72 WIDE_ACC48, WIDE_ACC8(6), WIDE_ACC8(7), WIDE_ACC8(8)
+#define WIDE_ACC80 WIDE_ACC72, WIDE_ACC8(9)
+#define WIDE_ACC96 WIDE_ACC80, WIDE_ACC8(10), WIDE_ACC8(11)
+// wgmmaWide for m64n<N>k16: DESC names descA and descB's operands, SCALE scale-d's.
+#define WIDE_WGMMA(N, DESC, SCALE, REGS, ...)                                                   \
+    __device__ __forceinline__ void wgmmaWide(float(&acc)[N / 2], uint64_t descA,              \
+                                              uint64_t descB, int scaleD) {                    \
+        asm volatile("{\n\t.reg .pred p;\n\t"                                                   \
+                     "setp.ne.b32 p, " SCALE ", 0;\n\t"                                         \
+                     "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32.f16.f16\n\t"               \
+                     "{" REGS "},\n\t" DESC ", p, 1, 1, 0, 0;\n\t}"                             \
+                     : __VA_ARGS__                                                              \
+                     : "l"(descA), "l"(descB), "r"(scaleD));                                    \
+    }
+WIDE_WGMMA(96, "%48, %49", "%50", WIDE_REGS48, WIDE_ACC48)
+WIDE_WGMMA(144, "%72, %73", "%74", WIDE_REGS72, WIDE_ACC72)
+WIDE_WGMMA(160, "%80, %81", "%82", WIDE_REGS80, WIDE_ACC80)
+WIDE_WGMMA(192, "%96, %97", "%98", WIDE_REGS96, WIDE_ACC96)
+#undef WIDE_WGMMA
+#undef WIDE_ACC96
+#undef WIDE_ACC80
+#undef WIDE_ACC72
+#undef WIDE_ACC48
+#undef WIDE_REGS96
+#undef WIDE_REGS80
+#undef WIDE_REGS72
+#undef WIDE_REGS48
+#undef WIDE_ACC8
+#undef WIDE_R0
+#undef WIDE_R1
+#undef WIDE_R2
+#undef WIDE_R3
+#undef WIDE_R4
+#undef WIDE_R5
+#undef WIDE_R6
+#undef WIDE_R7
+#undef WIDE_R8
+#undef WIDE_R9
+#undef WIDE_R10
+#undef WIDE_R11
+// end of region wide39-wgmma
+
 // snippet: schedule
 // The problem's tile counts, worked out once per CTA from M, N, K, the
 // split and the grid; everything the producer and the consumers must agree
@@ -854,7 +942,8 @@ struct CourseTl {
 #endif
 // ---- end of the timeline block ----
 
-// One k16 step of this configuration's wgmma: m64n256k16, m64n128k16 or m64n64k16.
+// One k16 step of this configuration's wgmma: m64n256k16, m64n128k16 or m64n64k16 (or a
+// development width's, region wide39-wgmma).
 template <int R>
 __device__ __forceinline__ void wgmmaStep(float (&acc)[R], uint64_t descA, uint64_t descB,
                                           int scaleD) {
@@ -862,11 +951,14 @@ __device__ __forceinline__ void wgmmaStep(float (&acc)[R], uint64_t descA, uint6
         wgmmaM64N256K16(acc, descA, descB, scaleD);
     } else if constexpr (R == 64) {
         wgmmaM64N128K16(acc, descA, descB, scaleD);
-    } else {
+    } else if constexpr (R == 32) {
         wgmmaM64N64K16(acc, descA, descB, scaleD);
+    } else {
+        wgmmaWide(acc, descA, descB, scaleD);
     }
 }
 
+#if GEMM_BN % 64 == 0  // the other widths' storeTile: region wide39-epilogue below
 // snippet: epilogue
 // Step 6's epilogue, for kPasses passes of two 64x64 boxes: registers ->
 // 128B-swizzled staging boxes -> TMA store. The store clips at D's
@@ -915,6 +1007,56 @@ __device__ __forceinline__ void storeTile(float (&acc)[kAccRegs], SharedStorage&
     }
 }
 // end snippet
+#else
+// region wide39-epilogue (issue 39's development widths 96, 144, 160: no page shows it; not yet run
+// on a GPU). storeTile with D boxes narrower than 64 columns: kBoxDCols 48 or 32, 96 or 64 bytes
+// a row, inside the 128-byte swizzle span (cuTensorMapEncodeTiled: with a swizzle, the box's
+// inner dimension is at most the swizzle size; the host's map is the same 128B one). The TMA
+// lays a box's rows densely in shared memory (a row every kBoxDCols * 2 bytes) and swizzles by
+// shared-memory address: the 16-byte chunk (address bits 4-6) XOR the 128-byte line within the
+// 1024-byte pattern (bits 7-9), from a 1024-byte boundary (PTX ISA, "Tensor Swizzling Modes": the
+// pattern is tabled in 128-byte lines of shared memory, whatever the box's inner dimension; base
+// offset 0 on a 1024-byte boundary). Every staging box starts on one (64 rows x 96 or 64 B). At
+// 64 columns this is step 6's chunk j ^ (row % 8). One box per consumer per pass.
+__device__ __forceinline__ void storeTile(float (&acc)[kAccRegs], SharedStorage& s, int cons,
+                                          int wt, const CUtensorMap* tmD, int col0, int row0) {
+    constexpr int kChunks = kBoxDCols / 8;  // 16-byte chunks in a box row: 6 or 4
+    constexpr int kPitch = kBoxDCols * 2;   // bytes from one box row to the next: 96 or 64
+    static_assert(kStagingBoxes == 1 && kPasses * kBoxDCols == kBN && (kBoxDRows * kPitch) % 1024 == 0,
+                  "one box a pass, each on a 1024-byte boundary");
+    const int warp = wt / 32;
+    const int lane = wt % 32;
+    const uint32_t box = smemAddr(s.dOut[cons][0]);
+#pragma unroll
+    for (int pass = 0; pass < kPasses; ++pass) {
+        // The previous store may still be reading the staging box.
+        if (wt == 0) {
+            asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+        }
+        warpgroupBarrier(1 + cons);
+        // Register pair r = 4 g + 2 half holds columns 8 g + 2 (lane % 4) + {0, 1} of row
+        // 16 warp + lane / 4 + 8 half: 8-column group g = pass * kChunks + j is chunk j of this
+        // pass's box.
+#pragma unroll
+        for (int j = 0; j < kChunks; ++j) {
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+                const uint32_t at = (16 * warp + lane / 4 + 8 * half) * kPitch + j * 16;  // unswizzled
+                const int r = (pass * kChunks + j) * 4 + half * 2;
+                stShared32(box + (at ^ ((at >> 3) & 0x70u)) + (lane % 4) * 4, acc[r], acc[r + 1]);
+            }
+        }
+        // Generic-proxy writes, async-proxy reader: fence, then barrier.
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        warpgroupBarrier(1 + cons);
+        if (wt == 0) {
+            tmaStore2d(tmD, s.dOut[cons][0], col0 + pass * kBoxDCols, row0);
+            asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+        }
+    }
+}
+// end of region wide39-epilogue
+#endif
 
 // snippet: split-k
 // Split-K, the reduction in the kernel: this consumer's FP32 partial goes

@@ -160,6 +160,13 @@ CONFIGS: tuple[tuple[int, int], ...] = (
 )  # (BN, cluster)
 MAX_SPLIT = 8
 SMALL_BNS: tuple[int, ...] = (128, 64)  # the small builds' widths (-DGEMM_SMALL=1, BM 64, cluster 1)
+# Issue 39's development widths (-DGEMM_BN=192, 160, 144, 96; 128-row tiles, cluster 2 or 1): built and
+# compile-checked, not yet run on a GPU, so the model has no efficiency for them and never picks one.
+# evidence/gemm_dev/bn39_gpu.sh checks and times them by these names (evidence/gemm_dev/notes_bn39.md).
+DEV_BNS: tuple[int, ...] = (192, 160, 144, 96)
+DEV_BUILDS: dict[str, dict[str, int]] = {
+    f"128x{bn}c{cluster}": {"GEMM_BN": bn, "GEMM_CLUSTER": cluster} for bn in DEV_BNS for cluster in (2, 1)
+}
 
 # Model constants (round figures, not fitted per shape).
 SM_TFLOPS = 5.0  # dense FP16 TFLOP/s one SM sustains in a cuBLAS-class kernel: 660 TFLOP/s over 132 SMs
@@ -285,6 +292,7 @@ def estimate(
             f"no build {bm}x{bn} c{cluster}{' small' if small else ''}: tiles are 128 or 64 rows, and the "
             f"small build is 64 rows, cluster 1, BN in {SMALL_BNS}"
         )
+    _modelled(bm, bn, cluster)
     _, tile_k, _ = kernel_shape()
     tile_m = bm
     k_tiles = math.ceil(k / tile_k)
@@ -328,6 +336,19 @@ def estimate(
     )
 
 
+def _modelled(bm: int, bn: int, cluster: int) -> None:
+    """Refuse, with a CourseError, a configuration the model has no efficiency for: a development width
+    (``DEV_BUILDS``) or no build at all."""
+    if (bn, cluster) in EFFICIENCY:
+        return
+    if bn in DEV_BNS:
+        raise CourseError(
+            f"{bm}x{bn} c{cluster} is a development build (issue 39, -DGEMM_BN={bn}), not yet run on a GPU: "
+            f"the chooser has no model of it and never picks it; give the split yourself (split=...)"
+        )
+    raise CourseError(f"no configuration {bm}x{bn} with cluster {cluster}; the builds are {CONFIGS}")
+
+
 def memory_floor_us(m: int, n: int, k: int, ctas: int, sms: int) -> float:
     """The problem's bytes through device memory (A, B read once, D written once): no faster than the
     device's STREAM_TBPS, nor than each SM pulls its CTAs' share at SM_STREAM_GBPS, wave after wave
@@ -360,6 +381,7 @@ def estimate_streamk(
 ) -> Choice | None:
     """The model's time for the Stream-K build of one configuration, or None where its schedule
     shares no tile (whole waves, or too few K-iterations: then it is the unsplit schedule)."""
+    _modelled(128, bn, cluster)
     tile_m, tile_k, _ = kernel_shape()
     k_tiles = math.ceil(k / tile_k)
     tiles = math.ceil(math.ceil(m / tile_m) / cluster) * math.ceil(n / bn)
@@ -504,8 +526,7 @@ def best_for(
     small: bool = False,
 ) -> Choice:
     """The cheapest split for one configuration (a build already compiled)."""
-    if (bn, cluster) not in EFFICIENCY:
-        raise CourseError(f"no configuration {bm}x{bn} with cluster {cluster}; the builds are {CONFIGS}")
+    _modelled(bm, bn, cluster)
     choose(m, n, k, sms)  # the shape's rule, once
     return min(_splits(m, n, k, sms, bn, cluster, deterministic, bm, small), key=_rank)
 

@@ -1,0 +1,212 @@
+"""Issue 39's development widths of Day 86's kernel: -DGEMM_BN=192, 160, 144, 96 (``chooser.DEV_BUILDS``).
+
+On the CPU: each compiles through NVRTC for sm_90a with no spills, its constants are what the host
+expects (the ring, the narrower D boxes, the grid and the units), the chooser never picks one and
+refuses to price one with a CourseError. On a Hopper GPU (marked ``gpu``; skipped here): each is exact
+on ragged shapes, split or not. None of them has run on a GPU yet (evidence/gemm_dev/notes_bn39.md).
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from course.errors import CourseError
+from course.hopper.tensormap import TileMap
+from course.kernel.compile import compile_offline
+from course.kernel.ptxas import parse
+from course.lessons import get_lesson
+from course.lessons._ladder import ragged_problem
+from course.lessons.day86 import chooser
+
+LESSON = get_lesson("day86")
+DEV = list(chooser.DEV_BUILDS.items())
+IDS = [name for name, _ in DEV]
+# Per width: D's store box (columns), the ring's stages (what 227 KiB leaves beside one staging box a
+# consumer and 2 KiB of barriers and slack).
+BOX = {192: 64, 160: 32, 144: 48, 96: 48}
+STAGES = {192: 5, 160: 6, 144: 6, 96: 7}
+
+
+def test_the_development_builds_are_the_four_widths_at_both_clusters():
+    assert chooser.DEV_BNS == (192, 160, 144, 96)
+    assert len(chooser.DEV_BUILDS) == 8
+    for name, flags in DEV:
+        assert name == f"128x{flags['GEMM_BN']}c{flags['GEMM_CLUSTER']}"
+        assert (flags["GEMM_BN"], flags["GEMM_CLUSTER"]) not in chooser.EFFICIENCY  # never modelled
+
+
+@pytest.mark.parametrize("flags", [f for _, f in DEV], ids=IDS)
+def test_every_development_build_compiles_without_spills_and_its_constants_are_the_hosts(flags):
+    result = compile_offline(LESSON, defines=flags, ptxas_verbose=True)
+    assert result.cubin[:4] == b"\x7fELF"
+    report = parse(result.log, LESSON.kernel_name)
+    assert report.spill_stores == 0 and report.spill_loads == 0, result.log
+    assert not report.serialized_wgmma, result.log
+    bn, cluster = flags["GEMM_BN"], flags["GEMM_CLUSTER"]
+    c = LESSON.constants(flags)
+    assert (c["kBM"], c["kBN"], c["kClusterM"], c["kThreadsPerBlock"]) == (128, bn, cluster, 384)
+    assert c["kBoxBRows"] == bn // cluster and c["kBoxBRows"] % 8 == 0  # whole 8-row swizzle atoms
+    assert c["kAccRegs"] == bn // 2  # m64n<bn>k16: bn / 2 floats a thread
+    assert c["kBoxDCols"] == BOX[bn] and c["kBoxDRows"] == 64
+    assert c["kPasses"] == bn // BOX[bn] and c["kStagingBoxes"] == c["kStagingSlots"] == 1
+    assert c["kStageBytes"] == 128 * 64 * 2 + bn * 64 * 2
+    assert c["kStages"] == STAGES[bn]
+    staging = 2 * 64 * BOX[bn] * 2
+    assert c["kSmemBytes"] == c["kStages"] * c["kStageBytes"] + staging + 1024 + 1024 <= 227 * 1024
+    assert (64 * BOX[bn] * 2) % 1024 == 0  # every staging box starts where the 128B pattern does
+    # The host's D map (the same 128B swizzle as every build's) is legal for the narrower box.
+    TileMap(1544, 1000, int(c["kBoxDCols"]), int(c["kBoxDRows"]), elem_bytes=2, swizzle="128B").check()
+    # Another program than the 256, 128 or 64 builds (the width reaches the code).
+    assert result.cubin != compile_offline(LESSON, defines={"GEMM_BN": 128, "GEMM_CLUSTER": cluster}).cubin
+
+
+@pytest.mark.parametrize("bn", chooser.DEV_BNS)
+def test_the_stream_k_and_deterministic_builds_of_a_development_width_compile_without_spills(bn):
+    flags = {"GEMM_BN": bn, "GEMM_CLUSTER": 2, "GEMM_STREAMK": 1, "GEMM_DETERMINISTIC": 1}
+    result = compile_offline(LESSON, defines=flags, ptxas_verbose=True)
+    report = parse(result.log, LESSON.kernel_name)
+    assert report.spill_stores == 0 and report.spill_loads == 0, result.log
+    assert not report.serialized_wgmma, result.log
+
+
+def test_the_existing_builds_keep_their_rings_and_boxes():
+    for bn, stages in ((256, 4), (128, 6), (64, 8)):
+        c = LESSON.constants({"GEMM_BN": bn})
+        assert (c["kBoxDCols"], c["kStagingSlots"], c["kStages"], c["kSmemBytes"]) == (64, 2, stages, 231424)
+        assert c["kPasses"] == (2 if bn == 256 else 1)
+    small = LESSON.constants({"GEMM_BN": 128, "GEMM_BM": 64, "GEMM_SMALL": 1, "GEMM_CLUSTER": 1})
+    assert (small["kStages"], small["kStagingSlots"]) == (3, 2)
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        {"GEMM_BN": 112},
+        {"GEMM_BN": 144, "GEMM_BM": 64},
+        {"GEMM_BN": 96, "GEMM_BM": 64, "GEMM_SMALL": 1, "GEMM_CLUSTER": 1},
+    ],
+    ids=["bn112", "64x144", "small-64x96"],
+)
+def test_another_width_or_a_64_row_development_build_is_refused_at_compile_time(flags):
+    with pytest.raises(CourseError, match="GEMM_BN is 256, 128 or 64; or 192, 160, 144 or 96"):
+        compile_offline(LESSON, defines=flags)
+
+
+# (shape, width, cluster) -> (units, grid on 132 SMs): the wave arithmetic of notes_bn39.md
+WAVES = [
+    ((1536, 1536, 1536), 144, 1, 132, 132),  # 12 x 11 tiles: one full wave, as cuBLAS's 128 x 144
+    ((1536, 1536, 1536), 144, 2, 66, 132),
+    ((1200, 1200, 1200), 96, 1, 130, 130),  # 10 x 13
+    ((1000, 3000, 704), 192, 1, 128, 128),  # 8 x 16
+    ((2560, 2560, 2560), 144, 2, 180, 132),  # 10 x 18 cluster tiles: 2.73 waves
+    ((4104, 776, 1240), 160, 1, 165, 132),  # 33 x 5
+]
+
+
+@pytest.mark.parametrize(("shape", "bn", "cluster", "units", "grid"), WAVES)
+def test_the_host_launch_arithmetic_takes_the_development_widths(shape, bn, cluster, units, grid):
+    c = LESSON.constants({"GEMM_BN": bn, "GEMM_CLUSTER": cluster})
+    p = ragged_problem(c, shape, 1)
+    assert (p.tile_n, p.units, p.grid(132)) == (bn, units, grid)
+    split = ragged_problem(c, shape, 2)
+    assert split.units == 2 * units
+    assert split.workspace_floats == split.cta_tiles * 2 * 128 * bn and split.counters == split.cta_tiles * 2
+    sk = ragged_problem(
+        LESSON.constants({"GEMM_BN": bn, "GEMM_CLUSTER": cluster, "GEMM_STREAMK": 1}), shape, 1
+    )
+    assert sk.grid(132) == 132 and sk.buffers(132)[0] % (128 * bn) == 0
+
+
+# The pick tests' shapes (test_compile.PICK_SHAPES) and the issue's middle-sized ones.
+PICK_SHAPES = [
+    *chooser.SHAPES,
+    *((m, n, k) for m in (1, 2, 4, 32, 64) for n, k in ((8192, 8192), (4096, 14336))),
+    *((s, s, s) for s in (256, 768)),
+    (8, 4104, 1000),
+]
+
+
+def test_the_chooser_never_picks_nor_prices_a_development_width():
+    for shape in PICK_SHAPES:
+        for sms in (8, 78, 114, 132):
+            for det in (False, True):
+                ranked = chooser.candidates(*shape, sms, deterministic=det, streamk=True)
+                assert not {c.bn for c in ranked} & set(chooser.DEV_BNS), (shape, sms, det)
+                for small in (False, True):
+                    pick = chooser.choose(*shape, sms, deterministic=det, small=small)
+                    assert pick.bn not in chooser.DEV_BNS
+
+
+@pytest.mark.parametrize("bn", chooser.DEV_BNS)
+def test_asked_about_a_development_width_the_chooser_refuses_with_a_course_error(bn):
+    with pytest.raises(CourseError, match=f"128x{bn} c2 is a development build .*not yet run on a GPU"):
+        chooser.estimate(1536, 1536, 1536, 132, bn, 2, 1)
+    with pytest.raises(CourseError, match="development build"):
+        chooser.estimate_streamk(1536, 1536, 1536, 132, bn, 1)
+    with pytest.raises(CourseError, match="give the split yourself"):
+        chooser.best_for(1536, 1536, 1536, 132, bn, 1)
+    with pytest.raises(CourseError, match="no configuration 128x112"):
+        chooser.estimate(1536, 1536, 1536, 132, 112, 2, 1)
+
+
+def test_the_host_refuses_to_choose_a_split_for_a_development_build(monkeypatch):
+    # ShapesHost.workload asks the chooser for the split when none is given: a clear CourseError,
+    # before anything is allocated (with a split given, the launch arithmetic above applies).
+    from course.lessons.day86 import host
+
+    monkeypatch.setattr(host, "sm_count", lambda: 132)  # an H100's, with no GPU here
+    HOST = host.HOST
+    compiled = SimpleNamespace(options=SimpleNamespace(defines=(("GEMM_BN", 144), ("GEMM_CLUSTER", 1))))
+    with pytest.raises(CourseError, match="128x144 c1 is a development build"):
+        HOST.workload(compiled, 1536, purpose="bench", shape=(1536, 1536, 1536))
+
+
+# On a Hopper GPU. The C++ program's ragged shapes (test_gpu.SHAPES) and shapes ragged against the new
+# widths: N = 1032 leaves a last tile column 24 wide at 144 and 72 at 192, 160 and 96; 4104 x 776 x 1240
+# has 33 tile rows (the last 8 deep) and a last column 8 wide at 192 and 96, 136 at 160, 56 at 144.
+GPU_SHAPES = [
+    (200, 136, 72),
+    (1000, 1032, 520),
+    (130, 392, 1096),
+    (2056, 264, 200),
+    (72, 8, 8),
+    (1, 8, 1000),
+    (1000, 3000, 704),
+    (4104, 776, 1240),
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.hopper
+@pytest.mark.parametrize("flags", [f for _, f in DEV], ids=IDS)
+def test_every_development_build_is_exact_on_ragged_shapes_split_or_not(gpu_for, flags):
+    from course.kernel.compile import compile_lesson
+    from course.kernel.host import run_lesson
+
+    gpu_for("day86")
+    compiled = compile_lesson(LESSON, defines=flags)
+    for shape in GPU_SHAPES:
+        for split in sorted({1, min(3, -(-shape[2] // 64))}):
+            result = run_lesson(
+                LESSON, compiled=compiled, progress=lambda line: None, shape=shape, split=split
+            )
+            assert result.passed, (flags, shape, split, result.lines)
+            assert result.check.total == shape[0] * shape[1]  # every element
+
+
+@pytest.mark.gpu
+@pytest.mark.hopper
+@pytest.mark.parametrize("bn", chooser.DEV_BNS)
+def test_the_stream_k_build_of_every_development_width_is_exact(gpu_for, bn):
+    from course.kernel.compile import compile_lesson
+    from course.kernel.host import run_lesson
+
+    gpu_for("day86")
+    flags = {"GEMM_BN": bn, "GEMM_CLUSTER": 2, "GEMM_STREAMK": 1, "GEMM_DETERMINISTIC": 1}
+    compiled = compile_lesson(LESSON, defines=flags)
+    for shape in ((1000, 1032, 520), (4104, 776, 1240), (1000, 3000, 704), (1, 8, 1000)):
+        result = run_lesson(LESSON, compiled=compiled, progress=lambda line: None, shape=shape, split=1)
+        assert result.passed, (flags, shape, result.lines)
+        assert result.check.total == shape[0] * shape[1]
