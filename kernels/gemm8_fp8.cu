@@ -992,7 +992,9 @@ __device__ __forceinline__ void turnHandOver(int other) {
 // the wgmma that restarts it (scale-d = 0); a stage goes back to the producer only after the wait
 // that retired the wgmmas reading it. fenceOperand (CUTLASS's warpgroup_fence_operand, an empty asm
 // that reads and writes each register) ties the FADDs after the wait: the wait names no register,
-// and without it the compiler may move a read of an accumulator above it.
+// and without it the compiler may move a read of an accumulator above it. The same fence on total
+// right after acc0's promotion keeps those FADDs where they are: without it NVVM sinks them past
+// acc1's chain to the wait_group 0 that ends the pair (seen in the PTX), and nothing overlaps.
 //
 // What ptxas allows, and so the order here. ptxas 13.0 serializes every wgmma of a kernel in which
 // a group committed in one iteration of a loop is still pending at its back-edge and its
@@ -1270,6 +1272,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
             COURSE_TL(TL_WAIT_FULL, stage);
             mbarWait(&s.full[stage], phase);
             COURSE_TL(TL_MMA, stage);
+            fenceOperand(acc);            // the promotion's reads of acc stay before the fence
             wgmmaFence();
 #pragma unroll
             for (int ks = 0; ks < kBK / kWgmmaK; ++ks) {
@@ -1318,6 +1321,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
                     kTile(acc1, true);    // the wait_group 1 in it retires acc0's chain
                     fenceOperand(acc0);
                     promote(total, acc0); // beside acc1's first K-tile
+                    fenceOperand(total);  // here, not sunk past acc1's chain and its wait_group 0
                     for (int j = 1; j < len1; ++j) kTile(acc1, false);
                     drain();
                     fenceOperand(acc1);

@@ -42,6 +42,40 @@ def test_it_compiles_without_spills_or_wgmma_serialization(cluster):
     assert report.registers == 168
 
 
+def _events(ptx: str) -> list[str]:
+    """The PTX's wgmma commits and waits, and each run of FP32 adds as "add N", in order."""
+    out: list[str] = []
+    adds = 0
+    for line in ptx.splitlines():
+        if "add.f32" in line:
+            adds += 1
+            continue
+        if adds:
+            out.append(f"add {adds}")
+            adds = 0
+        names = {
+            "wgmma.commit_group": "commit_group",
+            "wgmma.wait_group.sync.aligned 1": "wait_group 1",
+            "wgmma.wait_group.sync.aligned 0": "wait_group 0",
+        }
+        out += [name for op, name in names.items() if op in line]
+    return out
+
+
+def test_a_chains_promotion_lies_between_the_next_chains_wait_group_1_and_its_next_commit():
+    # The overlap itself: acc0's 64 FADDs right after the wait_group 1 of acc1's first K-tile, before any
+    # later commit or wait_group 0 (without fenceOperand(total) NVVM sinks them to the pair's end).
+    ptx = compile_offline(LESSON, defines=OVERLAP).ptx
+    events = _events(ptx if isinstance(ptx, str) else ptx.decode())
+    overlapped = [
+        i for i in range(1, len(events)) if events[i] == "add 64" and events[i - 1] == "wait_group 1"
+    ]
+    assert len(overlapped) == 1, events
+    # and the other two promotions (a pair's second chain, a lone chain) after a wait_group 0
+    drained = [i for i in range(1, len(events)) if events[i] == "add 64" and events[i - 1] == "wait_group 0"]
+    assert len(drained) == 2 and events.count("add 64") == 3, events
+
+
 def test_its_constants_are_the_promoting_builds_which_the_host_reads():
     c, prom = LESSON.constants(OVERLAP), LESSON.constants(chooser.PROMOTE_BUILD)
     keys = (
@@ -57,7 +91,7 @@ def test_its_constants_are_the_promoting_builds_which_the_host_reads():
     assert {k: c[k] for k in keys} == {k: prom[k] for k in keys}
     assert (c["kBM"], c["kBN"], c["kPromote"], c["kStages"], c["kAccRegs"]) == (128, 128, 1, 6, 64)
     # setmaxnreg 40 / 232 (the promoting build's): two chains and the total, 3 x 64 floats, plus the
-    # addresses fit 232 (ptxas: 0 spills above; the SASS's highest register is R219, notes_pover40.md)
+    # addresses fit 232 (ptxas: 0 spills above; the SASS's highest register is R218, notes_pover40.md)
     assert (c["kProducerRegs"], c["kConsumerRegs"]) == (40, 232)
     assert 3 * c["kAccRegs"] + 32 <= c["kConsumerRegs"]
     assert 128 * (c["kProducerRegs"] + 2 * c["kConsumerRegs"]) <= 384 * 168
