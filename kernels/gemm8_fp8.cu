@@ -1017,8 +1017,9 @@ __device__ __forceinline__ void turnHandOver(int other) {
 // arrival, then final_accum += scale * accum. CUTLASS (NVIDIA/cutlass, include/cutlass/gemm/
 // collective/fp8_accumulation.hpp, GmmaFP8Accumulation, commit 03a62b4143f4 as stored): one temporary
 // accumulator; promote_core() is warpgroup_wait<0>() then accum += accum_temp, every
-// accum_promotion_interval MMAs (its sm90 FP8 mainloop calls promote_if_needed() after each K-tile's
-// wgmmas). Both wait for every wgmma of the warpgroup before they promote, so only the other math
+// accum_promotion_interval MMAs; its sm90 FP8 mainloop, sm90_mma_tma_gmma_ss_warpspecialized_fp8.hpp
+// (commit 03a26deb8d7e as stored), calls promote_if_needed after each K-tile's commit and
+// warpgroup_wait<K_PIPE_MMAS>, before it releases the stage. Both wait for every wgmma of the warpgroup before they promote, so only the other math
 // warpgroups' wgmmas overlap a promotion, as in this file's 128 x 128 promoting build. This build
 // promotes one chain while its own next chain's first K-tile is in flight, at the cost of a second
 // chain accumulator (64 registers a thread).
