@@ -4,7 +4,7 @@
 #   ov     -DGEMM_BN=128 -DGEMM_PROMOTE=1 -DGEMM_PROMOTE_OVERLAP=1   two chain accumulators a consumer,
 #                                                                   chains in pairs (region "overlap-order")
 #   p128   -DGEMM_BN=128 -DGEMM_PROMOTE=1                           the 128 x 128 promoting build (reference)
-# each with a cluster of 2 (B multicast, the file's default) and of 1 (suffix _c1).
+# ov with a cluster of 2 (B multicast, the file's default) and of 1 (ov_c1); p128 with a cluster of 2.
 # For one H100 (or H200), from the repository root of this tree, with nvcc, compute-sanitizer, CuPy,
 # cuda-bindings and nvmath-python (the cuBLASLt peer) as Day 87's own runs have them:
 #
@@ -14,7 +14,7 @@
 # Steps (each under its own time limit, cut to what is left of BUDGET seconds, 290 unless set: the
 # whole run stays under 300 s; a step that would get under 10 s is skipped and says so; while the
 # bench is still to come, the steps before it leave it RESERVE seconds, 150 unless set):
-#   build     nvcc -Xptxas -v: ov, ov_c1, p128, p128_c1; the log must show 0 spills and no C75xx line
+#   build     nvcc -Xptxas -v: ov, ov_c1, p128; the log must show 0 spills and no C75xx line
 #             (C7514 would mean ptxas serialized the wgmmas: the build would be pointless)
 #   check     the standalone binaries' self-checks: every element of D against float64 of the inputs,
 #             the guard past D, two launches bit-identical; main()'s 7 ragged shapes at P = 0, 1, 3
@@ -52,7 +52,6 @@ declare -A FLAGS=(
   [ov]="-DGEMM_BN=128 -DGEMM_PROMOTE=1 -DGEMM_PROMOTE_OVERLAP=1"
   [ov_c1]="-DGEMM_BN=128 -DGEMM_PROMOTE=1 -DGEMM_PROMOTE_OVERLAP=1 -DGEMM_CLUSTER=1"
   [p128]="-DGEMM_BN=128 -DGEMM_PROMOTE=1"
-  [p128_c1]="-DGEMM_BN=128 -DGEMM_PROMOTE=1 -DGEMM_CLUSTER=1"
 )
 NEW="ov ov_c1"
 step() {  # step NAME LIMIT CMD...
@@ -69,7 +68,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.g
 nvcc --version | tail -1
 git log --oneline -1
 if [[ $STEPS == *build* ]]; then
-  for b in $NEW p128 p128_c1; do
+  for b in $NEW p128; do
     step "build $b (${FLAGS[$b]})" 60 $NVCC ${FLAGS[$b]} -o "$BIN/$b" kernels/gemm8_fp8.cu
   done
 fi
