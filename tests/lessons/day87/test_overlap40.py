@@ -163,6 +163,87 @@ def test_the_bench_switch_takes_its_name(monkeypatch):
     assert bench.dev_title("overlap", 1, 4096) == "overlap promoting build, every 128 (P=1) at N=4096"
 
 
+def _consumer_order(k_tiles: int, every: int, cons: int) -> tuple[list[list[int]], list[tuple[str, int]]]:
+    """The overlap region's consumer loop for one tile, transcribed (a model, not the kernel): the
+    chains promoted, in order (each its K-tiles), and the events; asserting the wgmma rules as it goes:
+    an accumulator is read only after a wait has retired its last group, a stage is released once and
+    only after its K-tile's group is retired."""
+    pending: list[tuple[str, int]] = []  # committed, not yet retired groups: (accumulator, K-tile)
+    chain: dict[str, list[int]] = {"acc0": [], "acc1": []}
+    promoted: list[list[int]] = []
+    events: list[tuple[str, int]] = []
+    held: int | None = None
+
+    def wait(n: int) -> None:
+        del pending[: max(0, len(pending) - n)]
+
+    def k_tile(acc: str, restart: bool, kt: int) -> None:
+        nonlocal held
+        assert not (restart and chain[acc]), f"{acc} restarts before its chain was promoted"
+        chain[acc] = [kt] if restart else [*chain[acc], kt]
+        pending.append((acc, kt))
+        wait(1)
+        if held is not None:
+            assert all(k != held for _, k in pending)
+            events.append(("release", held))
+        held = kt
+
+    def drain() -> None:
+        nonlocal held
+        wait(0)
+        assert held is not None
+        events.append(("release", held))
+        held = None
+
+    def promote(acc: str) -> None:
+        assert all(a != acc for a, _ in pending), f"{acc} read while its group is in flight"
+        promoted.append(chain[acc])
+        chain[acc] = []
+        events.append(("promote in flight" if pending else "promote", len(promoted) - 1))
+
+    chain_len = every if every > 0 else k_tiles
+    alone = cons == 1
+    k0 = 0
+    while k0 < k_tiles:
+        len0 = min(chain_len, k_tiles - k0)
+        k1 = k0 + len0
+        pair = k1 < k_tiles and not alone
+        alone = False
+        for j in range(len0):
+            k_tile("acc0", j == 0, k0 + j)
+        if pair:
+            len1 = min(chain_len, k_tiles - k1)
+            k_tile("acc1", True, k1)
+            promote("acc0")
+            for j in range(1, len1):
+                k_tile("acc1", False, k1 + j)
+            drain()
+            promote("acc1")
+            k0 = k1 + len1
+        else:
+            drain()
+            promote("acc0")
+            k0 = k1
+    return promoted, events
+
+
+@pytest.mark.parametrize("every", [0, 1, 2, 3, 5, 12])
+@pytest.mark.parametrize("cons", [0, 1])
+def test_the_consumer_order_promotes_the_promoting_builds_chains_in_order(every, cons):
+    for k_tiles in range(1, 26):
+        promoted, events = _consumer_order(k_tiles, every, cons)
+        size = every if every > 0 else k_tiles
+        # the 128 x 128 promoting build's chains (restart every P K-tiles, the last one shorter), in order
+        assert promoted == [list(range(k, min(k + size, k_tiles))) for k in range(0, k_tiles, size)]
+        assert sorted(k for e, k in events if e == "release") == list(range(k_tiles))
+        # the overlap: promoted while a group is in flight (the next chain's first K-tile), chains 0, 2, 4, ...
+        # of consumer 0 and 1, 3, 5, ... of consumer 1 that have a next chain; the others at a drain
+        overlapped = [c for e, c in events if e == "promote in flight"]
+        assert overlapped == [c for c in range(len(promoted) - 1) if (c + cons) % 2 == 0]
+        drained = [c for e, c in events if e == "promote"]
+        assert sorted(overlapped + drained) == list(range(len(promoted)))
+
+
 class _Samples:
     def __init__(self, ms: float):
         self.per_call_ms = [ms] * 20
