@@ -979,7 +979,8 @@ __device__ __forceinline__ void turnHandOver(int other) {
 // region overlap-order (the overlapped-promotion build, issue 40: not yet run on a GPU, no page shows it)
 // -DGEMM_PROMOTE_OVERLAP=1: the 128 x 128 promoting build whose consumers promote a chain while their
 // own next chain runs. Each consumer keeps two chain accumulators, acc0 and acc1 (64 floats a thread
-// each), beside total (64): chain c (promoteEvery K-tiles; the whole K at 0) goes into acc[c % 2].
+// each), beside total (64): chain c (promoteEvery K-tiles; the whole K at 0) goes into acc[c % 2]
+// (consumer 1: acc[(c + 1) % 2], below; read "the chain's accumulator" for acc[c % 2]).
 // After the first K-tile of chain c + 1 is issued and committed, wgmma.wait_group 1 retires every
 // group but that newest one, so chain c is complete while c + 1 runs: the thread then releases chain
 // c's last stage and adds acc[c % 2] into total (64 FADDs), and the tensor cores have chain c + 1's
@@ -993,23 +994,28 @@ __device__ __forceinline__ void turnHandOver(int other) {
 // that retired the wgmmas reading it. fenceOperand (CUTLASS's warpgroup_fence_operand, an empty asm
 // that reads and writes each register) ties the FADDs after the wait: the wait names no register,
 // and without it the compiler may move a read of an accumulator above it. The same fence on total
-// right after acc0's promotion keeps those FADDs where they are: without it NVVM sinks them past
-// acc1's chain to the wait_group 0 that ends the pair (seen in the PTX), and nothing overlaps.
+// right after a promotion keeps those FADDs where they are: without it NVVM sinks them past the
+// chain to the wait_group 0 that ends the pair (seen in the PTX and the SASS), and nothing overlaps.
 //
 // What ptxas allows, and so the order here. ptxas 13.0 serializes every wgmma of a kernel in which
 // a group committed in one iteration of a loop is still pending at its back-edge and its
 // accumulators are read after a wgmma.wait_group 1 in the next iteration (info C7514;
-// evidence/gemm_dev/pover40/ has the reduced kernels: the same reads in straight-line code, or of a
-// group committed in the same iteration, compile clean). A loop of one K-tile an iteration, which
-// the design above needs, is exactly that case (the ping-pong build's notes found it too). So the
-// chains go in pairs: a pair is one iteration of the loop below, chain c into acc0 and c + 1 into
-// acc1; acc0 is promoted beside c + 1 as above, and the pair ends with wgmma.wait_group 0 and acc1's
-// promotion, which nothing of this consumer overlaps. Half the promotions are hidden behind the
-// consumer's own wgmmas; the other half as in the 128 x 128 promoting build, behind the other
-// consumer's. Consumer 1's first pair is chain 0 alone, so the two consumers' drains fall on
-// different chains. The sums are the 128 x 128 promoting build's, in its order: total starts at 0
-// and receives chains 0, 1, 2, ... one after another, each chain the same wgmmas over the same
-// K-tiles starting with scale-d = 0, so D is the same bit for bit at the same promoteEvery.
+// evidence/gemm_dev/pover40/ has the reduced kernels: the same reads in straight-line code, of a
+// group committed in the same iteration, or of one retired by a wait_group 0 before the back-edge,
+// compile clean). A loop of one K-tile an iteration, which the design above needs, is exactly that
+// case (the ping-pong build's notes met it too). So one iteration of the loop below is a pair of
+// chains, c into acc0 and c + 1 into acc1, and ends with wgmma.wait_group 0, so that nothing is
+// pending at the back-edge. The promotions all still run beside a K-tile of this consumer: acc0's
+// (chain c) after chain c + 1's first K-tile is committed, as above; acc1's (chain c + 1), retired by
+// that wait_group 0, is owed to the next iteration and runs after chain c + 2's first K-tile is
+// committed. Only the tile's last chain is promoted with nothing of this consumer in flight, as every
+// chain is in the 128 x 128 promoting build. What the pairs cost instead is the wait_group 0: once a
+// pair, this consumer's queue of wgmmas runs empty from the end of chain c + 1 to the issue of chain
+// c + 2's first K-tile (no FADDs in between); consumer 1's first pair is chain 0 alone (in acc1), so
+// the two consumers' drains fall on different chains and the other consumer's K-tile covers it. The
+// sums are the 128 x 128 promoting build's, in its order: total starts at 0 and receives chains 0, 1,
+// 2, ... one after another, each chain the same wgmmas over the same K-tiles starting with scale-d = 0,
+// so D is the same bit for bit at the same promoteEvery.
 //
 // How the others promote. DeepGEMM (deepseek-ai/DeepGEMM, deep_gemm/include/deep_gemm/fp8_gemm.cuh,
 // commit 07ef809d82d6 as stored): one accum per math warpgroup; each K-block is
@@ -1021,8 +1027,8 @@ __device__ __forceinline__ void turnHandOver(int other) {
 // (commit 03a26deb8d7e as stored), calls promote_if_needed after each K-tile's commit and
 // warpgroup_wait<K_PIPE_MMAS>, before it releases the stage. Both wait for every wgmma of the warpgroup before they promote, so only the other math
 // warpgroups' wgmmas overlap a promotion, as in this file's 128 x 128 promoting build. This build
-// promotes one chain while its own next chain's first K-tile is in flight, at the cost of a second
-// chain accumulator (64 registers a thread).
+// promotes each chain but a tile's last while its own next chain's first K-tile is in flight, at the
+// cost of a second chain accumulator (64 registers a thread) and a wait_group 0 every two chains.
 __device__ __forceinline__ void fenceOperand(float (&acc)[kAccRegs]) {
 #pragma unroll
     for (int r = 0; r < kAccRegs; ++r) {
@@ -1254,9 +1260,9 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
 #if GEMM_SETMAXNREG
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kConsumerRegs));
 #endif
-        // The chains in pairs (region "overlap-order"): chain c into acc0, its promotion beside chain
-        // c + 1's first K-tile in acc1, then wait_group 0 and acc1's promotion. The ring, the stages'
-        // order and the releases are the 128 x 128 promoting build's.
+        // The chains in pairs (region "overlap-order"): chain c into acc0, chain c + 1 into acc1, each
+        // promoted beside the next chain's first K-tile; a pair ends with wait_group 0. The ring, the
+        // stages' order and the releases are the 128 x 128 promoting build's.
         const int cons = wg - 1;          // which 64-row half of the tile
         float acc0[kAccRegs];             // the even chains'; never zeroed: a chain starts with scale-d = 0
         float acc1[kAccRegs];             // the odd chains'
@@ -1310,30 +1316,47 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
             mBlock = mBlock * kClusterM + static_cast<int>(rank);
 #pragma unroll
             for (int r = 0; r < kAccRegs; ++r) total[r] = 0.0f;
-            bool alone = cons == 1;       // consumer 1's first pair is one chain: the drains alternate
-            for (int k0 = 0; k0 < p.kTiles;) {
+            bool owed = false;            // acc1 holds a chain retired by a wait_group 0, not yet promoted
+            int k0 = 0;
+            if (cons == 1 && chainLen < p.kTiles) {
+                // Consumer 1's chain 0 alone, in acc1 (promoted beside chain 1): the two consumers'
+                // drains fall on different chains.
+                for (int j = 0; j < chainLen; ++j) kTile(acc1, j == 0);
+                drain();
+                owed = true;
+                k0 = chainLen;
+            }
+            while (k0 < p.kTiles) {       // a pair of chains: c into acc0, c + 1 into acc1
                 const int len0 = chainLen < p.kTiles - k0 ? chainLen : p.kTiles - k0;
                 const int k1 = k0 + len0;
-                const bool pair = k1 < p.kTiles && !alone;
-                alone = false;
-                for (int j = 0; j < len0; ++j) kTile(acc0, j == 0);
-                if (pair) {
-                    const int len1 = chainLen < p.kTiles - k1 ? chainLen : p.kTiles - k1;
-                    kTile(acc1, true);    // the wait_group 1 in it retires acc0's chain
-                    fenceOperand(acc0);
-                    promote(total, acc0); // beside acc1's first K-tile
-                    fenceOperand(total);  // here, not sunk past acc1's chain and its wait_group 0
-                    for (int j = 1; j < len1; ++j) kTile(acc1, false);
-                    drain();
+                kTile(acc0, true);
+                if (owed) {               // chain c - 1, beside chain c's first K-tile
                     fenceOperand(acc1);
                     promote(total, acc1);
+                    fenceOperand(total);  // here, not sunk past the chain (see overlap-order)
+                    owed = false;
+                }
+                for (int j = 1; j < len0; ++j) kTile(acc0, false);
+                if (k1 < p.kTiles) {
+                    const int len1 = chainLen < p.kTiles - k1 ? chainLen : p.kTiles - k1;
+                    kTile(acc1, true);    // its wait_group 1 retires acc0's chain
+                    fenceOperand(acc0);
+                    promote(total, acc0); // chain c, beside chain c + 1's first K-tile
+                    fenceOperand(total);
+                    for (int j = 1; j < len1; ++j) kTile(acc1, false);
+                    drain();              // nothing pending at the loop's back-edge (overlap-order)
+                    owed = true;
                     k0 = k1 + len1;
-                } else {
+                } else {                  // the tile's last chain, alone
                     drain();
                     fenceOperand(acc0);
                     promote(total, acc0);
                     k0 = k1;
                 }
+            }
+            if (owed) {                   // the tile's last chain, in acc1
+                fenceOperand(acc1);
+                promote(total, acc1);
             }
             COURSE_TL(TL_EPI, 0);
             storeTile(total, s, cons, wt, &tmD, nBlock * kBN, mBlock * kBM + cons * kBoxDRows, scale);

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 // The overlapped-promotion build's order, reduced: chains in pairs, one pair an iteration. A's chain
-// (a loop of groups), then B's first group, wait_group 1 and A's promotion beside it, B's other
-// groups, wait_group 0 and B's promotion. Nothing is pending at the back-edges of the outer loop,
-// and A's last group, read after wait_group 1, was committed in the same iteration: compiles clean
-// (no C75xx), as kernels/gemm8_fp8.cu's -DGEMM_PROMOTE_OVERLAP=1 build does.
+// (a loop of groups) with, after its first group, the promotion of B's chain of the previous pair
+// (retired by that pair's wait_group 0); then B's first group, wait_group 1 and A's promotion beside
+// it; B's other groups; wait_group 0. Nothing is pending at the outer loop's back-edges, A's last
+// group is read after a wait_group 1 in the iteration that committed it, and B's after the
+// wait_group 0 that retired it: compiles clean (no C75xx), as kernels/gemm8_fp8.cu's
+// -DGEMM_PROMOTE_OVERLAP=1 build does. (cross_iteration.cu is the order that does not.)
 #include <cuda/std/cstdint>
 using cuda::std::uint64_t; using cuda::std::uint32_t;
 __device__ __forceinline__ void wgmmaFence() {
@@ -54,15 +56,19 @@ __device__ __forceinline__ void add(float (&t)[64], const float (&a)[64]) { for 
 extern "C" __global__ void __launch_bounds__(128, 1) k(float* out, int n, int len, uint64_t da, uint64_t db) {
     float A[64], B[64], T[64];
     for (int r = 0; r < 64; ++r) T[r] = 0.f;
+    bool owed = false;  // B holds a retired chain not yet promoted
     for (int i = 0; i < n; ++i) {
         for (int j = 0; j < len; ++j) {
             fop(A); wgmmaFence(); wgmmaM64N128K32E4M3(A, da, db, j > 0); wgmmaCommit(); fop(A); wgmmaWait<1>();
+            if (j == 0 && owed) { fop(B); add(T, B); fop(T); owed = false; }  // beside A's first group
         }
-        ISSUE(B); wgmmaWait<1>(); fop(A); add(T, A);  // A's chain retired, B's first group in flight
+        ISSUE(B); wgmmaWait<1>(); fop(A); add(T, A); fop(T);  // A's chain retired, B's first group in flight
         for (int j = 1; j < len; ++j) {
             fop(B); wgmmaFence(); wgmmaM64N128K32E4M3(B, da, db, 1); wgmmaCommit(); fop(B); wgmmaWait<1>();
         }
-        wgmmaWait<0>(); fop(B); add(T, B);
+        wgmmaWait<0>();  // nothing pending at the back-edge
+        owed = true;
     }
+    if (owed) { fop(B); add(T, B); }
     for (int r = 0; r < 64; ++r) out[r * 128 + threadIdx.x] = T[r];
 }
