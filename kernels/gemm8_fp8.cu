@@ -1264,8 +1264,8 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
         // promoted beside the next chain's first K-tile; a pair ends with wait_group 0. The ring, the
         // stages' order and the releases are the 128 x 128 promoting build's.
         const int cons = wg - 1;          // which 64-row half of the tile
-        float acc0[kAccRegs];             // the even chains'; never zeroed: a chain starts with scale-d = 0
-        float acc1[kAccRegs];             // the odd chains'
+        float acc0[kAccRegs];             // a pair's first chain; never zeroed: a chain starts with scale-d = 0
+        float acc1[kAccRegs];             // a pair's second chain (and consumer 1's chain 0)
         float total[kAccRegs];            // FP32 registers every chain is promoted into, in order
         const int chainLen = promoteEvery > 0 ? promoteEvery : p.kTiles;  // K-tiles a chain
         int stage = 0;
