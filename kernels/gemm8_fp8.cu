@@ -150,7 +150,10 @@
 //        64 x 128 tiles, one consumer each, chains in turns: see the region "pingpong-order" below;
 //        the 192-row promoting build: -DGEMM_PROMOTE=1 -DGEMM_BN=128 -DGEMM_BM=192 (three consumers);
 //        the 192-column promoting build: -DGEMM_PROMOTE=1 -DGEMM_BN=192 (m64n192k32);
-//        both checked on an H100: evidence/gemm_dev/notes_fp8wide.md)
+//        both checked on an H100: evidence/gemm_dev/notes_fp8wide.md;
+//        the overlapped-promotion build: -DGEMM_PROMOTE=1 -DGEMM_BN=128 -DGEMM_PROMOTE_OVERLAP=1,
+//        two chain accumulators a consumer, each chain promoted beside the next one: region
+//        "overlap" below; not yet run on a GPU: evidence/gemm_dev/notes_pover40.md)
 // Run:   ./gemm8_fp8                      (a list of ragged shapes, each with the build's intervals)
 //        ./gemm8_fp8 M N K PROMOTE_EVERY  (one shape)
 
@@ -325,6 +328,24 @@ static_assert(128 * (kProducerRegs + kConsumers * kConsumerRegs) <= kThreadsPerB
 static_assert(kProducerRegs >= 24 && kConsumerRegs <= 256 && kConsumerRegs % 8 == 0,
               "setmaxnreg takes 24 to 256, a multiple of 8");
 // end snippet
+
+// region overlap-constants (the overlapped-promotion build, issue 40: not yet run on a GPU, no page
+// shows it). A macro and static_asserts only: a namespace-scope constexpr would change every
+// build's NVRTC cubin (notes_fp8wide.md).
+#ifndef GEMM_PROMOTE_OVERLAP
+#define GEMM_PROMOTE_OVERLAP 0
+#endif
+static_assert(GEMM_PROMOTE_OVERLAP == 0 || GEMM_PROMOTE_OVERLAP == 1, "GEMM_PROMOTE_OVERLAP is 0 or 1");
+static_assert(GEMM_PROMOTE_OVERLAP == 0 ||
+                  (kPromote == 1 && kBN == 128 && GEMM_BM == 128 && kBlockScales == 0 && kPingpong == 0),
+              "the overlapped-promotion build (GEMM_PROMOTE_OVERLAP=1) is the 128 x 128 promoting build with "
+              "two chain accumulators a consumer: it needs GEMM_PROMOTE=1, GEMM_BN=128 and GEMM_BM=128 (three "
+              "arrays of 64 floats a thread, two chains and the total; at BN 192 three of 96 and the addresses "
+              "do not fit 240 registers), without GEMM_BLOCK_SCALES or GEMM_PROMOTE_PINGPONG");
+static_assert(GEMM_PROMOTE_OVERLAP == 0 || 3 * kAccRegs + 32 <= kConsumerRegs,
+              "two chain accumulators and the total (3 x 64 floats) and the addresses must fit the consumers' "
+              "setmaxnreg ceiling");
+// end of region overlap-constants
 
 // snippet: smem-layout
 struct alignas(1024) SharedStorage {
@@ -954,6 +975,69 @@ __device__ __forceinline__ void turnHandOver(int other) {
 // end of region pingpong-order
 #endif
 
+#if GEMM_PROMOTE_OVERLAP
+// region overlap-order (the overlapped-promotion build, issue 40: not yet run on a GPU, no page shows it)
+// -DGEMM_PROMOTE_OVERLAP=1: the 128 x 128 promoting build whose consumers promote a chain while their
+// own next chain runs. Each consumer keeps two chain accumulators, acc0 and acc1 (64 floats a thread
+// each), beside total (64): chain c (promoteEvery K-tiles; the whole K at 0) goes into acc[c % 2]
+// (consumer 1: acc[(c + 1) % 2], below; read "the chain's accumulator" for acc[c % 2]).
+// After the first K-tile of chain c + 1 is issued and committed, wgmma.wait_group 1 retires every
+// group but that newest one, so chain c is complete while c + 1 runs: the thread then releases chain
+// c's last stage and adds acc[c % 2] into total (64 FADDs), and the tensor cores have chain c + 1's
+// wgmmas (and the other consumer's) meanwhile. The rules this keeps (PTX ISA, "wgmma.mma_async" and
+// "wgmma.wait_group"): an accumulator register of a wgmma is not read or written until a
+// wgmma.wait_group has retired the group holding that wgmma (acc[c % 2] is read after the
+// wait_group 1 that follows the commit of chain c + 1's first K-tile, which retires chain c's last
+// group; it is next written by chain c + 2's first wgmma, after that promotion); wgmma.fence comes
+// before the first wgmma of every K-tile, so also between the promotion's reads of acc[c % 2] and
+// the wgmma that restarts it (scale-d = 0); a stage goes back to the producer only after the wait
+// that retired the wgmmas reading it. fenceOperand (CUTLASS's warpgroup_fence_operand, an empty asm
+// that reads and writes each register) ties the FADDs after the wait: the wait names no register,
+// and without it the compiler may move a read of an accumulator above it. The same fence on total
+// right after a promotion keeps those FADDs where they are: without it NVVM sinks them past the
+// chain to the wait_group 0 that ends the pair (seen in the PTX and the SASS), and nothing overlaps.
+//
+// What ptxas allows, and so the order here. ptxas 13.0 serializes every wgmma of a kernel in which
+// a group committed in one iteration of a loop is still pending at its back-edge and its
+// accumulators are read after a wgmma.wait_group 1 in the next iteration (info C7514;
+// evidence/gemm_dev/pover40/ has the reduced kernels: the same reads in straight-line code, of a
+// group committed in the same iteration, or of one retired by a wait_group 0 before the back-edge,
+// compile clean). A loop of one K-tile an iteration, which the design above needs, is exactly that
+// case (the ping-pong build's notes met it too). So one iteration of the loop below is a pair of
+// chains, c into acc0 and c + 1 into acc1, and ends with wgmma.wait_group 0, so that nothing is
+// pending at the back-edge. The promotions all still run beside a K-tile of this consumer: acc0's
+// (chain c) after chain c + 1's first K-tile is committed, as above; acc1's (chain c + 1), retired by
+// that wait_group 0, is owed to the next iteration and runs after chain c + 2's first K-tile is
+// committed. Only the tile's last chain is promoted with nothing of this consumer in flight, as every
+// chain is in the 128 x 128 promoting build. What the pairs cost instead is the wait_group 0: once a
+// pair, this consumer's queue of wgmmas runs empty from the end of chain c + 1 to the issue of chain
+// c + 2's first K-tile (no FADDs in between); consumer 1's first pair is chain 0 alone (in acc1), so
+// the two consumers' drains fall on different chains and the other consumer's K-tile covers it. The
+// sums are the 128 x 128 promoting build's, in its order: total starts at 0 and receives chains 0, 1,
+// 2, ... one after another, each chain the same wgmmas over the same K-tiles starting with scale-d = 0,
+// so D is the same bit for bit at the same promoteEvery.
+//
+// How the others promote. DeepGEMM (deepseek-ai/DeepGEMM, deep_gemm/include/deep_gemm/fp8_gemm.cuh,
+// commit 07ef809d82d6 as stored): one accum per math warpgroup; each K-block is
+// warpgroup_fence_operand, warpgroup_arrive, the wgmmas, commit, warpgroup_wait<0>, the empty-barrier
+// arrival, then final_accum += scale * accum. CUTLASS (NVIDIA/cutlass, include/cutlass/gemm/
+// collective/fp8_accumulation.hpp, GmmaFP8Accumulation, commit 03a62b4143f4 as stored): one temporary
+// accumulator; promote_core() is warpgroup_wait<0>() then accum += accum_temp, every
+// accum_promotion_interval MMAs; its sm90 FP8 mainloop, sm90_mma_tma_gmma_ss_warpspecialized_fp8.hpp
+// (commit 03a26deb8d7e as stored), calls promote_if_needed after each K-tile's commit and
+// warpgroup_wait<K_PIPE_MMAS>, before it releases the stage. Both wait for every wgmma of the warpgroup before they promote, so only the other math
+// warpgroups' wgmmas overlap a promotion, as in this file's 128 x 128 promoting build. This build
+// promotes each chain but a tile's last while its own next chain's first K-tile is in flight, at the
+// cost of a second chain accumulator (64 registers a thread) and a wait_group 0 every two chains.
+__device__ __forceinline__ void fenceOperand(float (&acc)[kAccRegs]) {
+#pragma unroll
+    for (int r = 0; r < kAccRegs; ++r) {
+        asm volatile("" : "+f"(acc[r])::"memory");
+    }
+}
+// end of region overlap-order
+#endif
+
 // D = scale * (A * B^T), A and B e4m3, for any M x N x K (N a multiple of
 // 8, K of 16). Launch contract: see the header. extern "C" keeps the name
 // unmangled for CuPy.
@@ -1171,6 +1255,113 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
             storeTile(total, s, cons, wt, &tmD, nBlock * kBN, mBlock * kBM, scale);
         }
         // end of region pingpong
+#elif GEMM_PROMOTE_OVERLAP
+        // region overlap (the overlapped-promotion build, issue 40: not yet run on a GPU, no page shows it)
+#if GEMM_SETMAXNREG
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kConsumerRegs));
+#endif
+        // The chains in pairs (region "overlap-order"): chain c into acc0, chain c + 1 into acc1, each
+        // promoted beside the next chain's first K-tile; a pair ends with wait_group 0. The ring, the
+        // stages' order and the releases are the 128 x 128 promoting build's.
+        const int cons = wg - 1;          // which 64-row half of the tile
+        float acc0[kAccRegs];             // a pair's first chain; never zeroed: a chain starts with scale-d = 0
+        float acc1[kAccRegs];             // a pair's second chain (and consumer 1's chain 0)
+        float total[kAccRegs];            // FP32 registers every chain is promoted into, in order
+        const int chainLen = promoteEvery > 0 ? promoteEvery : p.kTiles;  // K-tiles a chain
+        int stage = 0;
+        uint32_t phase = 0;
+        int prevStage = 0;                // the stage of the K-tile issued last
+        bool held = false;                // prevStage is not yet released
+        // One K-tile into acc: wait for its stage, issue its four k32 wgmmas (the first one restarts
+        // the chain when `restart`), commit, and wait_group 1, which retires every earlier group of
+        // this consumer; then the previous K-tile's stage goes back to the producer.
+        auto kTile = [&](float (&acc)[kAccRegs], bool restart) {
+            COURSE_TL(TL_WAIT_FULL, stage);
+            mbarWait(&s.full[stage], phase);
+            COURSE_TL(TL_MMA, stage);
+            fenceOperand(acc);            // the promotion's reads of acc stay before the fence
+            wgmmaFence();
+#pragma unroll
+            for (int ks = 0; ks < kBK / kWgmmaK; ++ks) {
+                wgmmaStep(acc, swizzledDesc(&s.a[stage][cons * kWgmmaM * kBK + ks * kWgmmaK]),
+                          swizzledDesc(&s.b[stage][ks * kWgmmaK]), (!restart || ks > 0) ? 1 : 0);
+            }
+            COURSE_TL(TL_MMA_WAIT, stage);
+            wgmmaCommit();
+            wgmmaWait<1>();
+            if (held && wt < kClusterSize) {
+                mbarArriveCluster(&s.empty[prevStage], static_cast<uint32_t>(wt));
+                COURSE_TL(TL_RELEASE, prevStage);
+            }
+            held = true;
+            prevStage = stage;
+            if (++stage == kStages) {
+                stage = 0;
+                phase ^= 1;
+            }
+        };
+        // wait_group 0: every group of this consumer retired; the last stage goes back.
+        auto drain = [&]() {
+            COURSE_TL(TL_MMA_WAIT, prevStage);
+            wgmmaWait<0>();
+            if (wt < kClusterSize) {
+                mbarArriveCluster(&s.empty[prevStage], static_cast<uint32_t>(wt));
+                COURSE_TL(TL_RELEASE, prevStage);
+            }
+            held = false;
+        };
+        for (int unit = firstUnit; unit < p.units; unit += unitStep) {
+            int mBlock, nBlock;
+            unitCoords(p, unit, mBlock, nBlock);
+            mBlock = mBlock * kClusterM + static_cast<int>(rank);
+#pragma unroll
+            for (int r = 0; r < kAccRegs; ++r) total[r] = 0.0f;
+            bool owed = false;            // acc1 holds a chain retired by a wait_group 0, not yet promoted
+            int k0 = 0;
+            if (cons == 1 && chainLen < p.kTiles) {
+                // Consumer 1's chain 0 alone, in acc1 (promoted beside chain 1): the two consumers'
+                // drains fall on different chains.
+                for (int j = 0; j < chainLen; ++j) kTile(acc1, j == 0);
+                drain();
+                owed = true;
+                k0 = chainLen;
+            }
+            while (k0 < p.kTiles) {       // a pair of chains: c into acc0, c + 1 into acc1
+                const int len0 = chainLen < p.kTiles - k0 ? chainLen : p.kTiles - k0;
+                const int k1 = k0 + len0;
+                kTile(acc0, true);
+                if (owed) {               // chain c - 1, beside chain c's first K-tile
+                    fenceOperand(acc1);
+                    promote(total, acc1);
+                    fenceOperand(total);  // here, not sunk past the chain (see overlap-order)
+                    owed = false;
+                }
+                for (int j = 1; j < len0; ++j) kTile(acc0, false);
+                if (k1 < p.kTiles) {
+                    const int len1 = chainLen < p.kTiles - k1 ? chainLen : p.kTiles - k1;
+                    kTile(acc1, true);    // its wait_group 1 retires acc0's chain
+                    fenceOperand(acc0);
+                    promote(total, acc0); // chain c, beside chain c + 1's first K-tile
+                    fenceOperand(total);
+                    for (int j = 1; j < len1; ++j) kTile(acc1, false);
+                    drain();              // nothing pending at the loop's back-edge (overlap-order)
+                    owed = true;
+                    k0 = k1 + len1;
+                } else {                  // the tile's last chain, alone
+                    drain();
+                    fenceOperand(acc0);
+                    promote(total, acc0);
+                    k0 = k1;
+                }
+            }
+            if (owed) {                   // the tile's last chain, in acc1
+                fenceOperand(acc1);
+                promote(total, acc1);
+            }
+            COURSE_TL(TL_EPI, 0);
+            storeTile(total, s, cons, wt, &tmD, nBlock * kBN, mBlock * kBM + cons * kBoxDRows, scale);
+        }
+        // end of region overlap
 #else
         // snippet: consumer
 #if GEMM_SETMAXNREG
