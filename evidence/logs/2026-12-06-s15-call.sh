@@ -14,6 +14,14 @@
 #   LESSON:run    python -m course run LESSON
 # run(command='rm -rf .whl; mv .whl-gpu .whl; JOBS="..." bash evidence/logs/2026-12-06-s15-call.sh',
 #     carry=['.whl-gpu'], kind='nvidia-h100-x1', timeout_s=600)
+# .whl-gpu (about 11 MB; excluded by .git/info/exclude) was made here, before the call, as:
+#   bash ../shared/tools/offline-wheels.sh .whl-gpu
+#   rm -f .whl-gpu/{jedi,debugpy,widgetsnbextension,parso}*      # not needed there; the tree's 64 MiB limit
+#   for p in tomli_w anywidget psygnal nvmath-python; do           # the course's own needs the image lacks
+#       python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+#           --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+#           --platform any -d .whl-gpu $p; done
+# (call 1 went without the last line and stopped at `import tomli_w`.)
 set -u
 T0=$(date +%s)
 OUT=${OUT:-/tmp/out}
