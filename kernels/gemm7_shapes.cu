@@ -37,7 +37,8 @@
 //    Issue 39's development widths, not yet run on a GPU and picked by no
 //    chooser: -DGEMM_BN=192, 160, 144 or 96 (128-row tiles, cluster 1 or
 //    2), so that a middle-sized shape's tiles come to about whole waves of
-//    the SMs (cuBLAS runs 128 x 144 at 1536^3, 132 tiles on 132 SMs). Their
+//    the SMs (cuBLAS runs 128 x 144 at 1536^3 on an H100: 132 tiles, one
+//    an SM; evidence/gemm_dev/notes_cublas_kernels.md). Their
 //    wgmmas are m64nBNk16 (region wide39-wgmma); D goes out one box per
 //    consumer per pass, 64 columns at BN 192, 48 at 96 and 144, 32 at 160
 //    (region wide39-epilogue), so the ring takes what shared memory has
