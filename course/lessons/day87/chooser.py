@@ -28,6 +28,7 @@ much faster (``fitted_speed``); with it the model picks 128 x 128 at 2048 and 40
 from __future__ import annotations
 
 import math
+import statistics
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -138,5 +139,6 @@ def fitted_speed(measured: Mapping[int, float], sms: int, tile: str = "128x192")
     measured / the model's ratio at speed 1."""
     if not measured:
         raise CourseError(f"no measurement to fit {tile}'s speed to")
-    logs = [math.log(r / predicted_ratio(n, sms, tile, speed=1.0)) for n, r in measured.items()]
-    return math.exp(sum(logs) / len(logs))
+    return statistics.geometric_mean(
+        r / predicted_ratio(n, sms, tile, speed=1.0) for n, r in measured.items()
+    )
