@@ -42,7 +42,7 @@
 //    wgmmas are m64nBNk16 (region wide39-wgmma); D goes out one box per
 //    consumer per pass, 64 columns at BN 192, 48 at 96 and 144, 32 at 160
 //    (region wide39-epilogue), so the ring takes what shared memory has
-//    left: 5, 6, 6 and 7 stages.
+//    left: 5, 5, 6 and 7 stages.
 //
 // 3. Split-K with an in-kernel reduction. The runtime argument splitK
 //    cuts each tile's K-tiles into splitK contiguous ranges; a work unit
@@ -280,14 +280,18 @@ constexpr int kStageBytes = kTileBytesA + kTileBytesB;          // bytes the TMA
 // 16 KiB of A plus kBN * 128 B of B), beside 32 KiB of D staging and the
 // barriers: 4 stages at BN 256, 6 at BN 128, 8 at BN 64. A development width
 // (256 % kBN != 0) gets what is left of 227 KiB beside one staging box a
-// consumer and 2 KiB: 5 stages at BN 192, 6 at 160 and 144, 7 at 96.
-constexpr int kRingBytes = 256 % kBN ? 227 * 1024 - 2048 - kConsumers * kStagingSlots * kBoxDRows * kBoxDCols * 2
+// consumer and 2 KiB: 5 stages at BN 192 and 160, 6 at 144, 7 at 96.
+// A staging box row is one whole 128-byte swizzle line (kStagingCols columns) even where the box is
+// narrower: the TMA reads a 48- or 32-column box's rows 128 bytes apart in shared memory (the H100
+// run of 2026-12-06, session 16: staged 96 or 64 bytes apart, the store read past the box).
+constexpr int kStagingCols = 64;
+constexpr int kRingBytes = 256 % kBN ? 227 * 1024 - 2048 - kConsumers * kStagingSlots * kBoxDRows * kStagingCols * 2
                                      : 196608 - GEMM_SMALL * 122880;  // 192 KiB, or 72 KiB in the small build
 constexpr int kStages = kRingBytes / kStageBytes;               // ring of shared-memory stages
 // Dynamic shared memory the launch requests: the ring, the D staging, one
 // 1024-byte block for the barriers (SharedStorage is 1024-aligned), and the
 // alignment slack. 231424 in every 128-row build of BN 256, 128 or 64.
-constexpr int kSmemBytes = kStages * kStageBytes + kConsumers * kStagingSlots * kBoxDRows * kBoxDCols * 2 + 1024 + kSmemAlign;
+constexpr int kSmemBytes = kStages * kStageBytes + kConsumers * kStagingSlots * kBoxDRows * kStagingCols * 2 + 1024 + kSmemAlign;
 constexpr int kClusterSize = kClusterM * kClusterN;
 
 static_assert(kBN == 256 || kBN == 128 || kBN == 64 ||
@@ -321,7 +325,7 @@ static_assert(128 * (kProducerRegs + kConsumers * kConsumerRegs) <= 65536,
 struct alignas(1024) SharedStorage {
     __half a[kStages][kBM * kBK];  // A tiles: kBM rows of 128 B each, swizzled
     __half b[kStages][kBN * kBK];  // B tiles: kBN rows of 128 B each, swizzled
-    __half dOut[kConsumers][kStagingSlots][kBoxDRows * kBoxDCols];  // D staging, 8 KiB a box
+    __half dOut[kConsumers][kStagingSlots][kBoxDRows * kStagingCols];  // D staging, 8 KiB a box
     uint64_t full[kStages];        // mbarrier: "the TMA bytes of this stage have landed"
     uint64_t empty[kStages];       // mbarrier: "the wgmmas of every CTA reading this stage are done"
     unsigned arrived[kConsumers];  // split-K: the ticket each consumer's atomicAdd returned
@@ -1013,17 +1017,17 @@ __device__ __forceinline__ void storeTile(float (&acc)[kAccRegs], SharedStorage&
 // on a GPU). storeTile with D boxes narrower than 64 columns: kBoxDCols 48 or 32, 96 or 64 bytes
 // a row, inside the 128-byte swizzle span (cuTensorMapEncodeTiled: with a swizzle, the box's
 // inner dimension is at most the swizzle size; the host's map is the same 128B one). The TMA
-// lays a box's rows densely in shared memory (a row every kBoxDCols * 2 bytes) and swizzles by
-// shared-memory address: the 16-byte chunk (address bits 4-6) XOR the 128-byte line within the
-// 1024-byte pattern (bits 7-9), from a 1024-byte boundary (PTX ISA, "Tensor Swizzling Modes": the
-// pattern is tabled in 128-byte lines of shared memory, whatever the box's inner dimension; base
-// offset 0 on a 1024-byte boundary). Every staging box starts on one (64 rows x 96 or 64 B). At
-// 64 columns this is step 6's chunk j ^ (row % 8). One box per consumer per pass.
+// reads each box row from its own 128-byte line of shared memory, the narrower box using the
+// first 96 or 64 bytes of it, swizzled as step 6's: chunk j of row r at chunk j ^ (r % 8), from a
+// 1024-byte boundary (PTX ISA, "Tensor Swizzling Modes": the pattern is tabled in 128-byte lines).
+// A first reading packed the rows 96 or 64 bytes apart; on the H100 (2026-12-06, session 16) that
+// store read past the box: memcheck's out-of-range shared address at BN 160, launches differing
+// at 96 and 144. One box per consumer per pass.
 __device__ __forceinline__ void storeTile(float (&acc)[kAccRegs], SharedStorage& s, int cons,
                                           int wt, const CUtensorMap* tmD, int col0, int row0) {
     constexpr int kChunks = kBoxDCols / 8;  // 16-byte chunks in a box row: 6 or 4
-    constexpr int kPitch = kBoxDCols * 2;   // bytes from one box row to the next: 96 or 64
-    static_assert(kStagingBoxes == 1 && kPasses * kBoxDCols == kBN && (kBoxDRows * kPitch) % 1024 == 0,
+    constexpr int kPitch = kStagingCols * 2;  // bytes from one box row to the next: one 128-byte line
+    static_assert(kStagingBoxes == 1 && kPasses * kBoxDCols == kBN && kPitch == 128,
                   "one box a pass, each on a 1024-byte boundary");
     const int warp = wt / 32;
     const int lane = wt % 32;

@@ -3,7 +3,7 @@
 # NOTHING in it has run yet (evidence/gemm_dev/notes_bn39.md). The builds (kernels/gemm7_shapes.cu,
 # course.lessons.day86.chooser.DEV_BUILDS; 128-row tiles, cluster 2 = B multicast, or 1):
 #   w192 w192_c1  -DGEMM_BN=192  m64n192k16, 5 stages, D in 3 passes of one 64-column box
-#   w160 w160_c1  -DGEMM_BN=160  m64n160k16, 6 stages, D in 5 passes of one 32-column box
+#   w160 w160_c1  -DGEMM_BN=160  m64n160k16, 5 stages, D in 5 passes of one 32-column box
 #   w144 w144_c1  -DGEMM_BN=144  m64n144k16, 6 stages, D in 3 passes of one 48-column box
 #   w96  w96_c1   -DGEMM_BN=96   m64n96k16,  7 stages, D in 2 passes of one 48-column box
 # The 48- and 32-column boxes are new to the course: the 128B-swizzled staging box is laid out as the
@@ -34,7 +34,7 @@
 #             with the course's one timer, launched one by one and in CUDA graphs
 #             (Timer.samples_together(graphs=True), as k86_measure.py and streamk_measure.py), at the
 #             shapes where Day 86 is furthest below cuBLAS: 1536^3, 1200^3, 1000 x 3000 x 704,
-#             4104 x 776 x 1240, 2560^3, 1024^3, 768^3, 512^3 (SHAPES=quick: the first two). Writes
+#             4104 x 776 x 1240, 2560^3, 1024^3, 768^3, 512^3, and 2048^3 last (SHAPES=quick: the first two). Writes
 #             $OUT/bn39/measure.json after every shape; a shape that would pass the budget is listed
 #             as not measured.
 # Output: $OUT/bn39/run.log, $OUT/bn39/measure.json. Copy both to evidence/logs/<date>-<gpu>-<session>/.
@@ -83,7 +83,7 @@ from course.lessons._ladder import sm_count
 from course.lessons.day86 import chooser
 
 T0, BUDGET = time.monotonic(), float(os.environ["MEASURE_BUDGET_S"])
-SHAPES = [(1536,) * 3, (1200,) * 3, (1000, 3000, 704), (4104, 776, 1240), (2560,) * 3, (1024,) * 3, (768,) * 3, (512,) * 3]
+SHAPES = [(1536,) * 3, (1200,) * 3, (1000, 3000, 704), (4104, 776, 1240), (2560,) * 3, (1024,) * 3, (768,) * 3, (512,) * 3, (2048,) * 3]
 if os.environ.get("SHAPES") == "quick":
     SHAPES = SHAPES[:2]
 LESSON = get_lesson("day86")

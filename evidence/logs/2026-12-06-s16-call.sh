@@ -1,0 +1,61 @@
+#!/bin/bash
+# Session 16, device calls (H100, then H200): development builds' GPU scripts and short checks, in the order of
+# $JOBS, each under its own limit and all under the call's 575 s; logs and JSON packed into
+# $OUT/call.tgz (run brings back at most 8 files).
+#   bn39      evidence/gemm_dev/bn39_gpu.sh          Day 86's development widths 192/160/144/96 (issue 39)
+#   pover40   evidence/gemm_dev/pover40_gpu.sh       Day 87's overlapped promotion build (issue 40)
+#   bf16      evidence/gemm_dev/bf16attn_gpu.sh      BF16 attention builds of Days 88-90 (issues 41, 42)
+#   fp8wide   evidence/gemm_dev/fp8wide_gpu.sh       the wider promoting FP8 builds (issue 40)
+#   sweep39   evidence/gemm_dev/sweep39_gpu.sh       Day 86's builds at small/decode shapes (issue 39)
+#   ltblock   pytest tests/bench/test_lt_fp8_gpu.py  cuBLASLt's block-scaled FP8 peer against float64
+#   ncu       ncu over evidence/gemm_dev/cublas_kernels.py: cuBLAS's kernels at Day 86's shapes
+#   d86bench  python -m course bench day86           the shape table
+#   LESSON:bench  python -m course bench LESSON
+#   LESSON:3  evidence/gemm_dev/LESSON_gpu.sh 3 (Days 88-90: bench, timeline, record)
+#   LESSON:gpu    pytest -m gpu tests/lessons/LESSON
+#   LESSON:run    python -m course run LESSON
+# run(command='rm -rf .whl; mv .whl-gpu .whl; JOBS="..." bash evidence/logs/2026-12-06-s16-call.sh',
+#     carry=['.whl-gpu'], kind='nvidia-h100-x1', timeout_s=600)
+# .whl-gpu (about 11 MB; excluded by .git/info/exclude) was made here, before the call, as:
+#   bash ../shared/tools/offline-wheels.sh .whl-gpu
+#   rm -f .whl-gpu/{jedi,debugpy,widgetsnbextension,parso}*      # not needed there; the tree's 64 MiB limit
+#   for p in tomli_w anywidget psygnal nvmath-python; do           # the course's own needs the image lacks
+#       python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+#           --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+#           --platform any -d .whl-gpu $p; done
+# (session 15's call 1 went without the last line and stopped at `import tomli_w`.)
+set -u
+T0=$(date +%s)
+OUT=${OUT:-/tmp/out}
+R=/tmp/call; rm -rf "$R"; mkdir -p "$R"
+JOBS=${JOBS:-"bn39 pover40"}
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+export PYTHONPATH=/tmp/site:$PWD COURSE_REQUIRE_GPU=1 PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+left() { echo $(( ${CALL_BUDGET:-575} - ($(date +%s) - T0) )); }
+declare -A LIMIT=([day88]=160 [day89]=160 [day90]=160 [bf16]=300 [fp8wide]=300 [sweep39]=240 [ltblock]=90 [ncu]=120 [bn39]=320 [pover40]=250 [d86bench]=300 [day87:bench]=240)
+for job in $JOBS; do
+    L=$(left); [ "$L" -lt 30 ] && { echo "$job: not run, the call's time is spent"; continue; }
+    b=${LIMIT[$job]:-${LIMIT[${job%:*}]:-150}}; [ "$job" = bf16 ] && b=${BF16_LIMIT:-300}; [ "$L" -lt "$b" ] && b=$L
+    o="$R/${job/:/-}"; mkdir -p "$o"
+    case $job in
+        bf16) OUT=$o BUDGET=$((b - 10)) timeout -k 5 $b bash evidence/gemm_dev/bf16attn_gpu.sh > "$o/run.log" 2>&1 ;;
+        bn39) OUT=$o BUDGET=$((b - 10)) BN39_BIN=/tmp/bn39_bin timeout -k 5 $b bash evidence/gemm_dev/bn39_gpu.sh > "$o/run.log" 2>&1 ;;
+        pover40) OUT=$o BUDGET=$((b - 10)) timeout -k 5 $b bash evidence/gemm_dev/pover40_gpu.sh > "$o/run.log" 2>&1 ;;
+        fp8wide) OUT=$o BUDGET=$((b - 10)) timeout -k 5 $b bash evidence/gemm_dev/fp8wide_gpu.sh > "$o/run.log" 2>&1 ;;
+        sweep39) OUT=$o BUDGET=$((b - 10)) timeout -k 5 $b bash evidence/gemm_dev/sweep39_gpu.sh > "$o/run.log" 2>&1 ;;
+        ltblock) timeout -k 5 $b python3 -m pytest -q -p no:cacheprovider -m gpu tests/bench/test_lt_fp8_gpu.py \
+                     -W ignore::DeprecationWarning > "$o/run.log" 2>&1 ;;
+        ncu) timeout -k 5 $b ncu --section LaunchStats --metrics gpu__time_duration.sum --csv --page details \
+                 python3 evidence/gemm_dev/cublas_kernels.py > "$o/cublas_kernels.csv" 2> "$o/run.log" ;;
+        d86bench) timeout -k 5 $b python3 -m course bench day86 --out "$o" > "$o/run.log" 2>&1 ;;
+        *:gpu) timeout -k 5 $b python3 -m pytest -q -p no:cacheprovider -m gpu "tests/lessons/${job%:*}" -W ignore::DeprecationWarning > "$o/run.log" 2>&1 ;;
+        *:run) timeout -k 5 $b python3 -m course run "${job%:*}" > "$o/run.log" 2>&1 ;;
+        *:3) OUT=$o BUDGET=$((b - 5)) timeout -k 5 $b bash evidence/gemm_dev/${job%:*}_gpu.sh 3 > "$o/run.log" 2>&1 ;;
+        *:bench) timeout -k 5 $b python3 -m course bench "${job%:*}" --out "$o" > "$o/run.log" 2>&1 ;;
+        *) echo "$job: no such job" ;;
+    esac
+    echo "$job exit $? ($(date -u +%H:%M:%S), $(left) s left)"
+done
+tar czf "$OUT/call.tgz" -C "$R" .
+for f in "$R"/*/run.log; do echo "## $f"; grep -E "^=== |^--- |FAIL|passed|failed|Error" "$f" | tail -15; done
