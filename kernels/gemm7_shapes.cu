@@ -34,8 +34,9 @@
 //    shared-memory traffic per FLOP. -DGEMM_BM=64 makes the tile 64 x BN
 //    with one consumer warpgroup (256 threads): for decode shapes (M <=
 //    64), where a 128-row tile spends half its wgmma work on zero rows.
-//    Issue 39's development widths, not yet run on a GPU and picked by no
-//    chooser: -DGEMM_BN=192, 160, 144 or 96 (128-row tiles, cluster 1 or
+//    Issue 39's widths (first run on an H100, 2026-12-06; the chooser picks
+//    192, 160 and 144 at cluster 2, unsplit, where their waves fill better):
+//    -DGEMM_BN=192, 160, 144 or 96 (128-row tiles, cluster 1 or
 //    2), so that a middle-sized shape's tiles come to about whole waves of
 //    the SMs (cuBLAS runs 128 x 144 at 1536^3 on an H100: 132 tiles, one
 //    an SM; evidence/gemm_dev/notes_cublas_kernels.md). Their
@@ -130,7 +131,7 @@
 //
 // Build: nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -o gemm7_shapes gemm7_shapes.cu
 //        (add -DGEMM_BN=128 or 64 and/or -DGEMM_CLUSTER=1 for the other configurations,
-//        -DGEMM_BN=192, 160, 144 or 96 for issue 39's development widths, not yet run on a GPU,
+//        -DGEMM_BN=192, 160, 144 or 96 for issue 39's widths (128-row tiles),
 //        -DGEMM_DETERMINISTIC=1 for split-K sums in split order,
 //        -DGEMM_STREAMK=1 for the Stream-K schedule;
 //        -DGEMM_SMALL=1 -DGEMM_BM=64 -DGEMM_CLUSTER=1 -DGEMM_BN=64 or 128 for small problems)
@@ -297,7 +298,7 @@ constexpr int kClusterSize = kClusterM * kClusterN;
 static_assert(kBN == 256 || kBN == 128 || kBN == 64 ||
                   ((kBN == 192 || kBN == 160 || kBN == 144 || kBN == 96) && kBM == 128 && !GEMM_SMALL),
               "GEMM_BN is 256, 128 or 64; or 192, 160, 144 or 96, issue 39's development widths (128-row "
-              "tiles, not the small build; not yet run on a GPU)");
+              "tiles, not the small build)");
 static_assert(kBM == 128 || kBM == 64, "GEMM_BM is 128 or 64");
 static_assert(kClusterM == 1 || kClusterM == 2, "GEMM_CLUSTER is 1 or 2");
 static_assert(kDeterministic == 0 || kDeterministic == 1, "GEMM_DETERMINISTIC is 0 or 1");
@@ -604,7 +605,7 @@ __device__ __forceinline__ void wgmmaM64N64K16(float (&acc)[32], uint64_t descA,
 }
 // end snippet
 
-// region wide39-wgmma (issue 39's development widths: no page shows it; not yet run on a GPU)
+// region wide39-wgmma (issue 39's widths: no page shows this region)
 // m64nNk16 for N = 96, 144, 160 and 192 (PTX ISA, wgmma.mma_async: N is any multiple of 8
 // up to 256 for .f16 inputs): N / 2 accumulators a thread, one overload of wgmmaWide per
 // accumulator count. The operand lists are spelled by the preprocessor eight at a time:
@@ -1013,8 +1014,8 @@ __device__ __forceinline__ void storeTile(float (&acc)[kAccRegs], SharedStorage&
 }
 // end snippet
 #else
-// region wide39-epilogue (issue 39's development widths 96, 144, 160: no page shows it; not yet run
-// on a GPU). storeTile with D boxes narrower than 64 columns: kBoxDCols 48 or 32, 96 or 64 bytes
+// region wide39-epilogue (issue 39's widths 96, 144, 160: no page shows this region).
+// storeTile with D boxes narrower than 64 columns: kBoxDCols 48 or 32, 96 or 64 bytes
 // a row, inside the 128-byte swizzle span (cuTensorMapEncodeTiled: with a swizzle, the box's
 // inner dimension is at most the swizzle size; the host's map is the same 128B one). The TMA
 // reads each box row from its own 128-byte line of shared memory, the narrower box using the

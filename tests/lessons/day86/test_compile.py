@@ -41,7 +41,7 @@ def test_the_chooser_picks_only_builds_that_are_compile_checked():
         for s in chooser.SHAPES
         for sms in (8, 78, 114, 132)
     }
-    assert picked <= set(chooser.CONFIGS)
+    assert picked <= set(chooser.CONFIGS + chooser.WIDE_CONFIGS)  # the wide ones: test_wide39 compiles them
     flags = {
         tuple(sorted(chooser.defines(chooser.choose(*s, sms, deterministic=det, small=small)).items()))
         for s in PICK_SHAPES
@@ -49,7 +49,7 @@ def test_the_chooser_picks_only_builds_that_are_compile_checked():
         for det in (False, True)
         for small in (False, True)
     }
-    checked = {tuple(sorted(f.items())) for f in BUILDS}
+    checked = {tuple(sorted(f.items())) for f in [*BUILDS, *chooser.DEV_BUILDS.values()]}
     assert flags <= checked
     assert any(dict(f).get("GEMM_BM") == 64 for f in flags)  # the decode rows pick 64-row tiles
     assert any(dict(f).get("GEMM_SMALL") for f in flags)  # and small=True the small builds
@@ -171,6 +171,6 @@ def test_the_chooser_picks_only_stream_k_builds_that_are_compile_checked():
         for sms in (8, 78, 114, 132)
         for det in (False, True)
     }
-    checked = {tuple(sorted(f.items())) for f in BUILDS + STREAMK}
+    checked = {tuple(sorted(f.items())) for f in [*BUILDS, *STREAMK, *chooser.DEV_BUILDS.values()]}
     assert flags <= checked
     assert any(dict(f).get("GEMM_STREAMK") for f in flags)  # the model does pick Stream-K somewhere

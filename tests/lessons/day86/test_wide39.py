@@ -1,13 +1,17 @@
 """Issue 39's development widths of Day 86's kernel: -DGEMM_BN=192, 160, 144, 96 (``chooser.DEV_BUILDS``).
 
 On the CPU: each compiles through NVRTC for sm_90a with no spills, its constants are what the host
-expects (the ring, the narrower D boxes, the grid and the units), the chooser never picks one and
-refuses to price one with a CourseError. On a Hopper GPU (marked ``gpu``; skipped here): each is exact
-on ragged shapes, split or not. None of them has run on a GPU yet (evidence/gemm_dev/notes_bn39.md).
+expects (the ring, the narrower D boxes, the grid and the units); the chooser picks only the widths
+the H100 measured faster somewhere (``chooser.WIDE_CONFIGS``, unsplit), priced at what that run
+measured, and refuses to price the others with a CourseError. On a Hopper GPU (marked ``gpu``;
+skipped here): each is exact on ragged shapes, split or not (first run on an H100 on 2026-12-06,
+session 16: evidence/logs/2026-12-06-h100-s16/, evidence/gemm_dev/notes_bn39.md).
 """
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -36,7 +40,9 @@ def test_the_development_builds_are_the_four_widths_at_both_clusters():
     assert len(chooser.DEV_BUILDS) == 8
     for name, flags in DEV:
         assert name == f"128x{flags['GEMM_BN']}c{flags['GEMM_CLUSTER']}"
-        assert (flags["GEMM_BN"], flags["GEMM_CLUSTER"]) not in chooser.EFFICIENCY  # never modelled
+        # modelled once measured faster somewhere (WIDE_CONFIGS), else never
+        key = (flags["GEMM_BN"], flags["GEMM_CLUSTER"])
+        assert (key in chooser.EFFICIENCY) == (key in chooser.WIDE_CONFIGS)
 
 
 @pytest.mark.parametrize("flags", [f for _, f in DEV], ids=IDS)
@@ -55,7 +61,9 @@ def test_every_development_build_compiles_without_spills_and_its_constants_are_t
     assert c["kPasses"] == bn // BOX[bn] and c["kStagingBoxes"] == c["kStagingSlots"] == 1
     assert c["kStageBytes"] == 128 * 64 * 2 + bn * 64 * 2
     assert c["kStages"] == STAGES[bn]
-    assert c["kStagingCols"] == 64  # a staging row is a whole 128-byte line, the box's 48 or 32 columns or not
+    assert (
+        c["kStagingCols"] == 64
+    )  # a staging row is a whole 128-byte line, the box's 48 or 32 columns or not
     staging = 2 * 64 * 128
     assert c["kSmemBytes"] == c["kStages"] * c["kStageBytes"] + staging + 1024 + 1024 <= 227 * 1024
     # The host's D map (the same 128B swizzle as every build's) is legal for the narrower box.
@@ -130,27 +138,99 @@ PICK_SHAPES = [
 ]
 
 
-def test_the_chooser_never_picks_nor_prices_a_development_width():
+def test_the_chooser_picks_a_development_width_only_from_the_measured_ones_and_unsplit():
+    wide = set(chooser.WIDE_CONFIGS)
+    assert wide == {(192, 2), (160, 2), (144, 2)} and all(c in chooser.EFFICIENCY for c in wide)
     for shape in PICK_SHAPES:
         for sms in (8, 78, 114, 132):
             for det in (False, True):
                 ranked = chooser.candidates(*shape, sms, deterministic=det, streamk=True)
-                assert not {c.bn for c in ranked} & set(chooser.DEV_BNS), (shape, sms, det)
+                for c in ranked:
+                    if c.bn in chooser.DEV_BNS:
+                        assert (c.bn, c.cluster) in wide and c.split == 1 and not c.streamk and c.bm == 128
+                        assert chooser.defines(c) == {
+                            "GEMM_BN": c.bn,
+                            "GEMM_CLUSTER": 2,
+                        }  # a DEV_BUILDS build
                 for small in (False, True):
                     pick = chooser.choose(*shape, sms, deterministic=det, small=small)
-                    assert pick.bn not in chooser.DEV_BNS
+                    assert pick.bn not in chooser.DEV_BNS or (
+                        (pick.bn, pick.cluster) in wide and pick.split == 1
+                    )
 
 
 @pytest.mark.parametrize("bn", chooser.DEV_BNS)
-def test_asked_about_a_development_width_the_chooser_refuses_with_a_course_error(bn):
-    with pytest.raises(CourseError, match=f"128x{bn} c2 is a development build .*not yet run on a GPU"):
-        chooser.estimate(1536, 1536, 1536, 132, bn, 2, 1)
+def test_asked_about_an_unmeasured_development_build_the_chooser_refuses_with_a_course_error(bn):
+    with pytest.raises(
+        CourseError, match=f"128x{bn} c1 is a development build .*measured slower than another build"
+    ):
+        chooser.estimate(1536, 1536, 1536, 132, bn, 1, 1)
     with pytest.raises(CourseError, match="development build"):
         chooser.estimate_streamk(1536, 1536, 1536, 132, bn, 1)
     with pytest.raises(CourseError, match="give the split yourself"):
         chooser.best_for(1536, 1536, 1536, 132, bn, 1)
     with pytest.raises(CourseError, match="no configuration 128x112"):
         chooser.estimate(1536, 1536, 1536, 132, 112, 2, 1)
+    if bn == 96:
+        with pytest.raises(CourseError, match="128x96 c2 is a development build"):
+            chooser.estimate(1536, 1536, 1536, 132, 96, 2, 1)
+    else:
+        assert chooser.estimate(1536, 1536, 1536, 132, bn, 2, 1) is not None
+
+
+# The H100 run that measured the widths (every build checked against float64 first; CUDA graphs,
+# interleaved with the pick of the time, "pick", and cuBLAS): the chooser's wide widths are held to it.
+MEASURED = Path(__file__).resolve().parents[3] / "evidence/logs/2026-12-06-h100-s16/call2-bn39-measure.json"
+NAME = {(bn, c): f"128x{bn}c{c}" for bn, c in chooser.WIDE_CONFIGS}
+
+
+def _measured() -> list[dict]:
+    return [r for r in json.loads(MEASURED.read_text())["rows"] if "graphs" in r]
+
+
+def _implied(shape, bn, cluster, us):
+    """The efficiency at which the model gives (bn, cluster), unsplit, the measured time (bisection)."""
+    lo, hi = 0.05, 3.0
+    saved = dict(chooser.EFFICIENCY)
+    try:
+        for _ in range(50):
+            chooser.EFFICIENCY[(bn, cluster)] = mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if chooser.estimate(*shape, 132, bn, cluster, 1).est_us > us else (lo, mid)
+    finally:
+        chooser.EFFICIENCY.clear()
+        chooser.EFFICIENCY.update(saved)
+    return mid
+
+
+def test_the_wide_widths_efficiency_is_the_low_end_of_what_the_h100_measured_against_128x256():
+    ratios = {c: [] for c in chooser.WIDE_CONFIGS}
+    for r in _measured():
+        shape, us = tuple(r["shape"]), r["graphs"]["us"]
+        if r["builds"]["pick"]["flags"] != {"GEMM_BN": 256, "GEMM_CLUSTER": 2}:
+            continue
+        base = _implied(shape, 256, 2, us["pick"]) / chooser.EFFICIENCY[(256, 2)]
+        for c in chooser.WIDE_CONFIGS:
+            ratios[c].append(_implied(shape, *c, us[NAME[c]]) / base)
+    assert all(len(v) == 4 for v in ratios.values())  # 1536^3, 1000 x 3000 x 704, 2560^3, 2048^3
+    low, high = min(min(v) for v in ratios.values()), max(max(v) for v in ratios.values())
+    assert 0.94 <= low and high <= 1.04, ratios
+    for c in chooser.WIDE_CONFIGS:
+        assert chooser.EFFICIENCY[c] == pytest.approx(low, abs=0.01)
+
+
+def test_where_the_model_picks_a_wide_width_it_measured_faster_or_within_the_runs_spread():
+    faster = 0
+    for r in _measured():
+        shape, us = tuple(r["shape"]), r["graphs"]["us"]
+        pick = chooser.choose(*shape, 132)
+        if (pick.bn, pick.cluster) not in NAME:
+            continue
+        # never the slowest wide width, and no more than 3% behind the pick of the time
+        mine = us[NAME[(pick.bn, pick.cluster)]]
+        assert mine < max(us[NAME[c]] for c in chooser.WIDE_CONFIGS), shape
+        assert mine <= 1.03 * us["pick"], (shape, mine, us["pick"])
+        faster += mine * 1.15 < us["pick"]
+    assert faster >= 2  # 1536^3 (1.33x) and 1000 x 3000 x 704 (1.17x)
 
 
 def test_the_host_refuses_to_choose_a_split_for_a_development_build(monkeypatch):
