@@ -143,8 +143,7 @@ def test_the_dev_benchs_standalone_copy_picks_the_same(monkeypatch):
 def test_the_measured_cluster_picks_stay_where_clusters_of_one_measured_slower():
     # On an H100 (evidence/logs/2026-12-05-h100-s10-k86-call2.log) clusters of one measured 0.92x
     # at 1000 x 1032 x 520 and 0.89x at 130 x 5000 x 3000 against these picks, checked, interleaved.
-    # (1000 x 1032 x 520 has since moved to 128x144 c2, issue 39's width: cluster 2 still.)
-    assert chooser.choose(1000, 1032, 520, SMS).config == "128x144 c2"
+    assert chooser.choose(1000, 1032, 520, SMS).config == "128x128 c2"
     assert (chooser.choose(130, 5000, 3000, SMS).config, chooser.choose(130, 5000, 3000, SMS).split) == (
         "128x256 c2",
         3,
