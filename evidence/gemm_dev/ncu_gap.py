@@ -1,0 +1,91 @@
+"""Why Day 86 and Day 87 trail the library where they do (issues 39 and 40): one launch of each item
+below under ncu, in an NVTX range named "prof", so that ncu profiles those launches only and in this
+order (the script prints the order to stderr, and the rows of ncu's CSV follow it).
+
+    ncu --nvtx --nvtx-include "prof/" --section SpeedOfLight --section WarpStateStats \
+        --section LaunchStats --section Occupancy --csv --page details \
+        python3 evidence/gemm_dev/ncu_gap.py > ncu_gap.csv 2> ncu_gap.order
+
+Day 86 (FP16): the course's build (the chooser's pick, and the width that measured differently)
+and cuBLAS gemmEx at the shapes furthest below it; Day 87 (e4m3 -> FP16, N = 4096): the
+never-promoting build, the 128 x 128 promoting build at P = 1, and cuBLASLt's default (which
+promotes). Every output is checked against float64 before its profiled launch (a wrong kernel's
+counters say nothing). Needs a Hopper GPU, CuPy, nvmath-python; COURSE_REQUIRE_GPU=1.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import cupy as cp
+
+from course.bench.lt_fp8 import LtFp8
+from course.bench.peers import Cublas
+from course.kernel.compile import compile_lesson
+from course.kernel.host import host_of
+from course.lessons import get_lesson
+
+D86 = [  # (shape, build flags, split)
+    ((1024, 1024, 1024), {"GEMM_BM": 64, "GEMM_BN": 64, "GEMM_CLUSTER": 1, "GEMM_SMALL": 1}, 1),
+    ((512, 512, 512), {"GEMM_BM": 64, "GEMM_BN": 64, "GEMM_CLUSTER": 1, "GEMM_SMALL": 1}, 1),
+    ((4104, 776, 1240), {"GEMM_BN": 256, "GEMM_CLUSTER": 1}, 1),
+    ((4104, 776, 1240), {"GEMM_BN": 144, "GEMM_CLUSTER": 2}, 1),
+    ((2500, 2504, 2504), {"GEMM_BN": 144, "GEMM_CLUSTER": 2}, 1),
+    ((2560, 2560, 2560), {"GEMM_BN": 144, "GEMM_CLUSTER": 2}, 1),
+    ((2500, 2504, 2504), {"GEMM_BN": 256, "GEMM_CLUSTER": 2}, 1),
+]
+CUBLAS = [(1024, 1024, 1024), (512, 512, 512), (4104, 776, 1240), (2500, 2504, 2504)]
+N87 = 4096
+D87 = [("never promoting (default build)", {}, 0), ("128x128 promoting, P=1", {"GEMM_BN": 128, "GEMM_PROMOTE": 1}, 1)]
+
+
+def profiled(name: str, call) -> None:
+    call()  # warm: the module loaded, the plan made
+    cp.cuda.runtime.deviceSynchronize()
+    print(name, file=sys.stderr, flush=True)
+    cp.cuda.nvtx.RangePush("prof")
+    call()
+    cp.cuda.nvtx.RangePop()
+    cp.cuda.runtime.deviceSynchronize()
+
+
+def main() -> None:
+    d86 = get_lesson("day86")
+    host = host_of(d86)
+    gemm = Cublas(out="float16", b_layout="nk")
+    for shape, flags, split in D86:
+        w = host.workload(compile_lesson(d86, defines=flags), max(shape), 1, "bench", shape=shape, split=split)
+        w.poison(0)
+        w.launch(0)
+        assert w.check(w.out(0)).passed, (shape, flags)
+        profiled(f"day86 {'x'.join(map(str, shape))} {flags} split {split}", lambda w=w: w.launch(0))
+        if shape in CUBLAS:
+            CUBLAS.remove(shape)
+            w.poison(0)
+            gemm(w.a[0], w.b[0], w.d[0])
+            assert w.check(w.out(0)).passed, (shape, "cuBLAS")
+            profiled(f"day86 {'x'.join(map(str, shape))} cuBLAS gemmEx", lambda w=w: gemm(w.a[0], w.b[0], w.d[0]))
+    d87 = get_lesson("day87")
+    host = host_of(d87)
+    base = None
+    for name, flags, every in D87:
+        w = host.workload(compile_lesson(d87, defines=flags), N87, 1, "bench")
+        launch = (lambda w=w: w.launch(0)) if not flags else (lambda w=w, e=every: w.launch_every(0, e))
+        w.poison(0)
+        launch()
+        assert w.check(w.out(0)).passed, name
+        profiled(f"day87 {N87} {name}", launch)
+        base = base or w
+    plan = LtFp8(N87, N87, N87)
+
+    def lt() -> None:
+        plan(base.qa[0].bits, base.qb[0].bits, base.d[0], base.device_scales(0))
+
+    base.poison(0)
+    lt()
+    assert base.check(base.out(0)).passed, "cuBLASLt"
+    profiled(f"day87 {N87} cuBLASLt FP8 default (promotes)", lt)
+
+
+if __name__ == "__main__":
+    main()
