@@ -1,20 +1,26 @@
-"""Why Day 86 and Day 87 trail the library where they do (issues 39 and 40): one launch of each item
+r"""Why Day 86 and Day 87 trail the library where they do (issues 39 and 40): one launch of each item
 below under ncu, in an NVTX range named "prof", so that ncu profiles those launches only and in this
 order (the script prints the order to stderr, and the rows of ncu's CSV follow it).
 
     ncu --nvtx --nvtx-include "prof/" --section SpeedOfLight --section WarpStateStats \
         --section LaunchStats --section Occupancy --csv --page details \
         python3 evidence/gemm_dev/ncu_gap.py > ncu_gap.csv 2> ncu_gap.order
+    NCU_GAP=fp8 ncu --nvtx --nvtx-include "prof/" --section SpeedOfLight \
+        --metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio" \
+        --metrics "regex:sm__pipe_tensor_op_gmma.*pct_of_peak_sustained_active" --csv --page details \
+        python3 evidence/gemm_dev/ncu_gap.py > ncu_fp8_stalls.csv 2> ncu_fp8_stalls.order
 
 Day 86 (FP16): the course's build (the chooser's pick, and the width that measured differently)
 and cuBLAS gemmEx at the shapes furthest below it; Day 87 (e4m3 -> FP16, N = 4096): the
 never-promoting build, the 128 x 128 promoting build at P = 1, and cuBLASLt's default (which
-promotes). Every output is checked against float64 before its profiled launch (a wrong kernel's
+promotes). ``NCU_GAP=fp8`` profiles Day 87's items only (for the stall reasons, above). Every
+output is checked against float64 before its profiled launch (a wrong kernel's
 counters say nothing). Needs a Hopper GPU, CuPy, nvmath-python; COURSE_REQUIRE_GPU=1.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
 import cupy as cp
@@ -50,6 +56,9 @@ def profiled(name: str, call) -> None:
 
 
 def main() -> None:
+    if os.environ.get("NCU_GAP") == "fp8":  # Day 87's items only (the stall-reason run)
+        D86.clear()
+        CUBLAS.clear()
     d86 = get_lesson("day86")
     host = host_of(d86)
     gemm = Cublas(out="float16", b_layout="nk")

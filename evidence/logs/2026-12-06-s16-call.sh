@@ -9,6 +9,7 @@
 #   sweep39   evidence/gemm_dev/sweep39_gpu.sh       Day 86's builds at small/decode shapes (issue 39)
 #   ltblock   pytest tests/bench/test_lt_fp8_gpu.py  cuBLASLt's block-scaled FP8 peer against float64
 #   ncu       ncu over evidence/gemm_dev/cublas_kernels.py: cuBLAS's kernels at Day 86's shapes
+#   ncufp8    the same for Day 87's items only, with the stall reasons and the GMMA pipe
 #   ncugap    ncu over evidence/gemm_dev/ncu_gap.py: the course's kernels and the libraries' where they trail
 #   d86bench  python -m course bench day86           the shape table
 #   LESSON:bench  python -m course bench LESSON
@@ -34,7 +35,7 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
 export PYTHONPATH=/tmp/site:$PWD COURSE_REQUIRE_GPU=1 PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 left() { echo $(( ${CALL_BUDGET:-575} - ($(date +%s) - T0) )); }
-declare -A LIMIT=([day88]=160 [day89]=160 [day90]=160 [bf16]=300 [fp8wide]=300 [sweep39]=240 [ltblock]=90 [ncu]=120 [ncugap]=240 [bn39]=${BN39_LIMIT:-320} [pover40]=250 [d86bench]=300 [day87:bench]=240)
+declare -A LIMIT=([day88]=160 [day89]=160 [day90]=160 [bf16]=300 [fp8wide]=300 [sweep39]=240 [ltblock]=90 [ncu]=120 [ncugap]=240 [ncufp8]=150 [bn39]=${BN39_LIMIT:-320} [pover40]=250 [d86bench]=300 [day87:bench]=240)
 for job in $JOBS; do
     L=$(left); [ "$L" -lt 30 ] && { echo "$job: not run, the call's time is spent"; continue; }
     b=${LIMIT[$job]:-${LIMIT[${job%:*}]:-150}}; [ "$job" = bf16 ] && b=${BF16_LIMIT:-300}; [ "$L" -lt "$b" ] && b=$L
@@ -50,6 +51,10 @@ for job in $JOBS; do
         ncugap) timeout -k 5 $b ncu --nvtx --nvtx-include "prof/" --section SpeedOfLight --section WarpStateStats \
                     --section LaunchStats --section Occupancy --section MemoryWorkloadAnalysis --csv --page details \
                     python3 evidence/gemm_dev/ncu_gap.py > "$o/ncu_gap.csv" 2> "$o/run.log" ;;
+        ncufp8) NCU_GAP=fp8 timeout -k 5 $b ncu --nvtx --nvtx-include "prof/" --section SpeedOfLight \
+                    --metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio" \
+                    --metrics "regex:sm__pipe_tensor_op_gmma.*pct_of_peak_sustained_active" --csv --page details \
+                    python3 evidence/gemm_dev/ncu_gap.py > "$o/ncu_fp8_stalls.csv" 2> "$o/run.log" ;;
         ncu) timeout -k 5 $b ncu --section LaunchStats --metrics gpu__time_duration.sum --csv --page details \
                  python3 evidence/gemm_dev/cublas_kernels.py > "$o/cublas_kernels.csv" 2> "$o/run.log" ;;
         d86bench) timeout -k 5 $b python3 -m course bench day86 --out "$o" > "$o/run.log" 2>&1 ;;
