@@ -7,7 +7,7 @@ order (the script prints the order to stderr, and the rows of ncu's CSV follow i
         python3 evidence/gemm_dev/ncu_gap.py > ncu_gap.csv 2> ncu_gap.order
     NCU_GAP=fp8 ncu --nvtx --nvtx-include "prof/" --section SpeedOfLight \
         --metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio" \
-        --metrics "regex:sm__pipe_tensor_op_gmma.*pct_of_peak_sustained_active" --csv --page details \
+         --csv --page details \
         python3 evidence/gemm_dev/ncu_gap.py > ncu_fp8_stalls.csv 2> ncu_fp8_stalls.order
 
 Day 86 (FP16): the course's build (the chooser's pick, and the width that measured differently)

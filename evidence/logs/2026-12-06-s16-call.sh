@@ -53,7 +53,7 @@ for job in $JOBS; do
                     python3 evidence/gemm_dev/ncu_gap.py > "$o/ncu_gap.csv" 2> "$o/run.log" ;;
         ncufp8) NCU_GAP=fp8 timeout -k 5 $b ncu --nvtx --nvtx-include "prof/" --section SpeedOfLight \
                     --metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio" \
-                    --metrics "regex:sm__pipe_tensor_op_gmma.*pct_of_peak_sustained_active" --csv --page details \
+                     --csv --page details \
                     python3 evidence/gemm_dev/ncu_gap.py > "$o/ncu_fp8_stalls.csv" 2> "$o/run.log" ;;
         ncu) timeout -k 5 $b ncu --section LaunchStats --metrics gpu__time_duration.sum --csv --page details \
                  python3 evidence/gemm_dev/cublas_kernels.py > "$o/cublas_kernels.csv" 2> "$o/run.log" ;;
