@@ -223,10 +223,10 @@ typedef struct CUtensorMap_st CUtensorMap;
 typedef uint8_t fp8_t;                    // one e4m3 element, as the TMA moves it: a byte
 constexpr int kPingpong = GEMM_PROMOTE_PINGPONG;  // 1: each consumer owns a whole 64-row tile, in turns
 constexpr int kBM = GEMM_BM / (1 + kPingpong);  // rows of D in one unit of work: 128, 192, or 64 ping-pong
-constexpr int kBN = GEMM_BN;              // columns of D one CTA owns: 256, 192 or 128
+constexpr int kBN = GEMM_BN;              // columns of D one CTA owns: 256, 192, 128 or 64
 constexpr int kBK = 128;                  // K depth of one tile: 128 e4m3 = 128 bytes, one swizzle row
 constexpr int kWgmmaM = 64;               // rows of one wgmma.mma_async
-constexpr int kWgmmaN = kBN;              // columns of one wgmma.mma_async (m64n256k32, n192 or n128)
+constexpr int kWgmmaN = kBN;              // columns of one wgmma.mma_async (m64n256k32, n192, n128 or n64)
 constexpr int kWgmmaK = 32;               // K depth of one FP8 wgmma.mma_async: 32 bytes, as FP16's k16
 constexpr int kThreadsPerBlock = 128 * (1 + GEMM_BM / 64);  // warpgroup 0 produces, the others consume: 384 or 512
 constexpr int kConsumers = GEMM_BM / kWgmmaM;  // consumer warpgroups: 2, or 3 in the 192-row build
@@ -245,8 +245,9 @@ constexpr int kScaleBlock = 128;          // elements of K (and rows of B) one b
 // (No new constexpr names here for the 192 builds: NVRTC emits every namespace-scope constant
 // into the cubin, and the other builds' cubins are to stay what they were, byte for byte.)
 // The producer warpgroup's ceiling after setmaxnreg.dec: 40, or 24 in the two 192 builds (the
-// third consumer, or the 192 columns: kConsumers - 2 + kBN % 128 / 64 is 1 in those, else 0).
-constexpr int kProducerRegs = 40 - 16 * (kConsumers - 2 + kBN % 128 / 64);
+// third consumer, or the 192 columns: kConsumers - 2 + kBN / 192 - kBN / 256 is 1 in those, else
+// 0; an integer expression the course's constant reader evaluates, 1 at BN 192 of 64 to 256).
+constexpr int kProducerRegs = 40 - 16 * (kConsumers - 2 + kBN / 192 - kBN / 256);
 // setmaxnreg moves registers between the warpgroups of one CTA, inside the pool the CTA was
 // launched with ("A pool of available registers is maintained per-CTA"; setmaxnreg.inc blocks
 // until the pool has them: PTX ISA, "setmaxnreg"): kThreadsPerBlock threads at the launch bound's
@@ -258,12 +259,12 @@ constexpr int kConsumerRegs =
 constexpr int kSmemAlign = 1024;          // 128B-swizzle atoms are 8 rows x 128 B = 1024 B
 constexpr int kBoxDCols = 64;             // TMA store box for D: 64 columns = 128 B, one swizzle row
 constexpr int kBoxDRows = 64;             // TMA store box for D: one consumer's 64 rows
-constexpr int kStagingBoxes = 2 - (kConsumers - 2 + kBN % 128 / 64);  // D boxes each consumer stages per pass: 2, or 1 in the 192 builds
+constexpr int kStagingBoxes = 2 - (kConsumers - 2 + kBN % 128 / 64);  // D boxes each consumer stages per pass: 2, or 1 in the 192 builds and at BN 64
 constexpr int kPasses = kBN / (kBoxDCols * kStagingBoxes);  // epilogue passes per tile: 2 or 1 (2 or 3 in the 192 builds)
 // Dynamic shared memory the launch requests: the ring (below), the D staging boxes, 1 KiB of
 // barriers and 1 KiB of alignment slack: 192 + 32 + 2 KiB, 200 + 24 + 2 in the 192-row build,
-// 200 + 16 + 2 at BN 192 (SharedStorage's static_assert checks it).
-constexpr int kSmemBytes = 231424 - 8192 * (kBN % 128 / 64);
+// 200 + 16 + 2 at BN 192, 192 + 16 + 2 at BN 64 (SharedStorage's static_assert checks it).
+constexpr int kSmemBytes = 231424 - 8192 * (kBN % 128 / 64 + 64 / kBN);  // 64 / kBN: 1 at BN 64 only
 constexpr int kPersistent = 1;            // grid = number of SMs (at most); each CTA walks units
 constexpr int kGroupM = 8;                // cluster-tile rows per group of the tile order
 constexpr int kMinMultipleK = 16;         // K: 16 e4m3 = 16 bytes, the TMA stride rule for A and B
@@ -288,7 +289,7 @@ constexpr int kRingBytes = 196608 + 8192 * (2 - kStagingBoxes);
 constexpr int kStages = kRingBytes / kStageBytes;               // ring of shared-memory stages
 constexpr int kClusterSize = kClusterM * kClusterN;
 
-static_assert(kBN == 256 || kBN == 192 || kBN == 128, "GEMM_BN is 256, 192 or 128");
+static_assert(kBN == 256 || kBN == 192 || kBN == 128 || kBN == 64, "GEMM_BN is 256, 192, 128 or 64");
 static_assert(GEMM_BM == 128 || GEMM_BM == 192,
               "GEMM_BM is 128 (two consumer warpgroups) or 192 (three: the 192-row promoting build)");
 static_assert(kClusterM == 1 || kClusterM == 2, "GEMM_CLUSTER is 1 or 2");
@@ -657,6 +658,29 @@ __device__ __forceinline__ void wgmmaM64N192K32E4M3(float (&acc)[96], uint64_t d
 }
 // end of region wgmma-n192
 
+// region wgmma-n64 (the 128 x 64 build, issue 40's small sizes: no page shows it; first run on an
+// H100 in session 16). The same for m64n64k32: 32 accumulators per thread (-DGEMM_BN=64, twice the
+// tiles of 128 x 128 where a problem has too few to fill the SMs). Operand numbering as above: 32
+// outputs, then descA, descB and scale-d.
+__device__ __forceinline__ void wgmmaM64N64K32E4M3(float (&acc)[32], uint64_t descA, uint64_t descB,
+                                                   int scaleD) {
+    asm volatile(
+        "{\n\t.reg .pred p;\n\t"
+        "setp.ne.b32 p, %34, 0;\n\t"
+        "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3\n\t"
+        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+        "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31},\n\t"
+        "%32, %33, p, 1, 1;\n\t}"
+        : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]),
+          "+f"(acc[6]), "+f"(acc[7]), "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]),
+          "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]), "+f"(acc[16]), "+f"(acc[17]),
+          "+f"(acc[18]), "+f"(acc[19]), "+f"(acc[20]), "+f"(acc[21]), "+f"(acc[22]), "+f"(acc[23]),
+          "+f"(acc[24]), "+f"(acc[25]), "+f"(acc[26]), "+f"(acc[27]), "+f"(acc[28]), "+f"(acc[29]),
+          "+f"(acc[30]), "+f"(acc[31])
+        : "l"(descA), "l"(descB), "r"(scaleD));
+}
+// end of region wgmma-n64
+
 // snippet: schedule
 // The problem's tile counts, worked out once per CTA from M, N and K:
 // everything the producer and the consumers must agree on.
@@ -800,7 +824,7 @@ struct CourseTl {
 #endif
 // ---- end of the timeline block ----
 
-// One k32 step of this configuration's wgmma: m64n256k32, m64n192k32 or m64n128k32.
+// One k32 step of this configuration's wgmma: m64n256k32, m64n192k32, m64n128k32 or m64n64k32.
 template <int R>
 __device__ __forceinline__ void wgmmaStep(float (&acc)[R], uint64_t descA, uint64_t descB,
                                           int scaleD) {
@@ -808,6 +832,8 @@ __device__ __forceinline__ void wgmmaStep(float (&acc)[R], uint64_t descA, uint6
         wgmmaM64N256K32E4M3(acc, descA, descB, scaleD);
     } else if constexpr (R == 96) {
         wgmmaM64N192K32E4M3(acc, descA, descB, scaleD);
+    } else if constexpr (R == 32) {
+        wgmmaM64N64K32E4M3(acc, descA, descB, scaleD);
     } else {
         wgmmaM64N128K32E4M3(acc, descA, descB, scaleD);
     }
