@@ -1,5 +1,5 @@
 """Day 87's builds, and the one per problem size: the default 128 x 256 tile with clusters of two, or, for a
-problem of few tiles, the 128 x 128 tile without a cluster.
+problem of few tiles, the 128 x 128 tile without a cluster, and for fewer still the 128 x 64 tile.
 
 A CTA owns one 128 x 256 tile of D, so a 1024 x 1024 product is 32 CTAs on a GPU of 132 SMs: most
 SMs idle, and each CTA's fixed costs (setup, the first load, the epilogue's store) dominate.
@@ -9,7 +9,12 @@ beside cuBLASLt FP8, interleaved (``evidence/logs/2026-12-03-h200-s9-day87-small
 a cluster of two ran at 0.55x and 0.60x, and 2048^3 at 0.96x against 0.99x (128 tiles of 128 x 256
 nearly fill the 132 SMs). (cuBLASLt there is its default, which promotes: a common yardstick for two
 builds that both never promote, not a like-with-like speed comparison; that is ``bench.LIKE``'s.)
-So: the narrow tile while the wide one would fill at most half the SMs.
+So: the narrow tile while the wide one would fill at most half the SMs. The same step once more
+(issue 40): 128 x 64 without a cluster (``NARROWER``, m64n64k32) while even the 128 x 128 tiles would
+fill at most half of them. Measured on an H100 80GB HBM3 in CUDA graphs, interleaved, every build
+checked first (``evidence/logs/2026-12-06-h100-s16/call9-n64-measure.json``): 128 x 64 ran 1.18x and
+1.11x the 128 x 128 tile at 512^3 and 1024^3 (where the rule picks it), 0.98x at 1536^3 and 0.82x at
+2048^3 (where it does not: there the 128 x 128 tiles are 144 and 256 CTAs).
 Day 86's split-K does not carry over (the FP8 kernel has none): that is where the rest of the
 small sizes' gap to cuBLASLt is.
 
@@ -42,6 +47,7 @@ if TYPE_CHECKING:
     from .._fp8 import Build
 
 NARROW = {"GEMM_BN": 128, "GEMM_CLUSTER": 1}  # the few-tiles build
+NARROWER = {"GEMM_BN": 64, "GEMM_CLUSTER": 1}  # the fewer-tiles build: 128 x 64
 WIDE_BUILD = {"GEMM_BN": 256, "GEMM_CLUSTER": 2}  # the default build, named
 PROMOTE_BUILD = {"GEMM_BN": 128, "GEMM_PROMOTE": 1}  # the build with a second accumulator
 BLOCK_BUILD = {**PROMOTE_BUILD, "GEMM_BLOCK_SCALES": 1}  # 1x128 / 128x128 scales, promoted every K-tile
@@ -89,11 +95,14 @@ def wide_tiles(m: int, n: int) -> int:
 
 def choose(m: int, n: int, sms: int) -> dict[str, int]:
     """The build's defines for an M x N product on ``sms`` SMs: {} (the default, 128 x 256 with a
-    cluster of two) unless its tiles would fill at most half the SMs, then ``NARROW``."""
+    cluster of two) unless its tiles would fill at most half the SMs, then ``NARROW``, or
+    ``NARROWER`` where NARROW's tiles (twice as many) would too."""
     for name, value in (("M", m), ("N", n), ("the SM count", sms)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise CourseError(f"{name} must be a positive integer (got {value!r})")
-    return dict(NARROW) if 2 * wide_tiles(m, n) <= sms else {}
+    if 2 * wide_tiles(m, n) > sms:
+        return {}
+    return dict(NARROWER) if wide_tiles(m, n) * 4 <= sms else dict(NARROW)
 
 
 @cache

@@ -16,19 +16,41 @@ H200_SMS = 132
 
 
 @pytest.mark.parametrize(
-    ("n", "narrow"),
-    [(512, True), (1024, True), (2048, False), (4096, False), (8192, False)],
+    ("n", "build"),
+    [(512, "narrower"), (1024, "narrower"), (2048, "default"), (4096, "default"), (8192, "default")],
 )
-def test_the_measured_squares_get_the_build_that_ran_faster(n, narrow):
-    # evidence/logs/2026-12-03-h200-s9-day87-small-tiles.json: 128x128 without a cluster was faster
-    # at 512 and 1024; at 2048 the default was (128 wide tiles nearly fill 132 SMs)
-    assert chooser.choose(n, n, H200_SMS) == (chooser.NARROW if narrow else {})
+def test_the_measured_squares_get_the_build_that_ran_faster(n, build):
+    # evidence/logs/2026-12-03-h200-s9-day87-small-tiles.json: 128x128 without a cluster was faster than
+    # the default at 512 and 1024; at 2048 the default was (128 wide tiles nearly fill 132 SMs). And
+    # evidence/logs/2026-12-06-h100-s16/call9-n64-measure.json: 128x64 without a cluster was faster than
+    # 128x128 at 512 and 1024 (test_the_narrower_tile_is_picked_where_the_h100_measured_it_faster)
+    want = {"narrower": chooser.NARROWER, "default": {}}[build]
+    assert chooser.choose(n, n, H200_SMS) == want
 
 
 def test_the_rule_is_half_the_sms():
     assert chooser.wide_tiles(1000, 1032) == 8 * 5
     assert chooser.choose(128 * 33, 256 * 2, H200_SMS) == chooser.NARROW  # 66 tiles: half of 132
     assert chooser.choose(128 * 67, 256, H200_SMS) == {}  # 67 tiles: more than half
+    # and once more: 33 wide tiles are 66 of 128 x 128, half of 132; 34 are 68
+    assert chooser.choose(128 * 33, 256, H200_SMS) == chooser.NARROWER
+    assert chooser.choose(128 * 34, 256, H200_SMS) == chooser.NARROW
+
+
+def test_the_narrower_tile_is_picked_where_the_h100_measured_it_faster():
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[3] / "evidence/logs/2026-12-06-h100-s16/call9-n64-measure.json"
+    for row in json.loads(path.read_text())["rows"]:
+        n = row["n"]
+        # 128x64 c1 over 128x128 c1, CUDA graphs, paired repeats: (median, low, high)
+        ratio = row["graphs"]["rate_over (x faster than base above 1)"]["128x64c1 rate over 128x128c1"][0]
+        if chooser.choose(n, n, 132) == chooser.NARROWER:
+            assert ratio > 1.05, (n, ratio)  # 512: 1.18, 1024: 1.11
+        else:
+            assert ratio < 1.0, (n, ratio)  # 1536: 0.98, 2048: 0.82
+    assert {r["n"] for r in json.loads(path.read_text())["rows"]} == {512, 1024, 1536, 2048}
 
 
 def test_the_bench_times_every_size_with_the_chosen_build():
@@ -37,6 +59,7 @@ def test_the_bench_times_every_size_with_the_chosen_build():
         n: chooser.choose(n, n, H200_SMS) for n in bench.SIZES
     }
     assert chooser.NARROW != bench.WIDE_BUILD and bench.SPEC.build(8192, H200_SMS) == {}
+    assert bench.SPEC.build(1024, H200_SMS) == chooser.NARROWER
 
 
 @pytest.mark.parametrize("bad", [0, -1, True, 1.5])
