@@ -493,9 +493,8 @@ def candidates(
     builds where ``small_competes`` (``rows64=False``: neither, the 128-row builds only;
     ``small=False``: not the small builds); with ``streamk``, the Stream-K build of every
     configuration of ``CONFIGS`` (where its schedule shares a tile)."""
-    out = []
     # the wide widths were timed unsplit only: neither their split-K nor their Stream-K schedule
-    out += [estimate(m, n, k, sms, bn, cluster, 1, deterministic) for bn, cluster in WIDE_CONFIGS]
+    out = [c for bn, cluster in WIDE_CONFIGS if (c := estimate(m, n, k, sms, bn, cluster, 1, deterministic))]
     for bn, cluster in CONFIGS:
         out += _splits(m, n, k, sms, bn, cluster, deterministic)
         if rows64 and one_tile_row(m) and cluster in ROWS64_CLUSTERS:

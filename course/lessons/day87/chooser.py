@@ -13,7 +13,7 @@ So: the narrow tile while the wide one would fill at most half the SMs. The same
 (issue 40): 128 x 64 without a cluster (``NARROWER``, m64n64k32) while even the 128 x 128 tiles would
 fill at most half of them. Measured on an H100 80GB HBM3 in CUDA graphs, interleaved, every build
 checked first (``evidence/logs/2026-12-06-h100-s16/call9-n64-measure.json``): 128 x 64 ran 1.18x and
-1.11x the 128 x 128 tile at 512^3 and 1024^3 (where the rule picks it), 0.98x at 1536^3 and 0.82x at
+1.11x the 128 x 128 tile at 512^3 and 1024^3 (where the rule picks it), 0.98x at 1536^3 and 0.815x at
 2048^3 (where it does not: there the 128 x 128 tiles are 144 and 256 CTAs).
 Day 86's split-K does not carry over (the FP8 kernel has none): that is where the rest of the
 small sizes' gap to cuBLASLt is.
