@@ -153,7 +153,7 @@
 //        both checked on an H100: evidence/gemm_dev/notes_fp8wide.md;
 //        the overlapped-promotion build: -DGEMM_PROMOTE=1 -DGEMM_BN=128 -DGEMM_PROMOTE_OVERLAP=1,
 //        two chain accumulators a consumer, each chain promoted beside the next one: region
-//        "overlap" below; not yet run on a GPU: evidence/gemm_dev/notes_pover40.md)
+//        "overlap" below; exact on an H100, and slower: evidence/gemm_dev/notes_pover40.md)
 // Run:   ./gemm8_fp8                      (a list of ragged shapes, each with the build's intervals)
 //        ./gemm8_fp8 M N K PROMOTE_EVERY  (one shape)
 
@@ -330,7 +330,7 @@ static_assert(kProducerRegs >= 24 && kConsumerRegs <= 256 && kConsumerRegs % 8 =
               "setmaxnreg takes 24 to 256, a multiple of 8");
 // end snippet
 
-// region overlap-constants (the overlapped-promotion build, issue 40: not yet run on a GPU, no page
+// region overlap-constants (the overlapped-promotion build, issue 40: measured slower on an H100, no page
 // shows it). A macro and static_asserts only: a namespace-scope constexpr would change every
 // build's NVRTC cubin (notes_fp8wide.md).
 #ifndef GEMM_PROMOTE_OVERLAP
@@ -1002,7 +1002,7 @@ __device__ __forceinline__ void turnHandOver(int other) {
 #endif
 
 #if GEMM_PROMOTE_OVERLAP
-// region overlap-order (the overlapped-promotion build, issue 40: not yet run on a GPU, no page shows it)
+// region overlap-order (the overlapped-promotion build, issue 40: measured slower on an H100, no page shows it)
 // -DGEMM_PROMOTE_OVERLAP=1: the 128 x 128 promoting build whose consumers promote a chain while their
 // own next chain runs. Each consumer keeps two chain accumulators, acc0 and acc1 (64 floats a thread
 // each), beside total (64): chain c (promoteEvery K-tiles; the whole K at 0) goes into acc[c % 2]
@@ -1282,7 +1282,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
         }
         // end of region pingpong
 #elif GEMM_PROMOTE_OVERLAP
-        // region overlap (the overlapped-promotion build, issue 40: not yet run on a GPU, no page shows it)
+        // region overlap (the overlapped-promotion build, issue 40: measured slower on an H100, no page shows it)
 #if GEMM_SETMAXNREG
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kConsumerRegs));
 #endif

@@ -1,6 +1,6 @@
 #!/bin/bash
-# Issue 39, branch bn39: Day 86's development widths on a GPU. Written in a session with NO GPU;
-# NOTHING in it has run yet (evidence/gemm_dev/notes_bn39.md). The builds (kernels/gemm7_shapes.cu,
+# Issue 39, branch bn39: Day 86's development widths on a GPU. Written in a session with no GPU; run on
+# an H100 in session 16 (its results and the staging fix: evidence/gemm_dev/notes_bn39.md). The builds (kernels/gemm7_shapes.cu,
 # course.lessons.day86.chooser.DEV_BUILDS; 128-row tiles, cluster 2 = B multicast, or 1):
 #   w192 w192_c1  -DGEMM_BN=192  m64n192k16, 5 stages, D in 3 passes of one 64-column box
 #   w160 w160_c1  -DGEMM_BN=160  m64n160k16, 5 stages, D in 5 passes of one 32-column box

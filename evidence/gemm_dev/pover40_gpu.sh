@@ -1,6 +1,6 @@
 #!/bin/bash
-# The GPU run the overlapped-promotion build of kernels/gemm8_fp8.cu (issue 40) still needs: nothing
-# here has run on a GPU yet (evidence/gemm_dev/notes_pover40.md). The builds:
+# The GPU run of the overlapped-promotion build of kernels/gemm8_fp8.cu (issue 40), run on an H100 in
+# session 16 (results: evidence/gemm_dev/notes_pover40.md). The builds:
 #   ov     -DGEMM_BN=128 -DGEMM_PROMOTE=1 -DGEMM_PROMOTE_OVERLAP=1   two chain accumulators a consumer,
 #                                                                   chains in pairs (region "overlap-order")
 #   p128   -DGEMM_BN=128 -DGEMM_PROMOTE=1                           the 128 x 128 promoting build (reference)
