@@ -43,7 +43,11 @@
 //    wgmmas are m64nBNk16 (region wide39-wgmma); D goes out one box per
 //    consumer per pass, 64 columns at BN 192, 48 at 96 and 144, 32 at 160
 //    (region wide39-epilogue), so the ring takes what shared memory has
-//    left: 5, 5, 6 and 7 stages.
+//    left: 5, 5, 6 and 7 stages. -DGEMM_BN=200 (cluster 1 only: half of
+//    200 rows of B is no whole 8-row swizzle atom) is cuBLAS's width at
+//    4104 x 776 x 1240 (evidence/gemm_dev/notes_ncu_gap.md): 776 columns
+//    in 4 tiles (3% padding) where 256 pads a quarter; 40-column D boxes,
+//    5 stages.
 //
 // 3. Split-K with an in-kernel reduction. The runtime argument splitK
 //    cuts each tile's K-tiles into splitK contiguous ranges; a work unit
@@ -131,7 +135,7 @@
 //
 // Build: nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -o gemm7_shapes gemm7_shapes.cu
 //        (add -DGEMM_BN=128 or 64 and/or -DGEMM_CLUSTER=1 for the other configurations,
-//        -DGEMM_BN=192, 160, 144 or 96 for issue 39's widths (128-row tiles),
+//        -DGEMM_BN=200 (with -DGEMM_CLUSTER=1), 192, 160, 144 or 96 for issue 39's widths (128-row tiles),
 //        -DGEMM_DETERMINISTIC=1 for split-K sums in split order,
 //        -DGEMM_STREAMK=1 for the Stream-K schedule;
 //        -DGEMM_SMALL=1 -DGEMM_BM=64 -DGEMM_CLUSTER=1 -DGEMM_BN=64 or 128 for small problems)
@@ -262,7 +266,8 @@ constexpr int kConsumerRegs = 232;        // each consumer warpgroup's ceiling a
 constexpr int kSmemAlign = 1024;          // 128B-swizzle atoms are 8 rows x 128 B = 1024 B
 // TMA store box for D: 64 columns = 128 B, one swizzle row. At a development width that 64 does not
 // divide (issue 39), a narrower box inside the same 128-byte swizzle: 48 columns at BN 96 and 144,
-// 32 at 160 (48 - 160 % 48); the development widths stage one box per consumer per pass.
+// 32 at 160 (48 - 160 % 48), 40 at 200 (80 bytes: the TMA wants a box row of a multiple of 16 bytes);
+// the development widths stage one box per consumer per pass.
 constexpr int kBoxDCols = kBN % 64 ? 48 - kBN % 48 : 64;
 constexpr int kBoxDRows = 64;             // TMA store box for D: one consumer's 64 rows
 constexpr int kPasses = 256 % kBN ? kBN / kBoxDCols : (kBN + 127) / 128;  // epilogue passes per tile: 2 at BN 256, else 1 (development widths: a pass a box)
@@ -281,7 +286,7 @@ constexpr int kStageBytes = kTileBytesA + kTileBytesB;          // bytes the TMA
 // 16 KiB of A plus kBN * 128 B of B), beside 32 KiB of D staging and the
 // barriers: 4 stages at BN 256, 6 at BN 128, 8 at BN 64. A development width
 // (256 % kBN != 0) gets what is left of 227 KiB beside one staging box a
-// consumer and 2 KiB: 5 stages at BN 192 and 160, 6 at 144, 7 at 96.
+// consumer and 2 KiB: 5 stages at BN 200, 192 and 160, 6 at 144, 7 at 96.
 // A staging box row is one whole 128-byte swizzle line (kStagingCols columns) even where the box is
 // narrower: the TMA reads a 48- or 32-column box's rows 128 bytes apart in shared memory (the H100
 // run of 2026-12-06, session 16: staged 96 or 64 bytes apart, the store read past the box).
@@ -296,8 +301,8 @@ constexpr int kSmemBytes = kStages * kStageBytes + kConsumers * kStagingSlots * 
 constexpr int kClusterSize = kClusterM * kClusterN;
 
 static_assert(kBN == 256 || kBN == 128 || kBN == 64 ||
-                  ((kBN == 192 || kBN == 160 || kBN == 144 || kBN == 96) && kBM == 128 && !GEMM_SMALL),
-              "GEMM_BN is 256, 128 or 64; or 192, 160, 144 or 96, issue 39's development widths (128-row "
+                  ((kBN == 200 || kBN == 192 || kBN == 160 || kBN == 144 || kBN == 96) && kBM == 128 && !GEMM_SMALL),
+              "GEMM_BN is 256, 128 or 64; or 200, 192, 160, 144 or 96, issue 39's development widths (128-row "
               "tiles, not the small build)");
 static_assert(kBM == 128 || kBM == 64, "GEMM_BM is 128 or 64");
 static_assert(kClusterM == 1 || kClusterM == 2, "GEMM_CLUSTER is 1 or 2");
@@ -311,11 +316,11 @@ static_assert(kBoxARows == kBM && kBoxBRows <= 256, "TMA boxes are at most 256 r
 static_assert(kThreadsPerBlock == 128 * (1 + kConsumers),
               "one producer warpgroup plus the consumer warpgroups");
 static_assert(kStages >= 2, "a pipeline needs at least two stages");
-static_assert(kBoxDCols * 2 <= 128 && kBoxDCols % 16 == 0 && kBoxDRows == kWgmmaM && kPasses >= 1 &&
+static_assert(kBoxDCols * 2 <= 128 && kBoxDCols % 8 == 0 && kBoxDRows == kWgmmaM && kPasses >= 1 &&
                   kStagingBoxes >= 1 && kStagingBoxes <= kStagingSlots &&
                   kPasses * kStagingBoxes * kBoxDCols == kBN,
               "each consumer stores its 64-row slice as kBN / kBoxDCols boxes of 64 rows, each row at most "
-              "one 128-byte swizzle span (64 columns; 48 or 32 at a development width)");
+              "one 128-byte swizzle span (64 columns; 48, 40 or 32 at a development width)");
 static_assert(kBoxBRows * kClusterM == kBN && kBoxBRows % 8 == 0,
               "the cluster's CTAs split the B tile evenly, in whole 8-row swizzle atoms (1024 B)");
 static_assert(128 * (kProducerRegs + kConsumers * kConsumerRegs) <= 65536,
@@ -606,7 +611,7 @@ __device__ __forceinline__ void wgmmaM64N64K16(float (&acc)[32], uint64_t descA,
 // end snippet
 
 // region wide39-wgmma (issue 39's widths: no page shows this region)
-// m64nNk16 for N = 96, 144, 160 and 192 (PTX ISA, wgmma.mma_async: N is any multiple of 8
+// m64nNk16 for N = 96, 144, 160, 192 and 200 (PTX ISA, wgmma.mma_async: N is any multiple of 8
 // up to 256 for .f16 inputs): N / 2 accumulators a thread, one overload of wgmmaWide per
 // accumulator count. The operand lists are spelled by the preprocessor eight at a time:
 // WIDE_R<i> names operands %8i .. %8i+7 in the asm string, WIDE_ACC8(i) binds acc[8i] ..
@@ -623,6 +628,7 @@ __device__ __forceinline__ void wgmmaM64N64K16(float (&acc)[32], uint64_t descA,
 #define WIDE_R9 "%72,%73,%74,%75,%76,%77,%78,%79"
 #define WIDE_R10 "%80,%81,%82,%83,%84,%85,%86,%87"
 #define WIDE_R11 "%88,%89,%90,%91,%92,%93,%94,%95"
+#define WIDE_R12H "%96,%97,%98,%99"  // four: m64n200k16 has 100 accumulators
 #define WIDE_ACC8(i)                                                                            \
     "+f"(acc[8 * i]), "+f"(acc[8 * i + 1]), "+f"(acc[8 * i + 2]), "+f"(acc[8 * i + 3]),        \
         "+f"(acc[8 * i + 4]), "+f"(acc[8 * i + 5]), "+f"(acc[8 * i + 6]), "+f"(acc[8 * i + 7])
@@ -630,10 +636,12 @@ __device__ __forceinline__ void wgmmaM64N64K16(float (&acc)[32], uint64_t descA,
 #define WIDE_REGS72 WIDE_REGS48 "," WIDE_R6 "," WIDE_R7 "," WIDE_R8
 #define WIDE_REGS80 WIDE_REGS72 "," WIDE_R9
 #define WIDE_REGS96 WIDE_REGS80 "," WIDE_R10 "," WIDE_R11
+#define WIDE_REGS100 WIDE_REGS96 "," WIDE_R12H
 #define WIDE_ACC48 WIDE_ACC8(0), WIDE_ACC8(1), WIDE_ACC8(2), WIDE_ACC8(3), WIDE_ACC8(4), WIDE_ACC8(5)
 #define WIDE_ACC72 WIDE_ACC48, WIDE_ACC8(6), WIDE_ACC8(7), WIDE_ACC8(8)
 #define WIDE_ACC80 WIDE_ACC72, WIDE_ACC8(9)
 #define WIDE_ACC96 WIDE_ACC80, WIDE_ACC8(10), WIDE_ACC8(11)
+#define WIDE_ACC100 WIDE_ACC96, "+f"(acc[96]), "+f"(acc[97]), "+f"(acc[98]), "+f"(acc[99])
 // wgmmaWide for m64n<N>k16: DESC names descA and descB's operands, SCALE scale-d's.
 #define WIDE_WGMMA(N, DESC, SCALE, REGS, ...)                                                   \
     __device__ __forceinline__ void wgmmaWide(float(&acc)[N / 2], uint64_t descA,              \
@@ -649,11 +657,14 @@ WIDE_WGMMA(96, "%48, %49", "%50", WIDE_REGS48, WIDE_ACC48)
 WIDE_WGMMA(144, "%72, %73", "%74", WIDE_REGS72, WIDE_ACC72)
 WIDE_WGMMA(160, "%80, %81", "%82", WIDE_REGS80, WIDE_ACC80)
 WIDE_WGMMA(192, "%96, %97", "%98", WIDE_REGS96, WIDE_ACC96)
+WIDE_WGMMA(200, "%100, %101", "%102", WIDE_REGS100, WIDE_ACC100)
 #undef WIDE_WGMMA
+#undef WIDE_ACC100
 #undef WIDE_ACC96
 #undef WIDE_ACC80
 #undef WIDE_ACC72
 #undef WIDE_ACC48
+#undef WIDE_REGS100
 #undef WIDE_REGS96
 #undef WIDE_REGS80
 #undef WIDE_REGS72
@@ -671,6 +682,7 @@ WIDE_WGMMA(192, "%96, %97", "%98", WIDE_REGS96, WIDE_ACC96)
 #undef WIDE_R9
 #undef WIDE_R10
 #undef WIDE_R11
+#undef WIDE_R12H
 // end of region wide39-wgmma
 
 // snippet: schedule
@@ -1014,19 +1026,19 @@ __device__ __forceinline__ void storeTile(float (&acc)[kAccRegs], SharedStorage&
 }
 // end snippet
 #else
-// region wide39-epilogue (issue 39's widths 96, 144, 160: no page shows this region).
-// storeTile with D boxes narrower than 64 columns: kBoxDCols 48 or 32, 96 or 64 bytes
+// region wide39-epilogue (issue 39's widths 96, 144, 160, 200: no page shows this region).
+// storeTile with D boxes narrower than 64 columns: kBoxDCols 48, 40 or 32, 96, 80 or 64 bytes
 // a row, inside the 128-byte swizzle span (cuTensorMapEncodeTiled: with a swizzle, the box's
 // inner dimension is at most the swizzle size; the host's map is the same 128B one). The TMA
 // reads each box row from its own 128-byte line of shared memory, the narrower box using the
-// first 96 or 64 bytes of it, swizzled as step 6's: chunk j of row r at chunk j ^ (r % 8), from a
+// first 96, 80 or 64 bytes of it, swizzled as step 6's: chunk j of row r at chunk j ^ (r % 8), from a
 // 1024-byte boundary (PTX ISA, "Tensor Swizzling Modes": the pattern is tabled in 128-byte lines).
 // A first reading packed the rows 96 or 64 bytes apart; on the H100 (2026-12-06, session 16) that
 // store read past the box: memcheck's out-of-range shared address at BN 160, launches differing
 // at 96 and 144. One box per consumer per pass.
 __device__ __forceinline__ void storeTile(float (&acc)[kAccRegs], SharedStorage& s, int cons,
                                           int wt, const CUtensorMap* tmD, int col0, int row0) {
-    constexpr int kChunks = kBoxDCols / 8;  // 16-byte chunks in a box row: 6 or 4
+    constexpr int kChunks = kBoxDCols / 8;  // 16-byte chunks in a box row: 6, 5 or 4
     constexpr int kPitch = kStagingCols * 2;  // bytes from one box row to the next: one 128-byte line
     static_assert(kStagingBoxes == 1 && kPasses * kBoxDCols == kBN && kPitch == 128,
                   "one box a pass, each on a 1024-byte boundary");

@@ -6,6 +6,11 @@
 #   w160 w160_c1  -DGEMM_BN=160  m64n160k16, 5 stages, D in 5 passes of one 32-column box
 #   w144 w144_c1  -DGEMM_BN=144  m64n144k16, 6 stages, D in 3 passes of one 48-column box
 #   w96  w96_c1   -DGEMM_BN=96   m64n96k16,  7 stages, D in 2 passes of one 48-column box
+#   w200_c1       -DGEMM_BN=200 -DGEMM_CLUSTER=1 (session 17; no cluster-2 build): m64n200k16, 5 stages,
+#                 D in 5 passes of one 40-column (80-byte) box
+# Session 17's environment (all optional): NEW="w200_c1" the builds to build and check; SANITIZE="w200_c1"
+# the builds to sanitize; MEASURE_BUILDS="128x200c1,128x144c2" the DEV_BUILDS to time beside the pick
+# and cuBLAS; MEASURE_SHAPES="4104x776x1240 2560x2560x2560" the shapes to time, in that order.
 # The 48- and 32-column boxes are new to the course: the 128B-swizzled staging box is laid out as the
 # PTX ISA's swizzle tables say for a box narrower than the span (rows packed, swizzle by address);
 # the ragged checks and racecheck below are the first test of that reading.
@@ -56,8 +61,10 @@ declare -A FLAGS=(
   [w160]="-DGEMM_BN=160" [w160_c1]="-DGEMM_BN=160 -DGEMM_CLUSTER=1"
   [w144]="-DGEMM_BN=144" [w144_c1]="-DGEMM_BN=144 -DGEMM_CLUSTER=1"
   [w96]="-DGEMM_BN=96" [w96_c1]="-DGEMM_BN=96 -DGEMM_CLUSTER=1"
+  [w200_c1]="-DGEMM_BN=200 -DGEMM_CLUSTER=1"
 )
-NEW="w192 w192_c1 w160 w160_c1 w144 w144_c1 w96 w96_c1"
+NEW=${NEW:-"w192 w192_c1 w160 w160_c1 w144 w144_c1 w96 w96_c1 w200_c1"}
+SANITIZE=${SANITIZE:-"w192 w160 w144 w96 w200_c1"}
 step() {  # step NAME LIMIT CMD...
   local name=$1 limit=$2; shift 2
   local left=$((BUDGET - RESERVE - SECONDS))
@@ -86,6 +93,9 @@ T0, BUDGET = time.monotonic(), float(os.environ["MEASURE_BUDGET_S"])
 SHAPES = [(1536,) * 3, (1200,) * 3, (1000, 3000, 704), (4104, 776, 1240), (2560,) * 3, (1024,) * 3, (768,) * 3, (512,) * 3, (2048,) * 3]
 if os.environ.get("SHAPES") == "quick":
     SHAPES = SHAPES[:2]
+if os.environ.get("MEASURE_SHAPES"):
+    SHAPES = [tuple(int(x) for x in s.split("x")) for s in os.environ["MEASURE_SHAPES"].split()]
+ONLY = [x for x in os.environ.get("MEASURE_BUILDS", "").split(",") if x]
 LESSON = get_lesson("day86")
 host, sms, timer = host_of(LESSON), sm_count(), Timer(20)
 gemm = Cublas(out="float16", b_layout="nk")
@@ -102,6 +112,8 @@ for shape in SHAPES:
     pick = chooser.choose(m, n, k, sms)
     builds = {"pick": (chooser.defines(pick), pick.split, pick.describe())}
     for name, flags in chooser.DEV_BUILDS.items():
+        if ONLY and name not in ONLY:
+            continue
         builds[name] = (flags, 1, "development build, split 1")
     works, ref = {}, None
     for name, (flags, split, what) in builds.items():
@@ -162,7 +174,7 @@ if [[ $STEPS == *check* ]]; then
   done
 fi
 if [[ $STEPS == *sanitize* ]]; then
-  for b in w192 w160 w144 w96; do
+  for b in $SANITIZE; do
     for tool in racecheck synccheck; do
       step "compute-sanitizer --tool $tool $b 260 1032 520 1" 40 \
         compute-sanitizer --tool $tool --error-exitcode 9 "$BIN/$b" 260 1032 520 1

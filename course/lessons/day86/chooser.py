@@ -163,13 +163,18 @@ SMALL_BNS: tuple[int, ...] = (128, 64)  # the small builds' widths (-DGEMM_SMALL
 # Issue 39's widths (-DGEMM_BN=192, 160, 144, 96; 128-row tiles, cluster 2 or 1), for the middle-sized
 # shapes where 256 or 128 leaves a wave part-empty (1536^3 in 128 x 144 tiles: 132, one an SM).
 # evidence/gemm_dev/bn39_gpu.sh checks and times them by these names (evidence/gemm_dev/notes_bn39.md).
-DEV_BNS: tuple[int, ...] = (192, 160, 144, 96)
+# 200 (session 17) is cuBLAS's width at 4104 x 776 x 1240 (evidence/gemm_dev/notes_ncu_gap.md); it builds
+# at cluster 1 only (half of 200 rows of B is no whole 8-row swizzle atom).
+DEV_BNS: tuple[int, ...] = (200, 192, 160, 144, 96)
 # The widths the model prices and picks: those the H100 measured faster than the pick of the time
 # somewhere, all at cluster 2 (evidence/logs/2026-12-06-h100-s16/call2-bn39-measure.json, CUDA
 # graphs). 96 and every cluster-1 width lost to another build on every shape and stay unmodelled.
 WIDE_CONFIGS: tuple[tuple[int, int], ...] = ((192, 2), (160, 2), (144, 2))
 DEV_BUILDS: dict[str, dict[str, int]] = {
-    f"128x{bn}c{cluster}": {"GEMM_BN": bn, "GEMM_CLUSTER": cluster} for bn in DEV_BNS for cluster in (2, 1)
+    f"128x{bn}c{cluster}": {"GEMM_BN": bn, "GEMM_CLUSTER": cluster}
+    for bn in DEV_BNS
+    for cluster in (2, 1)
+    if bn // cluster % 8 == 0
 }
 
 # Model constants (round figures, not fitted per shape).
