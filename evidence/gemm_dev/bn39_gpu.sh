@@ -10,7 +10,9 @@
 #                 D in 5 passes of one 40-column (80-byte) box
 # Session 17's environment (all optional): NEW="w200_c1" the builds to build and check; SANITIZE="w200_c1"
 # the builds to sanitize; MEASURE_BUILDS="128x200c1,128x144c2" the DEV_BUILDS to time beside the pick
-# and cuBLAS; MEASURE_SHAPES="4104x776x1240 2560x2560x2560" the shapes to time, in that order.
+# and cuBLAS; MEASURE_SHAPES="4104x776x1240 2560x2560x2560" the shapes to time, in that order;
+# MEASURE_EXTRA="r64x128c2:GEMM_BM=64,GEMM_BN=128,GEMM_CLUSTER=2;..." other builds to time beside them
+# (name:flags, split 1): the 64-row cluster-2 builds, cuBLAS's shape at 1024^3 (64 x 128, cluster 2).
 # The 48- and 32-column boxes are new to the course: the 128B-swizzled staging box is laid out as the
 # PTX ISA's swizzle tables say for a box narrower than the span (rows packed, swizzle by address);
 # the ragged checks and racecheck below are the first test of that reading.
@@ -96,6 +98,10 @@ if os.environ.get("SHAPES") == "quick":
 if os.environ.get("MEASURE_SHAPES"):
     SHAPES = [tuple(int(x) for x in s.split("x")) for s in os.environ["MEASURE_SHAPES"].split()]
 ONLY = [x for x in os.environ.get("MEASURE_BUILDS", "").split(",") if x]
+EXTRA = {}
+for item in filter(None, os.environ.get("MEASURE_EXTRA", "").split(";")):
+    name, flags = item.split(":")
+    EXTRA[name] = {kv.split("=")[0]: int(kv.split("=")[1]) for kv in flags.split(",")}
 LESSON = get_lesson("day86")
 host, sms, timer = host_of(LESSON), sm_count(), Timer(20)
 gemm = Cublas(out="float16", b_layout="nk")
@@ -115,6 +121,8 @@ for shape in SHAPES:
         if ONLY and name not in ONLY:
             continue
         builds[name] = (flags, 1, "development build, split 1")
+    for name, flags in EXTRA.items():
+        builds[name] = (flags, 1, "another build, split 1")
     works, ref = {}, None
     for name, (flags, split, what) in builds.items():
         w = host.workload(compile_lesson(LESSON, defines=flags), max(shape), sets, "bench", shape=shape, split=split)
