@@ -43,6 +43,10 @@ D86 = [  # (shape, build flags, split)
 CUBLAS = [(1024, 1024, 1024), (512, 512, 512), (4104, 776, 1240), (2500, 2504, 2504)]
 N87 = 4096
 D87 = [("never promoting (default build)", {}, 0), ("128x128 promoting, P=1", {"GEMM_BN": 128, "GEMM_PROMOTE": 1}, 1)]
+if os.environ.get("NCU_GAP_OVERLAP"):  # session 17: the overlapped-promotion build too (slower on the H100)
+    D87.append(
+        ("128x128 overlapped promotion, P=1", {"GEMM_BN": 128, "GEMM_PROMOTE": 1, "GEMM_PROMOTE_OVERLAP": 1}, 1)
+    )
 
 
 def profiled(name: str, call) -> None:

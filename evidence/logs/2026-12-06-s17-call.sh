@@ -59,7 +59,7 @@ for job in $JOBS; do
                     --metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio" \
                      --csv --page details \
                     python3 evidence/gemm_dev/ncu_gap.py > "$o/ncu_fp8_stalls.csv" 2> "$o/run.log" ;;
-        ncusrc) NCU_GAP=fp8 timeout -k 5 $((b - 40)) ncu --nvtx --nvtx-include "prof/" --section SourceCounters \
+        ncusrc) NCU_GAP=fp8 NCU_GAP_OVERLAP=1 timeout -k 5 $((b - 40)) ncu --nvtx --nvtx-include "prof/" --section SourceCounters \
                     --section InstructionStats --section SpeedOfLight --metrics smsp__inst_executed.sum \
                     --import-source no -f -o "$o/src" python3 evidence/gemm_dev/ncu_gap.py > "$o/run.log" 2>&1
                 timeout -k 5 30 ncu --import "$o/src.ncu-rep" --csv --page details > "$o/details.csv" 2>> "$o/run.log"
