@@ -213,6 +213,8 @@ def main() -> None:
         shapes = SMALL39_QUICK if quick else SMALL39_SHAPES
     elif sweep39:
         shapes = SWEEP39_QUICK if quick else SWEEP39_SHAPES
+        if os.environ.get("SWEEP_SHAPES"):  # session 17: "1x8192x8192 4x8192x8192 ...", in that order
+            shapes = [tuple(int(x) for x in s.split("x")) for s in os.environ["SWEEP_SHAPES"].split()]
     else:
         shapes = QUICK if quick else SHAPES
     last = 0.0

@@ -169,7 +169,9 @@ DEV_BNS: tuple[int, ...] = (200, 192, 160, 144, 96)
 # The widths the model prices and picks: those the H100 measured faster than the pick of the time
 # somewhere, all at cluster 2 (evidence/logs/2026-12-06-h100-s16/call2-bn39-measure.json, CUDA
 # graphs). 96 and every cluster-1 width lost to another build on every shape and stay unmodelled.
-WIDE_CONFIGS: tuple[tuple[int, int], ...] = ((192, 2), (160, 2), (144, 2))
+# 128 x 200 at cluster 1 (session 17): cuBLAS's width at 4104 x 776 x 1240, 4 tile columns where 256 makes
+# 4 with the last 8 wide.
+WIDE_CONFIGS: tuple[tuple[int, int], ...] = ((192, 2), (160, 2), (144, 2), (200, 1))
 DEV_BUILDS: dict[str, dict[str, int]] = {
     f"128x{bn}c{cluster}": {"GEMM_BN": bn, "GEMM_CLUSTER": cluster}
     for bn in DEV_BNS
@@ -246,6 +248,10 @@ EFFICIENCY = {  # fraction of SM_TFLOPS a K-tile loop sustains, by (BN, cluster)
     (192, 2): 0.90,
     (160, 2): 0.90,
     (144, 2): 0.90,
+    # 128 x 200 at cluster 1 (no multicast: each CTA loads its own B), below 128x256 c1's 0.96: so that it
+    # is picked where it fills a wave that 256 pads (4104 x 776 x 1240), not where 2 waves of it
+    # compete with 1.5 of 128x256 c2 (2560^3), until a run says which is faster there.
+    (200, 1): 0.85,
 }
 
 
