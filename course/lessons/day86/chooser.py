@@ -90,7 +90,9 @@ warpgroup, m64nBN wgmmas), issue 39:
   zeros), the units come only from N's tile columns and a split of K, and
   64-row tiles make twice as many with no reduction to pay for:
   ``candidates`` also prices every width with 64-row tiles, cluster 1
-  (``ROWS64_CLUSTERS``; no 64-row cluster of two has been timed yet): a
+  (``ROWS64_CLUSTERS``; 64-row clusters of two, timed on an H100 at the
+  small squares in session 17, ran 1.05x the pick at 1024^3 and slower at
+  512^3 and 768^3, and stay unmodelled): a
   K-tile is 64 x BN x 64 x 2 FLOP (half the 128-row tile's), at the same
   width's and cluster's efficiency times ROWS64_EFFICIENCY (one consumer
   warpgroup issues every wgmma, with no second one to cover its waits),
@@ -137,6 +139,7 @@ from ...errors import CourseError
 from .._ladder import check_shape
 from .._streamk import schedule as streamk_schedule
 from . import LESSON
+from .table import DECODE, ENGINE_SQUARES, LARGE, MIDDLE, PAGE_SHAPES, SHAPES, SQUARES  # noqa: F401 (re-exported)
 
 
 @cache
@@ -160,7 +163,7 @@ CONFIGS: tuple[tuple[int, int], ...] = (
 )  # (BN, cluster)
 MAX_SPLIT = 8
 SMALL_BNS: tuple[int, ...] = (128, 64)  # the small builds' widths (-DGEMM_SMALL=1, BM 64, cluster 1)
-# Issue 39's widths (-DGEMM_BN=192, 160, 144, 96; 128-row tiles, cluster 2 or 1), for the middle-sized
+# Issue 39's widths (-DGEMM_BN=200, 192, 160, 144, 96; 128-row tiles, cluster 2 or 1), for the middle-sized
 # shapes where 256 or 128 leaves a wave part-empty (1536^3 in 128 x 144 tiles: 132, one an SM).
 # evidence/gemm_dev/bn39_gpu.sh checks and times them by these names (evidence/gemm_dev/notes_bn39.md).
 # 200 (session 17) is cuBLAS's width at 4104 x 776 x 1240 (evidence/gemm_dev/notes_ncu_gap.md); it builds
@@ -573,37 +576,3 @@ def defines(choice: Choice) -> dict[str, int]:
     if choice.deterministic and (choice.split > 1 or choice.streamk):
         out["GEMM_DETERMINISTIC"] = 1
     return out
-
-
-# The issue's shape table (issue 39's "Targets"): (M, N, K), in this order. ENGINE_SQUARES are the
-# benchmark engine's rows (``bench.SPEC.sizes``, the first table's: the recordings are read against
-# them), every other shape its ``finish``'s.
-SQUARES = (256, 512, 768, 1024, 1200, 1536, 2048, 2560, 4096, 8192)
-ENGINE_SQUARES = (512, 1024, 2048, 4096, 8192)
-LARGE: tuple[tuple[int, int, int], ...] = (  # the large rows of the first table
-    (4096, 11008, 4096),
-    (4096, 4096, 11008),
-    (8192, 8192, 1024),
-    (16384, 4096, 4096),
-    (2048, 28672, 8192),
-)
-DECODE: tuple[tuple[int, int, int], ...] = tuple(  # decode steps: M tokens through a weight matrix
-    (m, n, k) for n, k in ((8192, 8192), (4096, 14336)) for m in (1, 2, 4, 32, 64, 128)
-)
-MIDDLE: tuple[tuple[int, int, int], ...] = (  # middle-sized and ragged
-    # The issue's 2500 x 2500 x 2500 breaks the stride rule (N and K multiples of 8, ``check_shape``):
-    # N and K padded with zeros to 2504, as the refusal says; M stays ragged.
-    (2500, 2504, 2504),
-    (640, 6144, 2048),
-    (1000, 3000, 704),
-    (4104, 776, 1240),
-    (1024, 1024, 16384),
-)
-SHAPES: tuple[tuple[int, int, int], ...] = (*((s, s, s) for s in SQUARES), *LARGE, *DECODE, *MIDDLE)
-# The shapes the page's picks tables show (``figures.picks``): the first table's.
-PAGE_SHAPES: tuple[tuple[int, int, int], ...] = (
-    *((s, s, s) for s in ENGINE_SQUARES),
-    *LARGE,
-    (128, 8192, 8192),
-    (1024, 1024, 16384),
-)
