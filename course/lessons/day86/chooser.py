@@ -173,7 +173,7 @@ DEV_BNS: tuple[int, ...] = (200, 192, 160, 144, 96)
 # somewhere, all at cluster 2 (evidence/logs/2026-12-06-h100-s16/call2-bn39-measure.json, CUDA
 # graphs). 96 and every cluster-1 width lost to another build on every shape and stay unmodelled.
 # 128 x 200 at cluster 1 (session 17): cuBLAS's width at 4104 x 776 x 1240, 4 tile columns where 256 makes
-# 4 with the last 8 wide.
+# 4 with the last 8 wide (1.21x 128x256 c1 there on the H100).
 WIDE_CONFIGS: tuple[tuple[int, int], ...] = ((192, 2), (160, 2), (144, 2), (200, 1))
 DEV_BUILDS: dict[str, dict[str, int]] = {
     f"128x{bn}c{cluster}": {"GEMM_BN": bn, "GEMM_CLUSTER": cluster}
@@ -251,10 +251,12 @@ EFFICIENCY = {  # fraction of SM_TFLOPS a K-tile loop sustains, by (BN, cluster)
     (192, 2): 0.90,
     (160, 2): 0.90,
     (144, 2): 0.90,
-    # 128 x 200 at cluster 1 (no multicast: each CTA loads its own B), below 128x256 c1's 0.96: so that it
-    # is picked where it fills a wave that 256 pads (4104 x 776 x 1240), not where 2 waves of it
-    # compete with 1.5 of 128x256 c2 (2560^3), until a run says which is faster there.
-    (200, 1): 0.85,
+    # 128 x 200 at cluster 1: 0.78, the middle of the range (0.76-0.80) in which the model picks it exactly
+    # where the H100 timed it fastest of eight builds at five shapes (evidence/logs/2026-12-06-h100-s17/
+    # call3-bn39-measure.json: 4104 x 776 x 1240, 1.21x 128x256 c1, and x 4096; not 2056 or 8200 x 776 x
+    # 1240 or 2560^3). Beside 128x256 c1 at the same shapes it needs 0.92-0.93 of that one's 0.96, but 256 c1
+    # itself ran 0.72x 256 c2 at 8200 x 776 x 1240, which (256, 1)'s 0.96 does not say.
+    (200, 1): 0.78,
 }
 
 
