@@ -272,6 +272,51 @@ def test_where_the_model_picks_a_wide_width_it_measured_faster_or_within_the_run
     assert faster >= 2  # 1536^3 (1.33x) and 1000 x 3000 x 704 (1.17x)
 
 
+# Session 17's H100 run of 128 x 200 (cluster 1) beside the pick and the other builds of those shapes,
+# every build checked against float64 first, CUDA graphs, interleaved.
+MEASURED200 = LOGS / "2026-12-06-h100-s17/call3-bn39-measure.json"
+
+
+def _fastest_is_200(row: dict) -> bool:
+    """Whether 128x200c1 ran within 3% of the fastest course build timed at the row's shape."""
+    us = dict(row["graphs"]["us"])
+    us.pop("cuBLAS")
+    if row["builds"]["pick"]["flags"] == {"GEMM_BN": 200, "GEMM_CLUSTER": 1}:
+        us.pop("pick")  # the same build, timed twice
+    return us["128x200c1"] <= 1.03 * min(us.values())
+
+
+@pytest.mark.parametrize("eff", [0.77, 0.78, 0.79])
+def test_the_model_picks_128x200_exactly_where_the_h100_timed_it_fastest(monkeypatch, eff):
+    rows = json.loads(MEASURED200.read_text())["rows"]
+    assert [tuple(r["shape"]) for r in rows] == [
+        (4104, 776, 1240),
+        (4104, 776, 4096),
+        (2056, 776, 1240),
+        (8200, 776, 1240),
+        (2560, 2560, 2560),
+    ]
+    monkeypatch.setitem(chooser.EFFICIENCY, (200, 1), eff)  # the fit's neighbours pick the same
+    fastest = {tuple(r["shape"]): _fastest_is_200(r) for r in rows}
+    assert fastest == {
+        (4104, 776, 1240): True,
+        (4104, 776, 4096): True,
+        (2056, 776, 1240): False,
+        (8200, 776, 1240): False,
+        (2560, 2560, 2560): False,
+    }
+    for shape, want in fastest.items():
+        assert (chooser.choose(*shape, 132).bn == 200) == want, shape
+
+
+def test_128x200_ran_faster_than_the_pick_it_replaced_at_4104_x_776_x_1240():
+    row = json.loads(MEASURED200.read_text())["rows"][0]
+    us = row["graphs"]["us"]
+    assert row["builds"]["r256c1"]["flags"] == {"GEMM_BN": 256, "GEMM_CLUSTER": 1}  # session 16's pick
+    assert 1.15 < us["r256c1"] / us["128x200c1"] < 1.3  # 1.21x
+    assert chooser.EFFICIENCY[(200, 1)] == 0.78
+
+
 def test_the_host_refuses_to_choose_a_split_for_a_development_build(monkeypatch):
     # ShapesHost.workload asks the chooser for the split when none is given: a clear CourseError,
     # before anything is allocated (with a split given, the launch arithmetic above applies).
