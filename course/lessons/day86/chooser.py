@@ -90,9 +90,9 @@ warpgroup, m64nBN wgmmas), issue 39:
   zeros), the units come only from N's tile columns and a split of K, and
   64-row tiles make twice as many with no reduction to pay for:
   ``candidates`` also prices every width with 64-row tiles, cluster 1
-  (``ROWS64_CLUSTERS``; 64-row clusters of two, timed on an H100 at the
-  small squares in session 17, ran 1.05x the pick at 1024^3 and slower at
-  512^3 and 768^3, and stay unmodelled): a
+  or 2 (``ROWS64_CLUSTERS``; cluster 2 since session 17, where the H100
+  sweeps timed 64 x 128 c2 fastest at 128 x 8192 x 8192 and 128 x 4096
+  x 14336, the two shapes the model now gives it): a
   K-tile is 64 x BN x 64 x 2 FLOP (half the 128-row tile's), at the same
   width's and cluster's efficiency times ROWS64_EFFICIENCY (one consumer
   warpgroup issues every wgmma, with no second one to cover its waits),
@@ -214,7 +214,10 @@ LONE_UNIT = 0.65
 # unsplit ran 1.20x and 1.23x the 128-row pick, and at 0.80 the model priced it 25% slower per FLOP
 # than 128x128 c1 split 2 or 4 (untimed there), which the squares do not bear out.
 ROWS64_EFFICIENCY = 0.90
-ROWS64_CLUSTERS = (1,)  # the 64-row builds' clusters in the default: cluster 2 is built, never timed
+# The 64-row builds' clusters the model prices. Cluster 2 (session 17): 64x128 c2 ran 1.02x and 1.03x the
+# pick at 128 x 8192 x 8192 in the H100 sweeps of sessions 14 and 17, 1.10x at 128 x 4096 x 14336 (s17;
+# evidence/logs/2026-12-06-h100-s17/call2-sweep39.log), where the model now picks it and nowhere else in SHAPES.
+ROWS64_CLUSTERS = (1, 2)
 # The small build (-DGEMM_SMALL=1) against the regular one: round figures fitted to its first
 # measurement, on an H100 in CUDA graphs (evidence/logs/2026-12-06-h100-s13/call2-small39-measure.json;
 # the table and the fit: evidence/gemm_dev/notes_small39.md).
