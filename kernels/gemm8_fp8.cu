@@ -151,6 +151,8 @@
 //        the 192-row promoting build: -DGEMM_PROMOTE=1 -DGEMM_BN=128 -DGEMM_BM=192 (three consumers);
 //        the 192-column promoting build: -DGEMM_PROMOTE=1 -DGEMM_BN=192 (m64n192k32);
 //        both checked on an H100: evidence/gemm_dev/notes_fp8wide.md;
+//        the staggered-promotion build: -DGEMM_PROMOTE=1 -DGEMM_BN=128 -DGEMM_PROMOTE_STAGGER=1 (region
+//        stagger-consumer: consumer 1 promotes half a K-tile after consumer 0; every K-tile, whatever P);
 //        the overlapped-promotion build: -DGEMM_PROMOTE=1 -DGEMM_BN=128 -DGEMM_PROMOTE_OVERLAP=1,
 //        two chain accumulators a consumer, each chain promoted beside the next one: region
 //        "overlap" below; exact on an H100, and slower: evidence/gemm_dev/notes_pover40.md)
@@ -347,6 +349,23 @@ static_assert(GEMM_PROMOTE_OVERLAP == 0 || 3 * kAccRegs + 32 <= kConsumerRegs,
               "two chain accumulators and the total (3 x 64 floats) and the addresses must fit the consumers' "
               "setmaxnreg ceiling");
 // end of region overlap-constants
+
+// region stagger-constants (the staggered-promotion build, issue 40, session 17: no page shows it). The
+// second consumer's chains run half a K-tile behind the first's: 64, 128, ..., 128, 64 deep, so that
+// one consumer promotes (waits for its chain, FADDs) while the other's wgmmas keep the tensor cores
+// busy. Every chain is still at most kBK = 128 deep: the accuracy of promoting every 128.
+// A macro and static_asserts only, as above.
+#ifndef GEMM_PROMOTE_STAGGER
+#define GEMM_PROMOTE_STAGGER 0
+#endif
+static_assert(GEMM_PROMOTE_STAGGER == 0 || GEMM_PROMOTE_STAGGER == 1, "GEMM_PROMOTE_STAGGER is 0 or 1");
+static_assert(GEMM_PROMOTE_STAGGER == 0 ||
+                  (kPromote == 1 && kBN == 128 && GEMM_BM == 128 && kBlockScales == 0 && kPingpong == 0 &&
+                   GEMM_PROMOTE_OVERLAP == 0 && (kBK / kWgmmaK) % 2 == 0),
+              "the staggered-promotion build (GEMM_PROMOTE_STAGGER=1) is the 128 x 128 promoting build whose "
+              "second consumer promotes half a K-tile later: it needs GEMM_PROMOTE=1, GEMM_BN=128 and "
+              "GEMM_BM=128, without GEMM_BLOCK_SCALES, GEMM_PROMOTE_PINGPONG or GEMM_PROMOTE_OVERLAP");
+// end of region stagger-constants
 
 // snippet: smem-layout
 struct alignas(1024) SharedStorage {
@@ -1398,6 +1417,9 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
 #if GEMM_PROMOTE
         float total[kAccRegs];            // FP32 registers the chain's sums are promoted into
 #endif
+#if GEMM_PROMOTE_STAGGER
+        promoteEvery = 1;                 // region stagger-consumer: every K-tile, half a K-tile apart
+#endif
 #if GEMM_BLOCK_SCALES
         promoteEvery = 1;                 // the scales change every K-tile, so the chain must too
         const int scaleRow = cons * kWgmmaM + 16 * (wt / 32) + (wt % 32) / 4;  // first row this thread holds
@@ -1417,6 +1439,47 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
             int chain = 0;  // K-tiles in the wgmma chain since it last started
 #if GEMM_BLOCK_SCALES
             next = loadBlockScales(scalesA, scalesB, M, p.kTiles, mBlock * kBM + scaleRow, nBlock, 0);
+#endif
+#if GEMM_PROMOTE_STAGGER
+            // region stagger-consumer (issue 40, session 17; no page shows it). Consumer 1's chain of
+            // K-tile kt's second half and kt + 1's first half: wait for it and promote it mid-K-tile,
+            // while consumer 0 (the loop below, unchanged) promotes at the K-tile's end. The stage
+            // before is released once the wait shows its last wgmmas done.
+            if (cons == 1) {
+                constexpr int kHalf = kBK / kWgmmaK / 2;
+                for (int kt = 0; kt < p.kTiles; ++kt) {
+                    COURSE_TL(TL_WAIT_FULL, stage);
+                    mbarWait(&s.full[stage], phase);
+                    COURSE_TL(TL_MMA, stage);
+                    wgmmaFence();
+#pragma unroll
+                    for (int ks = 0; ks < kHalf; ++ks) {  // the chain begun half a K-tile ago (at kt 0: new)
+                        wgmmaStep(acc, swizzledDesc(&s.a[stage][cons * kWgmmaM * kBK + ks * kWgmmaK]),
+                                  swizzledDesc(&s.b[stage][ks * kWgmmaK]), (kt > 0 || ks > 0) ? 1 : 0);
+                    }
+                    COURSE_TL(TL_MMA_WAIT, stage);
+                    wgmmaCommit();
+                    wgmmaWait<0>();
+                    if (kt > 0 && wt < kClusterSize) {
+                        mbarArriveCluster(&s.empty[prevStage], static_cast<uint32_t>(wt));
+                        COURSE_TL(TL_RELEASE, prevStage);
+                    }
+                    promote(total, acc);
+                    wgmmaFence();  // the FADDs read acc; the next wgmma overwrites it (scale-d = 0)
+#pragma unroll
+                    for (int ks = kHalf; ks < kBK / kWgmmaK; ++ks) {  // a new chain
+                        wgmmaStep(acc, swizzledDesc(&s.a[stage][cons * kWgmmaM * kBK + ks * kWgmmaK]),
+                                  swizzledDesc(&s.b[stage][ks * kWgmmaK]), ks > kHalf ? 1 : 0);
+                    }
+                    wgmmaCommit();
+                    prevStage = stage;
+                    if (++stage == kStages) {
+                        stage = 0;
+                        phase ^= 1;
+                    }
+                }
+            } else  // consumer 0: the loop below; after either, the last chain's wait, release and promotion
+            // end of region stagger-consumer
 #endif
             for (int kt = 0; kt < p.kTiles; ++kt) {
 #if GEMM_BLOCK_SCALES

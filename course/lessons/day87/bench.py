@@ -81,13 +81,20 @@ CURVE_NAMES = tuple(name for name, _, _ in CURVE_KERNELS) + (LT, LT_FAST)
 # build) or a comma list of chooser.DEV_BUILDS' names.
 PINGPONG_ENV = "COURSE_DAY87_PINGPONG"
 DEV_SIZES = (2048, 4096, 8192)  # where they are timed (those of the run's sizes)
-DEV_INTERVALS = {"pingpong": INTERVALS, "192x128": (1,), "128x192": (1,), "overlap": (1,)}
-DEV_LABELS = {"pingpong": "ping-pong", "192x128": "192x128", "128x192": "128x192", "overlap": "overlap"}
+DEV_INTERVALS = {"pingpong": INTERVALS, "192x128": (1,), "128x192": (1,), "overlap": (1,), "stagger": (1,)}
+DEV_LABELS = {
+    "pingpong": "ping-pong",
+    "192x128": "192x128",
+    "128x192": "128x192",
+    "overlap": "overlap",
+    "stagger": "staggered",
+}
 DEV_WHAT = {
     "pingpong": "the 64x128 ping-pong build (GEMM_PROMOTE_PINGPONG=1)",
     "192x128": "the 192x128 build, three consumer warpgroups of 64x128 (GEMM_BM=192)",
     "128x192": "the 128x192 build, two consumers of 64x192 on m64n192k32 (GEMM_BN=192)",
     "overlap": "the 128x128 build promoting each chain beside the next (GEMM_PROMOTE_OVERLAP=1)",
+    "stagger": "the 128x128 build whose second consumer promotes half a K-tile later (GEMM_PROMOTE_STAGGER=1)",
 }
 
 

@@ -63,12 +63,16 @@ BN192_BUILD = {"GEMM_BN": 192, "GEMM_PROMOTE": 1}
 # next chain's first K-tile (GEMM_PROMOTE_OVERLAP=1; evidence/gemm_dev/notes_pover40.md): exact on an
 # H100 and 0.93-0.96x the 128 x 128 promoting build there, never chosen, timed only when asked ("overlap").
 OVERLAP_BUILD = {**PROMOTE_BUILD, "GEMM_PROMOTE_OVERLAP": 1}
+# The 128 x 128 promoting build whose second consumer promotes half a K-tile after the first
+# (GEMM_PROMOTE_STAGGER=1, session 17): never chosen, timed only when asked ("stagger").
+STAGGER_BUILD = {**PROMOTE_BUILD, "GEMM_PROMOTE_STAGGER": 1}
 # The builds the bench times only when asked (bench.PINGPONG_ENV), by the names it is asked with.
 DEV_BUILDS = {
     "pingpong": PINGPONG_BUILD,
     "192x128": BM192_BUILD,
     "128x192": BN192_BUILD,
     "overlap": OVERLAP_BUILD,
+    "stagger": STAGGER_BUILD,
 }
 
 # The promoting builds choose_promoting picks from, by tile; the first is the one the page teaches and
