@@ -367,6 +367,21 @@ static_assert(GEMM_PROMOTE_STAGGER == 0 ||
               "GEMM_BM=128, without GEMM_BLOCK_SCALES, GEMM_PROMOTE_PINGPONG or GEMM_PROMOTE_OVERLAP");
 // end of region stagger-constants
 
+// region desc-iter (issue 40, session 17: no page shows it). -DGEMM_DESC_ITER=1 builds each consumer's
+// wgmma descriptors once, from stage 0's tiles, and adds the stage's and the k32 step's offsets
+// (in 16-byte units, the descriptor's address field) instead of building both from a shared address
+// per wgmma: CUTLASS's GMMA::DescriptorIterator (include/cute/atom/mma_traits_sm90_gmma.hpp) advances
+// a descriptor the same way. Session 17's source-level profile counted about 65 address instructions
+// a consumer warp per K-tile in the promoting build, 1.8x cuBLASLt's (evidence/gemm_dev/notes_ncu_src.md).
+#ifndef GEMM_DESC_ITER
+#define GEMM_DESC_ITER 0
+#endif
+static_assert(GEMM_DESC_ITER == 0 || GEMM_DESC_ITER == 1, "GEMM_DESC_ITER is 0 or 1");
+static_assert(GEMM_DESC_ITER == 0 || (kPingpong == 0 && GEMM_PROMOTE_OVERLAP == 0),
+              "the descriptor increments (GEMM_DESC_ITER=1) are in the cooperative consumers' loops: not "
+              "with GEMM_PROMOTE_PINGPONG or GEMM_PROMOTE_OVERLAP");
+// end of region desc-iter
+
 // snippet: smem-layout
 struct alignas(1024) SharedStorage {
     fp8_t a[kStages][kBM * kBK];   // A tiles: kBM rows of 128 B each, swizzled
@@ -1414,6 +1429,16 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
 #endif
         const int cons = wg - 1;          // which 64-row half of the tile
         float acc[kAccRegs];              // the wgmma chain's; never zeroed: a chain starts with scale-d = 0
+#if GEMM_DESC_ITER
+        // region desc-iter: stage 0's descriptors; a stage's and a k32 step's are these plus offsets
+        const uint64_t descA0 = swizzledDesc(&s.a[0][cons * kWgmmaM * kBK]);
+        const uint64_t descB0 = swizzledDesc(&s.b[0][0]);
+#define DESC_A(st, ks) (descA0 + static_cast<uint64_t>(((st) * (kBM * kBK) + (ks) * kWgmmaK) >> 4))
+#define DESC_B(st, ks) (descB0 + static_cast<uint64_t>(((st) * (kBN * kBK) + (ks) * kWgmmaK) >> 4))
+#else
+#define DESC_A(st, ks) swizzledDesc(&s.a[st][cons * kWgmmaM * kBK + (ks) * kWgmmaK])
+#define DESC_B(st, ks) swizzledDesc(&s.b[st][(ks) * kWgmmaK])
+#endif
 #if GEMM_PROMOTE
         float total[kAccRegs];            // FP32 registers the chain's sums are promoted into
 #endif
@@ -1454,8 +1479,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
                     wgmmaFence();
 #pragma unroll
                     for (int ks = 0; ks < kHalf; ++ks) {  // the chain begun half a K-tile ago (at kt 0: new)
-                        wgmmaStep(acc, swizzledDesc(&s.a[stage][cons * kWgmmaM * kBK + ks * kWgmmaK]),
-                                  swizzledDesc(&s.b[stage][ks * kWgmmaK]), (kt > 0 || ks > 0) ? 1 : 0);
+                        wgmmaStep(acc, DESC_A(stage, ks), DESC_B(stage, ks), (kt > 0 || ks > 0) ? 1 : 0);
                     }
                     COURSE_TL(TL_MMA_WAIT, stage);
                     wgmmaCommit();
@@ -1468,8 +1492,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
                     wgmmaFence();  // the FADDs read acc; the next wgmma overwrites it (scale-d = 0)
 #pragma unroll
                     for (int ks = kHalf; ks < kBK / kWgmmaK; ++ks) {  // a new chain
-                        wgmmaStep(acc, swizzledDesc(&s.a[stage][cons * kWgmmaM * kBK + ks * kWgmmaK]),
-                                  swizzledDesc(&s.b[stage][ks * kWgmmaK]), ks > kHalf ? 1 : 0);
+                        wgmmaStep(acc, DESC_A(stage, ks), DESC_B(stage, ks), ks > kHalf ? 1 : 0);
                     }
                     wgmmaCommit();
                     prevStage = stage;
@@ -1495,8 +1518,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
                 wgmmaFence();
 #pragma unroll
                 for (int ks = 0; ks < kBK / kWgmmaK; ++ks) {
-                    wgmmaStep(acc, swizzledDesc(&s.a[stage][cons * kWgmmaM * kBK + ks * kWgmmaK]),
-                              swizzledDesc(&s.b[stage][ks * kWgmmaK]),
+                    wgmmaStep(acc, DESC_A(stage, ks), DESC_B(stage, ks),
                               (chain > 0 || ks > 0) ? 1 : 0);
                 }
                 COURSE_TL(TL_MMA_WAIT, stage);
@@ -1547,6 +1569,8 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
             storeTile(acc, s, cons, wt, &tmD, nBlock * kBN, mBlock * kBM + cons * kBoxDRows, scale);
 #endif
         }
+#undef DESC_A
+#undef DESC_B
 #endif  // GEMM_PROMOTE_PINGPONG
         if (wt == 0) {
             asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");

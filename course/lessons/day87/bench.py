@@ -81,13 +81,23 @@ CURVE_NAMES = tuple(name for name, _, _ in CURVE_KERNELS) + (LT, LT_FAST)
 # build) or a comma list of chooser.DEV_BUILDS' names.
 PINGPONG_ENV = "COURSE_DAY87_PINGPONG"
 DEV_SIZES = (2048, 4096, 8192)  # where they are timed (those of the run's sizes)
-DEV_INTERVALS = {"pingpong": INTERVALS, "192x128": (1,), "128x192": (1,), "overlap": (1,), "stagger": (1,)}
+DEV_INTERVALS = {
+    "pingpong": INTERVALS,
+    "192x128": (1,),
+    "128x192": (1,),
+    "overlap": (1,),
+    "stagger": (1,),
+    "desc": (1,),
+    "stagdesc": (1,),
+}
 DEV_LABELS = {
     "pingpong": "ping-pong",
     "192x128": "192x128",
     "128x192": "128x192",
     "overlap": "overlap",
     "stagger": "staggered",
+    "desc": "descriptor-adds",
+    "stagdesc": "staggered descriptor-adds",
 }
 DEV_WHAT = {
     "pingpong": "the 64x128 ping-pong build (GEMM_PROMOTE_PINGPONG=1)",
@@ -95,6 +105,8 @@ DEV_WHAT = {
     "128x192": "the 128x192 build, two consumers of 64x192 on m64n192k32 (GEMM_BN=192)",
     "overlap": "the 128x128 build promoting each chain beside the next (GEMM_PROMOTE_OVERLAP=1)",
     "stagger": "the 128x128 build whose second consumer promotes half a K-tile later (GEMM_PROMOTE_STAGGER=1)",
+    "desc": "the 128x128 promoting build with descriptors advanced by adds (GEMM_DESC_ITER=1)",
+    "stagdesc": "the staggered build with descriptors advanced by adds (GEMM_PROMOTE_STAGGER=1, GEMM_DESC_ITER=1)",
 }
 
 

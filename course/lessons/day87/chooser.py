@@ -66,6 +66,9 @@ OVERLAP_BUILD = {**PROMOTE_BUILD, "GEMM_PROMOTE_OVERLAP": 1}
 # The 128 x 128 promoting build whose second consumer promotes half a K-tile after the first
 # (GEMM_PROMOTE_STAGGER=1, session 17): never chosen, timed only when asked ("stagger").
 STAGGER_BUILD = {**PROMOTE_BUILD, "GEMM_PROMOTE_STAGGER": 1}
+# The same two with each wgmma's descriptors advanced by adds from stage 0's (GEMM_DESC_ITER=1, session 17).
+DESC_BUILD = {**PROMOTE_BUILD, "GEMM_DESC_ITER": 1}
+STAGDESC_BUILD = {**STAGGER_BUILD, "GEMM_DESC_ITER": 1}
 # The builds the bench times only when asked (bench.PINGPONG_ENV), by the names it is asked with.
 DEV_BUILDS = {
     "pingpong": PINGPONG_BUILD,
@@ -73,6 +76,8 @@ DEV_BUILDS = {
     "128x192": BN192_BUILD,
     "overlap": OVERLAP_BUILD,
     "stagger": STAGGER_BUILD,
+    "desc": DESC_BUILD,
+    "stagdesc": STAGDESC_BUILD,
 }
 
 # The promoting builds choose_promoting picks from, by tile; the first is the one the page teaches and

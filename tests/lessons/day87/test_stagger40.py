@@ -8,6 +8,9 @@ showed them doing (evidence/gemm_dev/notes_ncu_src.md).
 The CPU tests compile it (NVRTC), check what the file refuses, that the chooser never picks it and that
 the bench times it only when asked; the GPU tests (skipped without one) check it on ragged shapes
 against float64 at the accuracy of promoting every K-tile.
+
+The same for the descriptor-adds builds (-DGEMM_DESC_ITER=1, region "desc-iter": each wgmma's descriptors
+advanced by adds from stage 0's), alone on the promoting build and with the stagger.
 """
 
 from __future__ import annotations
@@ -23,6 +26,9 @@ from course.lessons.day87 import bench, chooser
 
 LESSON = get_lesson("day87")
 STAGGER = chooser.DEV_BUILDS["stagger"]
+DESC = chooser.DEV_BUILDS["desc"]
+STAGDESC = chooser.DEV_BUILDS["stagdesc"]
+NEW = {"stagger": STAGGER, "desc": DESC, "stagdesc": STAGDESC}
 
 
 def test_the_build_is_the_promoting_128x128_build_with_the_stagger_flag():
@@ -31,9 +37,16 @@ def test_the_build_is_the_promoting_128x128_build_with_the_stagger_flag():
     assert build_for(LESSON, STAGGER) == build_for(LESSON, chooser.PROMOTE_BUILD)
 
 
+def test_the_descriptor_adds_builds_are_the_promoting_and_staggered_builds_with_the_flag():
+    assert DESC == {**chooser.PROMOTE_BUILD, "GEMM_DESC_ITER": 1}
+    assert STAGDESC == {**STAGGER, "GEMM_DESC_ITER": 1}
+    assert build_for(LESSON, DESC) == build_for(LESSON, STAGDESC) == build_for(LESSON, chooser.PROMOTE_BUILD)
+
+
 @pytest.mark.parametrize("cluster", [2, 1])
-def test_it_compiles_without_spills_or_wgmma_serialization(cluster):
-    result = compile_offline(LESSON, defines={**STAGGER, "GEMM_CLUSTER": cluster}, ptxas_verbose=True)
+@pytest.mark.parametrize("name", list(NEW))
+def test_it_compiles_without_spills_or_wgmma_serialization(cluster, name):
+    result = compile_offline(LESSON, defines={**NEW[name], "GEMM_CLUSTER": cluster}, ptxas_verbose=True)
     assert result.cubin[:4] == b"\x7fELF"
     report = parse(result.log, LESSON.kernel_name)
     assert not report.spills and not report.serialized_wgmma and not report.injected_waits, result.log
@@ -93,19 +106,47 @@ def test_other_combinations_are_refused_by_the_file_itself(flags):
 def test_a_flag_other_than_0_or_1_is_refused():
     with pytest.raises(CompileError, match="GEMM_PROMOTE_STAGGER is 0 or 1"):
         compile_offline(LESSON, defines={**chooser.PROMOTE_BUILD, "GEMM_PROMOTE_STAGGER": 2})
+    with pytest.raises(CompileError, match="GEMM_DESC_ITER is 0 or 1"):
+        compile_offline(LESSON, defines={**chooser.PROMOTE_BUILD, "GEMM_DESC_ITER": 2})
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        {**chooser.PROMOTE_BUILD, "GEMM_PROMOTE_PINGPONG": 1, "GEMM_DESC_ITER": 1},
+        {**chooser.PROMOTE_BUILD, "GEMM_PROMOTE_OVERLAP": 1, "GEMM_DESC_ITER": 1},
+    ],
+    ids=["pingpong", "overlap"],
+)
+def test_descriptor_adds_are_refused_outside_the_cooperative_loops(flags):
+    with pytest.raises(CompileError, match="the descriptor increments"):
+        compile_offline(LESSON, defines=flags)
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [{}, {"GEMM_BN": 128}, {"GEMM_BN": 64}, {**chooser.PROMOTE_BUILD, "GEMM_BLOCK_SCALES": 1}],
+    ids=["default", "bn128", "bn64", "block"],
+)
+def test_the_descriptor_adds_change_the_program_of_every_cooperative_build(flags):
+    plain = compile_offline(LESSON, defines=flags).cubin
+    assert compile_offline(LESSON, defines={**flags, "GEMM_DESC_ITER": 1}).cubin != plain
 
 
 def test_the_chooser_never_picks_it_and_the_bench_times_it_only_when_asked(monkeypatch):
     assert STAGGER not in chooser.PROMOTE_TILES.values()
     for n in (256, 1024, 4096, 16384):
         for sms in (114, 132):
-            assert chooser.choose(n, n, sms) != STAGGER
-            assert "GEMM_PROMOTE_STAGGER" not in chooser.promoting(n, n, sms)
+            assert chooser.choose(n, n, sms) not in NEW.values()
+            assert not {"GEMM_PROMOTE_STAGGER", "GEMM_DESC_ITER"} & set(chooser.promoting(n, n, sms))
     monkeypatch.delenv(bench.PINGPONG_ENV, raising=False)
     assert "stagger" not in bench.dev_builds()
-    monkeypatch.setenv(bench.PINGPONG_ENV, "stagger")
-    assert bench.dev_builds() == ("stagger",)
-    assert bench.DEV_INTERVALS["stagger"] == (1,)  # it promotes every K-tile whatever it is asked
+    monkeypatch.setenv(bench.PINGPONG_ENV, "stagger, desc, stagdesc")
+    assert bench.dev_builds() == ("stagger", "desc", "stagdesc")
+    assert (
+        bench.DEV_INTERVALS["stagger"] == bench.DEV_INTERVALS["stagdesc"] == (1,)
+    )  # every K-tile, whatever P
+    assert bench.DEV_INTERVALS["desc"] == (1,)
 
 
 GPU_SHAPES = [
@@ -121,9 +162,10 @@ GPU_SHAPES = [
 @pytest.mark.gpu
 @pytest.mark.hopper
 @pytest.mark.parametrize("cluster", [2, 1])
-def test_it_is_exact_on_ragged_shapes_at_the_accuracy_of_promoting_every_k_tile(gpu_for, cluster):
+@pytest.mark.parametrize("name", list(NEW))
+def test_it_is_exact_on_ragged_shapes_at_the_accuracy_of_promoting_every_k_tile(gpu_for, cluster, name):
     gpu_for("day87")
-    compiled = compile_lesson(LESSON, defines={**STAGGER, "GEMM_CLUSTER": cluster})
+    compiled = compile_lesson(LESSON, defines={**NEW[name], "GEMM_CLUSTER": cluster})
     for shape in GPU_SHAPES:
         result = run_lesson(
             LESSON, compiled=compiled, progress=lambda line: None, shape=shape, promote_every=1
