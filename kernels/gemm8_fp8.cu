@@ -1422,15 +1422,16 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
             storeTile(total, s, cons, wt, &tmD, nBlock * kBN, mBlock * kBM + cons * kBoxDRows, scale);
         }
         // end of region overlap
-#else
-        // snippet: consumer
+#elif GEMM_PROMOTE_STAGGER || GEMM_DESC_ITER
+        // region stagger-consumer: a copy of snippet "consumer" for the development builds
+        // -DGEMM_PROMOTE_STAGGER=1 and -DGEMM_DESC_ITER=1 (issue 40, session 17; no page shows it)
 #if GEMM_SETMAXNREG
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kConsumerRegs));
 #endif
         const int cons = wg - 1;          // which 64-row half of the tile
         float acc[kAccRegs];              // the wgmma chain's; never zeroed: a chain starts with scale-d = 0
 #if GEMM_DESC_ITER
-        // region desc-iter: stage 0's descriptors; a stage's and a k32 step's are these plus offsets
+        // desc-iter: stage 0's descriptors; a stage's and a k32 step's are these plus offsets
         const uint64_t descA0 = swizzledDesc(&s.a[0][cons * kWgmmaM * kBK]);
         const uint64_t descB0 = swizzledDesc(&s.b[0][0]);
 #define DESC_A(st, ks) (descA0 + static_cast<uint64_t>(((st) * (kBM * kBK) + (ks) * kWgmmaK) >> 4))
@@ -1443,7 +1444,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
         float total[kAccRegs];            // FP32 registers the chain's sums are promoted into
 #endif
 #if GEMM_PROMOTE_STAGGER
-        promoteEvery = 1;                 // region stagger-consumer: every K-tile, half a K-tile apart
+        promoteEvery = 1;                 // stagger: every K-tile, half a K-tile apart
 #endif
 #if GEMM_BLOCK_SCALES
         promoteEvery = 1;                 // the scales change every K-tile, so the chain must too
@@ -1466,7 +1467,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
             next = loadBlockScales(scalesA, scalesB, M, p.kTiles, mBlock * kBM + scaleRow, nBlock, 0);
 #endif
 #if GEMM_PROMOTE_STAGGER
-            // region stagger-consumer (issue 40, session 17; no page shows it). Consumer 1's chain of
+            // The stagger: consumer 1's chain of
             // K-tile kt's second half and kt + 1's first half: wait for it and promote it mid-K-tile,
             // while consumer 0 (the loop below, unchanged) promotes at the K-tile's end. The stage
             // before is released once the wait shows its last wgmmas done.
@@ -1502,7 +1503,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
                     }
                 }
             } else  // consumer 0: the loop below; after either, the last chain's wait, release and promotion
-            // end of region stagger-consumer
+            // (the stagger ends)
 #endif
             for (int kt = 0; kt < p.kTiles; ++kt) {
 #if GEMM_BLOCK_SCALES
@@ -1557,7 +1558,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
                 mbarArriveCluster(&s.empty[prevStage], static_cast<uint32_t>(wt));
                 COURSE_TL(TL_RELEASE, prevStage);
             }
-            // end snippet
+            // (where snippet "consumer" ends)
             COURSE_TL(TL_EPI, 0);
 #if GEMM_BLOCK_SCALES
             promoteScaled(total, acc, scales);  // the last K-tile, with its scales
@@ -1571,6 +1572,103 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
         }
 #undef DESC_A
 #undef DESC_B
+        // end of region stagger-consumer
+#else
+        // snippet: consumer
+#if GEMM_SETMAXNREG
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kConsumerRegs));
+#endif
+        const int cons = wg - 1;          // which 64-row half of the tile
+        float acc[kAccRegs];              // the wgmma chain's; never zeroed: a chain starts with scale-d = 0
+#if GEMM_PROMOTE
+        float total[kAccRegs];            // FP32 registers the chain's sums are promoted into
+#endif
+#if GEMM_BLOCK_SCALES
+        promoteEvery = 1;                 // the scales change every K-tile, so the chain must too
+        const int scaleRow = cons * kWgmmaM + 16 * (wt / 32) + (wt % 32) / 4;  // first row this thread holds
+        BlockScales scales, next;         // the current K-tile's, and the next one's (in flight)
+#endif
+        int stage = 0;
+        uint32_t phase = 0;
+        int prevStage = 0;
+        for (int unit = firstUnit; unit < p.units; unit += unitStep) {
+            int mBlock, nBlock;
+            unitCoords(p, unit, mBlock, nBlock);
+            mBlock = mBlock * kClusterM + static_cast<int>(rank);
+#if GEMM_PROMOTE
+#pragma unroll
+            for (int r = 0; r < kAccRegs; ++r) total[r] = 0.0f;
+#endif
+            int chain = 0;  // K-tiles in the wgmma chain since it last started
+#if GEMM_BLOCK_SCALES
+            next = loadBlockScales(scalesA, scalesB, M, p.kTiles, mBlock * kBM + scaleRow, nBlock, 0);
+#endif
+            for (int kt = 0; kt < p.kTiles; ++kt) {
+#if GEMM_BLOCK_SCALES
+                // One K-tile ahead: the loads issued here are first used at the end of the next
+                // K-tile, two K-tiles of wgmmas later (the last K-tile reloads its own: no branch).
+                scales = next;
+                next = loadBlockScales(scalesA, scalesB, M, p.kTiles, mBlock * kBM + scaleRow, nBlock,
+                                       kt + 1 < p.kTiles ? kt + 1 : kt);
+#endif
+                COURSE_TL(TL_WAIT_FULL, stage);
+                mbarWait(&s.full[stage], phase);
+                COURSE_TL(TL_MMA, stage);
+                wgmmaFence();
+#pragma unroll
+                for (int ks = 0; ks < kBK / kWgmmaK; ++ks) {
+                    wgmmaStep(acc, swizzledDesc(&s.a[stage][cons * kWgmmaM * kBK + ks * kWgmmaK]),
+                              swizzledDesc(&s.b[stage][ks * kWgmmaK]),
+                              (chain > 0 || ks > 0) ? 1 : 0);
+                }
+                COURSE_TL(TL_MMA_WAIT, stage);
+                wgmmaCommit();
+                wgmmaWait<1>();
+                if (kt > 0 && wt < kClusterSize) {
+                    mbarArriveCluster(&s.empty[prevStage], static_cast<uint32_t>(wt));
+                    COURSE_TL(TL_RELEASE, prevStage);
+                }
+                prevStage = stage;
+                if (++stage == kStages) {
+                    stage = 0;
+                    phase ^= 1;
+                }
+                ++chain;
+#if GEMM_PROMOTE
+                // Every promoteEvery K-tiles (never when it is 0, and not
+                // after the last: the end of the tile promotes that one),
+                // wait for the chain and move its sum into total; the next
+                // K-tile's first wgmma restarts the chain. Meanwhile the
+                // other consumer warpgroup keeps the tensor cores busy.
+                if (chain == promoteEvery && kt + 1 < p.kTiles) {
+                    wgmmaWait<0>();
+#if GEMM_BLOCK_SCALES
+                    promoteScaled(total, acc, scales);  // this K-tile's block scales
+#else
+                    promote(total, acc);
+#endif
+                    chain = 0;
+                }
+#endif
+            }
+            COURSE_TL(TL_MMA_WAIT, prevStage);
+            wgmmaWait<0>();
+            if (wt < kClusterSize) {
+                mbarArriveCluster(&s.empty[prevStage], static_cast<uint32_t>(wt));
+                COURSE_TL(TL_RELEASE, prevStage);
+            }
+            // end snippet
+            COURSE_TL(TL_EPI, 0);
+#if GEMM_BLOCK_SCALES
+            promoteScaled(total, acc, scales);  // the last K-tile, with its scales
+            storeTile(total, s, cons, wt, &tmD, nBlock * kBN, mBlock * kBM + cons * kBoxDRows, scale);
+#elif GEMM_PROMOTE
+            promote(total, acc);  // the last chain
+            storeTile(total, s, cons, wt, &tmD, nBlock * kBN, mBlock * kBM + cons * kBoxDRows, scale);
+#else
+            storeTile(acc, s, cons, wt, &tmD, nBlock * kBN, mBlock * kBM + cons * kBoxDRows, scale);
+#endif
+        }
 #endif  // GEMM_PROMOTE_PINGPONG
         if (wt == 0) {
             asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
