@@ -281,7 +281,10 @@ def test_the_decode_picks_are_64_row_tiles_by_the_model():
         old = chooser.choose(*shape, SMS, rows64=False)
         assert old.bm == 128 and old.cluster == 1 and old.split > 1, (shape, old)
         pick = chooser.choose(*shape, SMS)
-        assert pick.bm == 64 and pick.cluster == (2 if shape[0] == 128 else 1) and pick.split <= 2, (shape, pick)
+        assert pick.bm == 64 and pick.cluster == (2 if shape[0] == 128 else 1) and pick.split <= 2, (
+            shape,
+            pick,
+        )
         assert pick.est_us < old.est_us, (
             shape,
             pick,

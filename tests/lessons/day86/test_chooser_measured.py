@@ -34,6 +34,8 @@ def _sweep17(shape) -> dict:
     rows = [r for r in json.loads(SWEEP17.read_text())["rows"] if r.get("shape") == list(shape)]
     assert len(rows) == 1, shape
     return rows[0]
+
+
 SMS = 132  # the H100 SXM both files were measured on
 
 
@@ -75,7 +77,9 @@ def test_the_default_pick_measured_no_slower_than_the_old_pick(row):
     if name is not None:
         assert us[name] <= us["pick"], (row["shape"], name, us[name], us["pick"])
         return
-    if pick.bm == 64 and pick.cluster == 2:  # timed in session 17's sweep, beside the cluster-1 pick it replaced
+    if (
+        pick.bm == 64 and pick.cluster == 2
+    ):  # timed in session 17's sweep, beside the cluster-1 pick it replaced
         later = _sweep17(row["shape"])
         assert later["pick is"] == f"64x{pick.bn}c1s{pick.split}"
         assert later["graphs"]["us"][f"64x{pick.bn}c2s{pick.split}"] < later["graphs"]["us"]["pick"]

@@ -167,7 +167,11 @@ def test_the_chooser_picks_a_development_width_only_from_the_measured_ones_and_u
                     )
 
 
-UNMODELLED = [(f["GEMM_BN"], f["GEMM_CLUSTER"]) for _, f in DEV if (f["GEMM_BN"], f["GEMM_CLUSTER"]) not in chooser.WIDE_CONFIGS]
+UNMODELLED = [
+    (f["GEMM_BN"], f["GEMM_CLUSTER"])
+    for _, f in DEV
+    if (f["GEMM_BN"], f["GEMM_CLUSTER"]) not in chooser.WIDE_CONFIGS
+]
 
 
 def test_the_unmodelled_development_builds_are_96_and_the_cluster_1_widths_but_200():
