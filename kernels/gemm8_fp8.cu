@@ -1467,10 +1467,9 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
             next = loadBlockScales(scalesA, scalesB, M, p.kTiles, mBlock * kBM + scaleRow, nBlock, 0);
 #endif
 #if GEMM_PROMOTE_STAGGER
-            // The stagger: consumer 1's chain of
-            // K-tile kt's second half and kt + 1's first half: wait for it and promote it mid-K-tile,
-            // while consumer 0 (the loop below, unchanged) promotes at the K-tile's end. The stage
-            // before is released once the wait shows its last wgmmas done.
+            // The stagger: consumer 1's chain of K-tile kt's second half and kt + 1's first half: wait
+            // for it and promote it mid-K-tile, while consumer 0 (the loop below, unchanged) promotes
+            // at the K-tile's end. The stage before is released once the wait shows its last wgmmas done.
             if (cons == 1) {
                 constexpr int kHalf = kBK / kWgmmaK / 2;
                 for (int kt = 0; kt < p.kTiles; ++kt) {

@@ -370,9 +370,15 @@ def estimate(
 
 def _modelled(bm: int, bn: int, cluster: int) -> None:
     """Refuse, with a CourseError, a configuration the model has no efficiency for: a development width
-    outside ``WIDE_CONFIGS`` (96, or cluster 1) or no build at all."""
+    outside ``WIDE_CONFIGS`` (96, or cluster 1 but 200's), a development width at a cluster it has no
+    build for (200 at cluster 2), or no build at all."""
     if (bn, cluster) in EFFICIENCY:
         return
+    if bn in DEV_BNS and bn // cluster % 8:  # not among DEV_BUILDS: B's slices are no whole swizzle atoms
+        raise CourseError(
+            f"{bm}x{bn} c{cluster} is a development build width with no cluster-{cluster} build (issue 39, "
+            f"-DGEMM_BN={bn}: {bn} / {cluster} rows of B a CTA are no whole 8-row swizzle atom); use cluster 1"
+        )
     if bn in DEV_BNS:
         raise CourseError(
             f"{bm}x{bn} c{cluster} is a development build (issue 39, -DGEMM_BN={bn}) that measured slower than "
