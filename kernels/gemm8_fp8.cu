@@ -382,6 +382,22 @@ static_assert(GEMM_DESC_ITER == 0 || (kPingpong == 0 && GEMM_PROMOTE_OVERLAP == 
               "with GEMM_PROMOTE_PINGPONG or GEMM_PROMOTE_OVERLAP");
 // end of region desc-iter
 
+// region early-release (issue 40, session 18: no page shows it). -DGEMM_EARLY_RELEASE=1: a promoting
+// consumer gives a K-tile's stage back to the producer right after the wait_group 0 that precedes its
+// promotion, before the FADDs, as DeepGEMM's math warpgroups do (warpgroup_wait<0>, then the empty
+// barrier's arrive, then the scaled add: deep_gemm/include/deep_gemm/impls/sm90_fp8_gemm_1d2d.cuh).
+// The snippet "consumer" releases it only after the next K-tile's full-barrier wait and wgmma issue,
+// one promotion and one issue later than its wgmmas finished.
+#ifndef GEMM_EARLY_RELEASE
+#define GEMM_EARLY_RELEASE 0
+#endif
+static_assert(GEMM_EARLY_RELEASE == 0 || GEMM_EARLY_RELEASE == 1, "GEMM_EARLY_RELEASE is 0 or 1");
+static_assert(GEMM_EARLY_RELEASE == 0 ||
+                  (kPromote == 1 && kPingpong == 0 && GEMM_PROMOTE_OVERLAP == 0 && GEMM_PROMOTE_STAGGER == 0),
+              "the early release (GEMM_EARLY_RELEASE=1) is a promoting build's: it needs GEMM_PROMOTE=1, "
+              "without GEMM_PROMOTE_PINGPONG, GEMM_PROMOTE_OVERLAP or GEMM_PROMOTE_STAGGER");
+// end of region early-release
+
 // snippet: smem-layout
 struct alignas(1024) SharedStorage {
     fp8_t a[kStages][kBM * kBK];   // A tiles: kBM rows of 128 B each, swizzled
@@ -1422,9 +1438,10 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
             storeTile(total, s, cons, wt, &tmD, nBlock * kBN, mBlock * kBM + cons * kBoxDRows, scale);
         }
         // end of region overlap
-#elif GEMM_PROMOTE_STAGGER || GEMM_DESC_ITER
+#elif GEMM_PROMOTE_STAGGER || GEMM_DESC_ITER || GEMM_EARLY_RELEASE
         // region stagger-consumer: a copy of snippet "consumer" for the development builds
-        // -DGEMM_PROMOTE_STAGGER=1 and -DGEMM_DESC_ITER=1 (issue 40, session 17; no page shows it)
+        // -DGEMM_PROMOTE_STAGGER=1 and -DGEMM_DESC_ITER=1 (issue 40, session 17) and -DGEMM_EARLY_RELEASE=1
+        // (session 18); no page shows it
 #if GEMM_SETMAXNREG
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kConsumerRegs));
 #endif
@@ -1524,7 +1541,11 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
                 COURSE_TL(TL_MMA_WAIT, stage);
                 wgmmaCommit();
                 wgmmaWait<1>();
+#if GEMM_EARLY_RELEASE
+                if (kt > 0 && chain > 0 && wt < kClusterSize) {  // chain 0: given back before its promotion
+#else
                 if (kt > 0 && wt < kClusterSize) {
+#endif
                     mbarArriveCluster(&s.empty[prevStage], static_cast<uint32_t>(wt));
                     COURSE_TL(TL_RELEASE, prevStage);
                 }
@@ -1542,6 +1563,13 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
                 // other consumer warpgroup keeps the tensor cores busy.
                 if (chain == promoteEvery && kt + 1 < p.kTiles) {
                     wgmmaWait<0>();
+#if GEMM_EARLY_RELEASE
+                    // early-release: this K-tile's wgmmas are done; its stage goes back now, before the FADDs
+                    if (wt < kClusterSize) {
+                        mbarArriveCluster(&s.empty[prevStage], static_cast<uint32_t>(wt));
+                        COURSE_TL(TL_RELEASE, prevStage);
+                    }
+#endif
 #if GEMM_BLOCK_SCALES
                     promoteScaled(total, acc, scales);  // this K-tile's block scales
 #else

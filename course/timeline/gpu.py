@@ -32,11 +32,13 @@ if TYPE_CHECKING:
 # ---------------------------------------------------------------------------
 # On the GPU.
 # ---------------------------------------------------------------------------
-def compile_instrumented(lesson: Lesson, n: int, source: str | None = None) -> Compiled:
-    """The lesson's kernel at size N, with the stamps compiled in."""
+def compile_instrumented(
+    lesson: Lesson, n: int, source: str | None = None, defines: Mapping[str, int] | None = None
+) -> Compiled:
+    """The lesson's kernel at size N, with the stamps compiled in (and ``defines``: another build of it)."""
 
     size = {lesson.size_macro: n} if lesson.size_macro else {}  # none: the size is a run-time argument
-    return compiler.compile_lesson(lesson, defines={**size, DEFINE: 1}, source=source)
+    return compiler.compile_lesson(lesson, defines={**(defines or {}), **size, DEFINE: 1}, source=source)
 
 
 def set_buffer(compiled: Compiled, address: int) -> None:
@@ -98,8 +100,13 @@ def record(
     progress: Callable[[str], Any] = print,
     command: str | None = None,
     warmup: int = 2,
+    defines: Mapping[str, int] | None = None,
+    **options: Any,
 ) -> Timeline:
     """Record the lesson's timeline on this GPU at size N: compile, warm up, one recorded launch, check.
+
+    ``defines`` records another build of the lesson's kernel, and ``options`` go to its host's
+    ``workload`` (a development run's: the command line records the lesson's own build).
 
     Raises EnvironmentProblem when this machine cannot run the lesson,
     CheckFailed when the instrumented kernel computes a wrong result, and
@@ -114,9 +121,9 @@ def record(
     gate.ensure_runs(lesson, machine)
     provenance = Provenance.of(machine, command or f"python -m course timeline {lesson.id} --n {n}")
     progress(f"{lesson.id}: compiling {lesson.kernel_file} with -D{DEFINE} at N = {n} ...")
-    compiled = compile_instrumented(lesson, n)
+    compiled = compile_instrumented(lesson, n, defines=defines)
     progress(compiled.summary())
-    work = host_of(lesson).workload(compiled, n, 1, "bench")
+    work = host_of(lesson).workload(compiled, n, 1, "bench", **options)
     c = work.config
     grid_ctas = math.prod(c.grid)
     buf = cp.zeros(layout.words(grid_ctas), dtype=cp.uint64)

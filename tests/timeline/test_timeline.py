@@ -693,12 +693,12 @@ def test_record_points_the_kernel_at_a_zeroed_buffer_for_one_checked_launch_only
         warpgroup_roles=real.warpgroup_roles,
     )
     monkeypatch.setattr(tl.gpu, "bench_spec", lambda _lesson: bench_spec(real))
-    host = types.SimpleNamespace(workload=lambda c, n, sets, purpose: Work())
+    host = types.SimpleNamespace(workload=lambda c, n, sets, purpose, **options: Work())
     monkeypatch.setattr(tl.gpu, "host_of", lambda _lesson: host)
     gpu = gate.Gpu(0, "NVIDIA H200", (9, 0), 132, 232448, 150 * 2**30)
     monkeypatch.setattr(gate, "probe", lambda: gate.Machine(gpu, None, None, {"cupy": "14.2"}))
     monkeypatch.setattr(gate, "ensure_runs", lambda *_a: None)
-    monkeypatch.setattr(tl.gpu, "compile_instrumented", lambda les, n, source=None: compiled)
+    monkeypatch.setattr(tl.gpu, "compile_instrumented", lambda les, n, source=None, defines=None: compiled)
     monkeypatch.setattr(timing, "Timer", lambda _r: types.SimpleNamespace(hold=lambda *_a: None))
     from course.kernel import nvtx
 
@@ -759,12 +759,14 @@ def test_record_refuses_a_wrong_result_and_still_clears_the_pointer(monkeypatch)
     )
     monkeypatch.setattr(tl.gpu, "bench_spec", lambda _lesson: bench_spec(real))
     monkeypatch.setattr(
-        tl.gpu, "host_of", lambda _lesson: types.SimpleNamespace(workload=lambda c, n, sets, purpose: work)
+        tl.gpu,
+        "host_of",
+        lambda _lesson: types.SimpleNamespace(workload=lambda c, n, sets, purpose, **options: work),
     )
     gpu = gate.Gpu(0, "NVIDIA H200", (9, 0), 132, 232448, 150 * 2**30)
     monkeypatch.setattr(gate, "probe", lambda: gate.Machine(gpu, None, None, {}))
     monkeypatch.setattr(gate, "ensure_runs", lambda *_a: None)
-    monkeypatch.setattr(tl.gpu, "compile_instrumented", lambda les, n, source=None: compiled)
+    monkeypatch.setattr(tl.gpu, "compile_instrumented", lambda les, n, source=None, defines=None: compiled)
     monkeypatch.setattr(timing, "Timer", lambda _r: types.SimpleNamespace(hold=lambda *_a: None))
     with pytest.raises(
         CheckFailed, match="day80 N=4096, built with -DCOURSE_TIMELINE: 3 of 9 elements wrong"

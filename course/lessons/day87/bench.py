@@ -89,6 +89,10 @@ DEV_INTERVALS = {
     "stagger": (1,),
     "desc": (1,),
     "stagdesc": (1,),
+    "early": (1,),
+    "early192": (1,),
+    "block": (1,),
+    "earlyblock": (1,),
 }
 DEV_LABELS = {
     "pingpong": "ping-pong",
@@ -98,6 +102,10 @@ DEV_LABELS = {
     "stagger": "staggered",
     "desc": "descriptor-adds",
     "stagdesc": "staggered descriptor-adds",
+    "early": "early-release",
+    "early192": "early-release 128x192",
+    "block": "block-scaled",
+    "earlyblock": "early-release block-scaled",
 }
 DEV_WHAT = {
     "pingpong": "the 64x128 ping-pong build (GEMM_PROMOTE_PINGPONG=1)",
@@ -107,6 +115,10 @@ DEV_WHAT = {
     "stagger": "the 128x128 build whose second consumer promotes half a K-tile later (GEMM_PROMOTE_STAGGER=1)",
     "desc": "the 128x128 promoting build with descriptors advanced by adds (GEMM_DESC_ITER=1)",
     "stagdesc": "the staggered build with descriptors advanced by adds (GEMM_PROMOTE_STAGGER=1, GEMM_DESC_ITER=1)",
+    "early": "the 128x128 promoting build giving each stage back before its promotion (GEMM_EARLY_RELEASE=1)",
+    "early192": "the 128x192 promoting build giving each stage back before its promotion (GEMM_EARLY_RELEASE=1)",
+    "block": "the block-scaled build (GEMM_BLOCK_SCALES=1), named here to time it in the same batch",
+    "earlyblock": "the block-scaled build giving each stage back before its promotion (GEMM_EARLY_RELEASE=1)",
 }
 
 

@@ -69,6 +69,13 @@ STAGGER_BUILD = {**PROMOTE_BUILD, "GEMM_PROMOTE_STAGGER": 1}
 # The same two with each wgmma's descriptors advanced by adds from stage 0's (GEMM_DESC_ITER=1, session 17).
 DESC_BUILD = {**PROMOTE_BUILD, "GEMM_DESC_ITER": 1}
 STAGDESC_BUILD = {**STAGGER_BUILD, "GEMM_DESC_ITER": 1}
+# The promoting builds that give a K-tile's stage back right after the wait before its promotion
+# (GEMM_EARLY_RELEASE=1, session 18): the 128 x 128, the 128 x 192 and the block-scaled one. Never
+# chosen, timed only when asked ("early", "early192", "earlyblock"; "block" times the block-scaled
+# build itself in the same batch).
+EARLY_BUILD = {**PROMOTE_BUILD, "GEMM_EARLY_RELEASE": 1}
+EARLY192_BUILD = {**BN192_BUILD, "GEMM_EARLY_RELEASE": 1}
+EARLYBLOCK_BUILD = {**BLOCK_BUILD, "GEMM_EARLY_RELEASE": 1}
 # The builds the bench times only when asked (bench.PINGPONG_ENV), by the names it is asked with.
 DEV_BUILDS = {
     "pingpong": PINGPONG_BUILD,
@@ -78,6 +85,10 @@ DEV_BUILDS = {
     "stagger": STAGGER_BUILD,
     "desc": DESC_BUILD,
     "stagdesc": STAGDESC_BUILD,
+    "early": EARLY_BUILD,
+    "early192": EARLY192_BUILD,
+    "block": BLOCK_BUILD,
+    "earlyblock": EARLYBLOCK_BUILD,
 }
 
 # The promoting builds choose_promoting picks from, by tile; the first is the one the page teaches and
