@@ -398,6 +398,24 @@ static_assert(GEMM_EARLY_RELEASE == 0 ||
               "without GEMM_PROMOTE_PINGPONG, GEMM_PROMOTE_OVERLAP or GEMM_PROMOTE_STAGGER");
 // end of region early-release
 
+// region launch-costs (issues 39 and 40, session 18: no page shows it). Two development flags against a
+// small problem's fixed costs, each measured against the same build without it:
+// -DGEMM_PREFETCH_TMAP=1: thread 0 prefetches the three tensor maps (`prefetch.tensormap`, PTX ISA
+//   "prefetch, prefetchu") before the mbarrier init, so the first TMA load does not wait for its
+//   descriptor's fetch; CUTLASS's sm90 kernels do the same first thing (prefetch_tma_descriptors);
+// -DGEMM_NO_CLUSTER=1 (cluster 1 only): no __cluster_dims__, so the launch is not a cluster launch, and
+//   clusterSync() is the CTA's barrier (Day 86's small build does the same: kernels/gemm7_shapes.cu).
+#ifndef GEMM_PREFETCH_TMAP
+#define GEMM_PREFETCH_TMAP 0
+#endif
+#ifndef GEMM_NO_CLUSTER
+#define GEMM_NO_CLUSTER 0
+#endif
+static_assert(GEMM_PREFETCH_TMAP == 0 || GEMM_PREFETCH_TMAP == 1, "GEMM_PREFETCH_TMAP is 0 or 1");
+static_assert(GEMM_NO_CLUSTER == 0 || (GEMM_NO_CLUSTER == 1 && kClusterSize == 1),
+              "GEMM_NO_CLUSTER=1 (no cluster launch) needs GEMM_CLUSTER=1");
+// end of region launch-costs
+
 // snippet: smem-layout
 struct alignas(1024) SharedStorage {
     fp8_t a[kStages][kBM * kBK];   // A tiles: kBM rows of 128 B each, swizzled
@@ -518,9 +536,13 @@ __device__ __forceinline__ void mbarWait(uint64_t* bar, uint32_t parity) {
 // Release/acquire: shared-memory writes before it are visible to the
 // whole cluster after it. It also does __syncthreads()'s job.
 __device__ __forceinline__ void clusterSync() {
+#if GEMM_NO_CLUSTER
+    __syncthreads();  // launch-costs: no cluster launch, a cluster of one is the CTA
+#else
     asm volatile(
         "barrier.cluster.arrive.release.aligned;\n\t"
         "barrier.cluster.wait.acquire.aligned;" ::: "memory");
+#endif
 }
 
 __device__ __forceinline__ uint32_t clusterCtaRank() {
@@ -1118,7 +1140,9 @@ __device__ __forceinline__ void fenceOperand(float (&acc)[kAccRegs]) {
 // 8, K of 16). Launch contract: see the header. extern "C" keeps the name
 // unmangled for CuPy.
 extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
+#if !GEMM_NO_CLUSTER
     __cluster_dims__(kClusterM, kClusterN, 1)
+#endif
     gemm8Fp8(const __grid_constant__ CUtensorMap tmA,
              const __grid_constant__ CUtensorMap tmB,
              const __grid_constant__ CUtensorMap tmD, int M, int N, int K, float scale,
@@ -1127,6 +1151,13 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
              , const float* __restrict__ scalesA, const float* __restrict__ scalesB
 #endif
              ) {
+#if GEMM_PREFETCH_TMAP
+    if (threadIdx.x == 0) {  // launch-costs
+        asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(&tmA)) : "memory");
+        asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(&tmB)) : "memory");
+        asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(&tmD)) : "memory");
+    }
+#endif
     // snippet: setup
     extern __shared__ uint8_t smemRaw[];
     SharedStorage& s = *reinterpret_cast<SharedStorage*>(

@@ -80,7 +80,9 @@ CURVE_NAMES = tuple(name for name, _, _ in CURVE_KERNELS) + (LT, LT_FAST)
 # The builds not yet measured, timed beside the promoting one only when named here: "1" (the ping-pong
 # build) or a comma list of chooser.DEV_BUILDS' names.
 PINGPONG_ENV = "COURSE_DAY87_PINGPONG"
-DEV_SIZES = (2048, 4096, 8192)  # where they are timed (those of the run's sizes)
+DEV_SIZES = (512, 1024, 2048, 4096, 8192)  # where they are timed (those of the run's sizes) ...
+SMALL_DEV = ("n64", "n64nocl", "n64pf", "n64both", "n64p", "n64pboth")  # ... these at 512 and 1024 only,
+BIG_DEV_SIZES = (2048, 4096, 8192)  # the others at these
 DEV_INTERVALS = {
     "pingpong": INTERVALS,
     "192x128": (1,),
@@ -93,6 +95,7 @@ DEV_INTERVALS = {
     "early192": (1,),
     "block": (1,),
     "earlyblock": (1,),
+    **{name: (1,) if name.startswith("n64p") and name != "n64pf" else (0,) for name in SMALL_DEV},
 }
 DEV_LABELS = {
     "pingpong": "ping-pong",
@@ -106,6 +109,12 @@ DEV_LABELS = {
     "early192": "early-release 128x192",
     "block": "block-scaled",
     "earlyblock": "early-release block-scaled",
+    "n64": "128x64",
+    "n64nocl": "128x64 no cluster launch",
+    "n64pf": "128x64 tensor maps prefetched",
+    "n64both": "128x64 no cluster launch, maps prefetched",
+    "n64p": "128x64 promoting",
+    "n64pboth": "128x64 promoting, no cluster launch, maps prefetched",
 }
 DEV_WHAT = {
     "pingpong": "the 64x128 ping-pong build (GEMM_PROMOTE_PINGPONG=1)",
@@ -119,6 +128,12 @@ DEV_WHAT = {
     "early192": "the 128x192 promoting build giving each stage back before its promotion (GEMM_EARLY_RELEASE=1)",
     "block": "the block-scaled build (GEMM_BLOCK_SCALES=1), named here to time it in the same batch",
     "earlyblock": "the block-scaled build giving each stage back before its promotion (GEMM_EARLY_RELEASE=1)",
+    "n64": "the 128x64 cluster-1 build (the pick where few tiles), named here to time it in the same batch",
+    "n64nocl": "the 128x64 build launched without a cluster (GEMM_NO_CLUSTER=1)",
+    "n64pf": "the 128x64 build prefetching its tensor maps first (GEMM_PREFETCH_TMAP=1)",
+    "n64both": "the 128x64 build with both launch-cost flags (GEMM_NO_CLUSTER=1, GEMM_PREFETCH_TMAP=1)",
+    "n64p": "the 128x64 cluster-1 promoting build, named here to time it in the same batch",
+    "n64pboth": "the 128x64 promoting build with both launch-cost flags",
 }
 
 
@@ -539,8 +554,9 @@ def _finish(ctx: Context) -> Extras:
     for n in PROMOTE_SIZES:
         reasons += _promotion(ctx, n)
     for n in DEV_SIZES if names else ():
-        if n in ctx.sizes:
-            reasons += _dev(ctx, n, names)
+        at_n = tuple(x for x in names if n in ((512, 1024) if x in SMALL_DEV else BIG_DEV_SIZES))
+        if n in ctx.sizes and at_n:
+            reasons += _dev(ctx, n, at_n)
     reasons += _accuracy(ctx)
     reasons += _block_accuracy(ctx)
     return Extras(reasons=tuple(reasons))
