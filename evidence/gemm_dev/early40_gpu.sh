@@ -9,7 +9,9 @@
 # Steps: build (nvcc -Xptxas -v), check (main()'s ragged shapes, P = 0, 1, 3, and larger ragged shapes),
 # sanitize (racecheck, synccheck, memcheck), tests (tests/lessons/day87/test_early40.py -m gpu), timeline
 # (evidence/gemm_dev/tl87.py: the 128 x 128 promoting build and ea at N = 4096, P = 1), bench
-# (course bench day87 with COURSE_DAY87_PINGPONG=early,128x192,early192,block,earlyblock), BUDGET 290 unless set.
+# (course bench day87 at 512-8192 with COURSE_DAY87_PINGPONG=early,128x192,early192,block,earlyblock and the
+# 128x64 launch-cost builds n64,n64nocl,n64pf,n64both,n64p,n64pboth at 512 and 1024), BUDGET 290 unless set.
+# The GPU tests step also runs tests/lessons/day87/test_launch_costs.py (both kernels' launch-cost flags).
 # Output: $OUT/early40/run.log, $OUT/early40/bench/ and $OUT/early40/tl87/.
 set -u
 cd "$(dirname "$0")/../.."
@@ -72,7 +74,7 @@ if [[ $STEPS == *sanitize* ]]; then
 fi
 if [[ $STEPS == *tests* ]]; then
   step "GPU tests: the early-release builds through NVRTC on ragged shapes, bit for bit their base builds" 120 \
-    python3 -m pytest -q -p no:cacheprovider -m gpu tests/lessons/day87/test_early40.py
+    python3 -m pytest -q -p no:cacheprovider -m gpu tests/lessons/day87/test_early40.py tests/lessons/day87/test_launch_costs.py
 fi
 if [[ $STEPS == *timeline* ]]; then
   OUT=$LOGD TL87_BUILDS=${TL87_BUILDS:-promote,early} step "timelines of the promoting builds at N = 4096, P = 1" 60 \
@@ -80,14 +82,14 @@ if [[ $STEPS == *timeline* ]]; then
 fi
 if [[ $STEPS == *bench* ]]; then
   RESERVE=0
-  COURSE_DAY87_PINGPONG=${EARLY40_DEV:-early,128x192,early192,block,earlyblock} step "course bench day87 with the early-release builds" 200 \
-    python3 -m course bench day87 --sizes ${EARLY40_SIZES:-2048 4096 8192} --out "$LOGD/bench"
+  COURSE_DAY87_PINGPONG=${EARLY40_DEV:-early,128x192,early192,block,earlyblock,n64,n64nocl,n64pf,n64both,n64p,n64pboth} step "course bench day87 with the early-release builds" 200 \
+    python3 -m course bench day87 --sizes ${EARLY40_SIZES:-512 1024 2048 4096 8192} --out "$LOGD/bench"
   python3 - "$LOGD/bench/day87.json" <<'PY' || true
 import json, sys
 data = json.load(open(sys.argv[1]))
 for r in data.get("reasons", []):
     t = r.get("title", "")
-    if t.startswith("early") or t.startswith("128x192") or t.startswith("block-scaled") or t.startswith("promoting build, every 128 (P=1) at N="):
+    if t.startswith("early") or t.startswith("128x192") or t.startswith("block-scaled") or t.startswith("128x64") or t.startswith("promoting build, every 128 (P=1) at N="):
         print(f'{t}: {r.get("value")} {r.get("unit", "")} {r.get("detail", "")}')
 PY
 fi

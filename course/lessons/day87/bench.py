@@ -80,9 +80,9 @@ CURVE_NAMES = tuple(name for name, _, _ in CURVE_KERNELS) + (LT, LT_FAST)
 # The builds not yet measured, timed beside the promoting one only when named here: "1" (the ping-pong
 # build) or a comma list of chooser.DEV_BUILDS' names.
 PINGPONG_ENV = "COURSE_DAY87_PINGPONG"
-DEV_SIZES = (512, 1024, 2048, 4096, 8192)  # where they are timed (those of the run's sizes) ...
-SMALL_DEV = ("n64", "n64nocl", "n64pf", "n64both", "n64p", "n64pboth")  # ... these at 512 and 1024 only,
-BIG_DEV_SIZES = (2048, 4096, 8192)  # the others at these
+DEV_SIZES = (2048, 4096, 8192)  # where they are timed (those of the run's sizes), but ...
+SMALL_DEV = ("n64", "n64nocl", "n64pf", "n64both", "n64p", "n64pboth")  # ... these, timed at these only:
+SMALL_DEV_SIZES = (512, 1024)
 DEV_INTERVALS = {
     "pingpong": INTERVALS,
     "192x128": (1,),
@@ -553,8 +553,8 @@ def _finish(ctx: Context) -> Extras:
         return Extras(reasons=tuple(reasons))
     for n in PROMOTE_SIZES:
         reasons += _promotion(ctx, n)
-    for n in DEV_SIZES if names else ():
-        at_n = tuple(x for x in names if n in ((512, 1024) if x in SMALL_DEV else BIG_DEV_SIZES))
+    for n in SMALL_DEV_SIZES + DEV_SIZES if names else ():
+        at_n = tuple(x for x in names if n in (SMALL_DEV_SIZES if x in SMALL_DEV else DEV_SIZES))
         if n in ctx.sizes and at_n:
             reasons += _dev(ctx, n, at_n)
     reasons += _accuracy(ctx)

@@ -81,6 +81,8 @@ EARLYBLOCK_BUILD = {**BLOCK_BUILD, "GEMM_EARLY_RELEASE": 1}
 # prefetched first); "n64" and "n64p" time the build itself, never promoting and promoting.
 LAUNCH_COSTS = {"GEMM_NO_CLUSTER": 1, "GEMM_PREFETCH_TMAP": 1}
 # The builds the bench times only when asked (bench.PINGPONG_ENV), by the names it is asked with.
+# Those in DEV_REFERENCES are builds the chooser does pick, named to time them in the same batch.
+DEV_REFERENCES = ("block", "n64", "n64p")
 DEV_BUILDS = {
     "pingpong": PINGPONG_BUILD,
     "192x128": BM192_BUILD,

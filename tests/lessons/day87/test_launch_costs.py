@@ -79,6 +79,7 @@ def test_the_chooser_never_picks_them_and_the_bench_times_them_only_when_asked_a
     assert {bench.DEV_INTERVALS[x] for x in ("n64", "n64nocl", "n64pf", "n64both")} == {(0,)}
     assert {bench.DEV_INTERVALS[x] for x in ("n64p", "n64pboth")} == {(1,)}
     assert set(bench.SMALL_DEV) <= set(chooser.DEV_BUILDS)
+    assert bench.SMALL_DEV_SIZES == (512, 1024) and not set(bench.SMALL_DEV_SIZES) & set(bench.DEV_SIZES)
 
 
 SHAPES = [(200, 136, 128), (1000, 1032, 528), (130, 392, 1104), (512, 512, 512), (1, 8, 1008)]
