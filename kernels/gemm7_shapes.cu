@@ -244,12 +244,16 @@ constexpr int kSkMinIters = 8;            // Stream-K: fewest K-iterations one u
 // cutlass/gemm/device/gemm_universal_adapter.h), its .shared::cluster
 // barrier arrivals then addressing the CTA itself. Default 0: every other
 // build is unchanged.
-#ifndef GEMM_PREFETCH_TMAP
-#define GEMM_PREFETCH_TMAP 0  // 1: the tensor maps prefetched first (region launch-costs, session 18)
-#endif
-static_assert(GEMM_PREFETCH_TMAP == 0 || GEMM_PREFETCH_TMAP == 1, "GEMM_PREFETCH_TMAP is 0 or 1");
 #ifndef GEMM_SMALL
 #define GEMM_SMALL 0
+#endif
+// A cluster of one is launched as a plain grid (session 18; the small build did so first): no
+// __cluster_dims__, and the CTA's own barrier where a cluster barrier would be, as CUTLASS launches a
+// 1x1x1 cluster shape (gemm_universal_adapter.h, "Launching static 1x1x1 kernel"). Day 87's 128 x 64
+// build ran 1.17-1.21x faster so on an H100 at 512^3-1024^3 (evidence/gemm_dev/notes_launch40.md).
+// -DGEMM_NO_CLUSTER=0 keeps the cluster launch at cluster 1 (the comparison).
+#ifndef GEMM_NO_CLUSTER
+#define GEMM_NO_CLUSTER (GEMM_CLUSTER == 1)
 #endif
 #ifndef __CUDACC_RTC__
 // The host's names for it (the course's host reads them from this file too).
@@ -312,6 +316,8 @@ static_assert(kBM == 128 || kBM == 64, "GEMM_BM is 128 or 64");
 static_assert(kClusterM == 1 || kClusterM == 2, "GEMM_CLUSTER is 1 or 2");
 static_assert(kDeterministic == 0 || kDeterministic == 1, "GEMM_DETERMINISTIC is 0 or 1");
 static_assert(kStreamK == 0 || kStreamK == 1, "GEMM_STREAMK is 0 or 1");
+static_assert(GEMM_NO_CLUSTER == 0 || (GEMM_NO_CLUSTER == 1 && kClusterSize == 1),
+              "GEMM_NO_CLUSTER=1 (no cluster launch) needs GEMM_CLUSTER=1");
 static_assert(GEMM_SMALL == 0 || (GEMM_SMALL == 1 && kBM == 64 && kClusterM == 1 && kBN <= 128 && !kStreamK),
               "GEMM_SMALL=1 is a 64-row tile, cluster 1, BN 64 or 128, split-K schedule");
 static_assert(kBK * 2 == 128, "one tile row must be exactly one 128-byte swizzle span");
@@ -1167,25 +1173,13 @@ __device__ __forceinline__ bool reduceSplits(float (&acc)[kAccRegs], SharedStora
 // D = A * B^T for any M x N x K (N, K multiples of 8). Launch contract:
 // see the header. extern "C" keeps the name unmangled for CuPy.
 extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1 + GEMM_SMALL)  // kCtasPerSm
-#if !GEMM_SMALL
+#if !GEMM_NO_CLUSTER
     __cluster_dims__(kClusterM, kClusterN, 1)
 #endif
     gemm7Shapes(const __grid_constant__ CUtensorMap tmA,
                 const __grid_constant__ CUtensorMap tmB,
                 const __grid_constant__ CUtensorMap tmD, int M, int N, int K, int splitK,
                 float* workspace, unsigned* counters) {
-#if GEMM_PREFETCH_TMAP
-    // region launch-costs (issue 39, session 18: no page shows it): thread 0 prefetches the three tensor
-    // maps (`prefetch.tensormap`, PTX ISA "prefetch, prefetchu") before the mbarrier init, so the first
-    // TMA load does not wait for its descriptor's fetch, as CUTLASS's sm90 kernels do first
-    // (prefetch_tma_descriptors). Measured against the same build without it.
-    if (threadIdx.x == 0) {
-        asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(&tmA)) : "memory");
-        asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(&tmB)) : "memory");
-        asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(&tmD)) : "memory");
-    }
-    // end of region launch-costs
-#endif
     // snippet: setup
     extern __shared__ uint8_t smemRaw[];
     SharedStorage& s = *reinterpret_cast<SharedStorage*>(
@@ -1217,7 +1211,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1 + GEMM_SMALL)  
         }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
-#if GEMM_SMALL
+#if GEMM_NO_CLUSTER
     __syncthreads();  // no cluster launch: the CTA's own barrier publishes the init
 #else
     clusterSync();
@@ -1349,7 +1343,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1 + GEMM_SMALL)  
         }
     }
     COURSE_TL(TL_SYNC, 0);
-#if !GEMM_SMALL
+#if !GEMM_NO_CLUSTER
     clusterSync();  // no CTA exits while a peer may still multicast into it or arrive on its barriers
 #endif
     COURSE_TL(TL_END, 0);

@@ -398,20 +398,16 @@ static_assert(GEMM_EARLY_RELEASE == 0 ||
               "without GEMM_PROMOTE_PINGPONG, GEMM_PROMOTE_OVERLAP or GEMM_PROMOTE_STAGGER");
 // end of region early-release
 
-// region launch-costs (issues 39 and 40, session 18: no page shows it). Two development flags against a
-// small problem's fixed costs, each measured against the same build without it:
-// -DGEMM_PREFETCH_TMAP=1: thread 0 prefetches the three tensor maps (`prefetch.tensormap`, PTX ISA
-//   "prefetch, prefetchu") before the mbarrier init, so the first TMA load does not wait for its
-//   descriptor's fetch; CUTLASS's sm90 kernels do the same first thing (prefetch_tma_descriptors);
-// -DGEMM_NO_CLUSTER=1 (cluster 1 only): no __cluster_dims__, so the launch is not a cluster launch, and
-//   clusterSync() is the CTA's barrier (Day 86's small build does the same: kernels/gemm7_shapes.cu).
-#ifndef GEMM_PREFETCH_TMAP
-#define GEMM_PREFETCH_TMAP 0
-#endif
+// region launch-costs (issues 39 and 40, session 18). A cluster of one is launched as a plain grid:
+// no __cluster_dims__ (so no cluster launch) and clusterSync() is the CTA's barrier, as Day 86's small
+// build does (kernels/gemm7_shapes.cu) and as CUTLASS launches a 1x1x1 cluster shape
+// (include/cutlass/gemm/device/gemm_universal_adapter.h: "Launching static 1x1x1 kernel"); the
+// .shared::cluster arrivals then address the CTA itself. On an H100 (session 18) the 128 x 64 build
+// ran 1.17x and 1.21x faster so at 512^3 and 1024^3 (evidence/gemm_dev/notes_launch40.md).
+// -DGEMM_NO_CLUSTER=0 keeps the cluster launch at cluster 1 (the comparison).
 #ifndef GEMM_NO_CLUSTER
-#define GEMM_NO_CLUSTER 0
+#define GEMM_NO_CLUSTER (GEMM_CLUSTER == 1)
 #endif
-static_assert(GEMM_PREFETCH_TMAP == 0 || GEMM_PREFETCH_TMAP == 1, "GEMM_PREFETCH_TMAP is 0 or 1");
 static_assert(GEMM_NO_CLUSTER == 0 || (GEMM_NO_CLUSTER == 1 && kClusterSize == 1),
               "GEMM_NO_CLUSTER=1 (no cluster launch) needs GEMM_CLUSTER=1");
 // end of region launch-costs
@@ -1151,13 +1147,6 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
              , const float* __restrict__ scalesA, const float* __restrict__ scalesB
 #endif
              ) {
-#if GEMM_PREFETCH_TMAP
-    if (threadIdx.x == 0) {  // launch-costs
-        asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(&tmA)) : "memory");
-        asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(&tmB)) : "memory");
-        asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(&tmD)) : "memory");
-    }
-#endif
     // snippet: setup
     extern __shared__ uint8_t smemRaw[];
     SharedStorage& s = *reinterpret_cast<SharedStorage*>(

@@ -81,7 +81,7 @@ CURVE_NAMES = tuple(name for name, _, _ in CURVE_KERNELS) + (LT, LT_FAST)
 # build) or a comma list of chooser.DEV_BUILDS' names.
 PINGPONG_ENV = "COURSE_DAY87_PINGPONG"
 DEV_SIZES = (2048, 4096, 8192)  # where they are timed (those of the run's sizes), but ...
-SMALL_DEV = ("n64", "n64nocl", "n64pf", "n64both", "n64p", "n64pboth")  # ... these, timed at these only:
+SMALL_DEV = ("n64", "n64cl", "n64p", "n64pcl")  # ... these, timed at these only:
 SMALL_DEV_SIZES = (512, 1024)
 DEV_INTERVALS = {
     "pingpong": INTERVALS,
@@ -95,7 +95,7 @@ DEV_INTERVALS = {
     "early192": (1,),
     "block": (1,),
     "earlyblock": (1,),
-    **{name: (1,) if name.startswith("n64p") and name != "n64pf" else (0,) for name in SMALL_DEV},
+    **{name: (1,) if name.startswith("n64p") else (0,) for name in SMALL_DEV},
 }
 DEV_LABELS = {
     "pingpong": "ping-pong",
@@ -110,11 +110,9 @@ DEV_LABELS = {
     "block": "block-scaled",
     "earlyblock": "early-release block-scaled",
     "n64": "128x64",
-    "n64nocl": "128x64 no cluster launch",
-    "n64pf": "128x64 tensor maps prefetched",
-    "n64both": "128x64 no cluster launch, maps prefetched",
+    "n64cl": "128x64 cluster launch",
     "n64p": "128x64 promoting",
-    "n64pboth": "128x64 promoting, no cluster launch, maps prefetched",
+    "n64pcl": "128x64 promoting, cluster launch",
 }
 DEV_WHAT = {
     "pingpong": "the 64x128 ping-pong build (GEMM_PROMOTE_PINGPONG=1)",
@@ -129,11 +127,9 @@ DEV_WHAT = {
     "block": "the block-scaled build (GEMM_BLOCK_SCALES=1), named here to time it in the same batch",
     "earlyblock": "the block-scaled build giving each stage back before its promotion (GEMM_EARLY_RELEASE=1)",
     "n64": "the 128x64 cluster-1 build (the pick where few tiles), named here to time it in the same batch",
-    "n64nocl": "the 128x64 build launched without a cluster (GEMM_NO_CLUSTER=1)",
-    "n64pf": "the 128x64 build prefetching its tensor maps first (GEMM_PREFETCH_TMAP=1)",
-    "n64both": "the 128x64 build with both launch-cost flags (GEMM_NO_CLUSTER=1, GEMM_PREFETCH_TMAP=1)",
+    "n64cl": "the 128x64 build launched as a cluster of one (GEMM_NO_CLUSTER=0), as before session 18",
     "n64p": "the 128x64 cluster-1 promoting build, named here to time it in the same batch",
-    "n64pboth": "the 128x64 promoting build with both launch-cost flags",
+    "n64pcl": "the 128x64 promoting build launched as a cluster of one (GEMM_NO_CLUSTER=0)",
 }
 
 

@@ -76,10 +76,10 @@ STAGDESC_BUILD = {**STAGGER_BUILD, "GEMM_DESC_ITER": 1}
 EARLY_BUILD = {**PROMOTE_BUILD, "GEMM_EARLY_RELEASE": 1}
 EARLY192_BUILD = {**BN192_BUILD, "GEMM_EARLY_RELEASE": 1}
 EARLYBLOCK_BUILD = {**BLOCK_BUILD, "GEMM_EARLY_RELEASE": 1}
-# The 128 x 64 build (the pick where few tiles) with the launch-cost flags of session 18 (region
-# launch-costs): GEMM_NO_CLUSTER=1 (no cluster launch) and GEMM_PREFETCH_TMAP=1 (the tensor maps
-# prefetched first); "n64" and "n64p" time the build itself, never promoting and promoting.
-LAUNCH_COSTS = {"GEMM_NO_CLUSTER": 1, "GEMM_PREFETCH_TMAP": 1}
+# The 128 x 64 build (the pick where few tiles), launched as a plain grid since session 18 (the kernel's
+# region launch-costs: a cluster of one has no cluster launch), and the same with the cluster launch
+# kept (GEMM_NO_CLUSTER=0, "n64cl"), never promoting and promoting ("n64p", "n64pcl").
+CLUSTER_LAUNCH = {"GEMM_NO_CLUSTER": 0}
 # The builds the bench times only when asked (bench.PINGPONG_ENV), by the names it is asked with.
 # Those in DEV_REFERENCES are builds the chooser does pick, named to time them in the same batch.
 DEV_REFERENCES = ("block", "n64", "n64p")
@@ -96,11 +96,9 @@ DEV_BUILDS = {
     "block": BLOCK_BUILD,
     "earlyblock": EARLYBLOCK_BUILD,
     "n64": NARROWER,
-    "n64nocl": {**NARROWER, "GEMM_NO_CLUSTER": 1},
-    "n64pf": {**NARROWER, "GEMM_PREFETCH_TMAP": 1},
-    "n64both": {**NARROWER, **LAUNCH_COSTS},
+    "n64cl": {**NARROWER, **CLUSTER_LAUNCH},
     "n64p": {**NARROWER, "GEMM_PROMOTE": 1},
-    "n64pboth": {**NARROWER, "GEMM_PROMOTE": 1, **LAUNCH_COSTS},
+    "n64pcl": {**NARROWER, "GEMM_PROMOTE": 1, **CLUSTER_LAUNCH},
 }
 
 # The promoting builds choose_promoting picks from, by tile; the first is the one the page teaches and
