@@ -22,7 +22,7 @@ BUDGET=${BUDGET:-290}
 RESERVE=${RESERVE:-130}
 mkdir -p "$LOGD" "$BIN"
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} COURSE_REQUIRE_GPU=1
-STEPS=${STEPS:-"build check sanitize tests timeline bench"}
+STEPS=${EARLY40_STEPS:-${STEPS:-"build check sanitize tests timeline bench"}}  # EARLY40_STEPS: this script's own
 [[ $STEPS == *bench* ]] || RESERVE=0
 NVCC="nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Xptxas -v"
 declare -A FLAGS=(
