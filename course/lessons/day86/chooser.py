@@ -223,7 +223,9 @@ ROWS64_CLUSTERS = (1, 2)
 # the table and the fit: evidence/gemm_dev/notes_small39.md).
 # - What it saves a launch: no cluster launch or cluster barriers, 72 KiB of shared memory a CTA
 #   instead of 226. The same 64x64 tile measured 1.05 us faster small than regular at 256^3 (4 K-tiles)
-#   and 0.49 us at 512^3 (8).
+#   and 0.49 us at 512^3 (8). That was before session 18, when the regular cluster-1 builds still had
+#   a cluster launch; they are plain grids now too (the kernel's launch-costs region), and this figure
+#   is not refit to it (evidence/gemm_dev/notes_launch40.md).
 SMALL_SAVES_US = 1.0
 # - Its K loop's rate against the regular build's, by width: the 72 KiB ring holds 4 stages at BN 64
 #   and 3 at BN 128. 64x128 measured 1.2x (768^3) and 1.14x (1024^3) slower small than regular where
