@@ -7,6 +7,8 @@
 #   pstag40   evidence/gemm_dev/pstag40_gpu.sh       Day 87's staggered promotion build (issue 40, session 17)
 #   early40   evidence/gemm_dev/early40_gpu.sh       Day 87's early-release promoting builds (issue 40, session 18)
 #   launch40  evidence/gemm_dev/launch40_gpu.sh      cluster-1 builds as plain grids (issues 39, 40, session 18)
+#   ncupipe   ncu over Day 87's items (NCU_GAP=fp8): SpeedOfLight and every metric named *gmma* (the tensor
+#             pipe's activity and instructions), where the promoting build leaves the tensor pipe idle
 #   n64       evidence/gemm_dev/n64fp8_gpu.sh        Day 87's 128 x 64 build for small sizes (issue 40)
 #   bf16      evidence/gemm_dev/bf16attn_gpu.sh      BF16 attention builds of Days 88-90 (issues 41, 42)
 #   fp8wide   evidence/gemm_dev/fp8wide_gpu.sh       the wider promoting FP8 builds (issue 40)
@@ -41,7 +43,7 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
 export PYTHONPATH=/tmp/site:$PWD COURSE_REQUIRE_GPU=1 PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 left() { echo $(( ${CALL_BUDGET:-575} - ($(date +%s) - T0) )); }
-declare -A LIMIT=([day88]=160 [day89]=160 [day90]=160 [bf16]=300 [fp8wide]=300 [sweep39]=240 [ltblock]=90 [ncu]=120 [ncugap]=240 [ncufp8]=150 [ncusrc]=${NCUSRC_LIMIT:-200} [bn39]=${BN39_LIMIT:-320} [pover40]=250 [pstag40]=${PSTAG40_LIMIT:-280} [early40]=${EARLY40_LIMIT:-300} [launch40]=200 [n64]=${N64_LIMIT:-260} [d86bench]=300 [day87:bench]=240)
+declare -A LIMIT=([day88]=160 [day89]=160 [day90]=160 [bf16]=300 [fp8wide]=300 [sweep39]=240 [ltblock]=90 [ncu]=120 [ncugap]=240 [ncufp8]=150 [ncusrc]=${NCUSRC_LIMIT:-200} [bn39]=${BN39_LIMIT:-320} [pover40]=250 [pstag40]=${PSTAG40_LIMIT:-280} [early40]=${EARLY40_LIMIT:-300} [launch40]=200 [ncupipe]=200 [n64]=${N64_LIMIT:-260} [d86bench]=300 [day87:bench]=240)
 for job in $JOBS; do
     L=$(left); [ "$L" -lt 30 ] && { echo "$job: not run, the call's time is spent"; continue; }
     b=${LIMIT[$job]:-${LIMIT[${job%:*}]:-150}}; [ "$job" = bf16 ] && b=${BF16_LIMIT:-300}; [ "$L" -lt "$b" ] && b=$L
@@ -72,6 +74,9 @@ for job in $JOBS; do
                 timeout -k 5 30 ncu --import "$o/src.ncu-rep" --csv --page source --print-source sass \
                     > "$o/source.csv" 2>> "$o/run.log"
                 gzip -f "$o/source.csv" ;;
+        ncupipe) NCU_GAP=fp8 NCU_GAP_OVERLAP=1 timeout -k 5 $b ncu --nvtx --nvtx-include "prof/" --section SpeedOfLight \
+                    --metrics "regex:.*gmma.*" --csv --page details \
+                    python3 evidence/gemm_dev/ncu_gap.py > "$o/ncu_pipe.csv" 2> "$o/run.log" ;;
         ncu) timeout -k 5 $b ncu --section LaunchStats --metrics gpu__time_duration.sum --csv --page details \
                  python3 evidence/gemm_dev/cublas_kernels.py > "$o/cublas_kernels.csv" 2> "$o/run.log" ;;
         d86bench) timeout -k 5 $b python3 -m course bench day86 --out "$o" > "$o/run.log" 2>&1 ;;
