@@ -20,8 +20,9 @@ blocks of very different magnitudes, against float64 of the original and of the 
 
 Builds not yet measured are timed only when ``PINGPONG_ENV`` (``COURSE_DAY87_PINGPONG``) names them,
 off by default: ``1`` is the ping-pong promoting build (``chooser.PINGPONG_BUILD``), and a comma list
-takes any of ``chooser.DEV_BUILDS`` (``pingpong``, ``192x128``, ``128x192``: the larger promoting
-tiles). At each of ``DEV_SIZES`` the run has, each named build is checked at its intervals
+takes any of ``chooser.DEV_BUILDS`` (their sizes, intervals and labels: ``course.lessons.day87.dev``).
+At each of ``DEV_SIZES`` the run has (``SMALL_DEV_SIZES`` for the 128 x 64 names of ``SMALL_DEV``; only
+a run of every size reaches this step), each named build is checked at its intervals
 (``DEV_INTERVALS``) and timed in one interleaved batch with the 128 x 128 promoting build at the
 same intervals and cuBLASLt's default, its reasons titled ``dev_title`` (``pingpong_title``): a dev
 measurement the page does not render.
