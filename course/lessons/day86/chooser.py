@@ -85,19 +85,20 @@ the Stream-K build (evidence/gemm_dev/streamk_gpu.sh).
 Two more kinds of build, 64-row tiles (``-DGEMM_BM=64``: one consumer
 warpgroup, m64nBN wgmmas), issue 39:
 
-- the decode builds: where 128-row tiles give M a single tile row
-  (``one_tile_row``: M <= 128; at M <= 64 half or more of its rows are
-  zeros), the units come only from N's tile columns and a split of K, and
-  64-row tiles make twice as many with no reduction to pay for:
-  ``candidates`` also prices every width with 64-row tiles, cluster 1
-  or 2 (``ROWS64_CLUSTERS``; cluster 2 since session 17, where the H100
-  sweeps timed 64 x 128 c2 fastest at 128 x 8192 x 8192 and 128 x 4096
-  x 14336, the two shapes the model now gives it): a
-  K-tile is 64 x BN x 64 x 2 FLOP (half the 128-row tile's), at the same
-  width's and cluster's efficiency times ROWS64_EFFICIENCY (one consumer
-  warpgroup issues every wgmma, with no second one to cover its waits),
-  and the split-K partial is 64 x BN floats. ``rows64=False`` leaves them
-  out (the 128-row builds only);
+- the 64-row builds: ``candidates`` prices every width with 64-row
+  tiles, cluster 1 or 2 (``ROWS64_CLUSTERS``), at every shape: a K-tile is
+  64 x BN x 64 x 2 FLOP (half the 128-row tile's), at the same width's and
+  cluster's efficiency times ROWS64_EFFICIENCY (one consumer warpgroup
+  issues every wgmma, with no second one to cover its waits), and the
+  split-K partial is 64 x BN floats. They win where 128-row tiles make too
+  few units: the decode rows, where M <= 128 is a single row of 128-row
+  tiles (at M <= 64 half or more of its rows zeros) and the units come only
+  from N's tile columns and a split of K, which 64-row tiles double with no
+  reduction to pay for; and, since the plain-grid launch (session 19's
+  refit), the squares 512 to 1024, where 64 x 64 and 64 x 128 at cluster
+  1 measured fastest of every build on the H100 (until then the model
+  priced them only at M <= 128). ``rows64=False`` leaves them out (the
+  128-row builds only);
 - the small builds (``-DGEMM_SMALL=1``: BM 64, cluster 1, BN 64 or 128, a
   72 KiB ring so two CTAs share an SM), in the default where ``small_competes``:
   K-loops of at most SMALL_MAX_K_TILES K-tiles (K <= 1024) and M > 64. Slots
@@ -105,17 +106,33 @@ warpgroup, m64nBN wgmmas), issue 39:
   loops share its tensor cores (the busiest SM's K-tiles take SMALL_SHARED,
   1.5x, as long: one consumer warpgroup leaves them idle part of the time)
   while one CTA's fill and epilogue overlap the other's loop (one FILL_US a
-  unit, as before). A launch costs SMALL_SAVES_US less (no cluster launch or
-  barrier, 72 KiB instead of 226 KiB of shared memory a CTA), and its K loop
-  runs at SMALL_EFFICIENCY of the regular build's (1.0 at BN 64, 4 stages;
-  0.6 at BN 128, 3 stages). All three are round figures fitted to the H100's
-  measurement of these builds (evidence/logs/2026-12-06-h100-s13/
-  call2-small39-measure.json; evidence/gemm_dev/notes_small39.md): the
-  default picks 64x64 small for the squares 256 to 1024, where it measured
-  fastest of every candidate (1.04-1.42x the 128-row pick, CUDA graphs). On
-  the decode rows (K = 8192, 14336) the same tile and split ran 0.74-1.00x
-  as fast small as regular, a loss the model has no term for (they sit at
-  its memory floor), hence the limits. ``small=False`` leaves them out.
+  unit, as before). A launch costs SMALL_SAVES_US less than the regular
+  plain grid's (72 KiB instead of 226 KiB of shared memory a CTA), and its
+  K loop runs at SMALL_EFFICIENCY of the regular build's (0.45 at BN 64, 4
+  stages; 0.6 at BN 128, 3 stages: too few to cover the loads' latency
+  with one CTA an SM). Round figures, refit in session 19 to the H100's
+  sweeps of the plain-grid kernels (below): the default picks 64x64 small
+  at 256^3, where it measured fastest of every build, and the regular
+  64-row builds from 512^3 (at 512^3 the regular 64x64 ran 1.13x the small
+  one, at 1024^3 64x128 1.24x). On the decode rows (K = 8192, 14336) the
+  same tile and split ran 0.74-1.00x as fast small as regular (session 13),
+  a loss the model has no term for (they sit at its memory floor), hence
+  the limits. ``small=False`` leaves them out.
+
+A cluster of one launches as a plain grid (the kernel's launch-costs
+region): no cluster launch, the CTA's own barrier where the cluster's was;
+it costs PLAIN_GRID_SAVES_US less than a cluster of two. Session 19 refit
+that, the small build's two constants, (256, 1)'s efficiency and the
+64-row builds' reach to the H100's sweeps of every build on the plain-grid
+kernels (evidence/logs/2026-12-06-h100-s18/call5-sweep39-measure.json and
+2026-12-06-h100-s19/call1-sweep39-measure.json, CUDA graphs; 28 shapes:
+the small and middle squares, the decode rows, the middle and large
+shapes; evidence/gemm_dev/notes_refit86.md): the pick is the fastest timed
+build, or within 1% of it, on 26 of them, and behind it on two, 2560^3
+(1.02x: 128x256 c2, where c1 ran faster) and 1024 x 1024 x 16384 (1.08x:
+128x256 c2 split 4, the pick before the refit too, where 128x128 c1 split
+2 ran faster); nowhere is it slower than the pick before the refit by more
+than 0.4% (128 x 8192 x 8192: 64 x 128 at cluster 1, not 2).
 
 On a tie (candidates at the memory floor), the build with more units wins: more SMs streaming.
 
@@ -218,19 +235,25 @@ ROWS64_EFFICIENCY = 0.90
 # pick at 128 x 8192 x 8192 in the H100 sweeps of sessions 14 and 17, 1.10x at 128 x 4096 x 14336 (s17;
 # evidence/logs/2026-12-06-h100-s17/call2-sweep39.log), where the model now picks it and nowhere else in SHAPES.
 ROWS64_CLUSTERS = (1, 2)
-# The small build (-DGEMM_SMALL=1) against the regular one: round figures fitted to its first
-# measurement, on an H100 in CUDA graphs (evidence/logs/2026-12-06-h100-s13/call2-small39-measure.json;
-# the table and the fit: evidence/gemm_dev/notes_small39.md).
-# - What it saves a launch: no cluster launch or cluster barriers, 72 KiB of shared memory a CTA
-#   instead of 226. The same 64x64 tile measured 1.05 us faster small than regular at 256^3 (4 K-tiles)
-#   and 0.49 us at 512^3 (8). That was before session 18, when the regular cluster-1 builds still had
-#   a cluster launch; they are plain grids now too (the kernel's launch-costs region), and this figure
-#   is not refit to it (evidence/gemm_dev/notes_launch40.md).
+# What a plain grid saves a launch (session 19): since session 18 every cluster-1 build launches as a plain
+# grid, with the CTA's own barrier where the cluster barrier was (the kernel's launch-costs region), and costs
+# this much less than a cluster launch. Fitted with the rest of the session-19 refit to the H100's sweeps of
+# every build on the plain-grid kernels (evidence/logs/2026-12-06-h100-s18/call5-sweep39-measure.json and
+# 2026-12-06-h100-s19/call1-sweep39-measure.json, CUDA graphs, 28 shapes; evidence/gemm_dev/notes_refit86.md):
+# the same 64-row tile measured 1.0-1.6 us faster at cluster 1 than at cluster 2 at 256^3 to 1024^3, part of
+# it the K loop's (EFFICIENCY by cluster). 0.75 is the round figure that, with the rest of the refit, picks
+# no build slower than the chooser before it did on any of the 28 shapes (by more than 0.4%).
+PLAIN_GRID_SAVES_US = 0.75
+# The small build (-DGEMM_SMALL=1) against the regular 64-row build of the same tile, both plain grids:
+# - What it saves a launch beyond the plain grid's: 72 KiB of shared memory a CTA instead of 226.
 SMALL_SAVES_US = 1.0
 # - Its K loop's rate against the regular build's, by width: the 72 KiB ring holds 4 stages at BN 64
-#   and 3 at BN 128. 64x128 measured 1.2x (768^3) and 1.14x (1024^3) slower small than regular where
-#   no SM holds two (a loop 1.45-1.6x as long, the launch's saving taken off); 64x64 shows no such loss.
-SMALL_EFFICIENCY = {64: 1.0, 128: 0.6}
+#   and 3 at BN 128, too few to cover the loads' latency with one CTA on an SM. With one CTA an SM,
+#   64x64 measured 0.48 us faster small than regular at 256^3 (4 K-tiles) and 0.59 us slower at 512^3 (8):
+#   a fixed saving of about 1.5 us and 0.27 us more a K-tile, 0.39 of the regular rate; 64x128 1.35 us
+#   slower at 512^3. 1.0 and 0.45 are round figures that keep the small build on 256^3 alone, where it
+#   measured fastest, and off 512^3 to 1024^3, where the regular 64-row builds did.
+SMALL_EFFICIENCY = {64: 0.45, 128: 0.6}
 # - Two CTAs on one SM: each one's K-tiles take 1.5x as long, not 2x (a 64-row tile's one consumer
 #   warpgroup leaves the tensor cores idle part of the time, and the other CTA fills it): 64x64 measured
 #   5.23 us at 512^3 (no SM holds two) and 8.91 at 1024^3 (124 SMs hold two), a factor of about 1.4.
@@ -242,9 +265,14 @@ SMALL_SHARED = 1.5
 SMALL_MAX_K_TILES = 16
 EFFICIENCY = {  # fraction of SM_TFLOPS a K-tile loop sustains, by (BN, cluster)
     (256, 2): 1.00,
-    (256, 1): 0.96,
+    (
+        256,
+        1,
+    ): 0.98,  # 0.96 before the plain grid (session 19's refit: 4096^3 and 8192 x 8192 x 1024 at c1 as c2)
     (128, 2): 0.86,
-    (128, 1): 0.83,
+    # 0.83 before the plain grid; as one, 128 x 128 at cluster 1 ran 1.07-1.15x cluster 2 on the large rows of
+    # session 19's sweep (4096^3, 8192 x 8192 x 1024, 4096 x 4096 x 11008; 0.93-0.94 of 128x256 c2's rate)
+    (128, 1): 0.90,
     (64, 2): 0.70,
     (64, 1): 0.67,
     # Issue 39's widths: the efficiency each needs for the model to give its measured time came to
@@ -364,10 +392,16 @@ def estimate(
     # The last wave's split-K reduction starts when its K loops end, so the memory floor does not
     # hide it (``reduction_tail_us``); the compute path already holds each unit's reduction.
     tail = reduction_tail_us(units, slots, cluster, split, tile_m * bn * 4, deterministic)
-    est = LAUNCH_US - (SMALL_SAVES_US if small else 0.0) + max(compute_us, memory_us + tail)
+    est = launch_us(cluster, small) + max(compute_us, memory_us + tail)
     return Choice(
         bn, cluster, split, units, waves, slots, est, deterministic and split > 1, bm=bm, small=small
     )
+
+
+def launch_us(cluster: int, small: bool = False) -> float:
+    """A launch and its teardown: LAUNCH_US with a cluster launch (cluster 2), PLAIN_GRID_SAVES_US less as a
+    plain grid (cluster 1), and SMALL_SAVES_US less again for the small build."""
+    return LAUNCH_US - (PLAIN_GRID_SAVES_US if cluster == 1 else 0.0) - (SMALL_SAVES_US if small else 0.0)
 
 
 def _modelled(bm: int, bn: int, cluster: int) -> None:
@@ -447,7 +481,7 @@ def estimate_streamk(
     dp_waves = s.dp_tiles // slots  # whole waves: the hybrid leaves no partial one
     compute_us = worst + dp_waves * (k_tiles * k_tile_us + FILL_US)
     memory_us = (m * k + n * k + m * n) * 2 / (STREAM_TBPS * 1e12) * 1e6
-    est = LAUNCH_US + max(compute_us, memory_us)
+    est = launch_us(cluster) + max(compute_us, memory_us)
     return Choice(
         bn,
         cluster,
@@ -492,13 +526,6 @@ def wastes_half(m: int) -> bool:
     return math.ceil(m / 128) * 128 >= 2 * m
 
 
-def one_tile_row(m: int) -> bool:
-    """Whether 128-row tiles give M a single tile row (M <= 128): there the SMs get work only from N's
-    tile columns and a split of K, and 64-row tiles double the units with no reduction to pay for;
-    where the 64-row builds are candidates."""
-    return math.ceil(m / 128) == 1
-
-
 def small_competes(m: int, k: int) -> bool:
     """Whether the small builds are candidates: K-loops of at most SMALL_MAX_K_TILES K-tiles, and
     M > 64 (there the regular 64-row build measured faster)."""
@@ -516,15 +543,14 @@ def candidates(
     small: bool = True,
 ) -> list[Choice]:
     """Every valid (configuration, split), cheapest first (``WIDE_CONFIGS`` unsplit only); the 64-row
-    builds too (cluster 1) where 128-row tiles make one tile row (``one_tile_row``), and the small
-    builds where ``small_competes`` (``rows64=False``: neither, the 128-row builds only;
+    builds too (clusters ``ROWS64_CLUSTERS``), and the small builds where ``small_competes`` (``rows64=False``: neither, the 128-row builds only;
     ``small=False``: not the small builds); with ``streamk``, the Stream-K build of every
     configuration of ``CONFIGS`` (where its schedule shares a tile)."""
     # the wide widths were timed unsplit only: neither their split-K nor their Stream-K schedule
     out = [c for bn, cluster in WIDE_CONFIGS if (c := estimate(m, n, k, sms, bn, cluster, 1, deterministic))]
     for bn, cluster in CONFIGS:
         out += _splits(m, n, k, sms, bn, cluster, deterministic)
-        if rows64 and one_tile_row(m) and cluster in ROWS64_CLUSTERS:
+        if rows64 and cluster in ROWS64_CLUSTERS:
             out += _splits(m, n, k, sms, bn, cluster, deterministic, bm=64)
         if streamk:
             c = estimate_streamk(m, n, k, sms, bn, cluster, deterministic)

@@ -24,17 +24,22 @@ def test_every_candidate_is_a_build_the_kernel_has():
 def test_the_picks_on_an_h200():
     # The picks the page explains (the dev notes list the same ones).
     picks = {shape: chooser.choose(*shape, SMS) for shape in chooser.SHAPES}
-    # The small squares: the narrow tile fills the SMs with no split of K to pay for.
-    assert all((picks[(s, s, s)].bn, picks[(s, s, s)].split) == (64, 1) for s in (512, 1024))
+    # The small squares: a narrow or 64-row tile fills the SMs with no split of K to pay for (session 19's
+    # refit: 64 x 64 at 512^3 and 64 x 128 at 1024^3, plain grids, the builds the H100 timed fastest there).
+    assert [(picks[(s, s, s)].config, picks[(s, s, s)].split) for s in (512, 1024)] == [
+        ("64x64 c1", 1),
+        ("64x128 c1", 1),
+    ]
     assert all(
         (picks[s].bn, picks[s].cluster, picks[s].split) == (256, 2, 1)
         for s in [(4096, 4096, 4096), (8192, 8192, 8192), (4096, 11008, 4096), (16384, 4096, 4096)]
     )
-    # The decode step: 64-row tiles, two tile rows x 64 columns = 128 CTAs in 64 clusters of two, no split
-    # to reduce (issue 39's refit; it was 128x256 c1 split 4, which the H100 measured 1.20x slower;
-    # cluster 2 since session 17, which the H100 timed 1.02x the cluster-1 build there).
+    # The decode step: 64-row tiles, two tile rows x 64 columns = 128 CTAs, no split to reduce (issue 39's
+    # refit; it was 128x256 c1 split 4, which the H100 measured 1.20x slower). Cluster 1 since session 19:
+    # as a plain grid the H100 timed it level with the cluster-2 build (51.8 us against 51.7, CUDA graphs,
+    # evidence/logs/2026-12-06-h100-s19/call1-sweep39-measure.json).
     decode = picks[(128, 8192, 8192)]
-    assert (decode.bm, decode.bn, decode.cluster, decode.split, decode.units) == (64, 128, 2, 1, 64)
+    assert (decode.bm, decode.bn, decode.cluster, decode.split, decode.units) == (64, 128, 1, 1, 128)
 
 
 def test_the_last_partial_wave_is_priced_at_its_share():
@@ -48,7 +53,7 @@ def test_the_last_partial_wave_is_priced_at_its_share():
         over = chooser.estimate(128 * cluster * (slots + 1), 256, 4096, SMS, 256, cluster, 1)
         assert full is not None and over is not None
         assert (full.waves, over.waves) == (1, 2)
-        lone = (over.est_us - full.est_us) / (full.est_us - chooser.LAUNCH_US)
+        lone = (over.est_us - full.est_us) / (full.est_us - chooser.launch_us(cluster))
         assert lone == pytest.approx(chooser.LONE_UNIT)
     # the share rises to a whole wave as the last wave fills
     shares = [chooser.wave_share(66 + r, 66) for r in (1, 33, 65, 66)]
@@ -91,7 +96,7 @@ def test_fewer_sms_change_the_pick():
 
 def test_best_for_a_build_is_the_cheapest_of_that_build():
     pick = chooser.best_for(1000, 1032, 520, SMS, 256, 2)
-    same = [c for c in chooser.candidates(1000, 1032, 520, SMS) if (c.bn, c.cluster) == (256, 2)]
+    same = [c for c in chooser.candidates(1000, 1032, 520, SMS) if (c.bm, c.bn, c.cluster) == (128, 256, 2)]
     assert pick == min(same, key=lambda c: c.est_us)
     with pytest.raises(CourseError, match="no configuration 128x32"):
         chooser.best_for(1000, 1032, 520, SMS, 32, 2)
@@ -112,7 +117,9 @@ def test_defines_name_the_build():
     pick = chooser.choose(2048, 2048, 2048, SMS)
     assert pick.bm == 128 and not pick.small
     assert chooser.defines(pick) == {"GEMM_BN": pick.bn, "GEMM_CLUSTER": pick.cluster}
-    small = chooser.choose(1024, 1024, 1024, SMS)  # the small build since the refit (issue 39)
+    rows64 = chooser.choose(1024, 1024, 1024, SMS)  # a 64-row build since session 19's refit
+    assert chooser.defines(rows64) == {"GEMM_BN": 128, "GEMM_CLUSTER": 1, "GEMM_BM": 64}
+    small = chooser.choose(256, 256, 256, SMS)  # the small build
     assert chooser.defines(small) == {"GEMM_BN": 64, "GEMM_CLUSTER": 1, "GEMM_BM": 64, "GEMM_SMALL": 1}
 
 
@@ -134,6 +141,10 @@ def test_the_dev_benchs_standalone_copy_picks_the_same(monkeypatch):
             monkeypatch.setattr(chooser, "reduction_tail_us", lambda *args, **kw: 0.0)
             monkeypatch.setattr(chooser, "SM_STREAM_GBPS", 1e12)
             monkeypatch.setattr(chooser, "WIDE_CONFIGS", ())  # and the wide widths
+            # and the plain grid's launch (session 19), with the cluster-1 efficiencies before it
+            monkeypatch.setattr(chooser, "PLAIN_GRID_SAVES_US", 0.0)
+            monkeypatch.setitem(chooser.EFFICIENCY, (256, 1), 0.96)
+            monkeypatch.setitem(chooser.EFFICIENCY, (128, 1), 0.83)
             mine, theirs = chooser.choose(*shape, sms, rows64=False), dev.choose(*shape, sms)
             assert (mine.bn, mine.cluster, mine.split, mine.units, mine.waves) == (
                 theirs.bn, theirs.cluster, theirs.split, theirs.units, theirs.waves,
@@ -141,14 +152,13 @@ def test_the_dev_benchs_standalone_copy_picks_the_same(monkeypatch):
             assert mine.est_us == pytest.approx(theirs.est_us)
 
 
-def test_the_measured_cluster_picks_stay_where_clusters_of_one_measured_slower():
-    # On an H100 (evidence/logs/2026-12-05-h100-s10-k86-call2.log) clusters of one measured 0.92x
-    # at 1000 x 1032 x 520 and 0.89x at 130 x 5000 x 3000 against these picks, checked, interleaved.
-    assert chooser.choose(1000, 1032, 520, SMS).config == "128x128 c2"
-    assert (chooser.choose(130, 5000, 3000, SMS).config, chooser.choose(130, 5000, 3000, SMS).split) == (
-        "128x256 c2",
-        3,
-    )
+def test_the_cluster_2_picks_stay_where_clusters_of_one_measured_slower():
+    # On the H100's sweep of the plain-grid kernels (evidence/logs/2026-12-06-h100-s19/
+    # call1-sweep39-measure.json, CUDA graphs) 128x256 c1 ran 0.76x c2 at 2504 x 2504 x 2504, and
+    # 128x256 c1 0.80x 128x144 c2 at 1536^3 (evidence/logs/2026-12-06-h100-s18/call5-sweep39-measure.json).
+    # (Session 10's cluster-1 measurements, 1000 x 1032 x 520 and 130 x 5000 x 3000, were cluster launches.)
+    assert chooser.choose(2504, 2504, 2504, SMS).config == "128x256 c2"
+    assert chooser.choose(1536, 1536, 1536, SMS).config == "128x144 c2"
 
 
 def test_the_lone_unit_constant_is_what_the_recording_measures_with_clusters_of_two():
@@ -232,15 +242,17 @@ DECODE = [(m, n, k) for m in (1, 2, 4, 32, 64) for n, k in ((8192, 8192), (4096,
 
 def test_a_128_row_tile_wastes_half_its_rows_up_to_m_64():
     assert [m for m in range(1, 400) if chooser.wastes_half(m)] == list(range(1, 65))
-    assert [m for m in range(1, 400) if chooser.one_tile_row(m)] == list(range(1, 129))
 
 
 @pytest.mark.parametrize("sms", [132, 114, 78, 8])
-def test_the_64_row_builds_are_candidates_only_at_one_128_row_tile_row(sms):
+def test_the_64_row_builds_are_candidates_at_every_shape(sms):
+    # since session 19's refit (until then only where M <= 128, one row of 128-row tiles)
     for shape in [*chooser.SHAPES, *ISSUE_SHAPES, (1, 8, 8), (65, 4096, 4096), (129, 4096, 4096)]:
         cands = chooser.candidates(*shape, sms)
         regular64 = [c for c in cands if c.bm == 64 and not c.small]
-        assert bool(regular64) == chooser.one_tile_row(shape[0])
+        assert {(c.bn, c.cluster) for c in regular64} == {
+            (bn, cluster) for bn, cluster in chooser.CONFIGS if cluster in chooser.ROWS64_CLUSTERS
+        }
         # clusters 1 and 2 (ROWS64_CLUSTERS: cluster 2 since the H100 timed it at M = 128, session 17)
         assert {c.cluster for c in regular64} <= set(chooser.ROWS64_CLUSTERS) == {1, 2}
         # without them, the list is the 128-row builds': the same candidates in the same order
@@ -258,7 +270,7 @@ def test_a_64_row_k_tile_is_half_the_work_at_rows64_efficiency(monkeypatch):
         half = chooser.estimate(1, bn, 8192, SMS, bn, cluster, 1, bm=64)
         assert full is not None and half is not None and half.bm == 64 and full.units == half.units == 1
         loop = [
-            (c.est_us - chooser.LAUNCH_US) / chooser.wave_share(c.units, c.slots) - chooser.FILL_US
+            (c.est_us - chooser.launch_us(cluster)) / chooser.wave_share(c.units, c.slots) - chooser.FILL_US
             for c in (full, half)
         ]
         assert loop[1] / loop[0] == pytest.approx(0.5 / chooser.ROWS64_EFFICIENCY)
@@ -269,7 +281,7 @@ def test_a_64_row_k_tile_is_half_the_work_at_rows64_efficiency(monkeypatch):
     a = chooser.estimate(1, 256, 8192, SMS, 256, 1, 2)
     b = chooser.estimate(1, 256, 8192, SMS, 256, 1, 2, bm=64)
     assert a is not None and b is not None
-    assert (b.est_us - chooser.LAUNCH_US) == pytest.approx((a.est_us - chooser.LAUNCH_US) / 2, rel=1e-4)
+    assert (b.est_us - chooser.launch_us(1)) == pytest.approx((a.est_us - chooser.launch_us(1)) / 2, rel=1e-4)
 
 
 def test_the_decode_picks_are_64_row_tiles_by_the_model():
@@ -281,7 +293,7 @@ def test_the_decode_picks_are_64_row_tiles_by_the_model():
         old = chooser.choose(*shape, SMS, rows64=False)
         assert old.bm == 128 and old.cluster == 1 and old.split > 1, (shape, old)
         pick = chooser.choose(*shape, SMS)
-        assert pick.bm == 64 and pick.cluster == (2 if shape[0] == 128 else 1) and pick.split <= 2, (
+        assert pick.bm == 64 and pick.cluster == 1 and pick.split <= 2, (
             shape,
             pick,
         )
@@ -290,11 +302,11 @@ def test_the_decode_picks_are_64_row_tiles_by_the_model():
             pick,
         )
         assert chooser.defines(pick)["GEMM_BM"] == 64 and "tile 64x" in pick.describe()
-    for m in (129, 256):  # two 128-row tile rows: no 64-row candidate
+    for m in (1024, 4096):  # many 128-row tile rows: a 128-row build wins
         assert chooser.choose(m, 8192, 8192, SMS) == chooser.choose(m, 8192, 8192, SMS, rows64=False)
 
 
-def test_the_split_k_reduction_is_a_tail_after_the_memory_floor(monkeypatch):
+def test_the_split_k_reduction_is_a_tail_after_the_memory_floor(monkeypatch, cluster_launch_kernel):
     # A problem at the memory floor: the split build pays its reduction on top of the floor.
     shape = (128, 8192, 8192)
     floor = (128 * 8192 + 8192 * 8192 + 128 * 8192) * 2 / (chooser.STREAM_TBPS * 1e12) * 1e6
@@ -303,7 +315,7 @@ def test_the_split_k_reduction_is_a_tail_after_the_memory_floor(monkeypatch):
     tail = chooser.reduction_tail_us(split4.units, split4.slots, 1, 4, 128 * 256 * 4)
     # the last arriver's partial out and three in, at a 128th of L2, then the round trips
     assert tail == pytest.approx(128 * 256 * 4 * 4 / (chooser.L2_TBPS * 1e12 / 128) * 1e6 + chooser.SPLIT_US)
-    assert split4.est_us == pytest.approx(chooser.LAUNCH_US + floor + tail)
+    assert split4.est_us == pytest.approx(chooser.launch_us(1) + floor + tail)
     # deterministic: one more partial in; unsplit: no tail
     assert chooser.reduction_tail_us(128, 132, 1, 4, 1024, deterministic=True) > chooser.reduction_tail_us(
         128, 132, 1, 4, 1024
@@ -312,6 +324,7 @@ def test_the_split_k_reduction_is_a_tail_after_the_memory_floor(monkeypatch):
     # the tail's L2 share is the last wave's: one unit past a full wave reduces alone
     assert chooser.reduction_tail_us(133, 132, 1, 2, 1024) < chooser.reduction_tail_us(132, 132, 1, 2, 1024)
     # without the tail the model put the split build ahead of the unsplit 64-row one it measured slower
+    # (session 13, cluster launches: the fixture models that kernel)
     monkeypatch.setattr(chooser, "reduction_tail_us", lambda *args, **kw: 0.0)
     assert chooser.choose(*shape, SMS).split > 1
 
@@ -323,7 +336,7 @@ def test_on_a_tie_at_the_memory_floor_more_units_win():
     b = chooser.best_for(1, 16384, 8192, SMS, 128, 1, bm=64)
     assert (a.split, b.split) == (1, 1) and a.est_us == b.est_us and a.units == 2 * b.units
     floor = (8192 + 16384 * 8192 + 16384) * 2 / (chooser.STREAM_TBPS * 1e12) * 1e6
-    assert a.est_us == pytest.approx(chooser.LAUNCH_US + floor)
+    assert a.est_us == pytest.approx(chooser.launch_us(1) + floor)
     assert chooser.choose(1, 16384, 8192, SMS) == a
 
 
@@ -336,7 +349,7 @@ def test_fewer_units_than_sms_stream_at_the_per_sm_rate():
     assert a is not None and b is not None and (a.units, b.units) == (128, 64)
     total = (8192 + 8192 * 8192 + 8192) * 2
     per_cta = chooser.wave_share(64, SMS) * total / 64 / (chooser.SM_STREAM_GBPS * 1e9) * 1e6
-    assert b.est_us == pytest.approx(chooser.LAUNCH_US + per_cta) and b.est_us > a.est_us + 10
+    assert b.est_us == pytest.approx(chooser.launch_us(1) + per_cta) and b.est_us > a.est_us + 10
     assert chooser.choose(1, 8192, 8192, SMS) == a
     # a full GPU is held by the device's rate, not the per-SM one: 132 SMs at it outrun STREAM_TBPS
     assert SMS * chooser.SM_STREAM_GBPS * 1e9 >= chooser.STREAM_TBPS * 1e12
@@ -372,36 +385,33 @@ def test_the_small_build_is_two_ctas_an_sm_that_share_its_tensor_cores(monkeypat
     plain = chooser.estimate(64, 64 * SMS, 4096, SMS, 64, 1, 1, bm=64)
     assert one is not None and two is not None and plain is not None
     assert (one.slots, one.waves, two.waves, plain.slots) == (2 * SMS, 1, 1, SMS)
-    launch = chooser.LAUNCH_US - chooser.SMALL_SAVES_US  # no cluster launch, a third of the shared memory
+    launch = chooser.launch_us(1, small=True)  # a plain grid, a third of the shared memory
+    assert launch == chooser.launch_us(1) - chooser.SMALL_SAVES_US < chooser.launch_us(2)
     loop = [(c.est_us - launch) / chooser.wave_share(c.units, c.slots) - chooser.FILL_US for c in (one, two)]
     assert chooser.SMALL_SAVES_US > 0 and loop[1] == pytest.approx(chooser.SMALL_SHARED * loop[0])
     assert 1 < chooser.SMALL_SHARED < 2  # two CTAs overlap: slower each, faster together
-    assert (plain.est_us - chooser.LAUNCH_US) / chooser.wave_share(
+    assert (plain.est_us - chooser.launch_us(1)) / chooser.wave_share(
         SMS, SMS
     ) - chooser.FILL_US == pytest.approx(loop[0] * chooser.SMALL_EFFICIENCY[64])
     assert chooser.defines(one) == {"GEMM_BN": 64, "GEMM_CLUSTER": 1, "GEMM_BM": 64, "GEMM_SMALL": 1}
     assert one.config == "64x64 c1 small" and "2 CTAs an SM" in one.describe()
 
 
-def test_the_small_builds_are_the_default_for_the_small_squares_only():
-    # A deliberate change (issue 39, the refit to evidence/logs/2026-12-06-h100-s13/
-    # call2-small39-measure.json): the default picks the small 64x64 build for the squares 256 to 1024,
-    # where it measured fastest of every candidate (1.04-1.42x the old 128x64 c2 pick, CUDA graphs),
-    # and nowhere from 1536 up (K beyond SMALL_MAX_K_TILES K-tiles).
-    for s in (256, 512, 768, 1024):
+def test_the_small_build_is_the_default_for_256_cubed_only():
+    # A deliberate change (session 19's refit to the H100's sweeps of the plain-grid kernels,
+    # evidence/logs/2026-12-06-h100-s18/call5-sweep39-measure.json, CUDA graphs): the small 64x64 build at
+    # 256^3, where it measured fastest of every build; from 512^3 the regular 64-row builds, which measured
+    # faster than it there (1.13x at 512^3, 64 x 64; 1.13x and 1.24x at 768^3 and 1024^3, 64 x 128).
+    # Session 13's refit picked it up to 1024^3, when the regular cluster-1 builds still had a cluster launch.
+    assert (chooser.choose(256, 256, 256, SMS).config, chooser.choose(256, 256, 256, SMS).split) == (
+        "64x64 c1 small",
+        1,
+    )
+    for s, config in ((512, "64x64 c1"), (768, "64x128 c1"), (1024, "64x128 c1")):
         pick = chooser.choose(s, s, s, SMS)
-        assert (pick.config, pick.split) == ("64x64 c1 small", 1), (s, pick)
-        old = chooser.choose(s, s, s, SMS, small=False)
-        assert (old.bm, old.bn, old.cluster, old.split) == (128, 64, 2, 1)  # the measured "pick"
+        assert (pick.config, pick.split) == (config, 1), (s, pick)
     for s in (1536, 2048, 4096, 8192):
         assert not chooser.choose(s, s, s, SMS).small
-    # 64x128 small: its 3-stage ring's slower K loop keeps it behind 64x64 small (measured 0.88-0.93x
-    # the old pick at 768^3 and 1024^3)
-    for s in (768, 1024):
-        assert (
-            chooser.best_for(s, s, s, SMS, 128, 1, bm=64, small=True).est_us
-            > chooser.choose(s, s, s, SMS).est_us
-        )
     # where K is long or M <= 64 (the decode rows) the small build is not a candidate: measured slower
     # there than the regular 64-row build of the same tile and split
     for shape in [*DECODE, (128, 8192, 8192), (130, 5000, 3000), (65, 4096, 4096), (8, 4104, 1000)]:

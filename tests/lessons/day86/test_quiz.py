@@ -71,14 +71,14 @@ def test_workspace_bytes_of_the_decode_step():
 
 
 def test_the_decode_pick_needs_no_split():
-    # what the chooser-decode question says the chooser picks, and why: 2 x 64 = 128 CTAs unsplit (64
-    # clusters of two), where the 128-row tile's one tile row needs a split of 4 for as many
+    # what the chooser-decode question says the chooser picks, and why: 2 x 64 = 128 CTAs unsplit (a plain
+    # grid since session 19's refit), where the 128-row tile's one tile row needs a split of 4 for as many
     pick = chooser.choose(128, 8192, 8192, SMS)
-    assert (pick.bm, pick.bn, pick.cluster, pick.split, pick.units) == (64, 128, 2, 1, 64)
+    assert (pick.bm, pick.bn, pick.cluster, pick.split, pick.units) == (64, 128, 1, 1, 128)
     assert pick.units * pick.cluster == 128 <= SMS
     wide = ragged_problem(build(256, 1), (128, 8192, 8192), 4)
     assert wide.units == pick.units * pick.cluster and wide.cta_tiles == 32
-    assert "tile 64 x 128, cluster 2, and does not split K" in QUIZ.question("chooser-decode").prompt
+    assert "tile 64 x 128, cluster 1, and does not split K" in QUIZ.question("chooser-decode").prompt
 
 
 def test_stages_of_the_narrow_builds():
