@@ -94,11 +94,9 @@ warpgroup, m64nBN wgmmas), issue 39:
   few units: the decode rows, where M <= 128 is a single row of 128-row
   tiles (at M <= 64 half or more of its rows zeros) and the units come only
   from N's tile columns and a split of K, which 64-row tiles double with no
-  reduction to pay for; and, since the plain-grid launch (session 19's
-  refit), the squares 512 to 1024, where 64 x 64 and 64 x 128 at cluster
-  1 measured fastest of every build on the H100 (until then the model
-  priced them only at M <= 128). ``rows64=False`` leaves them out (the
-  128-row builds only);
+  reduction to pay for; and the squares 512 to 1024 (session 19), where
+  64 x 64 and 64 x 128 at cluster 1 measured fastest of every build.
+  ``rows64=False`` leaves them out (the 128-row builds only);
 - the small builds (``-DGEMM_SMALL=1``: BM 64, cluster 1, BN 64 or 128, a
   72 KiB ring so two CTAs share an SM), in the default where ``small_competes``:
   K-loops of at most SMALL_MAX_K_TILES K-tiles (K <= 1024) and M > 64. Slots
@@ -110,29 +108,18 @@ warpgroup, m64nBN wgmmas), issue 39:
   plain grid's (72 KiB instead of 226 KiB of shared memory a CTA), and its
   K loop runs at SMALL_EFFICIENCY of the regular build's (0.45 at BN 64, 4
   stages; 0.6 at BN 128, 3 stages: too few to cover the loads' latency
-  with one CTA an SM). Round figures, refit in session 19 to the H100's
-  sweeps of the plain-grid kernels (below): the default picks 64x64 small
-  at 256^3, where it measured fastest of every build, and the regular
-  64-row builds from 512^3 (at 512^3 the regular 64x64 ran 1.13x the small
-  one, at 1024^3 64x128 1.24x). On the decode rows (K = 8192, 14336) the
-  same tile and split ran 0.74-1.00x as fast small as regular (session 13),
-  a loss the model has no term for (they sit at its memory floor), hence
-  the limits. ``small=False`` leaves them out.
+  with one CTA an SM): round figures (session 19's refit) that pick it at
+  256^3 alone, where it measured fastest. On the decode rows (K = 8192,
+  14336) the same tile and split ran 0.74-1.00x as fast small as regular
+  (session 13), a loss the model has no term for, hence the limits.
+  ``small=False`` leaves them out.
 
 A cluster of one launches as a plain grid (the kernel's launch-costs
-region): no cluster launch, the CTA's own barrier where the cluster's was;
-it costs PLAIN_GRID_SAVES_US less than a cluster of two. Session 19 refit
-that, the small build's two constants, (256, 1)'s efficiency and the
-64-row builds' reach to the H100's sweeps of every build on the plain-grid
-kernels (evidence/logs/2026-12-06-h100-s18/call5-sweep39-measure.json and
-2026-12-06-h100-s19/call1-sweep39-measure.json, CUDA graphs; 28 shapes:
-the small and middle squares, the decode rows, the middle and large
-shapes; evidence/gemm_dev/notes_refit86.md): the pick is the fastest timed
-build, or within 1% of it, on 26 of them, and behind it on two, 2560^3
-(1.02x: 128x256 c2, where c1 ran faster) and 1024 x 1024 x 16384 (1.08x:
-128x256 c2 split 4, the pick before the refit too, where 128x128 c1 split
-2 ran faster); nowhere is it slower than the pick before the refit by more
-than 0.4% (128 x 8192 x 8192: 64 x 128 at cluster 1, not 2).
+region) and costs PLAIN_GRID_SAVES_US less. Session 19 refit that, the
+small build's constants, the cluster-1 efficiencies and the 64-row builds'
+reach to the H100's sweeps of the plain-grid kernels (28 shapes; the
+table: evidence/gemm_dev/notes_refit86.md; tests/lessons/day86/
+test_chooser_sweep.py holds the model to them).
 
 On a tie (candidates at the memory floor), the build with more units wins: more SMs streaming.
 
@@ -235,14 +222,10 @@ ROWS64_EFFICIENCY = 0.90
 # pick at 128 x 8192 x 8192 in the H100 sweeps of sessions 14 and 17, 1.10x at 128 x 4096 x 14336 (s17;
 # evidence/logs/2026-12-06-h100-s17/call2-sweep39.log), where the model now picks it and nowhere else in SHAPES.
 ROWS64_CLUSTERS = (1, 2)
-# What a plain grid saves a launch (session 19): since session 18 every cluster-1 build launches as a plain
-# grid, with the CTA's own barrier where the cluster barrier was (the kernel's launch-costs region), and costs
-# this much less than a cluster launch. Fitted with the rest of the session-19 refit to the H100's sweeps of
-# every build on the plain-grid kernels (evidence/logs/2026-12-06-h100-s18/call5-sweep39-measure.json and
-# 2026-12-06-h100-s19/call1-sweep39-measure.json, CUDA graphs, 28 shapes; evidence/gemm_dev/notes_refit86.md):
-# the same 64-row tile measured 1.0-1.6 us faster at cluster 1 than at cluster 2 at 256^3 to 1024^3, part of
-# it the K loop's (EFFICIENCY by cluster). 0.75 is the round figure that, with the rest of the refit, picks
-# no build slower than the chooser before it did on any of the 28 shapes (by more than 0.4%).
+# What a plain grid (every cluster-1 build since session 18) saves a launch. The same 64-row tile measured
+# 1.0-1.6 us faster at cluster 1 than 2 at 256^3 to 1024^3, part of it the K loop's (EFFICIENCY); 0.75 is the
+# round figure that, with session 19's refit (evidence/gemm_dev/notes_refit86.md), picks nowhere slower than
+# the chooser before it (by more than 0.4%) on the 28 shapes swept.
 PLAIN_GRID_SAVES_US = 0.75
 # The small build (-DGEMM_SMALL=1) against the regular 64-row build of the same tile, both plain grids:
 # - What it saves a launch beyond the plain grid's: 72 KiB of shared memory a CTA instead of 226.
