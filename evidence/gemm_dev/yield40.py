@@ -35,7 +35,15 @@ FADD_RR = 0x221  # FADD R, R, R: the low 12 bits of the low word (the promotion'
 YIELD_BIT = 1 << 45  # in the high word (control bits: stall 41-44, yield 45, barriers, reuse 58-61)
 RUN = 16  # a run of at least this many FADDs is a promotion (DeepGEMM's threshold for FFMA runs)
 MARK = "GEMM_SASS_YIELD"
-MODES = {"yset": 1, "yclr": 2, "yalt": 3}
+MODES = {"yset": 1, "yclr": 2, "yalt": 3, "y1of4": 4, "y3of4": 5, "y1of8": 6, "y1of3": 7}
+# Modes 4-7 (session 19, call 4, after call 3 measured 1-3): the bit set on the i-th FADD of a run where
+# PATTERN[mode](i), cleared elsewhere.
+PATTERN = {
+    4: lambda i: i % 4 == 0,
+    5: lambda i: i % 4 != 3,
+    6: lambda i: i % 8 == 0,
+    7: lambda i: i % 3 == 0,
+}
 
 
 def text_sections(cubin: bytes) -> list[tuple[str, int, int]]:
@@ -84,9 +92,12 @@ def patch(cubin: bytes, mode: int) -> tuple[bytes, int, int]:
     data = bytearray(cubin)
     total = changed = 0
     for _name, run in promotion_runs(cubin):
-        for at in run:
+        for i, at in enumerate(run):
             hi = int.from_bytes(data[at + 8 : at + 16], "little")
-            new = {1: hi | YIELD_BIT, 2: hi & ~YIELD_BIT, 3: hi ^ YIELD_BIT}[mode]
+            if mode in PATTERN:
+                new = hi | YIELD_BIT if PATTERN[mode](i) else hi & ~YIELD_BIT
+            else:
+                new = {1: hi | YIELD_BIT, 2: hi & ~YIELD_BIT, 3: hi ^ YIELD_BIT}[mode]
             total += 1
             if new != hi:
                 changed += 1
@@ -127,22 +138,31 @@ def bench(out: str) -> None:
             raise SystemExit(f"yield40: no promotion FADD runs found in the {defines} cubin")
         path = tmp / f"gemm8-{mode}-{abs(hash(tuple(sorted(defines.items()))))}.cubin"
         path.write_bytes(cubin)
-        print(f"yield40: mode {mode}: {total} FADDs in promotion runs, {changed} changed ({defines})", flush=True)
+        print(
+            f"yield40: mode {mode}: {total} FADDs in promotion runs, {changed} changed ({defines})",
+            flush=True,
+        )
         module = cupy.RawModule(path=str(path))
-        return K.Compiled(lesson, module.get_function(lesson.kernel_name), module, off.seconds, None, off.options)
+        return K.Compiled(
+            lesson, module.get_function(lesson.kernel_name), module, off.seconds, None, off.options
+        )
 
     K.compile_lesson = compile_lesson
     what = {
         "yset": "the 128x128 promoting build with the yield hint set on every promotion FADD (SASS patched)",
         "yclr": "the 128x128 promoting build with the yield hint cleared on every promotion FADD (SASS patched)",
         "yalt": "the 128x128 promoting build with ptxas's alternation of the yield hint inverted (SASS patched)",
+        **{
+            name: f"the 128x128 promoting build with the yield hint set on {name[1:].replace('of', ' of ')} promotion FADDs"
+            for name in ("y1of4", "y3of4", "y1of8", "y1of3")
+        },
     }
     for label, mode in MODES.items():
         chooser.DEV_BUILDS[label] = {**chooser.PROMOTE_BUILD, MARK: mode}
         B.DEV_INTERVALS[label] = (1,)
         dev.DEV_LABELS[label] = label
         dev.DEV_WHAT[label] = what[label]
-    os.environ[dev.PINGPONG_ENV] = ",".join(MODES)
+    os.environ[dev.PINGPONG_ENV] = os.environ.get("YIELD40_MODES", ",".join(MODES))
     sizes = os.environ.get("YIELD40_SIZES", "2048 4096 8192").split()
     sys.exit(cli.main(["bench", "day87", "--sizes", *sizes, "--out", out]))
 
