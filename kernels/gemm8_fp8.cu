@@ -398,6 +398,28 @@ static_assert(GEMM_EARLY_RELEASE == 0 ||
               "without GEMM_PROMOTE_PINGPONG, GEMM_PROMOTE_OVERLAP or GEMM_PROMOTE_STAGGER");
 // end of region early-release
 
+// region splitn-constants (issue 40, session 19: no page shows it). -DGEMM_PROMOTE_SPLITN=1: the 128 x 128
+// promoting build with each consumer's m64n128 chain issued as two m64n64 chains, the tile's left and right
+// 64 columns of D (the same 64 accumulator registers, split 32 + 32), committed as two groups. wait_group 1
+// retires the left chain while the right one runs; the left half is promoted (32 FADDs) under the right
+// chain's wgmmas; wait_group 0, the right half promoted. FlashAttention-3's intra-warpgroup overlap (the
+// softmax of S under P V; kernels/attn90_overlap.cu) in the same form: only the older group's
+// accumulators are read while the newer one runs, the form ptxas compiles without serializing
+// (evidence/gemm_dev/fp8pp/c7514_one_read.cu). A chain restarts every K-tile (promoteEvery is 1 whatever
+// the launch asks). The cost: A's 64 x 128 bytes are read from shared memory by both halves.
+#ifndef GEMM_PROMOTE_SPLITN
+#define GEMM_PROMOTE_SPLITN 0
+#endif
+static_assert(GEMM_PROMOTE_SPLITN == 0 || GEMM_PROMOTE_SPLITN == 1, "GEMM_PROMOTE_SPLITN is 0 or 1");
+static_assert(GEMM_PROMOTE_SPLITN == 0 ||
+                  (kPromote == 1 && kBN == 128 && kBM == 128 && kPingpong == 0 && GEMM_BLOCK_SCALES == 0 &&
+                   GEMM_PROMOTE_OVERLAP == 0 && GEMM_PROMOTE_STAGGER == 0 && GEMM_DESC_ITER == 0 &&
+                   GEMM_EARLY_RELEASE == 0),
+              "the split-N promoting build (GEMM_PROMOTE_SPLITN=1) is the 128 x 128 promoting build: it needs "
+              "GEMM_PROMOTE=1, GEMM_BN=128 and GEMM_BM=128, without GEMM_BLOCK_SCALES, GEMM_PROMOTE_PINGPONG, "
+              "GEMM_PROMOTE_OVERLAP, GEMM_PROMOTE_STAGGER, GEMM_DESC_ITER or GEMM_EARLY_RELEASE");
+// end of region splitn-constants
+
 // region launch-costs (issues 39 and 40, session 18). A cluster of one is launched as a plain grid:
 // no __cluster_dims__ (so no cluster launch) and clusterSync() is the CTA's barrier, as Day 86's small
 // build does (kernels/gemm7_shapes.cu) and as CUTLASS launches a 1x1x1 cluster shape
@@ -1458,6 +1480,65 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
             storeTile(total, s, cons, wt, &tmD, nBlock * kBN, mBlock * kBM + cons * kBoxDRows, scale);
         }
         // end of region overlap
+#elif GEMM_PROMOTE_SPLITN
+        // region splitn-consumer (issue 40, session 19; no page shows it): the split-N promoting build
+        // (region splitn-constants says what it is)
+#if GEMM_SETMAXNREG
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kConsumerRegs));
+#endif
+        const int cons = wg - 1;              // which 64-row half of the tile
+        constexpr int kHalfRegs = kAccRegs / 2;  // 32: the m64n64 half of the m64n128 accumulator
+        float accL[kHalfRegs], accR[kHalfRegs];  // registers 0-31 and 32-63 of the m64n128 layout
+        float total[kAccRegs];
+        int stage = 0;
+        uint32_t phase = 0;
+        for (int unit = firstUnit; unit < p.units; unit += unitStep) {
+            int mBlock, nBlock;
+            unitCoords(p, unit, mBlock, nBlock);
+            mBlock = mBlock * kClusterM + static_cast<int>(rank);
+#pragma unroll
+            for (int r = 0; r < kAccRegs; ++r) total[r] = 0.0f;
+            for (int kt = 0; kt < p.kTiles; ++kt) {
+                COURSE_TL(TL_WAIT_FULL, stage);
+                mbarWait(&s.full[stage], phase);
+                COURSE_TL(TL_MMA, stage);
+                wgmmaFence();
+#pragma unroll
+                for (int ks = 0; ks < kBK / kWgmmaK; ++ks) {  // the left 64 columns: B's rows 0-63
+                    wgmmaStep(accL, swizzledDesc(&s.a[stage][cons * kWgmmaM * kBK + ks * kWgmmaK]),
+                              swizzledDesc(&s.b[stage][ks * kWgmmaK]), ks > 0 ? 1 : 0);
+                }
+                wgmmaCommit();
+#pragma unroll
+                for (int ks = 0; ks < kBK / kWgmmaK; ++ks) {  // the right 64: B's rows 64-127
+                    wgmmaStep(accR, swizzledDesc(&s.a[stage][cons * kWgmmaM * kBK + ks * kWgmmaK]),
+                              swizzledDesc(&s.b[stage][(kBN / 2) * kBK + ks * kWgmmaK]), ks > 0 ? 1 : 0);
+                }
+                wgmmaCommit();
+                COURSE_TL(TL_MMA_WAIT, stage);
+                wgmmaWait<1>();  // the left chain is done; the right one may still run
+#pragma unroll
+                for (int r = 0; r < kHalfRegs; ++r) asm volatile("" : "+f"(accL[r])::"memory");
+#pragma unroll
+                for (int r = 0; r < kHalfRegs; ++r) total[r] += accL[r];  // under the right chain
+                wgmmaWait<0>();
+#pragma unroll
+                for (int r = 0; r < kHalfRegs; ++r) asm volatile("" : "+f"(accR[r])::"memory");
+                if (wt < kClusterSize) {  // both chains have read this stage
+                    mbarArriveCluster(&s.empty[stage], static_cast<uint32_t>(wt));
+                    COURSE_TL(TL_RELEASE, stage);
+                }
+#pragma unroll
+                for (int r = 0; r < kHalfRegs; ++r) total[kHalfRegs + r] += accR[r];
+                if (++stage == kStages) {
+                    stage = 0;
+                    phase ^= 1;
+                }
+            }
+            COURSE_TL(TL_EPI, 0);
+            storeTile(total, s, cons, wt, &tmD, nBlock * kBN, mBlock * kBM + cons * kBoxDRows, scale);
+        }
+        // end of region splitn-consumer
 #elif GEMM_PROMOTE_STAGGER || GEMM_DESC_ITER || GEMM_EARLY_RELEASE
         // region stagger-consumer: a copy of snippet "consumer" for the development builds
         // -DGEMM_PROMOTE_STAGGER=1 and -DGEMM_DESC_ITER=1 (issue 40, session 17) and -DGEMM_EARLY_RELEASE=1

@@ -1,0 +1,137 @@
+"""Issue 40: the split-N promoting build (-DGEMM_PROMOTE_SPLITN=1, kernels/gemm8_fp8.cu regions
+"splitn-constants" and "splitn-consumer"): each consumer's m64n128 chain issued as two m64n64 chains (the
+tile's left and right 64 columns), the left half promoted while the right half's wgmmas run.
+
+The CPU tests compile it (NVRTC), read the order in the PTX, check what the file refuses, that the chooser
+never picks it and that the bench times it only when asked; the GPU tests (skipped without one) check it
+on ragged shapes against float64, and D bit for bit against the 128 x 128 promoting build at P = 1 (the
+same products in the same K order per element of D: only the chains' grouping by columns moves).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from course.kernel.compile import CompileError, compile_lesson, compile_offline
+from course.kernel.host import run_lesson
+from course.kernel.ptxas import parse
+from course.lessons import get_lesson
+from course.lessons._fp8 import build_for
+from course.lessons.day87 import bench, chooser
+
+LESSON = get_lesson("day87")
+
+
+def test_it_is_the_promoting_build_with_the_flag_and_launched_as_it():
+    assert chooser.SPLITN_BUILD == {**chooser.PROMOTE_BUILD, "GEMM_PROMOTE_SPLITN": 1}
+    assert build_for(LESSON, chooser.SPLITN_BUILD) == build_for(LESSON, chooser.PROMOTE_BUILD)
+
+
+@pytest.mark.parametrize("cluster", [2, 1])
+def test_it_compiles_without_spills_or_wgmma_serialization(cluster):
+    flags = {**chooser.SPLITN_BUILD, "GEMM_CLUSTER": cluster}
+    result = compile_offline(LESSON, defines=flags, ptxas_verbose=True)
+    report = parse(result.log, LESSON.kernel_name)
+    # the form ptxas accepts: only the older group's accumulators are read while the newer one runs
+    assert not report.spills and not report.serialized_wgmma and not report.injected_waits, result.log
+    assert not any("C75" in w for w in report.warnings), result.log
+
+
+def _events(flags: dict[str, int]) -> list[str]:
+    """The PTX's wgmma instructions (by shape), commits, waits and each run of FP32 adds, in order."""
+    ptx = compile_offline(LESSON, defines=flags).ptx
+    ptx = ptx if isinstance(ptx, str) else ptx.decode()
+    out: list[str] = []
+    adds = 0
+    for line in ptx.splitlines():
+        if "add.f32" in line:
+            adds += 1
+            continue
+        if adds:
+            out.append(f"add {adds}")
+            adds = 0
+        if "wgmma.mma_async" in line:
+            out.append("n64" if ".m64n64k32" in line else "n128" if ".m64n128k32" in line else "wgmma")
+        elif "wgmma.commit_group" in line:
+            out.append("commit")
+        elif "wgmma.wait_group.sync.aligned" in line:
+            out.append("wait " + line.split("aligned")[1].strip(" ;\t"))
+    return out
+
+
+def test_the_left_half_is_promoted_between_the_two_waits():
+    order = " | ".join(_events(chooser.SPLITN_BUILD))
+    # a K-tile: four m64n64 wgmmas, a commit, four more, a commit; wait 1 and the left half's 32 adds,
+    # then wait 0 and the right half's 32
+    tile = "n64 | n64 | n64 | n64 | commit | n64 | n64 | n64 | n64 | commit | wait 1 | add 32 | wait 0"
+    assert tile in order and f"{tile} | add 32" in order
+    assert "n128" not in order
+    assert "n128" in " | ".join(_events(chooser.PROMOTE_BUILD))
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        {"GEMM_PROMOTE_SPLITN": 1},  # the 128 x 256 default: no promotion
+        {"GEMM_BN": 128, "GEMM_PROMOTE_SPLITN": 1},  # not promoting
+        {**chooser.BN192_BUILD, "GEMM_PROMOTE_SPLITN": 1},
+        {**chooser.BLOCK_BUILD, "GEMM_PROMOTE_SPLITN": 1},
+        {**chooser.PROMOTE_BUILD, "GEMM_PROMOTE_STAGGER": 1, "GEMM_PROMOTE_SPLITN": 1},
+        {**chooser.PROMOTE_BUILD, "GEMM_EARLY_RELEASE": 1, "GEMM_PROMOTE_SPLITN": 1},
+    ],
+    ids=["default", "bn128", "bn192", "block", "stagger", "early"],
+)
+def test_other_combinations_are_refused_by_the_file_itself(flags):
+    with pytest.raises(CompileError, match="the split-N promoting build"):
+        compile_offline(LESSON, defines=flags)
+
+
+def test_a_flag_other_than_0_or_1_is_refused():
+    with pytest.raises(CompileError, match="GEMM_PROMOTE_SPLITN is 0 or 1"):
+        compile_offline(LESSON, defines={**chooser.PROMOTE_BUILD, "GEMM_PROMOTE_SPLITN": 2})
+
+
+def test_the_chooser_never_picks_it_and_the_bench_times_it_only_when_asked(monkeypatch):
+    for n in (256, 1024, 4096, 16384):
+        for sms in (114, 132):
+            assert "GEMM_PROMOTE_SPLITN" not in chooser.choose(n, n, sms)
+            assert "GEMM_PROMOTE_SPLITN" not in chooser.promoting(n, n, sms)
+    monkeypatch.delenv(bench.PINGPONG_ENV, raising=False)
+    assert "splitn" not in bench.dev_builds()
+    monkeypatch.setenv(bench.PINGPONG_ENV, "splitn")
+    assert bench.dev_builds() == ("splitn",) and bench.DEV_INTERVALS["splitn"] == (1,)
+
+
+GPU_SHAPES = [
+    (200, 136, 128),
+    (1000, 1032, 528),
+    (130, 392, 1104),
+    (2304, 2504, 768),
+    (1400, 2504, 400),
+    (1, 8, 1008),
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.hopper
+@pytest.mark.parametrize("cluster", [2, 1])
+def test_it_is_exact_on_ragged_shapes_and_bit_for_bit_the_promoting_build_at_p1(gpu_for, cluster):
+    gpu_for("day87")
+    import cupy as cp
+
+    from course.lessons.day87.host import HOST
+
+    mine_c = compile_lesson(LESSON, defines={**chooser.SPLITN_BUILD, "GEMM_CLUSTER": cluster})
+    base_c = compile_lesson(LESSON, defines={**chooser.PROMOTE_BUILD, "GEMM_CLUSTER": cluster})
+    for shape in GPU_SHAPES:
+        result = run_lesson(LESSON, compiled=mine_c, progress=lambda line: None, shape=shape, promote_every=1)
+        assert result.passed, (cluster, shape, result.lines)
+        assert result.check.total == shape[0] * shape[1]
+        mine = HOST.workload(mine_c, 1024, 1, "bench", shape=shape, promote_every=1)
+        other = HOST.workload(base_c, 1024, 1, "bench", shape=shape, promote_every=1)
+        for work in (mine, other):
+            work.poison(0)
+            work.launch(0)
+        cp.cuda.runtime.deviceSynchronize()
+        same = cp.asarray(mine.out(0)).view(cp.uint16) == cp.asarray(other.out(0)).view(cp.uint16)
+        assert bool(same.all()), (cluster, shape, int((~same).sum()))
