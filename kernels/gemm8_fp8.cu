@@ -400,7 +400,8 @@ static_assert(GEMM_EARLY_RELEASE == 0 ||
 
 // region splitn-constants (issue 40, session 19: no page shows it). -DGEMM_PROMOTE_SPLITN=1: the 128 x 128
 // promoting build with each consumer's m64n128 chain issued as two m64n64 chains, the tile's left and right
-// 64 columns of D (the same 64 accumulator registers, split 32 + 32), committed as two groups. wait_group 1
+// 64 columns of D (the same 64 accumulator registers, split 32 + 32), committed as two groups (at
+// -DGEMM_BN=192, the 128 x 192 build's m64n192 chain as two m64n96 ones, 48 + 48). wait_group 1
 // retires the left chain while the right one runs; the left half is promoted (32 FADDs) under the right
 // chain's wgmmas; wait_group 0, the right half promoted. FlashAttention-3's intra-warpgroup overlap (the
 // softmax of S under P V; kernels/attn90_overlap.cu) in the same form: only the older group's
@@ -412,12 +413,14 @@ static_assert(GEMM_EARLY_RELEASE == 0 ||
 #endif
 static_assert(GEMM_PROMOTE_SPLITN == 0 || GEMM_PROMOTE_SPLITN == 1, "GEMM_PROMOTE_SPLITN is 0 or 1");
 static_assert(GEMM_PROMOTE_SPLITN == 0 ||
-                  (kPromote == 1 && kBN == 128 && kBM == 128 && kPingpong == 0 && GEMM_BLOCK_SCALES == 0 &&
+                  (kPromote == 1 && (kBN == 128 || kBN == 192) && kBM == 128 && kPingpong == 0 &&
+                   GEMM_BLOCK_SCALES == 0 &&
                    GEMM_PROMOTE_OVERLAP == 0 && GEMM_PROMOTE_STAGGER == 0 && GEMM_DESC_ITER == 0 &&
                    GEMM_EARLY_RELEASE == 0),
-              "the split-N promoting build (GEMM_PROMOTE_SPLITN=1) is the 128 x 128 promoting build: it needs "
-              "GEMM_PROMOTE=1, GEMM_BN=128 and GEMM_BM=128, without GEMM_BLOCK_SCALES, GEMM_PROMOTE_PINGPONG, "
-              "GEMM_PROMOTE_OVERLAP, GEMM_PROMOTE_STAGGER, GEMM_DESC_ITER or GEMM_EARLY_RELEASE");
+              "the split-N promoting build (GEMM_PROMOTE_SPLITN=1) is the 128 x 128 or 128 x 192 promoting build: "
+              "it needs GEMM_PROMOTE=1, GEMM_BN=128 or 192 and GEMM_BM=128, without GEMM_BLOCK_SCALES, "
+              "GEMM_PROMOTE_PINGPONG, GEMM_PROMOTE_OVERLAP, GEMM_PROMOTE_STAGGER, GEMM_DESC_ITER or "
+              "GEMM_EARLY_RELEASE");
 // end of region splitn-constants
 
 // region launch-costs (issues 39 and 40, session 18). A cluster of one is launched as a plain grid:
@@ -771,6 +774,30 @@ __device__ __forceinline__ void wgmmaM64N64K32E4M3(float (&acc)[32], uint64_t de
 }
 // end of region wgmma-n64
 
+// region wgmma-n96 (the split-N 128 x 192 promoting build, issue 40, session 19: no page shows it). The
+// same for m64n96k32: 48 accumulators per thread, one 96-column half of the m64n192 accumulator.
+__device__ __forceinline__ void wgmmaM64N96K32E4M3(float (&acc)[48], uint64_t descA, uint64_t descB,
+                                                   int scaleD) {
+    asm volatile(
+        "{\n\t.reg .pred p;\n\t"
+        "setp.ne.b32 p, %50, 0;\n\t"
+        "wgmma.mma_async.sync.aligned.m64n96k32.f32.e4m3.e4m3\n\t"
+        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+        "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
+        "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47},\n\t"
+        "%48, %49, p, 1, 1;\n\t}"
+        : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]),
+          "+f"(acc[6]), "+f"(acc[7]), "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]),
+          "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]), "+f"(acc[16]), "+f"(acc[17]),
+          "+f"(acc[18]), "+f"(acc[19]), "+f"(acc[20]), "+f"(acc[21]), "+f"(acc[22]), "+f"(acc[23]),
+          "+f"(acc[24]), "+f"(acc[25]), "+f"(acc[26]), "+f"(acc[27]), "+f"(acc[28]), "+f"(acc[29]),
+          "+f"(acc[30]), "+f"(acc[31]), "+f"(acc[32]), "+f"(acc[33]), "+f"(acc[34]), "+f"(acc[35]),
+          "+f"(acc[36]), "+f"(acc[37]), "+f"(acc[38]), "+f"(acc[39]), "+f"(acc[40]), "+f"(acc[41]),
+          "+f"(acc[42]), "+f"(acc[43]), "+f"(acc[44]), "+f"(acc[45]), "+f"(acc[46]), "+f"(acc[47])
+        : "l"(descA), "l"(descB), "r"(scaleD));
+}
+// end of region wgmma-n96
+
 // snippet: schedule
 // The problem's tile counts, worked out once per CTA from M, N and K:
 // everything the producer and the consumers must agree on.
@@ -924,6 +951,8 @@ __device__ __forceinline__ void wgmmaStep(float (&acc)[R], uint64_t descA, uint6
         wgmmaM64N192K32E4M3(acc, descA, descB, scaleD);
     } else if constexpr (R == 32) {
         wgmmaM64N64K32E4M3(acc, descA, descB, scaleD);
+    } else if constexpr (R == 48) {
+        wgmmaM64N96K32E4M3(acc, descA, descB, scaleD);
     } else {
         wgmmaM64N128K32E4M3(acc, descA, descB, scaleD);
     }
@@ -1487,8 +1516,8 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kConsumerRegs));
 #endif
         const int cons = wg - 1;              // which 64-row half of the tile
-        constexpr int kHalfRegs = kAccRegs / 2;  // 32: the m64n64 half of the m64n128 accumulator
-        float accL[kHalfRegs], accR[kHalfRegs];  // registers 0-31 and 32-63 of the m64n128 layout
+        constexpr int kHalfRegs = kAccRegs / 2;  // 32 (48): the m64n64 (m64n96) half of the accumulator
+        float accL[kHalfRegs], accR[kHalfRegs];  // the first and second half of the accumulator's registers
         float total[kAccRegs];
         int stage = 0;
         uint32_t phase = 0;
@@ -1504,13 +1533,13 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
                 COURSE_TL(TL_MMA, stage);
                 wgmmaFence();
 #pragma unroll
-                for (int ks = 0; ks < kBK / kWgmmaK; ++ks) {  // the left 64 columns: B's rows 0-63
+                for (int ks = 0; ks < kBK / kWgmmaK; ++ks) {  // the left half: B's rows 0 to kBN / 2 - 1
                     wgmmaStep(accL, swizzledDesc(&s.a[stage][cons * kWgmmaM * kBK + ks * kWgmmaK]),
                               swizzledDesc(&s.b[stage][ks * kWgmmaK]), ks > 0 ? 1 : 0);
                 }
                 wgmmaCommit();
 #pragma unroll
-                for (int ks = 0; ks < kBK / kWgmmaK; ++ks) {  // the right 64: B's rows 64-127
+                for (int ks = 0; ks < kBK / kWgmmaK; ++ks) {  // the right half: B's rows kBN / 2 on
                     wgmmaStep(accR, swizzledDesc(&s.a[stage][cons * kWgmmaM * kBK + ks * kWgmmaK]),
                               swizzledDesc(&s.b[stage][(kBN / 2) * kBK + ks * kWgmmaK]), ks > 0 ? 1 : 0);
                 }

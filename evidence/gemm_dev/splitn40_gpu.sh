@@ -4,6 +4,7 @@
 #   sn     -DGEMM_BN=128 -DGEMM_PROMOTE=1 -DGEMM_PROMOTE_SPLITN=1   each consumer's chain as two 64-column
 #                                                                   halves, the left promoted under the right
 #   sn_c1  the same at cluster 1;  p128: the 128 x 128 promoting build (reference)
+#   s192   -DGEMM_BN=192 -DGEMM_PROMOTE=1 -DGEMM_PROMOTE_SPLITN=1   the 128 x 192 build's chains as two of 96
 #   OUT=$OUT bash evidence/gemm_dev/splitn40_gpu.sh                 # every step, in this order
 # Steps: build (nvcc -Xptxas -v), check (main()'s ragged shapes and larger ragged shapes), sanitize
 # (racecheck, synccheck, memcheck), tests (tests/lessons/day87/test_splitn40.py -m gpu), bench (course bench
@@ -23,6 +24,7 @@ declare -A FLAGS=(
   [sn]="-DGEMM_BN=128 -DGEMM_PROMOTE=1 -DGEMM_PROMOTE_SPLITN=1"
   [sn_c1]="-DGEMM_BN=128 -DGEMM_PROMOTE=1 -DGEMM_PROMOTE_SPLITN=1 -DGEMM_CLUSTER=1"
   [p128]="-DGEMM_BN=128 -DGEMM_PROMOTE=1"
+  [s192]="-DGEMM_BN=192 -DGEMM_PROMOTE=1 -DGEMM_PROMOTE_SPLITN=1"
 )
 step() {  # step NAME LIMIT CMD...
   local name=$1 limit=$2; shift 2
@@ -37,24 +39,26 @@ date -u
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
 nvcc --version | tail -1
 if [[ $STEPS == *build* ]]; then
-  for b in sn sn_c1 p128; do
+  for b in sn sn_c1 s192 p128; do
     step "build $b (${FLAGS[$b]})" 60 $NVCC ${FLAGS[$b]} -o "$BIN/$b" kernels/gemm8_fp8.cu
   done
 fi
 if [[ $STEPS == *check* ]]; then
-  for b in sn sn_c1 p128; do
+  for b in sn sn_c1 s192 p128; do
     step "check $b: main()'s ragged shapes" 40 "$BIN/$b"
   done
-  for b in sn sn_c1; do
+  for b in sn sn_c1 s192; do
     for run in "2304 2504 768 1" "1400 2504 400 1" "264 392 4096 1" "4096 4096 4096 1"; do
       step "check $b $run" 20 "$BIN/$b" $run
     done
   done
 fi
 if [[ $STEPS == *sanitize* ]]; then
-  for tool in racecheck synccheck memcheck; do
-    step "compute-sanitizer --tool $tool sn 1400 2504 400 1" 40 \
-      compute-sanitizer --tool $tool --error-exitcode 9 "$BIN/sn" 1400 2504 400 1
+  for b in sn s192; do
+    for tool in racecheck synccheck memcheck; do
+      step "compute-sanitizer --tool $tool $b 1400 2504 400 1" 40 \
+        compute-sanitizer --tool $tool --error-exitcode 9 "$BIN/$b" 1400 2504 400 1
+    done
   done
 fi
 if [[ $STEPS == *tests* ]]; then
@@ -62,7 +66,7 @@ if [[ $STEPS == *tests* ]]; then
     python3 -m pytest -q -p no:cacheprovider -m gpu tests/lessons/day87/test_splitn40.py
 fi
 if [[ $STEPS == *bench* ]]; then
-  COURSE_DAY87_PINGPONG=${SPLITN40_DEV:-splitn} step "course bench day87 with the split-N build" 200 \
+  COURSE_DAY87_PINGPONG=${SPLITN40_DEV:-splitn,splitn192,128x192} step "course bench day87 with the split-N build" 200 \
     python3 -m course bench day87 --sizes ${SPLITN40_SIZES:-2048 4096 8192} --out "$LOGD/bench"
 fi
 nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv

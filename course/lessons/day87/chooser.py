@@ -78,8 +78,9 @@ EARLY192_BUILD = {**BN192_BUILD, "GEMM_EARLY_RELEASE": 1}
 EARLYBLOCK_BUILD = {**BLOCK_BUILD, "GEMM_EARLY_RELEASE": 1}
 # The 128 x 128 promoting build with each consumer's chain split into its left and right 64 columns, the
 # left half promoted under the right half's wgmmas (GEMM_PROMOTE_SPLITN=1, session 19; the kernel's
-# region splitn-constants). Never chosen, timed only when asked ("splitn").
+# region splitn-constants). Never chosen, timed only when asked ("splitn", "splitn192").
 SPLITN_BUILD = {**PROMOTE_BUILD, "GEMM_PROMOTE_SPLITN": 1}
+SPLITN192_BUILD = {**BN192_BUILD, "GEMM_PROMOTE_SPLITN": 1}  # the 128 x 192 build's chains as two of 96
 # The 128 x 64 build (the pick where few tiles), launched as a plain grid since session 18 (the kernel's
 # region launch-costs: a cluster of one has no cluster launch), and the same with the cluster launch
 # kept (GEMM_NO_CLUSTER=0, "n64cl"), never promoting and promoting ("n64p", "n64pcl").
@@ -100,6 +101,7 @@ DEV_BUILDS = {
     "block": BLOCK_BUILD,
     "earlyblock": EARLYBLOCK_BUILD,
     "splitn": SPLITN_BUILD,
+    "splitn192": SPLITN192_BUILD,
     "n64": NARROWER,
     "n64cl": {**NARROWER, **CLUSTER_LAUNCH},
     "n64p": {**NARROWER, "GEMM_PROMOTE": 1},

@@ -23,6 +23,7 @@ DEV_INTERVALS = {  # bench.DEV_INTERVALS adds the ping-pong build's: bench.INTER
     "block": (1,),
     "earlyblock": (1,),
     "splitn": (1,),
+    "splitn192": (1,),
     **{name: (1,) if name.startswith("n64p") else (0,) for name in SMALL_DEV},
 }
 DEV_LABELS = {
@@ -38,6 +39,7 @@ DEV_LABELS = {
     "block": "block-scaled",
     "earlyblock": "early-release block-scaled",
     "splitn": "split-N",
+    "splitn192": "split-N 128x192",
     "n64": "128x64",
     "n64cl": "128x64 cluster launch",
     "n64p": "128x64 promoting",
@@ -56,6 +58,7 @@ DEV_WHAT = {
     "block": "the block-scaled build (GEMM_BLOCK_SCALES=1), named here to time it in the same batch",
     "earlyblock": "the block-scaled build giving each stage back before its promotion (GEMM_EARLY_RELEASE=1)",
     "splitn": "the 128x128 promoting build whose chains are two 64-column halves, the left promoted under the right's wgmmas (GEMM_PROMOTE_SPLITN=1)",
+    "splitn192": "the 128x192 promoting build whose chains are two 96-column halves, the left promoted under the right's wgmmas (GEMM_PROMOTE_SPLITN=1)",
     "n64": "the 128x64 cluster-1 build (the pick where few tiles), named here to time it in the same batch",
     "n64cl": "the 128x64 build launched as a cluster of one (GEMM_NO_CLUSTER=0), as before session 18",
     "n64p": "the 128x64 cluster-1 promoting build, named here to time it in the same batch",

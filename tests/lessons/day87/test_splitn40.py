@@ -22,14 +22,23 @@ from course.lessons.day87 import bench, chooser
 LESSON = get_lesson("day87")
 
 
-def test_it_is_the_promoting_build_with_the_flag_and_launched_as_it():
-    assert chooser.SPLITN_BUILD == {**chooser.PROMOTE_BUILD, "GEMM_PROMOTE_SPLITN": 1}
-    assert build_for(LESSON, chooser.SPLITN_BUILD) == build_for(LESSON, chooser.PROMOTE_BUILD)
+NEW = {  # the split build and the promoting build it splits
+    "splitn": (chooser.SPLITN_BUILD, chooser.PROMOTE_BUILD),
+    "splitn192": (chooser.SPLITN192_BUILD, chooser.BN192_BUILD),
+}
+
+
+@pytest.mark.parametrize("name", list(NEW))
+def test_it_is_the_promoting_build_with_the_flag_and_launched_as_it(name):
+    split, base = NEW[name]
+    assert split == {**base, "GEMM_PROMOTE_SPLITN": 1}
+    assert build_for(LESSON, split) == build_for(LESSON, base)
 
 
 @pytest.mark.parametrize("cluster", [2, 1])
-def test_it_compiles_without_spills_or_wgmma_serialization(cluster):
-    flags = {**chooser.SPLITN_BUILD, "GEMM_CLUSTER": cluster}
+@pytest.mark.parametrize("name", list(NEW))
+def test_it_compiles_without_spills_or_wgmma_serialization(cluster, name):
+    flags = {**NEW[name][0], "GEMM_CLUSTER": cluster}
     result = compile_offline(LESSON, defines=flags, ptxas_verbose=True)
     report = parse(result.log, LESSON.kernel_name)
     # the form ptxas accepts: only the older group's accumulators are read while the newer one runs
@@ -51,7 +60,7 @@ def _events(flags: dict[str, int]) -> list[str]:
             out.append(f"add {adds}")
             adds = 0
         if "wgmma.mma_async" in line:
-            out.append("n64" if ".m64n64k32" in line else "n128" if ".m64n128k32" in line else "wgmma")
+            out.append(line.split(".m64")[1].split("k32")[0] if ".m64n" in line else "wgmma")
         elif "wgmma.commit_group" in line:
             out.append("commit")
         elif "wgmma.wait_group.sync.aligned" in line:
@@ -59,14 +68,19 @@ def _events(flags: dict[str, int]) -> list[str]:
     return out
 
 
-def test_the_left_half_is_promoted_between_the_two_waits():
-    order = " | ".join(_events(chooser.SPLITN_BUILD))
-    # a K-tile: four m64n64 wgmmas, a commit, four more, a commit; wait 1 and the left half's 32 adds,
-    # then wait 0 and the right half's 32
-    tile = "n64 | n64 | n64 | n64 | commit | n64 | n64 | n64 | n64 | commit | wait 1 | add 32 | wait 0"
-    assert tile in order and f"{tile} | add 32" in order
-    assert "n128" not in order
-    assert "n128" in " | ".join(_events(chooser.PROMOTE_BUILD))
+@pytest.mark.parametrize(
+    ("name", "half", "whole", "adds"), [("splitn", "n64", "n128", 32), ("splitn192", "n96", "n192", 48)]
+)
+def test_the_left_half_is_promoted_between_the_two_waits(name, half, whole, adds):
+    split, base = NEW[name]
+    order = " | ".join(_events(split))
+    # a K-tile: four half-width wgmmas, a commit, four more, a commit; wait 1 and the left half's adds,
+    # then wait 0 and the right half's
+    four = " | ".join([half] * 4)
+    tile = f"{four} | commit | {four} | commit | wait 1 | add {adds} | wait 0"
+    assert tile in order and f"{tile} | add {adds}" in order
+    assert whole not in order
+    assert whole in " | ".join(_events(base))
 
 
 @pytest.mark.parametrize(
@@ -74,12 +88,11 @@ def test_the_left_half_is_promoted_between_the_two_waits():
     [
         {"GEMM_PROMOTE_SPLITN": 1},  # the 128 x 256 default: no promotion
         {"GEMM_BN": 128, "GEMM_PROMOTE_SPLITN": 1},  # not promoting
-        {**chooser.BN192_BUILD, "GEMM_PROMOTE_SPLITN": 1},
         {**chooser.BLOCK_BUILD, "GEMM_PROMOTE_SPLITN": 1},
         {**chooser.PROMOTE_BUILD, "GEMM_PROMOTE_STAGGER": 1, "GEMM_PROMOTE_SPLITN": 1},
         {**chooser.PROMOTE_BUILD, "GEMM_EARLY_RELEASE": 1, "GEMM_PROMOTE_SPLITN": 1},
     ],
-    ids=["default", "bn128", "bn192", "block", "stagger", "early"],
+    ids=["default", "bn128", "block", "stagger", "early"],
 )
 def test_other_combinations_are_refused_by_the_file_itself(flags):
     with pytest.raises(CompileError, match="the split-N promoting build"):
@@ -97,9 +110,10 @@ def test_the_chooser_never_picks_it_and_the_bench_times_it_only_when_asked(monke
             assert "GEMM_PROMOTE_SPLITN" not in chooser.choose(n, n, sms)
             assert "GEMM_PROMOTE_SPLITN" not in chooser.promoting(n, n, sms)
     monkeypatch.delenv(bench.PINGPONG_ENV, raising=False)
-    assert "splitn" not in bench.dev_builds()
-    monkeypatch.setenv(bench.PINGPONG_ENV, "splitn")
-    assert bench.dev_builds() == ("splitn",) and bench.DEV_INTERVALS["splitn"] == (1,)
+    assert not {"splitn", "splitn192"} & set(bench.dev_builds())
+    monkeypatch.setenv(bench.PINGPONG_ENV, "splitn,splitn192")
+    assert bench.dev_builds() == ("splitn", "splitn192")
+    assert bench.DEV_INTERVALS["splitn"] == bench.DEV_INTERVALS["splitn192"] == (1,)
 
 
 GPU_SHAPES = [
@@ -115,14 +129,16 @@ GPU_SHAPES = [
 @pytest.mark.gpu
 @pytest.mark.hopper
 @pytest.mark.parametrize("cluster", [2, 1])
-def test_it_is_exact_on_ragged_shapes_and_bit_for_bit_the_promoting_build_at_p1(gpu_for, cluster):
+@pytest.mark.parametrize("name", list(NEW))
+def test_it_is_exact_on_ragged_shapes_and_bit_for_bit_the_promoting_build_at_p1(gpu_for, cluster, name):
     gpu_for("day87")
     import cupy as cp
 
     from course.lessons.day87.host import HOST
 
-    mine_c = compile_lesson(LESSON, defines={**chooser.SPLITN_BUILD, "GEMM_CLUSTER": cluster})
-    base_c = compile_lesson(LESSON, defines={**chooser.PROMOTE_BUILD, "GEMM_CLUSTER": cluster})
+    split, base = NEW[name]
+    mine_c = compile_lesson(LESSON, defines={**split, "GEMM_CLUSTER": cluster})
+    base_c = compile_lesson(LESSON, defines={**base, "GEMM_CLUSTER": cluster})
     for shape in GPU_SHAPES:
         result = run_lesson(LESSON, compiled=mine_c, progress=lambda line: None, shape=shape, promote_every=1)
         assert result.passed, (cluster, shape, result.lines)
