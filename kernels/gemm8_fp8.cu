@@ -155,7 +155,10 @@
 //        stagger-consumer: consumer 1 promotes half a K-tile after consumer 0; every K-tile, whatever P);
 //        the overlapped-promotion build: -DGEMM_PROMOTE=1 -DGEMM_BN=128 -DGEMM_PROMOTE_OVERLAP=1,
 //        two chain accumulators a consumer, each chain promoted beside the next one: region
-//        "overlap" below; exact on an H100, and slower: evidence/gemm_dev/notes_pover40.md)
+//        "overlap" below; exact on an H100, and slower: evidence/gemm_dev/notes_pover40.md;
+//        the split-N promoting build: -DGEMM_PROMOTE=1 -DGEMM_BN=128 (or 192) -DGEMM_PROMOTE_SPLITN=1,
+//        each chain as two half-width ones, the left promoted under the right: region "splitn-consumer";
+//        exact on an H100, and no faster: evidence/gemm_dev/notes_splitn40.md)
 // Run:   ./gemm8_fp8                      (a list of ragged shapes, each with the build's intervals)
 //        ./gemm8_fp8 M N K PROMOTE_EVERY  (one shape)
 
