@@ -110,7 +110,7 @@ def check(path: str) -> None:
     for name, run in promotion_runs(cubin):
         his = [int.from_bytes(cubin[a + 8 : a + 16], "little") for a in run]
         set_ = sum(bool(h & YIELD_BIT) for h in his)
-        print(f"{name}: a run of {len(run)} FADDs at 0x{run[0] - run[0] + 0:x}+, {set_} with bit 45 set")
+        print(f"{name}: a run of {len(run)} FADDs at file offset 0x{run[0]:x}, {set_} with bit 45 set")
     for label, mode in MODES.items():
         _, total, changed = patch(cubin, mode)
         print(f"{label}: {total} FADDs in promotion runs, {changed} changed")

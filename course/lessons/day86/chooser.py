@@ -220,7 +220,8 @@ LONE_UNIT = 0.65
 ROWS64_EFFICIENCY = 0.90
 # The 64-row builds' clusters the model prices. Cluster 2 (session 17): 64x128 c2 ran 1.02x and 1.03x the
 # pick at 128 x 8192 x 8192 in the H100 sweeps of sessions 14 and 17, 1.10x at 128 x 4096 x 14336 (s17;
-# evidence/logs/2026-12-06-h100-s17/call2-sweep39.log), where the model now picks it and nowhere else in SHAPES.
+# evidence/logs/2026-12-06-h100-s17/call2-sweep39.log). Since session 19's refit the model picks cluster 1
+# there (level with cluster 2 as a plain grid) and cluster 2 nowhere in SHAPES.
 ROWS64_CLUSTERS = (1, 2)
 # What a plain grid (every cluster-1 build since session 18) saves a launch. The same 64-row tile measured
 # 1.0-1.6 us faster at cluster 1 than 2 at 256^3 to 1024^3, part of it the K loop's (EFFICIENCY); 0.75 is the
@@ -248,13 +249,12 @@ SMALL_SHARED = 1.5
 SMALL_MAX_K_TILES = 16
 EFFICIENCY = {  # fraction of SM_TFLOPS a K-tile loop sustains, by (BN, cluster)
     (256, 2): 1.00,
-    (
-        256,
-        1,
-    ): 0.98,  # 0.96 before the plain grid (session 19's refit: 4096^3 and 8192 x 8192 x 1024 at c1 as c2)
+    # 0.96 before the plain grid; as one, 128 x 256 at cluster 1 ran level with cluster 2 at 4096^3 and
+    # 8192 x 8192 x 1024 (session 19's refit)
+    (256, 1): 0.98,
     (128, 2): 0.86,
-    # 0.83 before the plain grid; as one, 128 x 128 at cluster 1 ran 1.07-1.15x cluster 2 on the large rows of
-    # session 19's sweep (4096^3, 8192 x 8192 x 1024, 4096 x 4096 x 11008; 0.93-0.94 of 128x256 c2's rate)
+    # 0.83 before the plain grid; as one, 128 x 128 at cluster 1 ran 1.09-1.15x cluster 2 on the large rows of
+    # session 19's sweep (4096^3, 8192 x 8192 x 1024, 4096 x 4096 x 11008; 0.93-0.96 of 128x256 c2's rate)
     (128, 1): 0.90,
     (64, 2): 0.70,
     (64, 1): 0.67,
@@ -526,8 +526,8 @@ def candidates(
     small: bool = True,
 ) -> list[Choice]:
     """Every valid (configuration, split), cheapest first (``WIDE_CONFIGS`` unsplit only); the 64-row
-    builds too (clusters ``ROWS64_CLUSTERS``), and the small builds where ``small_competes`` (``rows64=False``: neither, the 128-row builds only;
-    ``small=False``: not the small builds); with ``streamk``, the Stream-K build of every
+    builds too (clusters ``ROWS64_CLUSTERS``), and the small builds where ``small_competes``
+    (``rows64=False``: neither, the 128-row builds only; ``small=False``: not the small builds); with ``streamk``, the Stream-K build of every
     configuration of ``CONFIGS`` (where its schedule shares a tile)."""
     # the wide widths were timed unsplit only: neither their split-K nor their Stream-K schedule
     out = [c for bn, cluster in WIDE_CONFIGS if (c := estimate(m, n, k, sms, bn, cluster, 1, deterministic))]

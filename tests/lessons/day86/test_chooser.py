@@ -123,7 +123,7 @@ def test_defines_name_the_build():
     assert chooser.defines(small) == {"GEMM_BN": 64, "GEMM_CLUSTER": 1, "GEMM_BM": 64, "GEMM_SMALL": 1}
 
 
-def test_the_dev_benchs_standalone_copy_picks_the_same(monkeypatch):
+def test_the_dev_benchs_standalone_copy_picks_the_same(monkeypatch, cluster_launch_kernel):
     import importlib.util  # the development record's copy is a file, not a module of the package
     from pathlib import Path
 
@@ -141,10 +141,7 @@ def test_the_dev_benchs_standalone_copy_picks_the_same(monkeypatch):
             monkeypatch.setattr(chooser, "reduction_tail_us", lambda *args, **kw: 0.0)
             monkeypatch.setattr(chooser, "SM_STREAM_GBPS", 1e12)
             monkeypatch.setattr(chooser, "WIDE_CONFIGS", ())  # and the wide widths
-            # and the plain grid's launch (session 19), with the cluster-1 efficiencies before it
-            monkeypatch.setattr(chooser, "PLAIN_GRID_SAVES_US", 0.0)
-            monkeypatch.setitem(chooser.EFFICIENCY, (256, 1), 0.96)
-            monkeypatch.setitem(chooser.EFFICIENCY, (128, 1), 0.83)
+            # and the plain grid's launch (session 19): the fixture models the kernel before it
             mine, theirs = chooser.choose(*shape, sms, rows64=False), dev.choose(*shape, sms)
             assert (mine.bn, mine.cluster, mine.split, mine.units, mine.waves) == (
                 theirs.bn, theirs.cluster, theirs.split, theirs.units, theirs.waves,
