@@ -401,6 +401,27 @@ static_assert(GEMM_EARLY_RELEASE == 0 ||
               "without GEMM_PROMOTE_PINGPONG, GEMM_PROMOTE_OVERLAP or GEMM_PROMOTE_STAGGER");
 // end of region early-release
 
+// region turns-constants (issue 40, session 20: no page shows it). -DGEMM_PROMOTE_TURNS=1: a promoting
+// build whose consumers issue each K-tile's wgmmas in turns (consumer 0, 1[, 2], 0, ...), ordered by
+// named barriers, so that one consumer's group is queued on the tensor cores ahead of the other's
+// instead of beside it. Session 18's ncu (evidence/gemm_dev/notes_ncu_pipe.md) found the tensor pipe 71%
+// busy in the 128 x 128 promoting build against cuBLASLt's 86% with the same wgmmas: if both consumers'
+// groups run side by side, both finish, and promote, at once, and the pipe runs dry; issued in turns,
+// the first consumer's group finishes first and is promoted while the second's runs. Whether the
+// tensor cores take the groups in that order is what the build measures. The order barriers are
+// FlashAttention-3's warp-scheduler barriers (hopper/mainloop_fwd_sm90_tma_gmma_ws.hpp:
+// warp_scheduler_barrier_sync before a warpgroup's GEMM, warp_scheduler_barrier_arrive after it) and
+// CUTLASS's ping-pong order barrier, here around each K-tile of one shared tile. Macros only.
+#ifndef GEMM_PROMOTE_TURNS
+#define GEMM_PROMOTE_TURNS 0
+#endif
+static_assert(GEMM_PROMOTE_TURNS == 0 || GEMM_PROMOTE_TURNS == 1, "GEMM_PROMOTE_TURNS is 0 or 1");
+static_assert(GEMM_PROMOTE_TURNS == 0 ||
+                  (kPromote == 1 && kPingpong == 0 && GEMM_PROMOTE_OVERLAP == 0 && GEMM_PROMOTE_STAGGER == 0),
+              "the turns build (GEMM_PROMOTE_TURNS=1) is a cooperative promoting build: it needs GEMM_PROMOTE=1, "
+              "without GEMM_PROMOTE_PINGPONG, GEMM_PROMOTE_OVERLAP or GEMM_PROMOTE_STAGGER");
+// end of region turns-constants
+
 // region splitn-constants (issue 40, session 19: no page shows it). -DGEMM_PROMOTE_SPLITN=1: the 128 x 128
 // promoting build with each consumer's m64n128 chain issued as two m64n64 chains, the tile's left and right
 // 64 columns of D (the same 64 accumulator registers, split 32 + 32), committed as two groups (at
@@ -419,7 +440,7 @@ static_assert(GEMM_PROMOTE_SPLITN == 0 ||
                   (kPromote == 1 && (kBN == 128 || kBN == 192) && kBM == 128 && kPingpong == 0 &&
                    GEMM_BLOCK_SCALES == 0 &&
                    GEMM_PROMOTE_OVERLAP == 0 && GEMM_PROMOTE_STAGGER == 0 && GEMM_DESC_ITER == 0 &&
-                   GEMM_EARLY_RELEASE == 0),
+                   GEMM_EARLY_RELEASE == 0 && GEMM_PROMOTE_TURNS == 0),
               "the split-N promoting build (GEMM_PROMOTE_SPLITN=1) is the 128 x 128 or 128 x 192 promoting build: "
               "it needs GEMM_PROMOTE=1, GEMM_BN=128 or 192 and GEMM_BM=128, without GEMM_BLOCK_SCALES, "
               "GEMM_PROMOTE_PINGPONG, GEMM_PROMOTE_OVERLAP, GEMM_PROMOTE_STAGGER, GEMM_DESC_ITER or "
@@ -1123,6 +1144,23 @@ __device__ __forceinline__ void turnHandOver(int other) {
 // end of region pingpong-order
 #endif
 
+#if GEMM_PROMOTE_TURNS
+// region turns-order (issue 40, session 20: no page shows it; region turns-constants says what it is).
+// Barrier 8 + c is "consumer c may issue its next K-tile". It completes when 256 threads have arrived:
+// consumer c's 128 in bar.sync (which waits) and its predecessor's 128 in bar.arrive (which does not).
+// The last consumer arrives once at the start, for consumer 0's first turn, and not after its last
+// turn, so each barrier's arrivals pair with its waits and none is left half-arrived at exit (every
+// consumer takes the same number of turns: the tile's K-tiles, unit by unit). IDs 1 to 3 are the
+// epilogue's 128-thread barriers, 0 is __syncthreads().
+__device__ __forceinline__ void turnSync(int cons) {
+    asm volatile("bar.sync %0, 256;" ::"r"(8 + cons) : "memory");
+}
+__device__ __forceinline__ void turnPass(int cons) {
+    asm volatile("bar.arrive %0, 256;" ::"r"(8 + (cons + 1) % kConsumers) : "memory");
+}
+// end of region turns-order
+#endif
+
 #if GEMM_PROMOTE_OVERLAP
 // region overlap-order (the overlapped-promotion build, issue 40: measured slower on an H100, no page shows it)
 // -DGEMM_PROMOTE_OVERLAP=1: the 128 x 128 promoting build whose consumers promote a chain while their
@@ -1571,10 +1609,10 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
             storeTile(total, s, cons, wt, &tmD, nBlock * kBN, mBlock * kBM + cons * kBoxDRows, scale);
         }
         // end of region splitn-consumer
-#elif GEMM_PROMOTE_STAGGER || GEMM_DESC_ITER || GEMM_EARLY_RELEASE
+#elif GEMM_PROMOTE_STAGGER || GEMM_DESC_ITER || GEMM_EARLY_RELEASE || GEMM_PROMOTE_TURNS
         // region stagger-consumer: a copy of snippet "consumer" for the development builds
         // -DGEMM_PROMOTE_STAGGER=1 and -DGEMM_DESC_ITER=1 (issue 40, session 17) and -DGEMM_EARLY_RELEASE=1
-        // (session 18); no page shows it
+        // (session 18) and -DGEMM_PROMOTE_TURNS=1 (session 20); no page shows it
 #if GEMM_SETMAXNREG
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kConsumerRegs));
 #endif
@@ -1604,6 +1642,9 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
         int stage = 0;
         uint32_t phase = 0;
         int prevStage = 0;
+#if GEMM_PROMOTE_TURNS
+        if (cons == kConsumers - 1) turnPass(cons);  // turns: consumer 0 goes first
+#endif
         for (int unit = firstUnit; unit < p.units; unit += unitStep) {
             int mBlock, nBlock;
             unitCoords(p, unit, mBlock, nBlock);
@@ -1664,6 +1705,9 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
 #endif
                 COURSE_TL(TL_WAIT_FULL, stage);
                 mbarWait(&s.full[stage], phase);
+#if GEMM_PROMOTE_TURNS
+                turnSync(cons);  // turns: the consumer before has issued this K-tile's group
+#endif
                 COURSE_TL(TL_MMA, stage);
                 wgmmaFence();
 #pragma unroll
@@ -1673,6 +1717,10 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
                 }
                 COURSE_TL(TL_MMA_WAIT, stage);
                 wgmmaCommit();
+#if GEMM_PROMOTE_TURNS
+                // turns: the next consumer may issue; the last consumer's last turn passes to no one
+                if (cons != kConsumers - 1 || kt + 1 < p.kTiles || unit + unitStep < p.units) turnPass(cons);
+#endif
                 wgmmaWait<1>();
 #if GEMM_EARLY_RELEASE
                 if (kt > 0 && chain > 0 && wt < kClusterSize) {  // chain 0: given back before its promotion

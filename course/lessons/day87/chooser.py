@@ -81,6 +81,14 @@ EARLYBLOCK_BUILD = {**BLOCK_BUILD, "GEMM_EARLY_RELEASE": 1}
 # region splitn-constants). Never chosen, timed only when asked ("splitn", "splitn192").
 SPLITN_BUILD = {**PROMOTE_BUILD, "GEMM_PROMOTE_SPLITN": 1}
 SPLITN192_BUILD = {**BN192_BUILD, "GEMM_PROMOTE_SPLITN": 1}  # the 128 x 192 build's chains as two of 96
+# The promoting builds whose consumers issue each K-tile's wgmmas in turns, ordered by named barriers
+# (GEMM_PROMOTE_TURNS=1, session 20; the kernel's region turns-constants): 128 x 128, 128 x 192, 192 x 128
+# (three consumers) and the block-scaled one. Never chosen, timed only when asked ("turns", ...).
+TURNS = {"GEMM_PROMOTE_TURNS": 1}
+TURNS_BUILD = {**PROMOTE_BUILD, **TURNS}
+TURNS192_BUILD = {**BN192_BUILD, **TURNS}
+TURNS3_BUILD = {**BM192_BUILD, **TURNS}
+TURNSBLOCK_BUILD = {**BLOCK_BUILD, **TURNS}
 # The 128 x 64 build (the pick where few tiles), launched as a plain grid since session 18 (the kernel's
 # region launch-costs: a cluster of one has no cluster launch), and the same with the cluster launch
 # kept (GEMM_NO_CLUSTER=0, "n64cl"), never promoting and promoting ("n64p", "n64pcl").
@@ -102,6 +110,10 @@ DEV_BUILDS = {
     "earlyblock": EARLYBLOCK_BUILD,
     "splitn": SPLITN_BUILD,
     "splitn192": SPLITN192_BUILD,
+    "turns": TURNS_BUILD,
+    "turns192": TURNS192_BUILD,
+    "turns3": TURNS3_BUILD,
+    "turnsblock": TURNSBLOCK_BUILD,
     "n64": NARROWER,
     "n64cl": {**NARROWER, **CLUSTER_LAUNCH},
     "n64p": {**NARROWER, "GEMM_PROMOTE": 1},
