@@ -422,6 +422,20 @@ static_assert(GEMM_PROMOTE_TURNS == 0 ||
               "without GEMM_PROMOTE_PINGPONG, GEMM_PROMOTE_OVERLAP or GEMM_PROMOTE_STAGGER");
 // end of region turns-constants
 
+// region scales-late (issue 40, session 20: no page shows it). -DGEMM_SCALES_LATE=1: the block-scaled
+// build loading each K-tile's scales right after the promotion before it, into the registers that
+// promotion just read, instead of one K-tile ahead into a second set copied over at the top of each
+// K-tile. In the snippet's form ptxas places those copies (MOVs of the previous loads' registers)
+// between the K-tile's wgmma issues, so a load not yet back stalls the wgmma issue (the SASS of
+// nvcc 13.0: the MOVs between the first and third QGMMA of each K-tile). Macros only.
+#ifndef GEMM_SCALES_LATE
+#define GEMM_SCALES_LATE 0
+#endif
+static_assert(GEMM_SCALES_LATE == 0 || (GEMM_SCALES_LATE == 1 && kBlockScales == 1 && GEMM_PROMOTE_STAGGER == 0),
+              "the late block scales (GEMM_SCALES_LATE=1) are the block-scaled build's: they need "
+              "GEMM_BLOCK_SCALES=1, without GEMM_PROMOTE_STAGGER");
+// end of region scales-late
+
 // region splitn-constants (issue 40, session 19: no page shows it). -DGEMM_PROMOTE_SPLITN=1: the 128 x 128
 // promoting build with each consumer's m64n128 chain issued as two m64n64 chains, the tile's left and right
 // 64 columns of D (the same 64 accumulator registers, split 32 + 32), committed as two groups (at
@@ -1609,7 +1623,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
             storeTile(total, s, cons, wt, &tmD, nBlock * kBN, mBlock * kBM + cons * kBoxDRows, scale);
         }
         // end of region splitn-consumer
-#elif GEMM_PROMOTE_STAGGER || GEMM_DESC_ITER || GEMM_EARLY_RELEASE || GEMM_PROMOTE_TURNS
+#elif GEMM_PROMOTE_STAGGER || GEMM_DESC_ITER || GEMM_EARLY_RELEASE || GEMM_PROMOTE_TURNS || GEMM_SCALES_LATE
         // region stagger-consumer: a copy of snippet "consumer" for the development builds
         // -DGEMM_PROMOTE_STAGGER=1 and -DGEMM_DESC_ITER=1 (issue 40, session 17) and -DGEMM_EARLY_RELEASE=1
         // (session 18) and -DGEMM_PROMOTE_TURNS=1 (session 20); no page shows it
@@ -1637,7 +1651,11 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
 #if GEMM_BLOCK_SCALES
         promoteEvery = 1;                 // the scales change every K-tile, so the chain must too
         const int scaleRow = cons * kWgmmaM + 16 * (wt / 32) + (wt % 32) / 4;  // first row this thread holds
+#if GEMM_SCALES_LATE
+        BlockScales scales;               // scales-late: the current K-tile's, loaded after the last promotion
+#else
         BlockScales scales, next;         // the current K-tile's, and the next one's (in flight)
+#endif
 #endif
         int stage = 0;
         uint32_t phase = 0;
@@ -1654,7 +1672,9 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
             for (int r = 0; r < kAccRegs; ++r) total[r] = 0.0f;
 #endif
             int chain = 0;  // K-tiles in the wgmma chain since it last started
-#if GEMM_BLOCK_SCALES
+#if GEMM_BLOCK_SCALES && GEMM_SCALES_LATE
+            scales = loadBlockScales(scalesA, scalesB, M, p.kTiles, mBlock * kBM + scaleRow, nBlock, 0);
+#elif GEMM_BLOCK_SCALES
             next = loadBlockScales(scalesA, scalesB, M, p.kTiles, mBlock * kBM + scaleRow, nBlock, 0);
 #endif
 #if GEMM_PROMOTE_STAGGER
@@ -1696,7 +1716,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
             // (the stagger ends)
 #endif
             for (int kt = 0; kt < p.kTiles; ++kt) {
-#if GEMM_BLOCK_SCALES
+#if GEMM_BLOCK_SCALES && !GEMM_SCALES_LATE
                 // One K-tile ahead: the loads issued here are first used at the end of the next
                 // K-tile, two K-tiles of wgmmas later (the last K-tile reloads its own: no branch).
                 scales = next;
@@ -1753,6 +1773,10 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
 #endif
 #if GEMM_BLOCK_SCALES
                     promoteScaled(total, acc, scales);  // this K-tile's block scales
+#if GEMM_SCALES_LATE
+                    // scales-late: the next K-tile's, used after its wgmmas (kt + 1 < kTiles here)
+                    scales = loadBlockScales(scalesA, scalesB, M, p.kTiles, mBlock * kBM + scaleRow, nBlock, kt + 1);
+#endif
 #else
                     promote(total, acc);
 #endif

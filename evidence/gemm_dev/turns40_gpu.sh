@@ -5,17 +5,19 @@
 #   tn     -DGEMM_BN=128 -DGEMM_PROMOTE=1 -DGEMM_PROMOTE_TURNS=1    the 128 x 128 promoting build in turns
 #   tn_c1  the same at cluster 1;  p128: the 128 x 128 promoting build (reference)
 #   t192   -DGEMM_BN=192 ... TURNS=1;  t3: -DGEMM_BM=192 ... (three consumers);  tb: block scales, in turns
+#   tl     -DGEMM_BN=128 -DGEMM_PROMOTE=1 -DGEMM_BLOCK_SCALES=1 -DGEMM_SCALES_LATE=1 (region scales-late);
+#   tlt    the same in turns
 #   OUT=$OUT bash evidence/gemm_dev/turns40_gpu.sh                  # every step, in this order
 # Steps: build (nvcc -Xptxas -v, in parallel), check (main()'s ragged shapes and larger ragged shapes),
 # sanitize (racecheck, synccheck, memcheck), tests (tests/lessons/day87/test_turns40.py -m gpu), bench
 # (course bench day87 at TURNS40_SIZES, default 2048 4096 8192, with COURSE_DAY87_PINGPONG=TURNS40_DEV),
-# BUDGET 420 unless set. Output: $OUT/turns40/run.log and $OUT/turns40/bench/.
+# BUDGET 560 unless set. Output: $OUT/turns40/run.log and $OUT/turns40/bench/.
 set -u
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp}
 LOGD="$OUT/turns40"
 BIN=${TURNS40_BIN:-/tmp/turns40_bin}
-BUDGET=${BUDGET:-420}
+BUDGET=${BUDGET:-560}
 mkdir -p "$LOGD" "$BIN"
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} COURSE_REQUIRE_GPU=1
 STEPS=${TURNS40_STEPS:-"build check sanitize tests bench"}
@@ -27,6 +29,8 @@ declare -A FLAGS=(
   [t192]="-DGEMM_BN=192 -DGEMM_PROMOTE=1 -DGEMM_PROMOTE_TURNS=1"
   [t3]="-DGEMM_BN=128 -DGEMM_BM=192 -DGEMM_PROMOTE=1 -DGEMM_PROMOTE_TURNS=1"
   [tb]="-DGEMM_BN=128 -DGEMM_PROMOTE=1 -DGEMM_BLOCK_SCALES=1 -DGEMM_PROMOTE_TURNS=1"
+  [tl]="-DGEMM_BN=128 -DGEMM_PROMOTE=1 -DGEMM_BLOCK_SCALES=1 -DGEMM_SCALES_LATE=1"
+  [tlt]="-DGEMM_BN=128 -DGEMM_PROMOTE=1 -DGEMM_BLOCK_SCALES=1 -DGEMM_SCALES_LATE=1 -DGEMM_PROMOTE_TURNS=1"
 )
 step() {  # step NAME LIMIT CMD...
   local name=$1 limit=$2; shift 2
@@ -41,24 +45,24 @@ date -u
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
 nvcc --version | tail -1
 if [[ $STEPS == *build* ]]; then
-  for b in tn tn_c1 t192 t3 tb p128; do  # in parallel, each log printed after
+  for b in tn tn_c1 t192 t3 tb tl tlt p128; do  # in parallel, each log printed after
     ( $NVCC ${FLAGS[$b]} -o "$BIN/$b" kernels/gemm8_fp8.cu > "$BIN/$b.log" 2>&1; echo "exit $?" >> "$BIN/$b.log" ) &
   done
   wait
-  for b in tn tn_c1 t192 t3 tb p128; do echo "=== build $b (${FLAGS[$b]})"; grep -v "^$" "$BIN/$b.log" | tail -4; done
+  for b in tn tn_c1 t192 t3 tb tl tlt p128; do echo "=== build $b (${FLAGS[$b]})"; grep -v "^$" "$BIN/$b.log" | tail -4; done
 fi
 if [[ $STEPS == *check* ]]; then
-  for b in tn tn_c1 t192 t3 tb p128; do
+  for b in tn tn_c1 t192 t3 tb tl tlt p128; do
     step "check $b: main()'s ragged shapes" 40 "$BIN/$b"
   done
-  for b in tn tn_c1 t192 t3 tb; do
+  for b in tn tn_c1 t192 t3 tb tl tlt; do
     for run in "2304 2504 768 1" "1400 2504 400 1" "264 392 4096 1"; do
       step "check $b $run" 20 "$BIN/$b" $run
     done
   done
 fi
 if [[ $STEPS == *sanitize* ]]; then
-  for b in tn t3 tb; do
+  for b in tn t3 tb tl; do
     for tool in racecheck synccheck memcheck; do
       step "compute-sanitizer --tool $tool $b 1400 2504 400 1" 40 \
         compute-sanitizer --tool $tool --error-exitcode 9 "$BIN/$b" 1400 2504 400 1
@@ -67,11 +71,12 @@ if [[ $STEPS == *sanitize* ]]; then
 fi
 if [[ $STEPS == *tests* ]]; then
   step "GPU tests: the turns builds through NVRTC on ragged shapes, bit for bit their bases" 120 \
-    python3 -m pytest -q -p no:cacheprovider -m gpu tests/lessons/day87/test_turns40.py
+    python3 -m pytest -q -p no:cacheprovider -m gpu tests/lessons/day87/test_turns40.py \
+    tests/lessons/day87/test_scales_late40.py
 fi
 if [[ $STEPS == *bench* ]]; then
-  COURSE_DAY87_PINGPONG=${TURNS40_DEV:-turns,turns192,128x192,turns3,192x128,turnsblock,block} \
-    step "course bench day87 with the turns builds" 260 \
+  COURSE_DAY87_PINGPONG=${TURNS40_DEV:-turns,turns192,128x192,turns3,192x128,turnsblock,block,late,lateturns} \
+    step "course bench day87 with the turns builds" 330 \
     python3 -m course bench day87 --sizes ${TURNS40_SIZES:-2048 4096 8192} --out "$LOGD/bench"
 fi
 nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv

@@ -89,6 +89,10 @@ TURNS_BUILD = {**PROMOTE_BUILD, **TURNS}
 TURNS192_BUILD = {**BN192_BUILD, **TURNS}
 TURNS3_BUILD = {**BM192_BUILD, **TURNS}
 TURNSBLOCK_BUILD = {**BLOCK_BUILD, **TURNS}
+# The block-scaled build loading each K-tile's scales after the promotion before it (GEMM_SCALES_LATE=1,
+# session 20; the kernel's region scales-late), alone and in turns. Never chosen ("late", "lateturns").
+LATE_BUILD = {**BLOCK_BUILD, "GEMM_SCALES_LATE": 1}
+LATETURNS_BUILD = {**LATE_BUILD, **TURNS}
 # The 128 x 64 build (the pick where few tiles), launched as a plain grid since session 18 (the kernel's
 # region launch-costs: a cluster of one has no cluster launch), and the same with the cluster launch
 # kept (GEMM_NO_CLUSTER=0, "n64cl"), never promoting and promoting ("n64p", "n64pcl").
@@ -114,6 +118,8 @@ DEV_BUILDS = {
     "turns192": TURNS192_BUILD,
     "turns3": TURNS3_BUILD,
     "turnsblock": TURNSBLOCK_BUILD,
+    "late": LATE_BUILD,
+    "lateturns": LATETURNS_BUILD,
     "n64": NARROWER,
     "n64cl": {**NARROWER, **CLUSTER_LAUNCH},
     "n64p": {**NARROWER, "GEMM_PROMOTE": 1},

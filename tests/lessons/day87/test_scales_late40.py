@@ -1,0 +1,90 @@
+"""Issue 40: the block-scaled build loading each K-tile's scales right after the promotion before it
+(-DGEMM_SCALES_LATE=1, kernels/gemm8_fp8.cu region "scales-late"), alone and with the turns.
+
+The CPU tests compile it (NVRTC) and check the refusals and that the chooser never picks it (the SASS
+reading, no copy of a scale load's register between a K-tile's wgmmas, was made with nvdisasm, which the
+course does not ship: evidence/gemm_dev/notes_turns40.md); the GPU test (skipped without one) checks it on ragged
+shapes against float64 and D bit for bit against the block-scaled build (the same scales, the same FFMAs
+in the same order: only the moment each load is issued moves).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from course.kernel.compile import CompileError, compile_lesson, compile_offline
+from course.kernel.host import run_lesson
+from course.kernel.ptxas import parse
+from course.lessons import get_lesson
+from course.lessons._fp8 import build_for
+from course.lessons.day87 import bench, chooser
+
+LESSON = get_lesson("day87")
+NEW = {"late": chooser.LATE_BUILD, "lateturns": chooser.LATETURNS_BUILD}
+
+
+@pytest.mark.parametrize("name", list(NEW))
+def test_it_is_the_block_scaled_build_with_the_flag_and_launched_as_it(name):
+    assert NEW[name]["GEMM_SCALES_LATE"] == 1 and NEW[name]["GEMM_BLOCK_SCALES"] == 1
+    assert build_for(LESSON, NEW[name]) == build_for(LESSON, chooser.BLOCK_BUILD)
+
+
+@pytest.mark.parametrize("cluster", [2, 1])
+@pytest.mark.parametrize("name", list(NEW))
+def test_it_compiles_without_spills_or_wgmma_serialization(cluster, name):
+    result = compile_offline(LESSON, defines={**NEW[name], "GEMM_CLUSTER": cluster}, ptxas_verbose=True)
+    report = parse(result.log, LESSON.kernel_name)
+    assert not report.spills and not report.serialized_wgmma and not report.injected_waits, result.log
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        {**chooser.PROMOTE_BUILD, "GEMM_SCALES_LATE": 1},  # no block scales
+        {**chooser.BLOCK_BUILD, "GEMM_PROMOTE_STAGGER": 1, "GEMM_SCALES_LATE": 1},
+    ],
+    ids=["promoting", "stagger"],
+)
+def test_other_combinations_are_refused_by_the_file_itself(flags):
+    with pytest.raises(CompileError, match="the late block scales|the staggered-promotion build"):
+        compile_offline(LESSON, defines=flags)
+
+
+def test_the_chooser_never_picks_it_and_the_bench_times_it_only_when_asked(monkeypatch):
+    for n in (256, 1024, 4096, 16384):
+        for sms in (114, 132):
+            assert "GEMM_SCALES_LATE" not in chooser.choose(n, n, sms)
+            assert "GEMM_SCALES_LATE" not in chooser.promoting(n, n, sms)
+    monkeypatch.delenv(bench.PINGPONG_ENV, raising=False)
+    assert not set(NEW) & set(bench.dev_builds())
+    monkeypatch.setenv(bench.PINGPONG_ENV, "late,lateturns")
+    assert bench.dev_builds() == ("late", "lateturns")
+
+
+GPU_SHAPES = [(200, 136, 128), (1000, 1032, 528), (130, 392, 1104), (1400, 2504, 400), (1, 8, 1008)]
+
+
+@pytest.mark.gpu
+@pytest.mark.hopper
+@pytest.mark.parametrize("cluster", [2, 1])
+@pytest.mark.parametrize("name", list(NEW))
+def test_it_is_exact_on_ragged_shapes_and_bit_for_bit_the_block_scaled_build(gpu_for, cluster, name):
+    gpu_for("day87")
+    import cupy as cp
+
+    from course.lessons.day87.host import HOST
+
+    mine_c = compile_lesson(LESSON, defines={**NEW[name], "GEMM_CLUSTER": cluster})
+    base_c = compile_lesson(LESSON, defines={**chooser.BLOCK_BUILD, "GEMM_CLUSTER": cluster})
+    for shape in GPU_SHAPES:
+        result = run_lesson(LESSON, compiled=mine_c, progress=lambda line: None, shape=shape, promote_every=1)
+        assert result.passed, (cluster, shape, result.lines)
+        assert result.check.total == shape[0] * shape[1]
+        mine = HOST.workload(mine_c, 1024, 1, "bench", shape=shape, promote_every=1)
+        other = HOST.workload(base_c, 1024, 1, "bench", shape=shape, promote_every=1)
+        for work in (mine, other):
+            work.poison(0)
+            work.launch(0)
+        cp.cuda.runtime.deviceSynchronize()
+        same = cp.asarray(mine.out(0)).view(cp.uint16) == cp.asarray(other.out(0)).view(cp.uint16)
+        assert bool(same.all()), (cluster, shape, int((~same).sum()))
