@@ -1162,7 +1162,7 @@ __device__ __forceinline__ void turnHandOver(int other) {
 // region turns-order (issue 40, session 20: no page shows it; region turns-constants says what it is).
 // Barrier 8 + c is "consumer c may issue its next K-tile". It completes when 256 threads have arrived:
 // consumer c's 128 in bar.sync (which waits) and its predecessor's 128 in bar.arrive (which does not).
-// The last consumer arrives once at the start, for consumer 0's first turn, and not after its last
+// The last consumer arrives once at the start (in a CTA with a unit), for consumer 0's first turn, and not after its last
 // turn, so each barrier's arrivals pair with its waits and none is left half-arrived at exit (every
 // consumer takes the same number of turns: the tile's K-tiles, unit by unit). IDs 1 to 3 are the
 // epilogue's 128-thread barriers, 0 is __syncthreads().
@@ -1661,7 +1661,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
         uint32_t phase = 0;
         int prevStage = 0;
 #if GEMM_PROMOTE_TURNS
-        if (cons == kConsumers - 1) turnPass(cons);  // turns: consumer 0 goes first
+        if (cons == kConsumers - 1 && firstUnit < p.units) turnPass(cons);  // turns: consumer 0 goes first
 #endif
         for (int unit = firstUnit; unit < p.units; unit += unitStep) {
             int mBlock, nBlock;
