@@ -48,6 +48,11 @@ if os.environ.get("NCU_GAP_OVERLAP"):  # session 17: the overlapped-promotion bu
         ("128x128 overlapped promotion, P=1", {"GEMM_BN": 128, "GEMM_PROMOTE": 1, "GEMM_PROMOTE_OVERLAP": 1}, 1)
     )
 
+if os.environ.get("NCU_GAP_BLOCK"):  # session 20: the block-scaled build, and with its scales loaded late
+    _B = {"GEMM_BN": 128, "GEMM_PROMOTE": 1, "GEMM_BLOCK_SCALES": 1}
+    D87.append(("block-scaled (1x128 / 128x128), P=1", _B, 1))
+    D87.append(("block-scaled, scales loaded late, P=1", {**_B, "GEMM_SCALES_LATE": 1}, 1))
+
 
 def profiled(name: str, call) -> None:
     call()  # warm: the module loaded, the plan made
