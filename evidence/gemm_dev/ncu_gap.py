@@ -52,6 +52,7 @@ if os.environ.get("NCU_GAP_BLOCK"):  # session 20: the block-scaled build, and w
     _B = {"GEMM_BN": 128, "GEMM_PROMOTE": 1, "GEMM_BLOCK_SCALES": 1}
     D87.append(("block-scaled (1x128 / 128x128), P=1", _B, 1))
     D87.append(("block-scaled, scales loaded late, P=1", {**_B, "GEMM_SCALES_LATE": 1}, 1))
+    D87.append(("block-scaled, scales loaded late by pointer adds, P=1", {**_B, "GEMM_SCALES_LATE": 2}, 1))
 
 
 def profiled(name: str, call) -> None:

@@ -6,7 +6,7 @@
 #   tn_c1  the same at cluster 1;  p128: the 128 x 128 promoting build (reference)
 #   t192   -DGEMM_BN=192 ... TURNS=1;  t3: -DGEMM_BM=192 ... (three consumers);  tb: block scales, in turns
 #   tl     -DGEMM_BN=128 -DGEMM_PROMOTE=1 -DGEMM_BLOCK_SCALES=1 -DGEMM_SCALES_LATE=1 (region scales-late);
-#   tlt    the same in turns
+#   tlt    the same in turns;  tl2: -DGEMM_SCALES_LATE=2 (the scales walked by pointer adds)
 #   OUT=$OUT bash evidence/gemm_dev/turns40_gpu.sh                  # every step, in this order
 # Steps: build (nvcc -Xptxas -v, in parallel), check (main()'s ragged shapes and larger ragged shapes),
 # sanitize (racecheck, synccheck, memcheck), tests (tests/lessons/day87/test_turns40.py -m gpu), bench
@@ -30,6 +30,7 @@ declare -A FLAGS=(
   [t3]="-DGEMM_BN=128 -DGEMM_BM=192 -DGEMM_PROMOTE=1 -DGEMM_PROMOTE_TURNS=1"
   [tb]="-DGEMM_BN=128 -DGEMM_PROMOTE=1 -DGEMM_BLOCK_SCALES=1 -DGEMM_PROMOTE_TURNS=1"
   [tl]="-DGEMM_BN=128 -DGEMM_PROMOTE=1 -DGEMM_BLOCK_SCALES=1 -DGEMM_SCALES_LATE=1"
+  [tl2]="-DGEMM_BN=128 -DGEMM_PROMOTE=1 -DGEMM_BLOCK_SCALES=1 -DGEMM_SCALES_LATE=2"
   [tlt]="-DGEMM_BN=128 -DGEMM_PROMOTE=1 -DGEMM_BLOCK_SCALES=1 -DGEMM_SCALES_LATE=1 -DGEMM_PROMOTE_TURNS=1"
 )
 step() {  # step NAME LIMIT CMD...
@@ -45,24 +46,24 @@ date -u
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
 nvcc --version | tail -1
 if [[ $STEPS == *build* ]]; then
-  for b in tn tn_c1 t192 t3 tb tl tlt p128; do  # in parallel, each log printed after
+  for b in ${TURNS40_BUILDS:-tn tn_c1 t192 t3 tb tl tlt tl2 p128}; do  # in parallel, each log printed after
     ( $NVCC ${FLAGS[$b]} -o "$BIN/$b" kernels/gemm8_fp8.cu > "$BIN/$b.log" 2>&1; echo "exit $?" >> "$BIN/$b.log" ) &
   done
   wait
-  for b in tn tn_c1 t192 t3 tb tl tlt p128; do echo "=== build $b (${FLAGS[$b]})"; grep -v "^$" "$BIN/$b.log" | tail -4; done
+  for b in ${TURNS40_BUILDS:-tn tn_c1 t192 t3 tb tl tlt tl2 p128}; do echo "=== build $b (${FLAGS[$b]})"; grep -v "^$" "$BIN/$b.log" | tail -4; done
 fi
 if [[ $STEPS == *check* ]]; then
-  for b in tn tn_c1 t192 t3 tb tl tlt p128; do
+  for b in ${TURNS40_BUILDS:-tn tn_c1 t192 t3 tb tl tlt tl2 p128}; do
     step "check $b: main()'s ragged shapes" 40 "$BIN/$b"
   done
-  for b in tn tn_c1 t192 t3 tb tl tlt; do
+  for b in ${TURNS40_CHECK:-tn tn_c1 t192 t3 tb tl tlt tl2}; do
     for run in "2304 2504 768 1" "1400 2504 400 1" "264 392 4096 1"; do
       step "check $b $run" 20 "$BIN/$b" $run
     done
   done
 fi
 if [[ $STEPS == *sanitize* ]]; then
-  for b in tn t3 tb tl; do
+  for b in ${TURNS40_SANITIZE:-tn t3 tb tl tl2}; do
     for tool in racecheck synccheck memcheck; do
       step "compute-sanitizer --tool $tool $b 1400 2504 400 1" 40 \
         compute-sanitizer --tool $tool --error-exitcode 9 "$BIN/$b" 1400 2504 400 1
@@ -71,8 +72,8 @@ if [[ $STEPS == *sanitize* ]]; then
 fi
 if [[ $STEPS == *tests* ]]; then
   step "GPU tests: the turns builds through NVRTC on ragged shapes, bit for bit their bases" 120 \
-    python3 -m pytest -q -p no:cacheprovider -m gpu tests/lessons/day87/test_turns40.py \
-    tests/lessons/day87/test_scales_late40.py
+    python3 -m pytest -q -p no:cacheprovider -m gpu ${TURNS40_TESTS:-tests/lessons/day87/test_turns40.py \
+    tests/lessons/day87/test_scales_late40.py}
 fi
 if [[ $STEPS == *bench* ]]; then
   COURSE_DAY87_PINGPONG=${TURNS40_DEV:-turns,turns192,128x192,turns3,192x128,turnsblock,block,late,lateturns} \

@@ -93,6 +93,7 @@ TURNSBLOCK_BUILD = {**BLOCK_BUILD, **TURNS}
 # session 20; the kernel's region scales-late), alone and in turns. Never chosen ("late", "lateturns").
 LATE_BUILD = {**BLOCK_BUILD, "GEMM_SCALES_LATE": 1}
 LATETURNS_BUILD = {**LATE_BUILD, **TURNS}
+LATE2_BUILD = {**BLOCK_BUILD, "GEMM_SCALES_LATE": 2}  # late, and the scales walked by pointers ("late2")
 # The 128 x 64 build (the pick where few tiles), launched as a plain grid since session 18 (the kernel's
 # region launch-costs: a cluster of one has no cluster launch), and the same with the cluster launch
 # kept (GEMM_NO_CLUSTER=0, "n64cl"), never promoting and promoting ("n64p", "n64pcl").
@@ -120,6 +121,7 @@ DEV_BUILDS = {
     "turnsblock": TURNSBLOCK_BUILD,
     "late": LATE_BUILD,
     "lateturns": LATETURNS_BUILD,
+    "late2": LATE2_BUILD,
     "n64": NARROWER,
     "n64cl": {**NARROWER, **CLUSTER_LAUNCH},
     "n64p": {**NARROWER, "GEMM_PROMOTE": 1},

@@ -30,6 +30,7 @@ DEV_INTERVALS = {  # bench.DEV_INTERVALS adds the ping-pong build's: bench.INTER
     "turnsblock": (1,),
     "late": (1,),
     "lateturns": (1,),
+    "late2": (1,),
     **{name: (1,) if name.startswith("n64p") else (0,) for name in SMALL_DEV},
 }
 DEV_LABELS = {
@@ -52,6 +53,7 @@ DEV_LABELS = {
     "turnsblock": "turns block-scaled",
     "late": "late-scales block-scaled",
     "lateturns": "late-scales turns block-scaled",
+    "late2": "late-scales pointers block-scaled",
     "n64": "128x64",
     "n64cl": "128x64 cluster launch",
     "n64p": "128x64 promoting",
@@ -77,6 +79,7 @@ DEV_WHAT = {
     "turnsblock": "the block-scaled build whose consumers issue each K-tile's wgmmas in turns (GEMM_PROMOTE_TURNS=1)",
     "late": "the block-scaled build loading each K-tile's scales after the promotion before it (GEMM_SCALES_LATE=1)",
     "lateturns": "the late-scales block-scaled build in turns (GEMM_SCALES_LATE=1, GEMM_PROMOTE_TURNS=1)",
+    "late2": "the late-scales block-scaled build walking the scales by pointer adds (GEMM_SCALES_LATE=2)",
     "n64": "the 128x64 cluster-1 build (the pick where few tiles), named here to time it in the same batch",
     "n64cl": "the 128x64 build launched as a cluster of one (GEMM_NO_CLUSTER=0), as before session 18",
     "n64p": "the 128x64 cluster-1 promoting build, named here to time it in the same batch",

@@ -1,5 +1,6 @@
 """Issue 40: the block-scaled build loading each K-tile's scales right after the promotion before it
-(-DGEMM_SCALES_LATE=1, kernels/gemm8_fp8.cu region "scales-late"), alone and with the turns.
+(-DGEMM_SCALES_LATE=1, kernels/gemm8_fp8.cu region "scales-late"), alone and with the turns, and walking
+the scales by pointer adds (-DGEMM_SCALES_LATE=2).
 
 The CPU tests compile it (NVRTC) and check the refusals and that the chooser never picks it (the SASS
 reading, no copy of a scale load's register between a K-tile's wgmmas, was made with nvdisasm, which the
@@ -20,12 +21,12 @@ from course.lessons._fp8 import build_for
 from course.lessons.day87 import bench, chooser
 
 LESSON = get_lesson("day87")
-NEW = {"late": chooser.LATE_BUILD, "lateturns": chooser.LATETURNS_BUILD}
+NEW = {"late": chooser.LATE_BUILD, "lateturns": chooser.LATETURNS_BUILD, "late2": chooser.LATE2_BUILD}
 
 
 @pytest.mark.parametrize("name", list(NEW))
 def test_it_is_the_block_scaled_build_with_the_flag_and_launched_as_it(name):
-    assert NEW[name]["GEMM_SCALES_LATE"] == 1 and NEW[name]["GEMM_BLOCK_SCALES"] == 1
+    assert NEW[name]["GEMM_SCALES_LATE"] in (1, 2) and NEW[name]["GEMM_BLOCK_SCALES"] == 1
     assert build_for(LESSON, NEW[name]) == build_for(LESSON, chooser.BLOCK_BUILD)
 
 
@@ -42,8 +43,9 @@ def test_it_compiles_without_spills_or_wgmma_serialization(cluster, name):
     [
         {**chooser.PROMOTE_BUILD, "GEMM_SCALES_LATE": 1},  # no block scales
         {**chooser.BLOCK_BUILD, "GEMM_PROMOTE_STAGGER": 1, "GEMM_SCALES_LATE": 1},
+        {**chooser.BLOCK_BUILD, "GEMM_SCALES_LATE": 3},
     ],
-    ids=["promoting", "stagger"],
+    ids=["promoting", "stagger", "three"],
 )
 def test_other_combinations_are_refused_by_the_file_itself(flags):
     with pytest.raises(CompileError, match="the late block scales|the staggered-promotion build"):
@@ -57,8 +59,8 @@ def test_the_chooser_never_picks_it_and_the_bench_times_it_only_when_asked(monke
             assert "GEMM_SCALES_LATE" not in chooser.promoting(n, n, sms)
     monkeypatch.delenv(bench.PINGPONG_ENV, raising=False)
     assert not set(NEW) & set(bench.dev_builds())
-    monkeypatch.setenv(bench.PINGPONG_ENV, "late,lateturns")
-    assert bench.dev_builds() == ("late", "lateturns")
+    monkeypatch.setenv(bench.PINGPONG_ENV, ",".join(NEW))
+    assert bench.dev_builds() == tuple(NEW)
 
 
 GPU_SHAPES = [(200, 136, 128), (1000, 1032, 528), (130, 392, 1104), (1400, 2504, 400), (1, 8, 1008)]
