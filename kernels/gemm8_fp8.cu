@@ -158,7 +158,10 @@
 //        "overlap" below; exact on an H100, and slower: evidence/gemm_dev/notes_pover40.md;
 //        the split-N promoting build: -DGEMM_PROMOTE=1 -DGEMM_BN=128 (or 192) -DGEMM_PROMOTE_SPLITN=1,
 //        each chain as two half-width ones, the left promoted under the right: region "splitn-consumer";
-//        exact on an H100, and no faster: evidence/gemm_dev/notes_splitn40.md)
+//        exact on an H100, and no faster: evidence/gemm_dev/notes_splitn40.md;
+//        the turns builds: add -DGEMM_PROMOTE_TURNS=1 to a promoting build (regions "turns-constants",
+//        "turns-order"); the late block scales: add -DGEMM_SCALES_LATE=1 or 2 to the block-scaled build
+//        (region "scales-late"); exact on an H100, and not faster: evidence/gemm_dev/notes_turns40.md)
 // Run:   ./gemm8_fp8                      (a list of ragged shapes, each with the build's intervals)
 //        ./gemm8_fp8 M N K PROMOTE_EVERY  (one shape)
 
@@ -1631,7 +1634,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
 #elif GEMM_PROMOTE_STAGGER || GEMM_DESC_ITER || GEMM_EARLY_RELEASE || GEMM_PROMOTE_TURNS || GEMM_SCALES_LATE
         // region stagger-consumer: a copy of snippet "consumer" for the development builds
         // -DGEMM_PROMOTE_STAGGER=1 and -DGEMM_DESC_ITER=1 (issue 40, session 17) and -DGEMM_EARLY_RELEASE=1
-        // (session 18) and -DGEMM_PROMOTE_TURNS=1 (session 20); no page shows it
+        // (session 18), -DGEMM_PROMOTE_TURNS=1 and -DGEMM_SCALES_LATE=1/2 (session 20); no page shows it
 #if GEMM_SETMAXNREG
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kConsumerRegs));
 #endif
