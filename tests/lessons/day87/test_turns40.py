@@ -15,26 +15,26 @@ import re
 
 import pytest
 
-from course.kernel.compile import CompileError, compile_lesson, compile_offline
-from course.kernel.host import run_lesson
+from course.kernel.compile import CompileError, compile_offline
 from course.kernel.ptxas import parse
 from course.lessons import get_lesson
 from course.lessons._fp8 import build_for
 from course.lessons.day87 import bench, chooser
+from tests.lessons.day87.dev_gpu import assert_exact_and_bit_for_bit
 
 LESSON = get_lesson("day87")
 
-NEW = {  # the turns build, the build it orders, and its consumers
-    "turns": (chooser.TURNS_BUILD, chooser.PROMOTE_BUILD, 2),
-    "turns192": (chooser.TURNS192_BUILD, chooser.BN192_BUILD, 2),
-    "turns3": (chooser.TURNS3_BUILD, chooser.BM192_BUILD, 3),
-    "turnsblock": (chooser.TURNSBLOCK_BUILD, chooser.BLOCK_BUILD, 2),
+NEW = {  # the turns build and the build it orders
+    "turns": (chooser.TURNS_BUILD, chooser.PROMOTE_BUILD),
+    "turns192": (chooser.TURNS192_BUILD, chooser.BN192_BUILD),
+    "turns3": (chooser.TURNS3_BUILD, chooser.BM192_BUILD),
+    "turnsblock": (chooser.TURNSBLOCK_BUILD, chooser.BLOCK_BUILD),
 }
 
 
 @pytest.mark.parametrize("name", list(NEW))
 def test_it_is_its_base_with_the_flag_and_launched_as_it(name):
-    turns, base, _ = NEW[name]
+    turns, base = NEW[name]
     assert turns == {**base, "GEMM_PROMOTE_TURNS": 1}
     assert build_for(LESSON, turns) == build_for(LESSON, base)
 
@@ -67,7 +67,7 @@ def _events(flags: dict[str, int]) -> list[str]:
 
 @pytest.mark.parametrize("name", list(NEW))
 def test_each_k_tiles_group_is_issued_between_its_turn_and_the_hand_over(name):
-    turns, base, _ = NEW[name]
+    turns, base = NEW[name]
     order = " | ".join(_events(turns))
     group = " | ".join(["wgmma"] * 4)
     # a K-tile: the turn's wait, four wgmmas, the commit, the hand-over
@@ -112,38 +112,11 @@ def test_the_chooser_never_picks_them_and_the_bench_times_them_only_when_asked(m
     assert all(bench.DEV_INTERVALS[name] == (1,) for name in NEW)
 
 
-GPU_SHAPES = [
-    (200, 136, 128),
-    (1000, 1032, 528),
-    (130, 392, 1104),
-    (2304, 2504, 768),
-    (1400, 2504, 400),
-    (1, 8, 1008),
-]
-
-
 @pytest.mark.gpu
 @pytest.mark.hopper
 @pytest.mark.parametrize("cluster", [2, 1])
 @pytest.mark.parametrize("name", list(NEW))
 def test_it_is_exact_on_ragged_shapes_and_bit_for_bit_its_base_at_p1(gpu_for, cluster, name):
     gpu_for("day87")
-    import cupy as cp
-
-    from course.lessons.day87.host import HOST
-
-    turns, base, _ = NEW[name]
-    mine_c = compile_lesson(LESSON, defines={**turns, "GEMM_CLUSTER": cluster})
-    base_c = compile_lesson(LESSON, defines={**base, "GEMM_CLUSTER": cluster})
-    for shape in GPU_SHAPES:
-        result = run_lesson(LESSON, compiled=mine_c, progress=lambda line: None, shape=shape, promote_every=1)
-        assert result.passed, (cluster, shape, result.lines)
-        assert result.check.total == shape[0] * shape[1]
-        mine = HOST.workload(mine_c, 1024, 1, "bench", shape=shape, promote_every=1)
-        other = HOST.workload(base_c, 1024, 1, "bench", shape=shape, promote_every=1)
-        for work in (mine, other):
-            work.poison(0)
-            work.launch(0)
-        cp.cuda.runtime.deviceSynchronize()
-        same = cp.asarray(mine.out(0)).view(cp.uint16) == cp.asarray(other.out(0)).view(cp.uint16)
-        assert bool(same.all()), (cluster, shape, int((~same).sum()))
+    turns, base = NEW[name]
+    assert_exact_and_bit_for_bit(turns, base, cluster)
