@@ -94,19 +94,21 @@
 //   D  M x N, row-major, FP16, D[m][n] = sum_k A[m][k] * B[n][k],
 //      accumulated in FP32 and rounded to FP16 once at the end.
 //
-// Launch contract:
+// Launch contract (kClusterSize = kClusterM x kClusterN CTAs a cluster: 1 or 2):
 //   kernel  gemm7Shapes(tmA, tmB, tmD, M, N, K, splitK, workspace,
-//           counters), compiled with __cluster_dims__(kClusterM, 1, 1)
+//           counters), compiled with __cluster_dims__(kClusterSize, 1, 1)
 //           (none in the small build: a plain launch)
-//   grid    (min(SMs x kCtasPerSm rounded down to a multiple of kClusterM,
-//           units * kClusterM), 1, 1), units = ceil(ceil(M/kBM)/kClusterM)
-//           * ceil(N/kBN) * splitK; kCtasPerSm is 1, or 2 in the small
-//           build (-DGEMM_SMALL=1)
+//   grid    (min(SMs x kCtasPerSm rounded down to a multiple of
+//           kClusterSize, units * kClusterSize), 1, 1), units =
+//           ceil(ceil(M/kBM)/kClusterM) * ceil(ceil(N/kBN)/kClusterN) *
+//           splitK; kCtasPerSm is 1, or 2 in the small build
+//           (-DGEMM_SMALL=1)
 //   block   kThreadsPerBlock = 384 (256 with GEMM_BM=64); dynamic shared
 //           memory kSmemBytes
 //   tmA     2D FP16 map over A: dims {K, M}, row stride K*2 bytes, box
-//           {kBK, kBoxARows} = {64, 128}, 128B swizzle, OOB fill NONE
-//           (zeros)
+//           {kBK, kBoxARows} = {64, 128} (kBM / kClusterN rows: with a
+//           cluster along N each CTA loads one slice), 128B swizzle, OOB
+//           fill NONE (zeros)
 //   tmB     the same over B: dims {K, N}, box {64, kBoxBRows} (kBN /
 //           kClusterM rows: each CTA of the cluster loads one slice)
 //   tmD     2D FP16 map over D: dims {N, M}, row stride N*2, box
@@ -114,17 +116,18 @@
 //   splitK  1 .. ceil(K/64)
 //   workspace  splitK > 1: FP32, tilesMPadded * tilesN * splitK * kBM *
 //           kBN floats (tilesMPadded = ceil(ceil(M/kBM)/kClusterM) *
-//           kClusterM); may be null when splitK == 1
+//           kClusterM, tilesN = ceil(N/kBN): a cluster along N's padding
+//           CTA stores nothing); may be null when splitK == 1
 //   counters   splitK > 1: tilesMPadded * tilesN * kConsumers unsigned
 //           ints, zero before the first launch (the kernel leaves them
 //           zero); may be null when splitK == 1
 //   Stream-K build: splitK 1; grid = SMs rounded down to a multiple of
-//           kClusterM (every slot, whatever the units); when its schedule
-//           on that grid shares a tile (skTiles > 0), workspace skTiles *
-//           kClusterM * skPeers * kBM * kBN floats (skSlotFloats) and
-//           counters as above (makeProblem gives skTiles and skPeers; the
-//           host calls it too). 48 bytes of static shared memory on top of
-//           kSmemBytes.
+//           kClusterSize (every slot, whatever the units); when its
+//           schedule on that grid shares a tile (skTiles > 0), workspace
+//           skTiles * kClusterSize * skPeers * kBM * kBN floats
+//           (skSlotFloats) and counters as above (makeProblem gives skTiles
+//           and skPeers; the host calls it too). 48 bytes of static shared
+//           memory on top of kSmemBytes.
 //
 // Technique credit: github.com/pranjalssh/fast.cu (the ladder's source,
 // see step 6); split-K and Stream-K fixup: CUTLASS
@@ -136,6 +139,7 @@
 // Build: nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -o gemm7_shapes gemm7_shapes.cu
 //        (add -DGEMM_BN=128 or 64 and/or -DGEMM_CLUSTER=1 for the other configurations,
 //        -DGEMM_BN=200 (with -DGEMM_CLUSTER=1), 192, 160, 144 or 96 for issue 39's widths (128-row tiles),
+//        -DGEMM_CLUSTER=1 -DGEMM_CLUSTER_N=2 for a cluster along N sharing A (any 128-row width),
 //        -DGEMM_DETERMINISTIC=1 for split-K sums in split order,
 //        -DGEMM_STREAMK=1 for the Stream-K schedule;
 //        -DGEMM_SMALL=1 -DGEMM_BM=64 -DGEMM_CLUSTER=1 -DGEMM_BN=64 or 128 for small problems)
@@ -207,9 +211,16 @@ constexpr int kWgmmaN = kBN;              // columns of one wgmma.mma_async (m64
 constexpr int kWgmmaK = 16;               // K depth of one wgmma.mma_async
 constexpr int kConsumers = kBM / 64;      // consumer warpgroups (64 rows each): arrivals per empty-barrier phase
 constexpr int kThreadsPerBlock = 128 * (1 + kConsumers);  // warpgroup 0 produces, the others consume: 384 or 256
-constexpr int kBoxARows = kBM;            // TMA box for A: kBK x kBoxARows elements
+// -DGEMM_CLUSTER_N=2 (with GEMM_CLUSTER=1; issue 39): the cluster's two CTAs sit side by side along
+// N instead and share A, each loading half of the A tile's rows and multicasting it to both, each
+// loading its own B tile whole (cuBLAS's clusters at 4104 x 776 x 1240, where 33 tile rows leave no
+// room for a cluster along M; evidence/gemm_dev/notes_ncu_gap.md). Default 1: A is not shared.
+#ifndef GEMM_CLUSTER_N
+#define GEMM_CLUSTER_N 1
+#endif
+constexpr int kBoxARows = kBM / GEMM_CLUSTER_N;  // TMA box for A: kBK x kBoxARows elements (a slice a CTA)
 constexpr int kClusterM = GEMM_CLUSTER;   // CTAs per cluster, stacked along M, sharing B
-constexpr int kClusterN = 1;              // CTAs per cluster along N (A is not shared)
+constexpr int kClusterN = GEMM_CLUSTER_N;  // CTAs per cluster along N, sharing A
 constexpr int kBoxBRows = kBN / kClusterM;  // TMA box for B: one slice per CTA of the cluster
 constexpr int kAccRegs = kWgmmaM * kWgmmaN / 128;  // floats per thread per m64nBN accumulator
 // -DGEMM_DETERMINISTIC=1: split-K's last arriver adds every partial, its own
@@ -253,7 +264,7 @@ constexpr int kSkMinIters = 8;            // Stream-K: fewest K-iterations one u
 // build ran 1.17-1.21x faster so on an H100 at 512^3-1024^3 (evidence/gemm_dev/notes_launch40.md).
 // -DGEMM_NO_CLUSTER=0 keeps the cluster launch at cluster 1 (the comparison).
 #ifndef GEMM_NO_CLUSTER
-#define GEMM_NO_CLUSTER (GEMM_CLUSTER == 1)
+#define GEMM_NO_CLUSTER (GEMM_CLUSTER == 1 && GEMM_CLUSTER_N == 1)
 #endif
 #ifndef __CUDACC_RTC__
 // The host's names for it (the course's host reads them from this file too).
@@ -314,6 +325,9 @@ static_assert(kBN == 256 || kBN == 128 || kBN == 64 ||
               "tiles, not the small build)");
 static_assert(kBM == 128 || kBM == 64, "GEMM_BM is 128 or 64");
 static_assert(kClusterM == 1 || kClusterM == 2, "GEMM_CLUSTER is 1 or 2");
+static_assert(kClusterN == 1 || (kClusterN == 2 && kClusterM == 1 && !GEMM_SMALL && !kStreamK),
+              "GEMM_CLUSTER_N is 1, or 2 with GEMM_CLUSTER=1 (a cluster along M or along N, not both; not "
+              "the small build; not Stream-K, whose walk then spills)");
 static_assert(kDeterministic == 0 || kDeterministic == 1, "GEMM_DETERMINISTIC is 0 or 1");
 static_assert(kStreamK == 0 || kStreamK == 1, "GEMM_STREAMK is 0 or 1");
 static_assert(GEMM_NO_CLUSTER == 0 || (GEMM_NO_CLUSTER == 1 && kClusterSize == 1),
@@ -322,7 +336,9 @@ static_assert(GEMM_SMALL == 0 || (GEMM_SMALL == 1 && kBM == 64 && kClusterM == 1
               "GEMM_SMALL=1 is a 64-row tile, cluster 1, BN 64 or 128, split-K schedule");
 static_assert(kBK * 2 == 128, "one tile row must be exactly one 128-byte swizzle span");
 static_assert(kBM == kWgmmaM * kConsumers, "each consumer covers 64 rows with one m64nBN slice");
-static_assert(kBoxARows == kBM && kBoxBRows <= 256, "TMA boxes are at most 256 rows");
+static_assert(kBoxARows * kClusterN == kBM && kBoxARows % 8 == 0 && kBoxBRows <= 256,
+              "TMA boxes are at most 256 rows; the cluster's CTAs split the A tile evenly, in whole 8-row "
+              "swizzle atoms");
 static_assert(kThreadsPerBlock == 128 * (1 + kConsumers),
               "one producer warpgroup plus the consumer warpgroups");
 static_assert(kStages >= 2, "a pipeline needs at least two stages");
@@ -701,7 +717,7 @@ WIDE_WGMMA(200, "%100, %101", "%102", WIDE_REGS100, WIDE_ACC100)
 // on. (Also compiled for the host: main() sizes the Stream-K workspace
 // from the same numbers.)
 struct Problem {
-    int tilesN;         // tile columns of D: ceil(N / kBN)
+    int tilesN;         // tile columns of D: ceil(N / kBN) (a cluster along N: ceil(tilesN / 2) cluster-tile columns)
     int clusterTilesM;  // cluster-tile rows: ceil(ceil(M / kBM) / kClusterM)
     int kTiles;         // K-tiles: ceil(K / kBK), the last one zero-filled past K
     int splitK;         // K ranges per tile
@@ -715,6 +731,15 @@ struct Problem {
     int skPeers;        // most units that can share one tile: the workspace's partials per tile
 };
 
+// Cluster-tile columns over tilesN tile columns: tilesN itself but with a cluster along N.
+__host__ __device__ __forceinline__ int clusterColumns(int tilesN) {
+    if constexpr (kClusterN > 1) {
+        return (tilesN + kClusterN - 1) / kClusterN;
+    } else {
+        return tilesN;
+    }
+}
+
 __host__ __device__ __forceinline__ Problem makeProblem(int M, int N, int K, int splitK,
                                                         int slots) {
     Problem p;
@@ -722,7 +747,7 @@ __host__ __device__ __forceinline__ Problem makeProblem(int M, int N, int K, int
     p.clusterTilesM = ((M + kBM - 1) / kBM + kClusterM - 1) / kClusterM;
     p.kTiles = (K + kBK - 1) / kBK;
     p.splitK = splitK;
-    p.tiles = p.clusterTilesM * p.tilesN;
+    p.tiles = p.clusterTilesM * clusterColumns(p.tilesN);
     p.units = p.tiles * splitK;
     p.skTiles = p.skUnits = p.skPer = p.skBig = p.skPeers = 0;
     if constexpr (kStreamK) {
@@ -755,14 +780,14 @@ __host__ __device__ __forceinline__ Problem makeProblem(int M, int N, int K, int
 static_assert(!kStreamK || kSmemBytes + sizeof(Problem) <= 227 * 1024,
               "Hopper's per-block shared memory ceiling, static and dynamic together");
 
-// Cluster tile -> (cluster-tile row, tile column) in grouped order, as step
+// Cluster tile -> (cluster-tile row, cluster-tile column) in grouped order, as step
 // 6: kGroupM cluster-tile rows form a group, walked down a column, then one
 // column right.
 __device__ __forceinline__ void tileCoords(const Problem& p, int tile, int& mBlock, int& nBlock) {
-    const int group = tile / (kGroupM * p.tilesN);
+    const int group = tile / (kGroupM * clusterColumns(p.tilesN));
     const int firstM = group * kGroupM;
     const int rows = p.clusterTilesM - firstM < kGroupM ? p.clusterTilesM - firstM : kGroupM;
-    const int inGroup = tile - group * (kGroupM * p.tilesN);
+    const int inGroup = tile - group * (kGroupM * clusterColumns(p.tilesN));
     mBlock = firstM + inGroup % rows;  // in cluster-tile rows
     nBlock = inGroup / rows;
 }
@@ -1174,7 +1199,7 @@ __device__ __forceinline__ bool reduceSplits(float (&acc)[kAccRegs], SharedStora
 // see the header. extern "C" keeps the name unmangled for CuPy.
 extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1 + GEMM_SMALL)  // kCtasPerSm
 #if !GEMM_NO_CLUSTER
-    __cluster_dims__(kClusterM, kClusterN, 1)
+    __cluster_dims__(kClusterSize, 1, 1)  // the grid is one-dimensional: a cluster is consecutive CTAs
 #endif
     gemm7Shapes(const __grid_constant__ CUtensorMap tmA,
                 const __grid_constant__ CUtensorMap tmB,
@@ -1190,7 +1215,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1 + GEMM_SMALL)  
     const int wg = t / 128;                           // 0 produces, 1 and 2 consume
     const int wt = t % 128;                           // thread within its warpgroup
     COURSE_TL_INIT(wg, wt == 0);
-    const uint32_t rank = kClusterM > 1 ? clusterCtaRank() : 0u;
+    const uint32_t rank = kClusterSize > 1 ? clusterCtaRank() : 0u;
     const int firstUnit = static_cast<int>(blockIdx.x) / kClusterSize;  // cluster id
     const int unitStep = static_cast<int>(gridDim.x) / kClusterSize;    // clusters in the grid
 #if GEMM_STREAMK
@@ -1235,8 +1260,8 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1 + GEMM_SMALL)  
                 Work w;
                 unitCoords(p, unit, w.mBlock, w.nBlock, w.seg, w.kBegin, w.kEnd);
 #endif
-                const int mBlock = w.mBlock * kClusterM + static_cast<int>(rank);
-                const int nBlock = w.nBlock;
+                const int mBlock = kClusterN > 1 ? w.mBlock : w.mBlock * kClusterM + static_cast<int>(rank);
+                const int nBlock = kClusterN > 1 ? w.nBlock * kClusterN + static_cast<int>(rank) : w.nBlock;
                 for (int kt = w.kBegin; kt < w.kEnd; ++kt) {
                     COURSE_TL(TL_WAIT_EMPTY, stage);
                     mbarWait(&s.empty[stage], phase ^ 1);
@@ -1244,7 +1269,13 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1 + GEMM_SMALL)  
                     // Whole boxes' bytes, also where a box reaches past
                     // M, N or K: the engine counts the zero fill too.
                     mbarArriveExpectTx(&s.full[stage], kStageBytes);
-                    tmaLoad2d(s.a[stage], &tmA, &s.full[stage], kt * kBK, mBlock * kBM);
+                    if constexpr (kClusterN > 1) {  // A shared along N: this CTA's slice, to both
+                        tmaLoad2dMulticast(&s.a[stage][rank * kBoxARows * kBK], &tmA, &s.full[stage],
+                                           kt * kBK, mBlock * kBM + static_cast<int>(rank) * kBoxARows,
+                                           static_cast<uint16_t>((1u << kClusterSize) - 1));
+                    } else {
+                        tmaLoad2d(s.a[stage], &tmA, &s.full[stage], kt * kBK, mBlock * kBM);
+                    }
                     if constexpr (kClusterM > 1) {
                         tmaLoad2dMulticast(&s.b[stage][rank * kBoxBRows * kBK], &tmB,
                                            &s.full[stage], kt * kBK,
@@ -1281,8 +1312,8 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1 + GEMM_SMALL)  
             unitCoords(p, unit, w.mBlock, w.nBlock, w.seg, w.kBegin, w.kEnd);
             w.segs = p.splitK;
 #endif
-            const int mBlock = w.mBlock * kClusterM + static_cast<int>(rank);
-            const int nBlock = w.nBlock;
+            const int mBlock = kClusterN > 1 ? w.mBlock : w.mBlock * kClusterM + static_cast<int>(rank);
+            const int nBlock = kClusterN > 1 ? w.nBlock * kClusterN + static_cast<int>(rank) : w.nBlock;
             const int kBegin = w.kBegin;
             for (int kt = kBegin; kt < w.kEnd; ++kt) {
                 COURSE_TL(TL_WAIT_FULL, stage);
@@ -1315,6 +1346,14 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1 + GEMM_SMALL)  
                 COURSE_TL(TL_RELEASE, prevStage);
             }
             // end snippet
+            if constexpr (kClusterN > 1) {
+                // A cluster along N over an odd number of tile columns: the second CTA of the last
+                // pair has no tile (its B rows were all zero fill; it ran only to load its slice of
+                // A for its peer). It stores nothing, and split, it counts in nowhere (its counter
+                // index would be the next tile row's first). N, not p.tilesN: a kernel parameter
+                // needs no register (with p.tilesN, NVRTC's 128 x 256 build spilled 28 bytes).
+                if (nBlock * kBN >= N) continue;
+            }
             // snippet: fixup
             COURSE_TL(TL_EPI, 0);
             if (w.segs > 1) {
@@ -1577,8 +1616,8 @@ int main(int argc, char** argv) {
     CUDA_CHECK(cudaFuncSetAttribute(gemm7Shapes, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     kSmemBytes));
     const PFN_cuTensorMapEncodeTiled_v12000 encode = getEncodeTiled();
-    std::printf("configuration: tile %dx%d, cluster %d, %d stages, %d SMs\n", kBM, kBN, kClusterM,
-                kStages, prop.multiProcessorCount);
+    std::printf("configuration: tile %dx%d, cluster %d%s, %d stages, %d SMs\n", kBM, kBN, kClusterSize,
+                kClusterN > 1 ? " along N" : "", kStages, prop.multiProcessorCount);
     if (kSmall) {  // the grid counts on two CTAs an SM: say whether the driver agrees
         int resident = 0;
         CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, gemm7Shapes,

@@ -120,10 +120,21 @@ class Problem:
     ctas_per_sm: int = (
         1  # ``kCtasPerSm``: 2 in Day 86's small build (-DGEMM_SMALL=1), whose CTAs fit two an SM
     )
+    cluster_n: int = (
+        1  # ``kClusterN``: 2 in Day 86's cluster along N (-DGEMM_CLUSTER_N=2; ``cluster`` is then 1)
+    )
 
     @property
     def tiles_n(self) -> int:
         return -(-self.n // self.tile_n)
+
+    @property
+    def cluster_size(self) -> int:
+        return self.cluster * self.cluster_n
+
+    @property
+    def cluster_tiles_n(self) -> int:
+        return -(-self.tiles_n // self.cluster_n)
 
     @property
     def cluster_tiles_m(self) -> int:
@@ -136,16 +147,19 @@ class Problem:
 
     @property
     def units(self) -> int:
-        return self.cluster_tiles_m * self.tiles_n * self.split
+        return self.cluster_tiles_m * self.cluster_tiles_n * self.split
 
     @property
     def cta_tiles(self) -> int:
-        """CTA tiles including the cluster's padding rows (workspace and counters are sized by it)."""
+        """CTA tiles including the cluster's padding rows (workspace and counters are sized by it; a
+        cluster along N's padding column stores nothing and is not counted)."""
         return self.cluster_tiles_m * self.cluster * self.tiles_n
 
     def stream_k(self, sms: int) -> StreamK:
         """The Stream-K build's schedule on ``sms`` SMs (one cluster per ``cluster`` of them)."""
-        return streamk_schedule(self.cluster_tiles_m * self.tiles_n, self.k_tiles, sms // self.cluster)
+        return streamk_schedule(
+            self.cluster_tiles_m * self.cluster_tiles_n, self.k_tiles, sms // self.cluster_size
+        )
 
     @property
     def workspace_floats(self) -> int:
@@ -167,14 +181,16 @@ class Problem:
         sk = self.stream_k(sms)
         if sk.sk_tiles == 0:
             return 0, 0
-        return sk.workspace_floats(self.tile_m, self.tile_n, self.cluster), self.cta_tiles * self.consumers
+        return sk.workspace_floats(
+            self.tile_m, self.tile_n, self.cluster_size
+        ), self.cta_tiles * self.consumers
 
     def grid(self, sms: int) -> int:
         """CTAs: at most ``ctas_per_sm`` per SM (one, but two in a small build), rounded down to whole
         clusters, and (split-K) at most one cluster per unit; Stream-K launches every slot, its
         schedule being the grid's, as CUTLASS's does."""
-        slots = sms * self.ctas_per_sm // self.cluster
-        return (slots if self.streamk else min(slots, self.units)) * self.cluster
+        slots = sms * self.ctas_per_sm // self.cluster_size
+        return (slots if self.streamk else min(slots, self.units)) * self.cluster_size
 
 
 def ragged_problem(constants: dict[str, int | float], shape: Shape, split: int) -> Problem:
@@ -193,6 +209,7 @@ def ragged_problem(constants: dict[str, int | float], shape: Shape, split: int) 
         int(constants["kConsumers"]),
         bool(constants.get("kStreamK", 0)),
         int(constants.get("kCtasPerSm", 1)),
+        int(constants.get("kClusterN", 1)),
     )
     if p.streamk and split != 1:
         raise CourseError(f"the Stream-K build (-DGEMM_STREAMK=1) takes split 1 only (got {split!r})")

@@ -8,6 +8,8 @@
 #   w96  w96_c1   -DGEMM_BN=96   m64n96k16,  7 stages, D in 2 passes of one 48-column box
 #   w200_c1       -DGEMM_BN=200 -DGEMM_CLUSTER=1 (session 17; no cluster-2 build): m64n200k16, 5 stages,
 #                 D in 5 passes of one 40-column (80-byte) box
+#   n200 n256 n128  -DGEMM_BN=200/256/128 -DGEMM_CLUSTER=1 -DGEMM_CLUSTER_N=2 (session 21): a cluster of two
+#                 along N sharing A by multicast (tests/lessons/day86/test_clustern39.py; GPUTESTS names it)
 # Session 17's environment (all optional): NEW="w200_c1" the builds to build and check; SANITIZE="w200_c1"
 # the builds to sanitize; MEASURE_BUILDS="128x200c1,128x144c2" the DEV_BUILDS to time beside the pick
 # and cuBLAS; MEASURE_SHAPES="4104x776x1240 2560x2560x2560" the shapes to time, in that order;
@@ -64,6 +66,9 @@ declare -A FLAGS=(
   [w144]="-DGEMM_BN=144" [w144_c1]="-DGEMM_BN=144 -DGEMM_CLUSTER=1"
   [w96]="-DGEMM_BN=96" [w96_c1]="-DGEMM_BN=96 -DGEMM_CLUSTER=1"
   [w200_c1]="-DGEMM_BN=200 -DGEMM_CLUSTER=1"
+  [n200]="-DGEMM_BN=200 -DGEMM_CLUSTER=1 -DGEMM_CLUSTER_N=2"
+  [n256]="-DGEMM_BN=256 -DGEMM_CLUSTER=1 -DGEMM_CLUSTER_N=2"
+  [n128]="-DGEMM_BN=128 -DGEMM_CLUSTER=1 -DGEMM_CLUSTER_N=2"
 )
 NEW=${NEW:-"w192 w192_c1 w160 w160_c1 w144 w144_c1 w96 w96_c1 w200_c1"}
 SANITIZE=${SANITIZE:-"w192 w160 w144 w96 w200_c1"}
@@ -193,7 +198,7 @@ if [[ $STEPS == *sanitize* ]]; then
 fi
 if [[ $STEPS == *gputest* ]]; then
   step "GPU tests: the development widths through NVRTC and the course host" 150 \
-    python3 -m pytest -q -p no:cacheprovider -m gpu tests/lessons/day86/test_wide39.py
+    python3 -m pytest -q -p no:cacheprovider -m gpu ${GPUTESTS:-tests/lessons/day86/test_wide39.py}
 fi
 if [[ $STEPS == *measure* ]]; then
   RESERVE=0
