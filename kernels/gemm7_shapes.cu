@@ -711,6 +711,15 @@ WIDE_WGMMA(200, "%100, %101", "%102", WIDE_REGS100, WIDE_ACC100)
 #undef WIDE_R12H
 // end of region wide39-wgmma
 
+// Cluster-tile columns over tilesN tile columns: tilesN itself but with a cluster along N.
+__host__ __device__ __forceinline__ int clusterColumns(int tilesN) {
+    if constexpr (kClusterN > 1) {
+        return (tilesN + kClusterN - 1) / kClusterN;
+    } else {
+        return tilesN;
+    }
+}
+
 // snippet: schedule
 // The problem's tile counts, worked out once per CTA from M, N, K, the
 // split and the grid; everything the producer and the consumers must agree
@@ -730,15 +739,6 @@ struct Problem {
     int skBig;
     int skPeers;        // most units that can share one tile: the workspace's partials per tile
 };
-
-// Cluster-tile columns over tilesN tile columns: tilesN itself but with a cluster along N.
-__host__ __device__ __forceinline__ int clusterColumns(int tilesN) {
-    if constexpr (kClusterN > 1) {
-        return (tilesN + kClusterN - 1) / kClusterN;
-    } else {
-        return tilesN;
-    }
-}
 
 __host__ __device__ __forceinline__ Problem makeProblem(int M, int N, int K, int splitK,
                                                         int slots) {

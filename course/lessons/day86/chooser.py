@@ -19,14 +19,9 @@ where
   at 0.57-0.75 of a full wave's time with clusters of two (H200 and H100
   recordings, ``bench.wave_table``). The model prices a last wave of r
   units on S slots as LONE_UNIT + (1 - LONE_UNIT) x (r - 1) / (S - 1) of a
-  full one, LONE_UNIT = 0.65 fitted to those. Clusters of one measure
-  lower (0.26-0.61), but there the lone unit gains from what makes their
-  full wave slow (every CTA loads its own B: contention a lone unit does
-  not meet), which the per-unit cost does not price; a per-cluster 0.45,
-  tried, made the model pick clusters of one where the H100 measured them
-  slower (1000 x 1032 x 520: 0.92x; 130 x 5000 x 3000: 0.89x; evidence/logs/
-  2026-12-05-h100-s10-k86-call2.log), so both clusters get 0.65 and the
-  page shows the model's ratio beside the measured one;
+  full one, LONE_UNIT = 0.65 fitted to those (clusters of one measure
+  0.26-0.61, but a per-cluster 0.45 picked clusters of one where the H100
+  measured them slower: evidence/logs/2026-12-05-h100-s10-k86-call2.log);
 - one K-tile of a 128 x BN tile is 128 x BN x 64 x 2 FLOP at one SM's
   rate (SM_TFLOPS, scaled by the SM count: a GPU with fewer SMs has less
   in total, not faster SMs), times an efficiency that is lower for the
@@ -37,38 +32,25 @@ where
 - the fixed cost per unit is the ring's fill (the first K-tile's load
   latency) and the epilogue that does not overlap the next unit;
 - split-K adds, per unit, the partial written to the workspace and, for
-  the last split of a tile, the other partials read back (all of them,
-  its own too, in the deterministic build), at the busy SMs' share of L2
-  bandwidth; and a fixed SPLIT_US for the reduction's chain of round
-  trips that nothing overlaps (the partial's stores reaching L2, the
-  counter's atomic, the last split's reads), a round figure of the order
-  the kernel's own timeline shows (the page's timeline at N = 1024, split
-  4: the epilogue bars of the splits beside their short K loops);
+  the last split of a tile, the other partials read back (its own too,
+  deterministic), at the busy SMs' share of L2 bandwidth; and SPLIT_US for
+  the reduction's chain of round trips that nothing overlaps (of the order
+  the page's timeline shows at N = 1024, split 4);
 - the whole problem cannot run faster than its bytes through device
   memory (A, B read once, D written once) allow, at the device's rate
   (STREAM_TBPS) nor at one SM's (``memory_floor_us``): each CTA streams an
-  even share of the bytes at most at SM_STREAM_GBPS (or its share of the
-  device's rate, if that is more), wave after wave, a partial wave at its
-  LONE_UNIT share like the compute. It binds where fewer CTAs than SMs
-  hold the bytes: at 1 and 32 x 4096 x 14336 the 64x64 c1 unsplit build
-  makes 64 units for 132 SMs, and the H100 measured it at 66.8 and 57.8
-  us against 52.5 and 51.2 for its split 2 (128 units) (CUDA graphs,
-  evidence/logs/2026-12-06-h100-s14/call5-sweep39-measure.json): 1.8 MB a
-  CTA at 28.5 and 33.5 GB/s. Without it the model priced both at the
-  device's floor and picked the unsplit build. And where K is split,
-  the last wave's reduction comes after that floor, not under it: it
-  starts when the last K-tiles are in (``reduction_tail_us``: the last
-  arriver's partial out and every other partial in, at the last wave's
-  share of L2, then SPLIT_US). On the H100's decode rows, where every
-  build sits at the floor, this tail is the gap between a split build and
-  a less split one, model against measured (CUDA graphs): 128x256 c1
-  split 4 behind 64x128 c1 unsplit at 128 x 8192 x 8192, 9.5 us against
-  11.5; behind 64x128 split 2 at 8 and 64 x 8192 x 8192, 7.3 against 7.9
-  and 9.5; split 8 behind 64x128 split 2 or 4 at 128 and 8 x 4096 x 14336,
-  14.5 against 12.7 and 14.7 against 11.5 (evidence/logs/2026-12-06-h100-
-  s13/call2-small39-measure.json, 2026-12-05-h100-s10-k86-call2-
-  measure.json; the test reads both). Without it the model put the split
-  build ahead at 128 x 8192 x 8192.
+  even share of the bytes at most at SM_STREAM_GBPS, wave after wave. It
+  binds where fewer CTAs than SMs hold the bytes (the decode rows; the
+  constant's comment gives the H100 times it was fitted to). Where K is
+  split, the last wave's reduction comes after that floor, not under it
+  (``reduction_tail_us``): on the H100's decode rows this tail is the gap
+  between a split build and a less split one (tests/lessons/day86/
+  test_chooser_measured.py reads the runs).
+- a cluster along N (``ALONG_N``, -DGEMM_CLUSTER_N=2, session 21): the pair
+  shares A instead of B; units = ceil(M / 128) x ceil(ceil(N / BN) / 2),
+  on SMs // 2 clusters, at the width's own efficiency. The model has no
+  term for L2 reads, which is what the pair saves (notes_ncu_gap.md), so
+  it is priced by a fitted efficiency, unsplit, where the H100 timed it.
 
 ``streamk=True`` (to ``candidates`` and ``choose``) also prices the
 Stream-K build (``-DGEMM_STREAMK=1``; the schedule is
@@ -121,9 +103,7 @@ reach to the H100's sweeps of the plain-grid kernels (28 shapes; the
 table: evidence/gemm_dev/notes_refit86.md; tests/lessons/day86/
 test_chooser_sweep.py holds the model to them).
 
-On a tie (candidates at the memory floor), the build with more units wins: more SMs streaming.
-
-The constants are round figures, named below for what they are: not
+On a tie (at the memory floor), the build with more units wins: more SMs streaming. The constants are round figures, named below for what they are: not
 datasheet rates (an H100 or H200 SXM datasheet gives 989 TFLOP/s dense
 FP16, and 3.35 TB/s (H100) or 4.8 TB/s (H200) of memory bandwidth), but
 what a cuBLAS-class kernel sustains on a 132-SM part, an L2 bandwidth and
@@ -174,11 +154,15 @@ SMALL_BNS: tuple[int, ...] = (128, 64)  # the small builds' widths (-DGEMM_SMALL
 # at cluster 1 only (half of 200 rows of B is no whole 8-row swizzle atom).
 DEV_BNS: tuple[int, ...] = (200, 192, 160, 144, 96)
 # The widths the model prices and picks: those the H100 measured faster than the pick of the time
-# somewhere, all at cluster 2 (evidence/logs/2026-12-06-h100-s16/call2-bn39-measure.json, CUDA
-# graphs). 96 and every cluster-1 width lost to another build on every shape and stay unmodelled.
-# 128 x 200 at cluster 1 (session 17): cuBLAS's width at 4104 x 776 x 1240, 4 tile columns where 256 makes
-# 4 with the last 8 wide (1.21x 128x256 c1 there on the H100).
+# somewhere (evidence/logs/2026-12-06-h100-s16/call2-bn39-measure.json, CUDA graphs; 96 and the other
+# cluster-1 widths never were), and 128 x 200 at cluster 1 (session 17; 1.21x 128x256 c1 at 4104 x 776 x 1240).
 WIDE_CONFIGS: tuple[tuple[int, int], ...] = ((192, 2), (160, 2), (144, 2), (200, 1))
+# A cluster of two along N sharing A by multicast (-DGEMM_CLUSTER=1 -DGEMM_CLUSTER_N=2, session 21): its
+# K loop's efficiency by width, as EFFICIENCY's; priced unsplit, as timed. 0.91 for 200: the middle of
+# 0.89-0.93, where the model picks it exactly where the H100 ran it faster than the pick before (1.10x at
+# 4104 x 776 x 1240, 1.14x at 8200 x 776 x 1240; tests/lessons/day86/test_clustern39.py). A pair there
+# reads A from L2 once (evidence/gemm_dev/notes_ncu_gap.md), which no term of the model prices.
+ALONG_N: dict[int, float] = {200: 0.91}
 DEV_BUILDS: dict[str, dict[str, int]] = {
     f"128x{bn}c{cluster}": {"GEMM_BN": bn, "GEMM_CLUSTER": cluster}
     for bn in DEV_BNS
@@ -209,14 +193,10 @@ SPLIT_US = 3.0  # per split unit: the reduction's round trips (stores, fence, co
 # ``bench.wave_table``), used for both clusters (the docstring says why). A last wave of r units
 # on S slots costs LONE_UNIT + (1 - LONE_UNIT) (r - 1) / (S - 1) of a full one.
 LONE_UNIT = 0.65
-# A 64-row tile's K loop against the 128-row tile's of the same width and cluster (a round figure):
-# one consumer warpgroup issues every wgmma. Fitted to the H100's squares, where the regular 64-row
-# build ran beside the 128x64 c2 pick (evidence/logs/2026-12-06-h100-s13/call2-small39-measure.json,
-# "small-as-64row", CUDA graphs): the ratio each measured needs 1.11 (64x64 at 256^3), 1.12 (512^3),
-# 1.11 (64x128 at 768^3) and 0.85 (1024^3; tests/lessons/day86/test_chooser_measured.py refits them).
-# 0.90 stays near the low end. It was 0.80, a guess, until issue 39's M = 128 rows: there 64x128 c1
-# unsplit ran 1.20x and 1.23x the 128-row pick, and at 0.80 the model priced it 25% slower per FLOP
-# than 128x128 c1 split 2 or 4 (untimed there), which the squares do not bear out.
+# A 64-row tile's K loop against the 128-row tile's of the same width and cluster (a round figure: one
+# consumer warpgroup issues every wgmma). The H100's squares need 0.85-1.12 (evidence/logs/2026-12-06-
+# h100-s13/call2-small39-measure.json; tests/lessons/day86/test_chooser_measured.py refits them); 0.90
+# (0.80, a guess, priced 64x128 c1 25% slow at M = 128, where it ran 1.20-1.23x the 128-row pick).
 ROWS64_EFFICIENCY = 0.90
 # The 64-row builds' clusters the model prices. Cluster 2 (session 17): 64x128 c2 ran 1.02x and 1.03x the
 # pick at 128 x 8192 x 8192 in the H100 sweeps of sessions 14 and 17, 1.10x at 128 x 4096 x 14336 (s17;
@@ -267,12 +247,11 @@ EFFICIENCY = {  # fraction of SM_TFLOPS a K-tile loop sustains, by (BN, cluster)
     (192, 2): 0.90,
     (160, 2): 0.90,
     (144, 2): 0.90,
-    # 128 x 200 at cluster 1: 0.78, the middle of the range (0.76-0.80) in which the model picks it exactly
-    # where the H100 timed it fastest of eight builds at five shapes (evidence/logs/2026-12-06-h100-s17/
-    # call3-bn39-measure.json: 4104 x 776 x 1240, 1.21x 128x256 c1, and x 4096; not 2056 or 8200 x 776 x
-    # 1240 or 2560^3). Beside 128x256 c1 at the same shapes it needs 0.92-0.93 of that one's 0.96, but 256 c1
-    # itself ran 0.72x 256 c2 at 8200 x 776 x 1240, which (256, 1)'s 0.96 does not say.
-    (200, 1): 0.78,
+    # 128 x 200 at cluster 1: 0.78 as a cluster launch (session 17, evidence/logs/2026-12-06-h100-s17/
+    # call3-bn39-measure.json); as a plain grid, 0.84 (session 21's refit): the middle of the window,
+    # 0.836-0.842, in which the model picks it at 1000 x 3000 x 704 (1.06x the pick before) but not at
+    # 2560^3 or 2500 x 2504 x 2504, whose 260 tiles it cannot tell apart (1.17x and 0.80x the pick there).
+    (200, 1): 0.84,
 }
 
 
@@ -290,10 +269,15 @@ class Choice:
     shared: int = 0  # Stream-K: tiles that several units share (one fixup each)
     bm: int = 128  # tile rows: 128, or 64 (-DGEMM_BM=64, one consumer warpgroup)
     small: bool = False  # the small build (-DGEMM_SMALL=1): two CTAs an SM, no cluster launch
+    along_n: bool = False  # the cluster's two CTAs side by side along N, sharing A (-DGEMM_CLUSTER_N=2)
 
     @property
     def config(self) -> str:
-        return f"{self.bm}x{self.bn} c{self.cluster}" + (" small" if self.small else "")
+        return f"{self.bm}x{self.bn} c{self.cluster}" + (" small" if self.small else "") + self.axis
+
+    @property
+    def axis(self) -> str:
+        return " along N" if self.along_n else ""
 
     def describe(self) -> str:
         det = ", deterministic" if self.deterministic and (self.split > 1 or self.shared) else ""
@@ -304,7 +288,7 @@ class Choice:
             )
         small = ", small build (2 CTAs an SM)" if self.small else ""
         return (
-            f"tile {self.bm}x{self.bn}, cluster {self.cluster}{small}, split {self.split}{det}: {self.units} units "
+            f"tile {self.bm}x{self.bn}, cluster {self.cluster}{self.axis}{small}, split {self.split}{det}: {self.units} units "
             f"on {self.slots} clusters = {self.waves} wave(s), model {self.est_us:.1f} us"
         )
 
@@ -329,15 +313,17 @@ def estimate(
     deterministic: bool = False,
     bm: int = 128,
     small: bool = False,
+    along_n: bool = False,
 ) -> Choice | None:
     """The model's time for one configuration and split, or None if the split is invalid (``bm``
-    64: the 64-row build; ``small``: the small build, which is 64 rows and cluster 1)."""
+    64: the 64-row build; ``small``: the small build, which is 64 rows and cluster 1; ``along_n``: the
+    cluster of ``cluster`` = 2 along N, units of one tile row and two tile columns)."""
     if bm not in (128, 64) or (small and (bm != 64 or cluster != 1 or bn not in SMALL_BNS)):
         raise CourseError(
             f"no build {bm}x{bn} c{cluster}{' small' if small else ''}: tiles are 128 or 64 rows, and the "
             f"small build is 64 rows, cluster 1, BN in {SMALL_BNS}"
         )
-    _modelled(bm, bn, cluster)
+    _modelled(bm, bn, cluster, along_n)
     _, tile_k, _ = kernel_shape()
     tile_m = bm
     k_tiles = math.ceil(k / tile_k)
@@ -345,12 +331,12 @@ def estimate(
         return None
     tiles_m = math.ceil(m / tile_m)
     tiles_n = math.ceil(n / bn)
-    cluster_tiles_m = math.ceil(tiles_m / cluster)
-    units = cluster_tiles_m * tiles_n * split
+    cluster_tiles_m = tiles_m if along_n else math.ceil(tiles_m / cluster)
+    units = cluster_tiles_m * (math.ceil(tiles_n / cluster) if along_n else tiles_n) * split
     ctas_per_sm = 2 if small else 1
     slots = sms * ctas_per_sm // cluster
     waves = math.ceil(units / slots)
-    per_sm_flops = SM_TFLOPS * 1e12 * EFFICIENCY[(bn, cluster)]
+    per_sm_flops = SM_TFLOPS * 1e12 * (ALONG_N[bn] if along_n else EFFICIENCY[(bn, cluster)])
     if bm == 64:
         per_sm_flops *= ROWS64_EFFICIENCY
     if small:
@@ -376,9 +362,8 @@ def estimate(
     # hide it (``reduction_tail_us``); the compute path already holds each unit's reduction.
     tail = reduction_tail_us(units, slots, cluster, split, tile_m * bn * 4, deterministic)
     est = launch_us(cluster, small) + max(compute_us, memory_us + tail)
-    return Choice(
-        bn, cluster, split, units, waves, slots, est, deterministic and split > 1, bm=bm, small=small
-    )
+    det = deterministic and split > 1
+    return Choice(bn, cluster, split, units, waves, slots, est, det, bm=bm, small=small, along_n=along_n)
 
 
 def launch_us(cluster: int, small: bool = False) -> float:
@@ -387,11 +372,15 @@ def launch_us(cluster: int, small: bool = False) -> float:
     return LAUNCH_US - (PLAIN_GRID_SAVES_US if cluster == 1 else 0.0) - (SMALL_SAVES_US if small else 0.0)
 
 
-def _modelled(bm: int, bn: int, cluster: int) -> None:
+def _modelled(bm: int, bn: int, cluster: int, along_n: bool = False) -> None:
     """Refuse, with a CourseError, a configuration the model has no efficiency for: a development width
     outside ``WIDE_CONFIGS`` (96, or cluster 1 but 200's), a development width at a cluster it has no
-    build for (200 at cluster 2), or no build at all."""
-    if (bn, cluster) in EFFICIENCY:
+    build for (200 at cluster 2), or no build at all; along N, a width outside ``ALONG_N``."""
+    if along_n and not (bm == 128 and cluster == 2 and bn in ALONG_N):
+        raise CourseError(
+            f"no model of {bm}x{bn} c{cluster} along N: it prices 128-row pairs of {tuple(ALONG_N)}"
+        )
+    if along_n or (bn, cluster) in EFFICIENCY:
         return
     if bn in DEV_BNS and bn // cluster % 8:  # not among DEV_BUILDS: B's slices are no whole swizzle atoms
         raise CourseError(
@@ -524,13 +513,17 @@ def candidates(
     streamk: bool = False,
     rows64: bool = True,
     small: bool = True,
+    along_n: bool = True,
 ) -> list[Choice]:
-    """Every valid (configuration, split), cheapest first (``WIDE_CONFIGS`` unsplit only); the 64-row
-    builds too (clusters ``ROWS64_CLUSTERS``), and the small builds where ``small_competes``
-    (``rows64=False``: neither, the 128-row builds only; ``small=False``: not the small builds); with ``streamk``, the Stream-K build of every
+    """Every valid (configuration, split), cheapest first (``WIDE_CONFIGS`` and ``ALONG_N`` unsplit only);
+    the 64-row builds too (clusters ``ROWS64_CLUSTERS``), and the small builds where ``small_competes``
+    (``rows64=False``: neither, the 128-row builds only; ``small=False``: not the small builds;
+    ``along_n=False``: no cluster along N); with ``streamk``, the Stream-K build of every
     configuration of ``CONFIGS`` (where its schedule shares a tile)."""
     # the wide widths were timed unsplit only: neither their split-K nor their Stream-K schedule
     out = [c for bn, cluster in WIDE_CONFIGS if (c := estimate(m, n, k, sms, bn, cluster, 1, deterministic))]
+    if along_n:
+        out += [c for bn in ALONG_N if (c := estimate(m, n, k, sms, bn, 2, 1, deterministic, along_n=True))]
     for bn, cluster in CONFIGS:
         out += _splits(m, n, k, sms, bn, cluster, deterministic)
         if rows64 and cluster in ROWS64_CLUSTERS:
@@ -555,15 +548,16 @@ def choose(
     streamk: bool = False,
     rows64: bool = True,
     small: bool = True,
+    along_n: bool = True,
 ) -> Choice:
     """The configuration and split the model expects to be fastest (``deterministic``: with
     split-K sums in split order, the same bits every launch; ``streamk``: the Stream-K build may be
     picked too, which the default leaves out until a GPU has measured it; ``small=False``: not the
-    small builds; ``rows64=False``: the 128-row builds only)."""
+    small builds; ``rows64=False``: the 128-row builds only; ``along_n=False``: no cluster along N)."""
     check_shape(m, n, k, kernel_shape()[2])
     if isinstance(sms, bool) or not isinstance(sms, int) or sms < 1:
         raise CourseError(f"the SM count must be a positive integer (got {sms!r})")
-    return candidates(m, n, k, sms, deterministic, streamk, rows64, small)[0]
+    return candidates(m, n, k, sms, deterministic, streamk, rows64, small, along_n)[0]
 
 
 def best_for(
@@ -576,10 +570,13 @@ def best_for(
     deterministic: bool = False,
     bm: int = 128,
     small: bool = False,
+    along_n: bool = False,
 ) -> Choice:
-    """The cheapest split for one configuration (a build already compiled)."""
-    _modelled(bm, bn, cluster)
+    """The cheapest split for one configuration (a build already compiled; along N, unsplit)."""
+    _modelled(bm, bn, cluster, along_n)
     choose(m, n, k, sms)  # the shape's rule, once
+    if along_n:
+        return estimate(m, n, k, sms, bn, cluster, 1, deterministic, along_n=True)  # type: ignore[return-value]
     return min(_splits(m, n, k, sms, bn, cluster, deterministic, bm, small), key=_rank)
 
 
@@ -589,6 +586,8 @@ def defines(choice: Choice) -> dict[str, int]:
     choice, and ``GEMM_DETERMINISTIC`` for a deterministic choice that shares a tile: unsplit, both
     builds are the same)."""
     out = {"GEMM_BN": choice.bn, "GEMM_CLUSTER": choice.cluster}
+    if choice.along_n:
+        out.update(GEMM_CLUSTER=1, GEMM_CLUSTER_N=2)
     if choice.bm != 128:
         out["GEMM_BM"] = choice.bm
     if choice.small:

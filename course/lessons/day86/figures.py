@@ -80,7 +80,7 @@ def picks(sms: int, shapes: Sequence[tuple[int, int, int]] = chooser.PAGE_SHAPES
             (
                 shape_name(shape),
                 f"{c.bm}x{c.bn}" + (" small" if c.small else ""),
-                str(c.cluster),
+                str(c.cluster) + c.axis,
                 str(c.split),
                 str(c.units),
                 str(c.waves),
@@ -305,12 +305,12 @@ def streamk_schedule(
 
 
 def streamk_plans(sms: int = STREAMK_SMS, shapes: Sequence[tuple[int, int, int]] = STREAMK_SHAPES) -> Table:
-    """Per shape, the chooser's 128-row build (tile, cluster; ``rows64=False``: the Stream-K build has
-    128-row tiles) compiled with -DGEMM_STREAMK=1: the waves of whole tiles it would run unsplit, and
+    """Per shape, the chooser's 128-row build (tile, cluster; ``rows64=False``, ``along_n=False``: the
+    Stream-K build has 128-row tiles and no cluster along N) compiled with -DGEMM_STREAMK=1: the waves of whole tiles it would run unsplit, and
     what the hybrid makes of them (schedule arithmetic)."""
     rows = []
     for shape in shapes:
-        pick = chooser.choose(*shape, sms, rows64=False)  # the Stream-K build has 128-row tiles
+        pick = chooser.choose(*shape, sms, rows64=False, along_n=False)  # a Stream-K build: 128 rows, along M
         s = streamk_schedule(shape, sms, pick.bn, pick.cluster)
         last = s.tiles - (-(-s.tiles // s.slots) - 1) * s.slots
         per = f"{s.sk_per}" + (f"-{s.sk_per + 1}" if s.sk_big else "") if s.sk_units else "-"

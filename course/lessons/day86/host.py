@@ -1,8 +1,8 @@
 """Day 86's host side: the ladder's TMA-GEMM host on any M x N x K, its build and split chosen.
 
 The workload is the ladder's (``course.lessons._ladder.TmaGemmWorkload``) with a shape and a
-split: the tile width and cluster are the build's (``-DGEMM_BN``, ``-DGEMM_CLUSTER``, read from
-the compiled kernel's flags), and the split, unless given, is the chooser's best for that build
+split: the tile width and cluster are the build's (``-DGEMM_BN``, ``-DGEMM_CLUSTER``, ``-DGEMM_CLUSTER_N``,
+read from the compiled kernel's flags), and the split, unless given, is the chooser's best for that build
 on this GPU's SM count. The lesson run is a shape ragged in M, N and K (``RUN_SHAPE``), split
 ``RUN_SPLIT`` ways, with every element checked against float64. ``deterministic=True`` runs the
 same build compiled with ``-DGEMM_DETERMINISTIC=1`` (split-K's partials summed in split order).
@@ -27,11 +27,12 @@ RUN_SHAPE: Shape = (1000, 1032, 520)
 RUN_SPLIT = 3
 
 
-def build_of(compiled: Compiled | None) -> tuple[int, int]:
-    """(BN, cluster) of a build of the kernel, from the -D flags it was compiled with."""
+def build_of(compiled: Compiled | None) -> tuple[int, int, bool]:
+    """(BN, CTAs a cluster, whether the cluster lies along N) of a build of the kernel, from the -D flags
+    it was compiled with (``-DGEMM_CLUSTER``, or ``-DGEMM_CLUSTER_N`` for a cluster along N)."""
     flags = dict(compiled.options.defines) if compiled is not None else {}
     c = LESSON.constants(flags)
-    return int(c["kBN"]), int(c["kClusterM"])
+    return int(c["kBN"]), int(c["kClusterM"]) * int(c["kClusterN"]), int(c["kClusterN"]) > 1
 
 
 def rows_of(compiled: Compiled | None) -> tuple[int, bool]:
@@ -116,9 +117,9 @@ class ShapesHost(TmaGemmHost):
         if split is None and is_streamk(compiled):
             split = 1  # Stream-K shares K out by its own schedule
         if split is None:
-            bn, cluster = build_of(compiled)
+            bn, cluster, along_n = build_of(compiled)
             bm, small = rows_of(compiled)
-            split = chooser.best_for(*shape, sm_count(), bn, cluster, deterministic, bm, small).split
+            split = chooser.best_for(*shape, sm_count(), bn, cluster, deterministic, bm, small, along_n).split
         if deterministic:  # the workload launches (and run_lesson runs) this build
             compiled = deterministic_build(compiled)
         work = TmaGemmWorkload(self.lesson, compiled, n, sets, purpose, shape=shape, split=split)

@@ -15,6 +15,10 @@ SMS = 132
 def test_every_candidate_is_a_build_the_kernel_has():
     for shape in [*chooser.SHAPES, (1, 8192, 8192), (64, 4096, 14336)]:
         for c in chooser.candidates(*shape, SMS, small=True):
+            if c.along_n:  # the cluster along N: a pair, 128-row tiles, the widths ALONG_N prices, unsplit
+                assert (c.bm, c.cluster, c.split, c.small, c.streamk) == (128, 2, 1, False, False)
+                assert c.bn in chooser.ALONG_N
+                continue
             assert (c.bn, c.cluster) in chooser.CONFIGS + chooser.WIDE_CONFIGS and c.bm in (128, 64)
             assert 1 <= c.split <= chooser.MAX_SPLIT
             if c.small:
@@ -141,6 +145,7 @@ def test_the_dev_benchs_standalone_copy_picks_the_same(monkeypatch, cluster_laun
             monkeypatch.setattr(chooser, "reduction_tail_us", lambda *args, **kw: 0.0)
             monkeypatch.setattr(chooser, "SM_STREAM_GBPS", 1e12)
             monkeypatch.setattr(chooser, "WIDE_CONFIGS", ())  # and the wide widths
+            monkeypatch.setattr(chooser, "ALONG_N", {})  # and the cluster along N (session 21)
             # and the plain grid's launch (session 19): the fixture models the kernel before it
             mine, theirs = chooser.choose(*shape, sms, rows64=False), dev.choose(*shape, sms)
             assert (mine.bn, mine.cluster, mine.split, mine.units, mine.waves) == (

@@ -93,7 +93,21 @@ def test_the_sweeps_cover_every_shape_and_build_they_are_read_for():
         assert {(64, bn, 1, True, s) for bn in chooser.SMALL_BNS for s in (2, 4)} <= keys
 
 
-@pytest.mark.parametrize("shape", list(MARGIN), ids=lambda s: "x".join(map(str, s)))
+# Session 21 moved two picks to builds these sweeps did not time (a cluster along N at 4104 x 776 x 1240;
+# 128 x 200 at cluster 1, refit, at 1000 x 3000 x 704): test_clustern39.py holds them to that session's
+# run, against the pick before them in the same run.
+RESWEPT = {(1000, 3000, 704), (4104, 776, 1240)}
+
+
+def test_the_picks_these_sweeps_did_not_time_are_the_ones_session_21_timed():
+    for shape in MARGIN:
+        timed = _key_of(chooser.choose(*shape, SMS)) in _timed(_row(shape))
+        assert timed == (shape not in RESWEPT), shape
+
+
+@pytest.mark.parametrize(
+    "shape", [s for s in MARGIN if s not in RESWEPT], ids=lambda s: "x".join(map(str, s))
+)
 def test_the_pick_is_timed_and_within_its_margin_of_the_fastest_build(shape):
     row = _row(shape)
     timed = _timed(row)
@@ -110,6 +124,8 @@ def test_the_refit_gains_what_the_sweeps_measured_over_the_picks_they_ran():
     gains = {}
     for row in _rows():
         shape = tuple(row["shape"])
+        if shape in RESWEPT:  # session 21's picks: test_clustern39
+            continue
         us = row["graphs"]["us"]
         gains[shape] = us["pick"] / _timed(row)[_key_of(chooser.choose(*shape, SMS))]
     assert min(gains.values()) >= 0.995, gains

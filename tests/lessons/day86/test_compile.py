@@ -26,6 +26,9 @@ def test_every_build_compiles_for_sm90a_without_spills(bn, cluster):
     assert (c["kBN"], c["kClusterM"], c["kBoxBRows"]) == (bn, cluster, bn // cluster)
 
 
+# The clusters along N the chooser prices (test_clustern39 compiles and checks each, WIDTHS).
+ALONG = [{"GEMM_BN": bn, "GEMM_CLUSTER": 1, "GEMM_CLUSTER_N": 2} for bn in chooser.ALONG_N]
+
 # The shapes the pick tests walk: the page's, the issue's decode rows and small squares (issue 39).
 PICK_SHAPES = [
     *chooser.SHAPES,
@@ -36,12 +39,10 @@ PICK_SHAPES = [
 
 
 def test_the_chooser_picks_only_builds_that_are_compile_checked():
-    picked = {
-        (chooser.choose(*s, sms).bn, chooser.choose(*s, sms).cluster)
-        for s in chooser.SHAPES
-        for sms in (8, 78, 114, 132)
-    }
+    picks = [chooser.choose(*s, sms) for s in chooser.SHAPES for sms in (8, 78, 114, 132)]
+    picked = {(c.bn, c.cluster) for c in picks if not c.along_n}
     assert picked <= set(chooser.CONFIGS + chooser.WIDE_CONFIGS)  # the wide ones: test_wide39 compiles them
+    assert {c.bn for c in picks if c.along_n} <= set(chooser.ALONG_N)  # test_clustern39 compiles them
     flags = {
         tuple(sorted(chooser.defines(chooser.choose(*s, sms, deterministic=det, small=small)).items()))
         for s in PICK_SHAPES
@@ -49,7 +50,7 @@ def test_the_chooser_picks_only_builds_that_are_compile_checked():
         for det in (False, True)
         for small in (False, True)
     }
-    checked = {tuple(sorted(f.items())) for f in [*BUILDS, *chooser.DEV_BUILDS.values()]}
+    checked = {tuple(sorted(f.items())) for f in [*BUILDS, *chooser.DEV_BUILDS.values(), *ALONG]}
     assert flags <= checked
     assert any(dict(f).get("GEMM_BM") == 64 for f in flags)  # the decode rows pick 64-row tiles
     assert any(dict(f).get("GEMM_SMALL") for f in flags)  # and small=True the small builds
@@ -171,6 +172,6 @@ def test_the_chooser_picks_only_stream_k_builds_that_are_compile_checked():
         for sms in (8, 78, 114, 132)
         for det in (False, True)
     }
-    checked = {tuple(sorted(f.items())) for f in [*BUILDS, *STREAMK, *chooser.DEV_BUILDS.values()]}
+    checked = {tuple(sorted(f.items())) for f in [*BUILDS, *STREAMK, *chooser.DEV_BUILDS.values(), *ALONG]}
     assert flags <= checked
     assert any(dict(f).get("GEMM_STREAMK") for f in flags)  # the model does pick Stream-K somewhere

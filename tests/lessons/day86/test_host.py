@@ -91,8 +91,14 @@ def test_the_build_is_read_from_the_compile_flags():
     class Compiled:
         options = Options()
 
-    assert build_of(Compiled()) == (128, 1)  # type: ignore[arg-type]
-    assert build_of(None) == (256, 2)
+    assert build_of(Compiled()) == (128, 1, False)  # type: ignore[arg-type]
+    assert build_of(None) == (256, 2, False)
+
+    class AlongN:
+        defines = (("GEMM_BN", "200"), ("GEMM_CLUSTER", "1"), ("GEMM_CLUSTER_N", "2"))
+
+    Compiled.options = AlongN()  # type: ignore[assignment]
+    assert build_of(Compiled()) == (200, 2, True)  # type: ignore[arg-type]
 
 
 def test_the_host_declares_its_run_options_and_cases():

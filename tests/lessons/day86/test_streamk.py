@@ -220,6 +220,7 @@ HARNESS = r"""
 constexpr int kBM = 128, kBN = 128, kBK = 64, kClusterM = 2, kGroupM = 8;
 constexpr int kStreamK = 1, kSkMinIters = %(min_iters)d, kSmemBytes = 0;
 constexpr int kClusterSize = kClusterM, kConsumers = 2, kWgmmaM = 64;
+inline int clusterColumns(int tilesN) { return tilesN; }  // the kernel's, above the snippet, at kClusterN 1
 %(schedule)s
 int main() {
     int tiles, kTiles, slots;

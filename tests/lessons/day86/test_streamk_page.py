@@ -77,8 +77,8 @@ def test_the_plans_table_is_the_schedule_of_the_choosers_build():
     assert len(table.rows) == len(figures.STREAMK_SHAPES)
     for shape, row in zip(figures.STREAMK_SHAPES, table.rows, strict=True):
         pick = chooser.choose(
-            *shape, 132, rows64=False
-        )  # the Stream-K build: 128-row tiles (issue 39's refit
+            *shape, 132, rows64=False, along_n=False
+        )  # the Stream-K build: 128-row tiles, along M (issue 39's refit
         s = figures.streamk_schedule(shape, 132, pick.bn, pick.cluster)  # made 512^3, 1024^3 small builds)
         assert row[1] == f"128x{pick.bn} c{pick.cluster}"
         assert row[2] == f"{s.tiles} x {s.k_tiles}" and row[3] == str(s.slots)
