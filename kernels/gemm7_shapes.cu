@@ -533,6 +533,15 @@ __device__ __forceinline__ void tmaLoad2dMulticast(void* dst, const CUtensorMap*
 }
 // end snippet
 
+// A cluster along N (-DGEMM_CLUSTER_N=2): this CTA's slice of the A tile, kBoxARows rows, multicast
+// into the same rows of both CTAs' stage, whose full barrier counts the bytes as its own.
+__device__ __forceinline__ void loadSliceA(SharedStorage& s, int stage, const CUtensorMap* tmA, int kt,
+                                           int mBlock, uint32_t rank) {
+    tmaLoad2dMulticast(&s.a[stage][rank * kBoxARows * kBK], tmA, &s.full[stage], kt * kBK,
+                       mBlock * kBM + static_cast<int>(rank) * kBoxARows,
+                       static_cast<uint16_t>((1u << kClusterSize) - 1));
+}
+
 // snippet: wgmma
 __device__ __forceinline__ void wgmmaFence() {
     asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
@@ -1269,13 +1278,8 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1 + GEMM_SMALL)  
                     // Whole boxes' bytes, also where a box reaches past
                     // M, N or K: the engine counts the zero fill too.
                     mbarArriveExpectTx(&s.full[stage], kStageBytes);
-                    if constexpr (kClusterN > 1) {  // A shared along N: this CTA's slice, to both
-                        tmaLoad2dMulticast(&s.a[stage][rank * kBoxARows * kBK], &tmA, &s.full[stage],
-                                           kt * kBK, mBlock * kBM + static_cast<int>(rank) * kBoxARows,
-                                           static_cast<uint16_t>((1u << kClusterSize) - 1));
-                    } else {
-                        tmaLoad2d(s.a[stage], &tmA, &s.full[stage], kt * kBK, mBlock * kBM);
-                    }
+                    if constexpr (kClusterN > 1) loadSliceA(s, stage, &tmA, kt, mBlock, rank);
+                    else tmaLoad2d(s.a[stage], &tmA, &s.full[stage], kt * kBK, mBlock * kBM);
                     if constexpr (kClusterM > 1) {
                         tmaLoad2dMulticast(&s.b[stage][rank * kBoxBRows * kBK], &tmB,
                                            &s.full[stage], kt * kBK,
