@@ -161,7 +161,9 @@
 //        exact on an H100, and no faster: evidence/gemm_dev/notes_splitn40.md;
 //        the turns builds: add -DGEMM_PROMOTE_TURNS=1 to a promoting build (regions "turns-constants",
 //        "turns-order"); the late block scales: add -DGEMM_SCALES_LATE=1 or 2 to the block-scaled build
-//        (region "scales-late"); exact on an H100, and not faster: evidence/gemm_dev/notes_turns40.md)
+//        (region "scales-late"); exact on an H100, turns slower, late scales 1.02-1.04x; the pointer walk of
+//        -DGEMM_SCALES_LATE=2, 1.08-1.12x, is the snippet's own since session 21, the same cubin:
+//        evidence/gemm_dev/notes_turns40.md)
 // Run:   ./gemm8_fp8                      (a list of ragged shapes, each with the build's intervals)
 //        ./gemm8_fp8 M N K PROMOTE_EVERY  (one shape)
 
@@ -437,7 +439,9 @@ static_assert(GEMM_PROMOTE_TURNS == 0 ||
 // -DGEMM_SCALES_LATE=2 also walks the scales by pointers: A's two rows' and B's block pointer set once a
 // unit (the row checks too) and advanced by M and by 1 each K-tile, instead of each K-tile's addresses
 // computed from kt (in the SASS of nvcc 13.0, 193 instructions a K-tile of a consumer warp in the
-// block-scaled build, 178 late, against 151 in the promoting build it is built on).
+// block-scaled build, 178 late, against 151 in the promoting build it is built on). Since session 21
+// the snippets "block-scales" and "consumer" walk the scales this way: the block-scaled build's cubin
+// is this build's, byte for byte (nvcc and NVRTC), and GEMM_SCALES_LATE=2 only names it again.
 static_assert(GEMM_SCALES_LATE == 0 ||
                   ((GEMM_SCALES_LATE == 1 || GEMM_SCALES_LATE == 2) && kBlockScales == 1 && GEMM_PROMOTE_STAGGER == 0),
               "the late block scales (GEMM_SCALES_LATE=1 or 2) are the block-scaled build's: they need "
@@ -1073,24 +1077,30 @@ __device__ __forceinline__ void promote(float (&total)[kAccRegs], const float (&
 
 #if GEMM_BLOCK_SCALES
 // snippet: block-scales
-// This thread's block scales for K-tile kt: its two rows' scales of A
-// (rows row and row + 8 of D, the rows its accumulator registers hold;
-// 0 past M, where D is clipped anyway) and the CTA's scale of B. Plain
-// read-only loads, issued one K-tile ahead of their use, so that their
-// latency (an L2 hit is several hundred cycles, about a K-tile's four
-// wgmmas) overlaps the tensor cores' work.
+// This thread's block scales: its two rows' scales of A (rows row and
+// row + 8 of D, the rows its accumulator registers hold; 0 past M, where D
+// is clipped anyway) and the CTA's scale of B, walked K-block by K-block.
+// The pointers and the row checks are set once a unit; then A's pointer
+// steps M floats (the next K-block's row scales, contiguous) and B's one.
+// Plain read-only loads, each K-tile's issued right after the promotion
+// before it, so that their latency (an L2 hit is several hundred cycles,
+// about a K-tile's four wgmmas) hides behind that K-tile's wgmmas.
 struct BlockScales {
     float a0, a8, b;
 };
-__device__ __forceinline__ BlockScales loadBlockScales(const float* __restrict__ scalesA,
-                                                       const float* __restrict__ scalesB, int M,
-                                                       int kTiles, int row, int nBlock, int kt) {
-    const float* sA = scalesA + static_cast<size_t>(kt) * M;  // K-block kt's row scales, contiguous
-    BlockScales s;
-    s.a0 = row < M ? __ldg(sA + row) : 0.0f;
-    s.a8 = row + 8 < M ? __ldg(sA + row + 8) : 0.0f;
-    s.b = __ldg(scalesB + static_cast<size_t>(nBlock) * kTiles + kt);
-    return s;
+struct ScaleWalk {
+    const float* __restrict__ a;  // A's scales of this K-block, at the thread's first row
+    const float* __restrict__ b;  // B's scale of (this CTA's column of 128, this K-block)
+    bool in0, in8;                // rows row and row + 8 inside M
+};
+__device__ __forceinline__ ScaleWalk scaleWalk(const float* __restrict__ scalesA,
+                                               const float* __restrict__ scalesB, int M, int kTiles,
+                                               int row, int nBlock) {
+    const bool in0 = row < M;
+    return {scalesA + (in0 ? row : 0), scalesB + static_cast<size_t>(nBlock) * kTiles, in0, row + 8 < M};
+}
+__device__ __forceinline__ BlockScales loadScales(const ScaleWalk& w) {
+    return {w.in0 ? __ldg(w.a) : 0.0f, w.in8 ? __ldg(w.a + 8) : 0.0f, __ldg(w.b)};
 }
 
 // The scaled promotion: total += partial * sA[row] * sB, one FFMA per
@@ -1106,6 +1116,21 @@ __device__ __forceinline__ void promoteScaled(float (&total)[kAccRegs],
     }
 }
 // end snippet
+
+// region block-scales-kt (issue 40: no page shows it). The loads as the block-scaled build made them
+// before session 21, K-tile kt's addresses computed from kt and issued a K-tile ahead into a second set
+// of registers: the development consumer (region stagger-consumer) keeps them for its builds.
+__device__ __forceinline__ BlockScales loadBlockScales(const float* __restrict__ scalesA,
+                                                       const float* __restrict__ scalesB, int M,
+                                                       int kTiles, int row, int nBlock, int kt) {
+    const float* sA = scalesA + static_cast<size_t>(kt) * M;  // K-block kt's row scales, contiguous
+    BlockScales s;
+    s.a0 = row < M ? __ldg(sA + row) : 0.0f;
+    s.a8 = row + 8 < M ? __ldg(sA + row + 8) : 0.0f;
+    s.b = __ldg(scalesB + static_cast<size_t>(nBlock) * kTiles + kt);
+    return s;
+}
+// end of region block-scales-kt
 #endif
 
 #if GEMM_PROMOTE_PINGPONG
@@ -1842,7 +1867,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
 #if GEMM_BLOCK_SCALES
         promoteEvery = 1;                 // the scales change every K-tile, so the chain must too
         const int scaleRow = cons * kWgmmaM + 16 * (wt / 32) + (wt % 32) / 4;  // first row this thread holds
-        BlockScales scales, next;         // the current K-tile's, and the next one's (in flight)
+        BlockScales scales;               // this K-tile's, loaded after the promotion before it
 #endif
         int stage = 0;
         uint32_t phase = 0;
@@ -1857,16 +1882,10 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
 #endif
             int chain = 0;  // K-tiles in the wgmma chain since it last started
 #if GEMM_BLOCK_SCALES
-            next = loadBlockScales(scalesA, scalesB, M, p.kTiles, mBlock * kBM + scaleRow, nBlock, 0);
+            ScaleWalk walk = scaleWalk(scalesA, scalesB, M, p.kTiles, mBlock * kBM + scaleRow, nBlock);
+            scales = loadScales(walk);    // K-block 0's
 #endif
             for (int kt = 0; kt < p.kTiles; ++kt) {
-#if GEMM_BLOCK_SCALES
-                // One K-tile ahead: the loads issued here are first used at the end of the next
-                // K-tile, two K-tiles of wgmmas later (the last K-tile reloads its own: no branch).
-                scales = next;
-                next = loadBlockScales(scalesA, scalesB, M, p.kTiles, mBlock * kBM + scaleRow, nBlock,
-                                       kt + 1 < p.kTiles ? kt + 1 : kt);
-#endif
                 COURSE_TL(TL_WAIT_FULL, stage);
                 mbarWait(&s.full[stage], phase);
                 COURSE_TL(TL_MMA, stage);
@@ -1900,6 +1919,9 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
                     wgmmaWait<0>();
 #if GEMM_BLOCK_SCALES
                     promoteScaled(total, acc, scales);  // this K-tile's block scales
+                    walk.a += M;                        // then the next K-tile's, read after its wgmmas
+                    walk.b += 1;
+                    scales = loadScales(walk);
 #else
                     promote(total, acc);
 #endif

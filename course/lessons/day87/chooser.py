@@ -93,7 +93,9 @@ TURNSBLOCK_BUILD = {**BLOCK_BUILD, **TURNS}
 # session 20; the kernel's region scales-late), alone and in turns. Never chosen ("late", "lateturns").
 LATE_BUILD = {**BLOCK_BUILD, "GEMM_SCALES_LATE": 1}
 LATETURNS_BUILD = {**LATE_BUILD, **TURNS}
-LATE2_BUILD = {**BLOCK_BUILD, "GEMM_SCALES_LATE": 2}  # late, and the scales walked by pointers ("late2")
+# late, and the scales walked by pointers ("late2"): since session 21 the snippet's own form, so the same
+# cubin as BLOCK_BUILD (tests/lessons/day87/test_scales_late40.py)
+LATE2_BUILD = {**BLOCK_BUILD, "GEMM_SCALES_LATE": 2}
 # The 128 x 64 build (the pick where few tiles), launched as a plain grid since session 18 (the kernel's
 # region launch-costs: a cluster of one has no cluster launch), and the same with the cluster launch
 # kept (GEMM_NO_CLUSTER=0, "n64cl"), never promoting and promoting ("n64p", "n64pcl").

@@ -6,7 +6,8 @@ The CPU tests compile it (NVRTC) and check the refusals and that the chooser nev
 reading, no copy of a scale load's register between a K-tile's wgmmas, was made with nvdisasm, which the
 course does not ship: evidence/gemm_dev/notes_turns40.md); the GPU test (skipped without one) checks it on ragged
 shapes against float64 and D bit for bit against the block-scaled build (the same scales, the same FFMAs
-in the same order: only the moment each load is issued moves).
+in the same order: only the moment each load is issued moves). Since session 21 the block-scaled build
+walks its scales as late2 does, the same cubin (tested here).
 """
 
 from __future__ import annotations
@@ -36,6 +37,16 @@ def test_it_compiles_without_spills_or_wgmma_serialization(cluster, name):
     result = compile_offline(LESSON, defines={**NEW[name], "GEMM_CLUSTER": cluster}, ptxas_verbose=True)
     report = parse(result.log, LESSON.kernel_name)
     assert not report.spills and not report.serialized_wgmma and not report.injected_waits, result.log
+
+
+@pytest.mark.parametrize("cluster", [2, 1])
+def test_the_block_scaled_build_is_the_pointer_walk_byte_for_byte(cluster):
+    # Session 21 moved late2's pointer walk into the snippets "block-scales" and "consumer": the block-scaled
+    # build is late2's program (so its H100 checks and timings of session 21 are the block-scaled build's),
+    # and late, which loads through the K-tile-indexed addresses, is another.
+    block = compile_offline(LESSON, defines={**chooser.BLOCK_BUILD, "GEMM_CLUSTER": cluster}).cubin
+    assert block == compile_offline(LESSON, defines={**chooser.LATE2_BUILD, "GEMM_CLUSTER": cluster}).cubin
+    assert block != compile_offline(LESSON, defines={**chooser.LATE_BUILD, "GEMM_CLUSTER": cluster}).cubin
 
 
 @pytest.mark.parametrize(
