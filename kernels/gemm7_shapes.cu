@@ -1269,8 +1269,8 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1 + GEMM_SMALL)  
                 Work w;
                 unitCoords(p, unit, w.mBlock, w.nBlock, w.seg, w.kBegin, w.kEnd);
 #endif
-                const int mBlock = kClusterN > 1 ? w.mBlock : w.mBlock * kClusterM + static_cast<int>(rank);
-                const int nBlock = kClusterN > 1 ? w.nBlock * kClusterN + static_cast<int>(rank) : w.nBlock;
+                const int mBlock = w.mBlock * kClusterM + static_cast<int>(kClusterM > 1 ? rank : 0);
+                const int nBlock = w.nBlock * kClusterN + static_cast<int>(kClusterN > 1 ? rank : 0);
                 for (int kt = w.kBegin; kt < w.kEnd; ++kt) {
                     COURSE_TL(TL_WAIT_EMPTY, stage);
                     mbarWait(&s.empty[stage], phase ^ 1);
@@ -1316,8 +1316,8 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1 + GEMM_SMALL)  
             unitCoords(p, unit, w.mBlock, w.nBlock, w.seg, w.kBegin, w.kEnd);
             w.segs = p.splitK;
 #endif
-            const int mBlock = kClusterN > 1 ? w.mBlock : w.mBlock * kClusterM + static_cast<int>(rank);
-            const int nBlock = kClusterN > 1 ? w.nBlock * kClusterN + static_cast<int>(rank) : w.nBlock;
+            const int mBlock = w.mBlock * kClusterM + static_cast<int>(kClusterM > 1 ? rank : 0);
+            const int nBlock = w.nBlock * kClusterN + static_cast<int>(kClusterN > 1 ? rank : 0);
             const int kBegin = w.kBegin;
             for (int kt = kBegin; kt < w.kEnd; ++kt) {
                 COURSE_TL(TL_WAIT_FULL, stage);

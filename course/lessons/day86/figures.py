@@ -107,18 +107,18 @@ def recorded_shapes() -> Table:
     return shapes(result)
 
 
-_PICK = re.compile(r"tile (\S+), cluster (\d+)(, small build \(2 CTAs an SM\))?, split (\d+)")
+_PICK = re.compile(r"tile (\S+), cluster (\d+)( along N)?(, small build \(2 CTAs an SM\))?, split (\d+)")
 
 
 def _pick_cell(pick: str) -> str:
     """ "tile 128x256, cluster 2, split 1" as "128x256, 2, 1" (the column's heading names the three;
-    the small build's tile as "64x64 small"): at 1024 px the long form took four lines a row (issue
-    38). A pick in another form is shown whole."""
+    the small build's tile as "64x64 small", a cluster along N as "2 along N"): at 1024 px the long form
+    took four lines a row (issue 38). A pick in another form is shown whole."""
     found = _PICK.match(pick)
     if not found:
         return pick.split(":")[0]
-    tile, cluster, small, split = found.groups()
-    return f"{tile}{' small' if small else ''}, {cluster}, {split}"
+    tile, cluster, along, small, split = found.groups()
+    return f"{tile}{' small' if small else ''}, {cluster}{along or ''}, {split}"
 
 
 def shapes(result: BenchResult) -> Table:
