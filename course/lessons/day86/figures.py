@@ -112,13 +112,13 @@ _PICK = re.compile(r"tile (\S+), cluster (\d+)( along N)?(, small build \(2 CTAs
 
 def _pick_cell(pick: str) -> str:
     """ "tile 128x256, cluster 2, split 1" as "128x256, 2, 1" (the column's heading names the three;
-    the small build's tile as "64x64 small", a cluster along N as "2 along N"): at 1024 px the long form
+    the small build's tile as "64x64 small", a cluster of two along N as "2N"): at 1024 px the long form
     took four lines a row (issue 38). A pick in another form is shown whole."""
     found = _PICK.match(pick)
     if not found:
         return pick.split(":")[0]
     tile, cluster, along, small, split = found.groups()
-    return f"{tile}{' small' if small else ''}, {cluster}{along or ''}, {split}"
+    return f"{tile}{' small' if small else ''}, {cluster}{'N' if along else ''}, {split}"
 
 
 def shapes(result: BenchResult) -> Table:
@@ -156,7 +156,12 @@ def shapes(result: BenchResult) -> Table:
         summary = (
             f"{len(rows)} shapes; geometric mean {geometric_mean(ratios):.2f}x cuBLAS gemmEx, lowest "
             f"{min(ratios):.2f}x. Recorded on {result.device} ({result.sm_count} SMs) on "
-            f"{result.recorded_at[:10]}; the chooser's pick for that SM count."
+            f"{result.recorded_at[:10]}; the chooser's pick for that SM count"
+            + (
+                "; cluster 2N: two CTAs side by side along N, sharing A."
+                if any(" along N" in r.pick for r in rows)
+                else "."
+            )
         )
         for name in LT_PEERS:
             if all(name in r.lt for r in rows):

@@ -191,7 +191,7 @@ def test_the_fits_neighbours_pick_the_same_and_the_window_is_narrow(monkeypatch,
 def test_the_pages_table_gives_the_pair_in_the_short_form_of_every_pick():
     from course.lessons.day86 import figures
 
-    assert figures._pick_cell("tile 128x200, cluster 2 along N, split 1: 66 units") == "128x200, 2 along N, 1"
+    assert figures._pick_cell("tile 128x200, cluster 2 along N, split 1: 66 units") == "128x200, 2N, 1"
     assert figures._pick_cell("tile 128x256, cluster 2, split 4: 64 units") == "128x256, 2, 4"
     assert (
         figures._pick_cell("tile 64x64, cluster 1, small build (2 CTAs an SM), split 1")
@@ -199,7 +199,8 @@ def test_the_pages_table_gives_the_pair_in_the_short_form_of_every_pick():
     )
     # and the H100's recording (session 21) has the pair at 4104 x 776 x 1240
     rows = {r[0]: r[1] for r in figures.recorded_shapes().rows}
-    assert rows["4104x776x1240"] == "128x200, 2 along N, 1" and rows["1000x3000x704"] == "128x200, 1, 1"
+    assert rows["4104x776x1240"] == "128x200, 2N, 1" and rows["1000x3000x704"] == "128x200, 1, 1"
+    assert "cluster 2N: two CTAs side by side along N, sharing A." in figures.recorded_shapes().note
 
 
 def test_the_host_chooses_the_pairs_split_from_the_pairs_model(monkeypatch):
