@@ -48,9 +48,10 @@ where
   test_chooser_measured.py reads the runs).
 - a cluster along N (``ALONG_N``, -DGEMM_CLUSTER_N=2, session 21): the pair
   shares A instead of B; units = ceil(M / 128) x ceil(ceil(N / BN) / 2),
-  on SMs // 2 clusters, at the width's own efficiency. The model has no
-  term for L2 reads, which is what the pair saves (notes_ncu_gap.md), so
-  it is priced by a fitted efficiency, unsplit, where the H100 timed it.
+  on SMs // 2 clusters, at the width's own efficiency, unsplit;
+- where K is not a multiple of 16 a cluster-1 build's K loop runs at ODD_K
+  of its rate: each CTA loads rows of A and B that start mid-sector, and
+  none is multicast (measured: notes_clustern39.md).
 
 ``streamk=True`` (to ``candidates`` and ``choose``) also prices the
 Stream-K build (``-DGEMM_STREAMK=1``; the schedule is
@@ -149,20 +150,20 @@ MAX_SPLIT = 8
 SMALL_BNS: tuple[int, ...] = (128, 64)  # the small builds' widths (-DGEMM_SMALL=1, BM 64, cluster 1)
 # Issue 39's widths (-DGEMM_BN=200, 192, 160, 144, 96; 128-row tiles, cluster 2 or 1), for the middle-sized
 # shapes where 256 or 128 leaves a wave part-empty (1536^3 in 128 x 144 tiles: 132, one an SM).
-# evidence/gemm_dev/bn39_gpu.sh checks and times them by these names (evidence/gemm_dev/notes_bn39.md).
-# 200 (session 17) is cuBLAS's width at 4104 x 776 x 1240 (evidence/gemm_dev/notes_ncu_gap.md); it builds
-# at cluster 1 only (half of 200 rows of B is no whole 8-row swizzle atom).
+# evidence/gemm_dev/bn39_gpu.sh times them by these names (notes_bn39.md). 200 (session 17) is cuBLAS's
+# width at 4104 x 776 x 1240; along M it builds at cluster 1 only (100 rows of B are no whole 8-row atoms).
 DEV_BNS: tuple[int, ...] = (200, 192, 160, 144, 96)
 # The widths the model prices and picks: those the H100 measured faster than the pick of the time
 # somewhere (evidence/logs/2026-12-06-h100-s16/call2-bn39-measure.json, CUDA graphs; 96 and the other
 # cluster-1 widths never were), and 128 x 200 at cluster 1 (session 17; 1.21x 128x256 c1 at 4104 x 776 x 1240).
 WIDE_CONFIGS: tuple[tuple[int, int], ...] = ((192, 2), (160, 2), (144, 2), (200, 1))
-# A cluster of two along N sharing A by multicast (-DGEMM_CLUSTER=1 -DGEMM_CLUSTER_N=2, session 21): its
-# K loop's efficiency by width, as EFFICIENCY's; priced unsplit, as timed. 0.91 for 200: the middle of
-# 0.89-0.93, where the model picks it exactly where the H100 ran it faster than the pick before (1.10x at
-# 4104 x 776 x 1240, 1.14x at 8200 x 776 x 1240; tests/lessons/day86/test_clustern39.py). A pair there
-# reads A from L2 once (evidence/gemm_dev/notes_ncu_gap.md), which no term of the model prices.
+# A cluster of two along N sharing A by multicast (-DGEMM_CLUSTER=1 -DGEMM_CLUSTER_N=2, session 21): its K
+# loop's efficiency by width, priced unsplit, as timed; 0.91 for 200, inside the window the tests hold.
 ALONG_N: dict[int, float] = {200: 0.91}
+# A cluster-1 build's K loop where K is not a multiple of 16 (a row of A or B, K x 2 bytes, then starts
+# mid-sector): 128 x 200 at cluster 1 took 1.55x as long a K-tile at 2560 x 2560 x 2504 as at K = 2496,
+# the multicasting 128 x 256 at cluster 2 1.03x (evidence/logs/2026-12-07-h100-s21/call4-k2504.log).
+ODD_K = 0.65
 DEV_BUILDS: dict[str, dict[str, int]] = {
     f"128x{bn}c{cluster}": {"GEMM_BN": bn, "GEMM_CLUSTER": cluster}
     for bn in DEV_BNS
@@ -247,11 +248,9 @@ EFFICIENCY = {  # fraction of SM_TFLOPS a K-tile loop sustains, by (BN, cluster)
     (192, 2): 0.90,
     (160, 2): 0.90,
     (144, 2): 0.90,
-    # 128 x 200 at cluster 1: 0.78 as a cluster launch (session 17, evidence/logs/2026-12-06-h100-s17/
-    # call3-bn39-measure.json); as a plain grid, 0.84 (session 21's refit): the middle of the window,
-    # 0.836-0.842, in which the model picks it at 1000 x 3000 x 704 (1.06x the pick before) but not at
-    # 2560^3 or 2500 x 2504 x 2504, whose 260 tiles it cannot tell apart (1.17x and 0.80x the pick there).
-    (200, 1): 0.84,
+    # 128 x 200 at cluster 1, a plain grid: 0.92 (session 21), the middle of 0.88-0.96, where the model picks
+    # it exactly where the H100 ran it faster than the pick before (tests/lessons/day86/test_clustern39.py).
+    (200, 1): 0.92,
 }
 
 
@@ -341,6 +340,8 @@ def estimate(
         per_sm_flops *= ROWS64_EFFICIENCY
     if small:
         per_sm_flops *= SMALL_EFFICIENCY[bn]
+    if k % 16 and cluster == 1:  # rows of A and B not 32-byte aligned, and no multicast: ODD_K
+        per_sm_flops *= ODD_K
     k_tile_us = tile_m * bn * tile_k * 2 / per_sm_flops * 1e6
     # The small build: a wave of more CTAs than SMs puts two on the busiest SM, sharing its tensor
     # cores (its K-tiles take SMALL_SHARED as long); their fills and epilogues overlap each other's loops.

@@ -145,7 +145,6 @@ def test_the_dev_benchs_standalone_copy_picks_the_same(monkeypatch, cluster_laun
             monkeypatch.setattr(chooser, "reduction_tail_us", lambda *args, **kw: 0.0)
             monkeypatch.setattr(chooser, "SM_STREAM_GBPS", 1e12)
             monkeypatch.setattr(chooser, "WIDE_CONFIGS", ())  # and the wide widths
-            monkeypatch.setattr(chooser, "ALONG_N", {})  # and the cluster along N (session 21)
             # and the plain grid's launch (session 19): the fixture models the kernel before it
             mine, theirs = chooser.choose(*shape, sms, rows64=False), dev.choose(*shape, sms)
             assert (mine.bn, mine.cluster, mine.split, mine.units, mine.waves) == (

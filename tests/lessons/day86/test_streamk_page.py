@@ -76,19 +76,24 @@ def test_the_plans_table_is_the_schedule_of_the_choosers_build():
     table = figures.streamk_plans(132)
     assert len(table.rows) == len(figures.STREAMK_SHAPES)
     for shape, row in zip(figures.STREAMK_SHAPES, table.rows, strict=True):
-        pick = chooser.choose(
-            *shape, 132, rows64=False, along_n=False
-        )  # the Stream-K build: 128-row tiles, along M (issue 39's refit
-        s = figures.streamk_schedule(shape, 132, pick.bn, pick.cluster)  # made 512^3, 1024^3 small builds)
+        pick = figures.streamk_build(shape, 132)  # 128-row tiles along M, not 200 (no Stream-K build)
+        assert pick.bm == 128 and not pick.along_n and pick.bn != 200
+        assert pick == min(
+            (c for c in chooser.candidates(*shape, 132, rows64=False, along_n=False) if c.bn != 200),
+            key=lambda c: (c.est_us, -c.units),
+        )
+        s = figures.streamk_schedule(shape, 132, pick.bn, pick.cluster)
         assert row[1] == f"128x{pick.bn} c{pick.cluster}"
         assert row[2] == f"{s.tiles} x {s.k_tiles}" and row[3] == str(s.slots)
         assert (row[5], row[6], row[7], row[9]) == tuple(
             map(str, (s.dp_tiles, s.sk_tiles, s.sk_units, s.shared_tiles()))
         )
         assert s.dp_tiles % s.slots == 0  # the hybrid's data-parallel part is whole waves
-    # the rows the page's prose leans on: 4104 x 776 x 1240 is one whole wave for its pick, no Stream-K
-    whole = dict(zip(figures.STREAMK_SHAPES, table.rows, strict=True))[(4104, 776, 1240)]
-    assert whole[7] == "0" and whole[8] == "-"
+    # whole waves stay data-parallel: where the pick's tiles fill its clusters exactly, no Stream-K unit
+    for shape, row in zip(figures.STREAMK_SHAPES, table.rows, strict=True):
+        pick = figures.streamk_build(shape, 132)
+        s = figures.streamk_schedule(shape, 132, pick.bn, pick.cluster)
+        assert (row[7] == "0") == (s.sk_units == 0) and (s.tiles % s.slots != 0 or s.sk_units == 0)
 
 
 # --- the page's picture ---------------------------------------------------------------------------
