@@ -121,6 +121,17 @@ def _pick_cell(pick: str) -> str:
     return f"{tile}{' small' if small else ''}, {cluster}{'N' if along else ''}, {split}"
 
 
+def _picks_since(rows: list[ShapeRow], sms: int) -> str:
+    """Where the chooser of this checkout picks another build than the recording ran (the recording ran its
+    pick of the time): a sentence naming each, else nothing."""
+    moved = []
+    for r in rows:
+        now = chooser.choose(*r.shape, sms)
+        if _pick_cell(r.pick) != _pick_cell(now.describe()):
+            moved.append(f"{shape_name(r.shape)}: {_pick_cell(now.describe())}")
+    return f" Since this recording the chooser picks another build at {'; '.join(moved)}." if moved else ""
+
+
 def shapes(result: BenchResult) -> Table:
     """The shape table of a result (a recording, or the page's measurement: its squares only); the
     speed section shows it in place of the engine's table of the squares (``BenchSpec.table``)."""
@@ -183,6 +194,7 @@ def shapes(result: BenchResult) -> Table:
         failed = [n for n in result.notes if "not timed in CUDA graphs" in n]
         if failed:
             summary += " " + " ".join(failed)
+        summary += _picks_since(rows, result.sm_count)
     return Table(
         f"Against cuBLAS on the {result.device}, shape by shape (TFLOP/s; the ratio's spread over "
         "interleaved repeats in brackets; launched one by one, then each batch in a CUDA graph, interleaved "

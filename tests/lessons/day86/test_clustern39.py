@@ -225,6 +225,22 @@ def test_the_pages_table_gives_the_pair_in_the_short_form_of_every_pick():
     assert "cluster 2N: two CTAs side by side along N, sharing A." in figures.recorded_shapes().note
 
 
+def test_the_recorded_table_says_where_the_chooser_picks_another_build_since(monkeypatch):
+    from course.lessons.day86 import figures
+
+    table = figures.recorded_shapes()
+    recorded = {r[0]: r[1] for r in table.rows}
+    moved = [
+        name
+        for name, pick in recorded.items()
+        if pick != figures._pick_cell(chooser.choose(*(int(x) for x in name.split("x")), 132).describe())
+    ]
+    assert ("Since this recording the chooser picks another build" in table.note) == bool(moved)
+    assert all(f"{name}: " in table.note for name in moved)
+    monkeypatch.setitem(chooser.EFFICIENCY, (256, 2), 0.5)  # a chooser that moves the large squares' pick
+    assert "4096x4096x4096: " in figures.recorded_shapes().note
+
+
 def test_the_host_chooses_the_pairs_split_from_the_pairs_model(monkeypatch):
     from types import SimpleNamespace
 
