@@ -21,6 +21,7 @@ from ..._html import escape, scroll_box
 from ..._kept import rendered
 from ..._table import text_table
 from ...bench.result import BenchResult, load
+from ...errors import CourseError
 from .. import _streamk
 from .._ladder import ragged_problem
 from . import LESSON, chooser
@@ -126,7 +127,10 @@ def _picks_since(rows: list[ShapeRow], sms: int) -> str:
     pick of the time): a sentence naming each, else nothing."""
     moved = []
     for r in rows:
-        now = chooser.choose(*r.shape, sms)
+        try:
+            now = chooser.choose(*r.shape, sms)
+        except CourseError:  # a recording without a usable SM count: nothing to compare
+            return ""
         if _pick_cell(r.pick) != _pick_cell(now.describe()):
             moved.append(f"{shape_name(r.shape)}: {_pick_cell(now.describe())}")
     return f" Since this recording the chooser picks another build at {'; '.join(moved)}." if moved else ""

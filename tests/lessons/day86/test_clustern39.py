@@ -239,6 +239,8 @@ def test_the_recorded_table_says_where_the_chooser_picks_another_build_since(mon
     assert all(f"{name}: " in table.note for name in moved)
     monkeypatch.setitem(chooser.EFFICIENCY, (256, 2), 0.5)  # a chooser that moves the large squares' pick
     assert "4096x4096x4096: " in figures.recorded_shapes().note
+    # a recording without a usable SM count gets no sentence, not a traceback
+    assert figures._picks_since(figures.shape_table(figures.load("day86")), 0) == ""
 
 
 def test_the_host_chooses_the_pairs_split_from_the_pairs_model(monkeypatch):
