@@ -29,6 +29,7 @@ from course.kernel.ptxas import parse
 from course.lessons import get_lesson
 from course.lessons._ladder import ragged_problem
 from course.lessons.day86 import chooser
+from tests.lessons.day86.test_wide39 import assert_exact_on_ragged_shapes
 
 LESSON = get_lesson("day86")
 WIDTHS = (200, 256, 128)  # 200: cuBLAS's width at 4104 x 776 x 1240; 256 and 128: the regular widths
@@ -259,31 +260,9 @@ def test_the_host_chooses_the_pairs_split_from_the_pairs_model(monkeypatch):
 
 # On a Hopper GPU: test_wide39's ragged shapes, whose tile columns are odd at 256 (1032: 5; 8: 1) and
 # at 200 and 128 (136: 1; 392: 2 at 200, 4 at 128; 264: 2 at 200, 3 at 128), split 1 and 3.
-GPU_SHAPES = [
-    (200, 136, 72),
-    (1000, 1032, 520),
-    (130, 392, 1096),
-    (2056, 264, 200),
-    (72, 8, 8),
-    (1, 8, 1000),
-    (1000, 3000, 704),
-    (4104, 776, 1240),
-]
-
-
 @pytest.mark.gpu
 @pytest.mark.hopper
 @pytest.mark.parametrize("bn", WIDTHS)
 def test_each_cluster_along_n_build_is_exact_on_ragged_shapes_split_or_not(gpu_for, bn):
-    from course.kernel.compile import compile_lesson
-    from course.kernel.host import run_lesson
-
     gpu_for("day86")
-    compiled = compile_lesson(LESSON, defines=along_n(bn))
-    for shape in GPU_SHAPES:
-        for split in sorted({1, min(3, -(-shape[2] // 64))}):
-            result = run_lesson(
-                LESSON, compiled=compiled, progress=lambda line: None, shape=shape, split=split
-            )
-            assert result.passed, (bn, shape, split, result.lines)
-            assert result.check.total == shape[0] * shape[1]  # every element
+    assert_exact_on_ragged_shapes(along_n(bn))

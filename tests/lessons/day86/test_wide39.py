@@ -354,14 +354,12 @@ GPU_SHAPES = [
 ]
 
 
-@pytest.mark.gpu
-@pytest.mark.hopper
-@pytest.mark.parametrize("flags", [f for _, f in DEV], ids=IDS)
-def test_every_development_build_is_exact_on_ragged_shapes_split_or_not(gpu_for, flags):
+def assert_exact_on_ragged_shapes(flags: dict[str, int]) -> None:
+    """The build of ``flags`` passes the lesson's own check on every element of D at each of GPU_SHAPES,
+    K unsplit and split in three (or in as many K-tiles as there are, if fewer); on a GPU."""
     from course.kernel.compile import compile_lesson
     from course.kernel.host import run_lesson
 
-    gpu_for("day86")
     compiled = compile_lesson(LESSON, defines=flags)
     for shape in GPU_SHAPES:
         for split in sorted({1, min(3, -(-shape[2] // 64))}):
@@ -370,6 +368,14 @@ def test_every_development_build_is_exact_on_ragged_shapes_split_or_not(gpu_for,
             )
             assert result.passed, (flags, shape, split, result.lines)
             assert result.check.total == shape[0] * shape[1]  # every element
+
+
+@pytest.mark.gpu
+@pytest.mark.hopper
+@pytest.mark.parametrize("flags", [f for _, f in DEV], ids=IDS)
+def test_every_development_build_is_exact_on_ragged_shapes_split_or_not(gpu_for, flags):
+    gpu_for("day86")
+    assert_exact_on_ragged_shapes(flags)
 
 
 @pytest.mark.gpu

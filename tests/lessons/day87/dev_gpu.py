@@ -27,9 +27,11 @@ def assert_exact_and_bit_for_bit(
     base: Mapping[str, int],
     cluster: int,
     shapes: Sequence[tuple[int, int, int]] = SHAPES,
+    intervals: Sequence[int] = (1,),
 ) -> None:
-    """Build ``mine`` and ``base`` at ``cluster``; at each shape, P = 1: ``mine`` passes the lesson's own check
-    on every element, and one launch of each on the same inputs gives the same FP16 bits."""
+    """Build ``mine`` and ``base`` at ``cluster``; at each shape and promotion interval P (``intervals``, 1
+    unless given): ``mine`` passes the lesson's own check on every element, and one launch of each on the
+    same inputs gives the same FP16 bits."""
     import cupy as cp
 
     from course.lessons.day87.host import HOST
@@ -37,14 +39,17 @@ def assert_exact_and_bit_for_bit(
     mine_c = compile_lesson(LESSON, defines={**mine, "GEMM_CLUSTER": cluster})
     base_c = compile_lesson(LESSON, defines={**base, "GEMM_CLUSTER": cluster})
     for shape in shapes:
-        result = run_lesson(LESSON, compiled=mine_c, progress=lambda line: None, shape=shape, promote_every=1)
-        assert result.passed, (cluster, shape, result.lines)
-        assert result.check.total == shape[0] * shape[1]
-        ours = HOST.workload(mine_c, 1024, 1, "bench", shape=shape, promote_every=1)
-        other = HOST.workload(base_c, 1024, 1, "bench", shape=shape, promote_every=1)
-        for work in (ours, other):
-            work.poison(0)
-            work.launch(0)
-        cp.cuda.runtime.deviceSynchronize()
-        same = cp.asarray(ours.out(0)).view(cp.uint16) == cp.asarray(other.out(0)).view(cp.uint16)
-        assert bool(same.all()), (cluster, shape, int((~same).sum()))
+        for every in intervals:
+            result = run_lesson(
+                LESSON, compiled=mine_c, progress=lambda line: None, shape=shape, promote_every=every
+            )
+            assert result.passed, (cluster, shape, every, result.lines)
+            assert result.check.total == shape[0] * shape[1]
+            ours = HOST.workload(mine_c, 1024, 1, "bench", shape=shape, promote_every=every)
+            other = HOST.workload(base_c, 1024, 1, "bench", shape=shape, promote_every=every)
+            for work in (ours, other):
+                work.poison(0)
+                work.launch(0)
+            cp.cuda.runtime.deviceSynchronize()
+            same = cp.asarray(ours.out(0)).view(cp.uint16) == cp.asarray(other.out(0)).view(cp.uint16)
+            assert bool(same.all()), (cluster, shape, every, int((~same).sum()))

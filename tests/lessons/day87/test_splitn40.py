@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import pytest
 
-from course.kernel.compile import CompileError, compile_lesson, compile_offline
-from course.kernel.host import run_lesson
+from course.kernel.compile import CompileError, compile_offline
 from course.kernel.ptxas import parse
 from course.lessons import get_lesson
 from course.lessons._fp8 import build_for
 from course.lessons.day87 import bench, chooser
+from tests.lessons.day87.dev_gpu import assert_exact_and_bit_for_bit
 
 LESSON = get_lesson("day87")
 
@@ -116,38 +116,11 @@ def test_the_chooser_never_picks_it_and_the_bench_times_it_only_when_asked(monke
     assert bench.DEV_INTERVALS["splitn"] == bench.DEV_INTERVALS["splitn192"] == (1,)
 
 
-GPU_SHAPES = [
-    (200, 136, 128),
-    (1000, 1032, 528),
-    (130, 392, 1104),
-    (2304, 2504, 768),
-    (1400, 2504, 400),
-    (1, 8, 1008),
-]
-
-
 @pytest.mark.gpu
 @pytest.mark.hopper
 @pytest.mark.parametrize("cluster", [2, 1])
 @pytest.mark.parametrize("name", list(NEW))
 def test_it_is_exact_on_ragged_shapes_and_bit_for_bit_the_promoting_build_at_p1(gpu_for, cluster, name):
     gpu_for("day87")
-    import cupy as cp
-
-    from course.lessons.day87.host import HOST
-
     split, base = NEW[name]
-    mine_c = compile_lesson(LESSON, defines={**split, "GEMM_CLUSTER": cluster})
-    base_c = compile_lesson(LESSON, defines={**base, "GEMM_CLUSTER": cluster})
-    for shape in GPU_SHAPES:
-        result = run_lesson(LESSON, compiled=mine_c, progress=lambda line: None, shape=shape, promote_every=1)
-        assert result.passed, (cluster, shape, result.lines)
-        assert result.check.total == shape[0] * shape[1]
-        mine = HOST.workload(mine_c, 1024, 1, "bench", shape=shape, promote_every=1)
-        other = HOST.workload(base_c, 1024, 1, "bench", shape=shape, promote_every=1)
-        for work in (mine, other):
-            work.poison(0)
-            work.launch(0)
-        cp.cuda.runtime.deviceSynchronize()
-        same = cp.asarray(mine.out(0)).view(cp.uint16) == cp.asarray(other.out(0)).view(cp.uint16)
-        assert bool(same.all()), (cluster, shape, int((~same).sum()))
+    assert_exact_and_bit_for_bit(split, base, cluster)

@@ -23,6 +23,7 @@ from course.kernel.ptxas import parse
 from course.lessons import get_lesson
 from course.lessons._fp8 import build_for
 from course.lessons.day87 import bench, chooser
+from tests.lessons.day87.dev_gpu import SHAPES
 
 LESSON = get_lesson("day87")
 STAGGER = chooser.DEV_BUILDS["stagger"]
@@ -152,14 +153,7 @@ def test_the_chooser_never_picks_it_and_the_bench_times_it_only_when_asked(monke
     assert bench.DEV_INTERVALS["desc"] == (1,)
 
 
-GPU_SHAPES = [
-    (200, 136, 128),
-    (1000, 1032, 528),
-    (130, 392, 1104),
-    (2304, 2504, 768),
-    (1400, 2504, 400),
-    (1, 8, 1008),
-]
+GPU_SHAPES = SHAPES  # the development builds' ragged shapes (dev_gpu.py)
 
 
 @pytest.mark.gpu
