@@ -273,6 +273,7 @@ constexpr int kSkMinIters = 8;            // Stream-K: fewest K-iterations one u
 // would change every other build's cubin.
 constexpr int kSmall = GEMM_SMALL;        // 1: the small-problem build
 constexpr int kCtasPerSm = 1 + GEMM_SMALL;  // CTAs the persistent grid puts on one SM: 1, or 2 small
+constexpr int kDependentLaunch = 1;       // 1: waits on griddepcontrol (see setup): the host may launch it early
 #endif
 // setmaxnreg needs a register cap at entry below the consumers' ceiling: 168
 // with 384 threads; with 256 (GEMM_BM=64) the cap is 255, so that build
@@ -1250,6 +1251,16 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1 + GEMM_SMALL)  
 #else
     clusterSync();
 #endif
+    // Programmatic dependent launch (issue 39). Launched with the programmatic stream
+    // serialization attribute, this grid may start while the kernel before it in the stream is
+    // still running, and everything above (shared memory, barriers, the cluster handshake) then
+    // overlaps that kernel's tail. Nothing above touches global memory. griddepcontrol.wait holds
+    // each thread until the grids this one depends on have completed and their writes are
+    // visible; launched without the attribute, there are none to wait for. launch_dependents lets
+    // the next GEMM start its own setup once every CTA of this one has passed here (PTX ISA,
+    // "griddepcontrol"; CUTLASS's sm90 kernels: launch_dependent_grids, wait_on_dependent_grids).
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
     // end snippet
 
     if (wg == 0) {

@@ -36,7 +36,7 @@ from .._data import read_text
 from .._files import MAX_KERNEL_BYTES
 from ..errors import CourseError
 from . import gate
-from ._cuda import checked, nvrtc
+from ._cuda import checked, driver, nvrtc
 
 if TYPE_CHECKING:
     from ..lesson import Lesson
@@ -200,6 +200,44 @@ class Compiled:
         except (cupy.cuda.driver.CUDADriverError, cupy.cuda.runtime.CUDARuntimeError) as e:
             raise LaunchError(self, grid, block, shared_mem, str(e)) from None
 
+    def enqueue_dependent(
+        self, grid: tuple[int, ...], block: tuple[int, ...], args: tuple[Any, ...], shared_mem: int = 0
+    ) -> None:
+        """Enqueue on CuPy's current stream with programmatic dependent launch (no synchronisation).
+
+        cuLaunchKernelEx with CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: the grid may
+        start before the kernel ahead of it in the stream has finished, once that kernel's CTAs
+        have all run ``griddepcontrol.launch_dependents`` (CUDA C++ Programming Guide, "Programmatic
+        Dependent Launch and Synchronization"). Only for a kernel that runs ``griddepcontrol.wait``
+        before it touches global memory (its ``kDependentLaunch``). CuPy's own launch takes no launch
+        attributes, so this one marshals the arguments as CuPy does: an array by its device pointer,
+        a NumPy scalar or a tensor map (``numpy.void``) by its bytes. Captured in a CUDA graph, the
+        dependence becomes a programmatic edge."""
+        # heavy: cupy, when a GPU path runs
+        import ctypes
+
+        import cupy
+
+        params = [_param_bytes(a, i, cupy) for i, a in enumerate(args)]
+        pointers = (ctypes.c_void_p * max(len(params), 1))(*(ctypes.addressof(p) for p in params))
+        d = driver()
+        config = d.CUlaunchConfig()
+        config.gridDimX, config.gridDimY, config.gridDimZ = (*grid, 1, 1)[:3]
+        config.blockDimX, config.blockDimY, config.blockDimZ = (*block, 1, 1)[:3]
+        config.sharedMemBytes = shared_mem
+        config.hStream = d.CUstream(cupy.cuda.get_current_stream().ptr)
+        attribute = d.CUlaunchAttribute()
+        attribute.id = d.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+        attribute.value.programmaticStreamSerializationAllowed = 1
+        config.attrs = [attribute]
+        config.numAttrs = 1
+        self.allow_shared(shared_mem)
+        checked(
+            d.cuLaunchKernelEx(config, d.CUfunction(self.function.kernel.ptr), ctypes.addressof(pointers), 0),
+            f"cuLaunchKernelEx of {self.lesson.kernel_file} (programmatic dependent launch, grid {grid}, "
+            f"block {block}, {shared_mem} bytes of shared memory)",
+        )
+
     def allow_shared(self, shared_mem: int) -> None:
         """Opt in to more than 48 KiB of dynamic shared memory, once per size (CUDA guide:
         cudaFuncAttributeMaxDynamicSharedMemorySize; CuPy's ``max_dynamic_shared_size_bytes``)."""
@@ -212,6 +250,24 @@ class Compiled:
             self.cache_hit
         ]
         return f"{self.lesson.kernel_file} for {self.options.arch}: {self.seconds:.2f} s, {cache}"
+
+
+def _param_bytes(arg: Any, index: int, cupy: Any) -> Any:
+    """One kernel argument as the bytes the launch copies (``Compiled.enqueue_dependent``)."""
+    import ctypes
+
+    import numpy as np
+
+    if isinstance(arg, cupy.ndarray):
+        raw = int(arg.data.ptr).to_bytes(8, "little")
+    elif isinstance(arg, np.generic):  # np.int32, np.uint64, a tensor map's np.void: its own bytes
+        raw = arg.tobytes()
+    else:
+        raise CourseError(
+            f"kernel argument {index} is a {type(arg).__name__}: a dependent launch takes CuPy arrays, "
+            "NumPy scalars and tensor maps only (give an integer as np.int32(...), as for CuPy's launch)"
+        )
+    return ctypes.create_string_buffer(raw, len(raw))
 
 
 # CUDA error names, driver (CUDA_ERROR_ILLEGAL_ADDRESS) and runtime

@@ -165,6 +165,9 @@ class LaunchConfig:
     grid: tuple[int, ...]
     block: tuple[int, ...]
     shared_mem: int = 0  # dynamic shared memory, bytes
+    # Programmatic dependent launch (``Compiled.enqueue_dependent``): the benchmarks' launches may
+    # overlap the previous kernel's tail. Only for a kernel that waits on griddepcontrol first.
+    dependent: bool = False
 
 
 class Workload(ABC):
@@ -195,13 +198,18 @@ class Workload(ABC):
     def check(self, got: Any, want: Any | None = None) -> Check:
         """``got`` against ``want`` (default ``self.want()``), the lesson's way."""
 
-    def launch(self, j: int, compiled: Compiled | None = None) -> None:
+    def launch(self, j: int, compiled: Compiled | None = None, dependent: bool | None = None) -> None:
         """Enqueue the kernel on set j (no synchronisation: the benchmarks' call).
 
         ``compiled``: another build of the same file with the same launch contract (a variant
-        timed beside the kernel on the same buffers); default the workload's own."""
+        timed beside the kernel on the same buffers); default the workload's own. ``dependent``:
+        programmatic dependent launch or not; default the config's (False launches a kernel that
+        could overlap its predecessor the plain way, to time what the overlap buys)."""
         c = self.config
         kernel = compiled or self.compiled
+        if c.dependent if dependent is None else dependent:
+            kernel.enqueue_dependent(c.grid, c.block, self.args(j), c.shared_mem)
+            return
         kernel.allow_shared(c.shared_mem)
         kernel.function(c.grid, c.block, self.args(j), shared_mem=c.shared_mem)
 

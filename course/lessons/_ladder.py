@@ -262,7 +262,9 @@ class TmaGemmWorkload(Workload):
                 grid = (sm_count() // cluster * cluster, 1, 1)
             else:
                 grid = (n // tile_n, n // tile_m)
-        config = LaunchConfig(grid, (int(c["kThreadsPerBlock"]),), int(c["kSmemBytes"]))
+        # A kernel that waits on griddepcontrol (kDependentLaunch) is launched to overlap the one before.
+        dependent = bool(c.get("kDependentLaunch", 0))
+        config = LaunchConfig(grid, (int(c["kThreadsPerBlock"]),), int(c["kSmemBytes"]), dependent)
         super().__init__(compiled, n, sets, config)  # type: ignore[arg-type]
         if purpose == "lesson":
             # The C++ programs' seed: the ladder's fixed one; a ragged kernel's main() adds the shape.

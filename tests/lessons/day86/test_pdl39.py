@@ -1,0 +1,189 @@
+"""Programmatic dependent launch of Day 86's kernel (issue 39, session 22).
+
+The kernel waits on ``griddepcontrol.wait`` after its shared-memory setup and before any global memory
+access, then runs ``griddepcontrol.launch_dependents`` (kernels/gemm7_shapes.cu, setup snippet); it says
+so to the host (``kDependentLaunch``), whose workload then launches it with cuLaunchKernelEx and the
+programmatic-stream-serialization attribute (``Compiled.enqueue_dependent``). On the CPU: the wait comes
+before every global access in the PTX of every build the chooser can pick, the workload's launch is
+dependent, and the launch hands the driver the arguments' own bytes. On a Hopper GPU (marked ``gpu``):
+chains of dependent launches on one buffer set, one by one and in a CUDA graph, leave D exact (bit for
+bit at split 1) and the split-K counters at zero.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import re
+import sys
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from course.errors import CourseError
+from course.hopper.tensormap import TENSOR_MAP_DTYPE
+from course.kernel import compile as compiler
+from course.kernel.compile import compile_offline
+from course.lessons import get_lesson
+
+LESSON = get_lesson("day86")
+# One build of each kind the chooser picks: cluster 2, cluster 1 (a plain grid), the 64-row and small
+# builds, a split, Stream-K, the cluster along N.
+BUILDS = {
+    "128x256c2": {"GEMM_BN": 256, "GEMM_CLUSTER": 2},
+    "128x200c1": {"GEMM_BN": 200, "GEMM_CLUSTER": 1},
+    "64x64c1": {"GEMM_BM": 64, "GEMM_BN": 64, "GEMM_CLUSTER": 1},
+    "64x64small": {"GEMM_BM": 64, "GEMM_BN": 64, "GEMM_CLUSTER": 1, "GEMM_SMALL": 1},
+    "128x256c2sk": {"GEMM_BN": 256, "GEMM_CLUSTER": 2, "GEMM_STREAMK": 1},
+    "128x200n2": {"GEMM_BN": 200, "GEMM_CLUSTER": 1, "GEMM_CLUSTER_N": 2},
+}
+GLOBAL = re.compile(
+    r"^\s*(?:@%p\d+\s+)?(cp\.async\.bulk\.tensor|ld\.global|st\.global|atom\.global|red\.global)\b", re.M
+)
+
+
+def _body(ptx: str) -> str:
+    start = ptx.index(f".entry {LESSON.kernel_name}")
+    return ptx[start:]
+
+
+@pytest.mark.parametrize("flags", list(BUILDS.values()), ids=list(BUILDS))
+def test_every_build_waits_on_the_grid_before_its_first_global_access(flags):
+    body = _body(compile_offline(LESSON, defines=flags).ptx)
+    wait = body.index("griddepcontrol.wait;")
+    launch = body.index("griddepcontrol.launch_dependents;")
+    first = GLOBAL.search(body)
+    assert first is not None, "no global access found: the pattern no longer matches the PTX"
+    assert wait < launch < first.start(), (first.group(1), body[max(0, wait - 200) : first.end()])
+    assert body.count("griddepcontrol.wait;") == 1
+    assert LESSON.constants(flags)["kDependentLaunch"] == 1
+
+
+def test_a_kernel_that_does_not_wait_is_not_launched_dependent():
+    # Day 85's kernel has no griddepcontrol: the ladder's workload keeps CuPy's plain launch for it.
+    constants = get_lesson("day85").constants()
+    assert "kDependentLaunch" not in constants
+
+
+class _Array:
+    def __init__(self, ptr: int):
+        self.data = SimpleNamespace(ptr=ptr)
+
+
+def _fake_cupy(stream_ptr: int = 0x5000) -> SimpleNamespace:
+    stream = SimpleNamespace(ptr=stream_ptr)
+    return SimpleNamespace(ndarray=_Array, cuda=SimpleNamespace(get_current_stream=lambda: stream))
+
+
+def test_the_arguments_are_marshalled_as_cupy_does():
+    cp = _fake_cupy()
+    assert compiler._param_bytes(_Array(0x1234_5678_9ABC), 0, cp).raw == (0x1234_5678_9ABC).to_bytes(
+        8, "little"
+    )
+    assert compiler._param_bytes(np.int32(-3), 1, cp).raw == np.int32(-3).tobytes()
+    tensor_map = np.zeros(1, dtype=TENSOR_MAP_DTYPE)[0]
+    assert len(compiler._param_bytes(tensor_map, 2, cp).raw) == 128
+    with pytest.raises(CourseError, match=r"kernel argument 3 is a int.*np\.int32"):
+        compiler._param_bytes(7, 3, cp)
+
+
+def test_the_dependent_launch_hands_the_driver_the_attribute_and_each_arguments_bytes(monkeypatch):
+    import cuda.bindings.driver as real
+
+    seen = {}
+
+    def launch(config, function, params, extra):
+        seen["config"], seen["function"], seen["extra"] = config, function, extra
+        pointers = (ctypes.c_void_p * 3).from_address(params)
+        seen["args"] = [
+            ctypes.string_at(pointers[0], 8),
+            ctypes.string_at(pointers[1], 4),
+            ctypes.string_at(pointers[2], 128),
+        ]
+        return (real.CUresult.CUDA_SUCCESS,)
+
+    fake_driver = SimpleNamespace(
+        **{
+            name: getattr(real, name)
+            for name in (
+                "CUlaunchConfig",
+                "CUstream",
+                "CUlaunchAttribute",
+                "CUlaunchAttributeID",
+                "CUfunction",
+            )
+        },
+        cuLaunchKernelEx=launch,
+    )
+    function = SimpleNamespace(kernel=SimpleNamespace(ptr=0x4242), max_dynamic_shared_size_bytes=0)
+    compiled = compiler.Compiled(LESSON, function, None, 0.0, None, compiler.options_for(LESSON))
+    monkeypatch.setattr(compiler, "driver", lambda: fake_driver)
+    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy(0x77))
+    tensor_map = np.frombuffer(bytes(range(128)), dtype=TENSOR_MAP_DTYPE)[0]
+    compiled.enqueue_dependent((66, 1, 1), (384,), (_Array(0xABCDEF), np.int32(1040), tensor_map), 200_000)
+    config = seen["config"]
+    assert (config.gridDimX, config.gridDimY, config.gridDimZ) == (66, 1, 1)
+    assert (config.blockDimX, config.blockDimY, config.blockDimZ) == (384, 1, 1)
+    assert config.sharedMemBytes == 200_000 and function.max_dynamic_shared_size_bytes == 200_000
+    assert int(config.hStream) == 0x77 and int(seen["function"]) == 0x4242 and seen["extra"] == 0
+    assert config.numAttrs == 1
+    attribute = config.attrs[0]
+    assert attribute.id == real.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+    assert attribute.value.programmaticStreamSerializationAllowed == 1
+    assert seen["args"] == [(0xABCDEF).to_bytes(8, "little"), np.int32(1040).tobytes(), bytes(range(128))]
+
+
+# ---------------------------------------------------------------------------------------------------
+# On a Hopper GPU.
+# ---------------------------------------------------------------------------------------------------
+GPU_CASES = [
+    ((512, 512, 512), {"GEMM_BM": 64, "GEMM_BN": 64, "GEMM_CLUSTER": 1}, 1),
+    ((256, 256, 256), {"GEMM_BM": 64, "GEMM_BN": 64, "GEMM_CLUSTER": 1, "GEMM_SMALL": 1}, 1),
+    ((1000, 1032, 520), {"GEMM_BN": 256, "GEMM_CLUSTER": 2}, 3),
+    ((1024, 1024, 16384), {"GEMM_BN": 256, "GEMM_CLUSTER": 2}, 4),
+    ((4104, 776, 1240), {"GEMM_BN": 200, "GEMM_CLUSTER": 1, "GEMM_CLUSTER_N": 2}, 1),
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.hopper
+@pytest.mark.parametrize(
+    "shape,flags,split", GPU_CASES, ids=[f"{s[0]}x{s[1]}x{s[2]}" for s, _, _ in GPU_CASES]
+)
+def test_chains_of_dependent_launches_on_one_buffer_set_stay_exact(gpu_for, shape, flags, split):
+    import cupy as cp
+
+    from course.kernel.compile import compile_lesson
+    from course.kernel.host import host_of
+
+    gpu_for("day86")
+    w = host_of(LESSON).workload(
+        compile_lesson(LESSON, defines=flags), max(shape), 3, "bench", shape=shape, split=split
+    )
+    assert w.config.dependent
+    w.poison(0)
+    w.launch(0)
+    cp.cuda.Device().synchronize()
+    assert w.check(w.out(0)).passed
+    first = w.out(0).copy()
+    for i in range(24):  # one by one: every third launch on set 0 again
+        w.launch(0 if i % 3 == 0 else i % w.sets)
+    cp.cuda.Device().synchronize()
+    assert w.check(w.out(0)).passed
+    assert int(cp.count_nonzero(w.counters)) == 0
+    if split == 1:
+        assert bool((w.out(0).view(cp.uint16) == first.view(cp.uint16)).all())
+    stream = cp.cuda.Stream(non_blocking=True)
+    with stream:  # captured: the dependence becomes a programmatic edge of the graph
+        stream.begin_capture()
+        for i in range(8):
+            w.launch(0 if i % 2 == 0 else 1)
+        graph = stream.end_capture()
+    w.poison(0)
+    graph.launch(stream)
+    graph.launch(stream)
+    stream.synchronize()
+    assert w.check(w.out(0)).passed
+    assert int(cp.count_nonzero(w.counters)) == 0
+    if split == 1:
+        assert bool((w.out(0).view(cp.uint16) == first.view(cp.uint16)).all())
