@@ -276,6 +276,9 @@ constexpr int kPasses = kBN / (kBoxDCols * kStagingBoxes);  // epilogue passes p
 // 200 + 16 + 2 at BN 192, 192 + 16 + 2 at BN 64 (SharedStorage's static_assert checks it).
 constexpr int kSmemBytes = 231424 - 8192 * (kBN % 128 / 64 + 64 / kBN);  // 64 / kBN: 1 at BN 64 only
 constexpr int kPersistent = 1;            // grid = number of SMs (at most); each CTA walks units
+#ifndef __CUDACC_RTC__
+constexpr int kDependentLaunch = 1;       // 1: waits on griddepcontrol (see setup): the host may launch it early
+#endif
 constexpr int kGroupM = 8;                // cluster-tile rows per group of the tile order
 constexpr int kMinMultipleK = 16;         // K: 16 e4m3 = 16 bytes, the TMA stride rule for A and B
 constexpr int kMinMultipleN = 8;          // N: 8 halves = 16 bytes, the TMA stride rule for D
@@ -1309,6 +1312,10 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
     clusterSync();
+    // Programmatic dependent launch, as Day 86's kernel (gemm7_shapes.cu, setup): nothing above touches
+    // global memory; wait for the grid before this one, then let the next one start its setup.
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
     // end snippet
 
     if (wg == 0) {

@@ -205,13 +205,20 @@ class Workload(ABC):
         timed beside the kernel on the same buffers); default the workload's own. ``dependent``:
         programmatic dependent launch or not; default the config's (False launches a kernel that
         could overlap its predecessor the plain way, to time what the overlap buys)."""
+        self.enqueue(self.args(j), compiled, dependent)
+
+    def enqueue(
+        self, args: tuple[Any, ...], compiled: Compiled | None = None, dependent: bool | None = None
+    ) -> None:
+        """Enqueue the kernel on ``args`` (``launch``'s, or a variant's: another promotion interval), the
+        config's way: CuPy's launch, or a programmatic dependent launch."""
         c = self.config
         kernel = compiled or self.compiled
         if c.dependent if dependent is None else dependent:
-            kernel.enqueue_dependent(c.grid, c.block, self.args(j), c.shared_mem)
+            kernel.enqueue_dependent(c.grid, c.block, args, c.shared_mem)
             return
         kernel.allow_shared(c.shared_mem)
-        kernel.function(c.grid, c.block, self.args(j), shared_mem=c.shared_mem)
+        kernel.function(c.grid, c.block, args, shared_mem=c.shared_mem)
 
     def poison(self, j: int) -> None:
         """Fill set j's output with NaN, so an element the kernel never writes fails the check.

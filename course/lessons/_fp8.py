@@ -215,7 +215,10 @@ class Fp8GemmWorkload(Workload):
         self.shape: Shape = (m, cols, k)
         self.every = check_every(promote_every, self.build)
         grid = (grid_for(m, cols, self.build, sm_count()), 1, 1)
-        config = LaunchConfig(grid, (int(c["kThreadsPerBlock"]),), int(c["kSmemBytes"]))
+        dependent = bool(
+            c.get("kDependentLaunch", 0)
+        )  # waits on griddepcontrol: launched to overlap the kernel before
+        config = LaunchConfig(grid, (int(c["kThreadsPerBlock"]),), int(c["kSmemBytes"]), dependent)
         super().__init__(compiled, n, sets, config)  # type: ignore[arg-type]
         blocks = ((1, fp8.SCALE_BLOCK), (fp8.SCALE_BLOCK, fp8.SCALE_BLOCK))
         qa: list[Any]
@@ -287,11 +290,9 @@ class Fp8GemmWorkload(Workload):
     def launch_every(self, j: int, every: int) -> None:
         """Enqueue the kernel on set j with another promotion interval (a promoting build's
         intervals timed side by side on the same buffers)."""
-        c = self.config
-        self.compiled.allow_shared(c.shared_mem)
         args = list(self.args(j))
         args[7] = np.int32(check_every(every, self.build))  # promoteEvery
-        self.compiled.function(c.grid, c.block, args, shared_mem=c.shared_mem)
+        self.enqueue(tuple(args))
 
     def device_scales(self, j: int) -> Any:
         """Set j's [sA, sB] as a float32 array on the device (the cuBLASLt peer's scale pointers)."""

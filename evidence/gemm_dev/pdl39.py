@@ -130,7 +130,61 @@ def main() -> None:
             json.dump({"rows": out, "graph capture failures": timer.graph_failures}, f, indent=1)
         del w, rot
         cp.get_default_memory_pool().free_all_blocks()
+    if os.environ.get("PDL_DAY87", "1") != "0":
+        out.append({"day87": day87(timer, l2, sys.argv[1], out)})
     print("graph capture failures:", timer.graph_failures or "none", flush=True)
+
+
+def day87(timer, l2: int, path: str, out: list) -> list:
+    """Day 87's builds (never promoting, promoting every 128, block scales) at the page's squares: checked,
+    then dependent launches against plain ones, interleaved, one by one and in graphs (no peer here:
+    ``course bench day87`` times cuBLASLt beside whichever launch the workload makes)."""
+    import cupy as cp
+
+    from course.lessons.day87.chooser import BLOCK_BUILD, PROMOTE_BUILD, WIDE_BUILD
+
+    lesson = get_lesson("day87")
+    host = host_of(lesson)
+    rows: list = []
+    for n in (512, 1024, 2048, 4096):
+        for name, flags in (("never", WIDE_BUILD), ("promoting", PROMOTE_BUILD), ("block", BLOCK_BUILD)):
+            shape = (n, n, n)
+            sets = rotation_buffers(n * n * 4, l2)
+            w = host.workload(compile_lesson(lesson, defines=flags), n, sets, "bench", shape=shape)
+            assert w.config.dependent
+            w.poison(0)
+            w.launch(0)
+            cp.cuda.Device().synchronize()
+            check = w.check(w.out(0))
+            assert check.passed, (n, name, check)
+            rot = {
+                "pdl": [partial(w.launch, j) for j in range(w.sets)],
+                "plain": [partial(w.launch, j, None, False) for j in range(w.sets)],
+            }
+            s = timer.samples_together(rot, graphs=True)
+            row = {"n": n, "build": name, "flags": flags, "check": f"PASS ({check.max_error:.3g})"}
+            for mode in ("", GRAPHS):
+                key = in_graphs if mode else (lambda x: x)
+                if key("pdl") not in s or key("plain") not in s:
+                    continue
+                us = {x: s[key(x)].timing().median_ms * 1e3 for x in rot}
+                r = paired_ratios(s[key("pdl")].per_call_ms, s[key("plain")].per_call_ms)
+                row["graphs" if mode else "one by one"] = {"us": us, "pdl rate over plain": r}
+                print(
+                    f"day87 {n}^3 {name}{mode}: pdl {us['pdl']:.2f} us, plain {us['plain']:.2f} us; "
+                    f"pdl over plain {r[0]:.3f} ({r[1]:.3f}-{r[2]:.3f})",
+                    flush=True,
+                )
+            rows.append(row)
+            with open(path, "w") as f:
+                json.dump(
+                    {"rows": [*out, {"day87": rows}], "graph capture failures": timer.graph_failures},
+                    f,
+                    indent=1,
+                )
+            del w, rot
+            cp.get_default_memory_pool().free_all_blocks()
+    return rows
 
 
 if __name__ == "__main__":

@@ -42,21 +42,23 @@ GLOBAL = re.compile(
 )
 
 
-def _body(ptx: str) -> str:
-    start = ptx.index(f".entry {LESSON.kernel_name}")
-    return ptx[start:]
-
-
-@pytest.mark.parametrize("flags", list(BUILDS.values()), ids=list(BUILDS))
-def test_every_build_waits_on_the_grid_before_its_first_global_access(flags):
-    body = _body(compile_offline(LESSON, defines=flags).ptx)
+def assert_waits_before_global_memory(lesson, flags: dict[str, int]) -> None:
+    """In the PTX of ``lesson``'s build of ``flags``: one griddepcontrol.wait, then launch_dependents, both
+    before the first global access (a TMA copy, a load, a store, an atomic); and the host is told."""
+    ptx = compile_offline(lesson, defines=flags).ptx
+    body = ptx[ptx.index(f".entry {lesson.kernel_name}") :]
     wait = body.index("griddepcontrol.wait;")
     launch = body.index("griddepcontrol.launch_dependents;")
     first = GLOBAL.search(body)
     assert first is not None, "no global access found: the pattern no longer matches the PTX"
     assert wait < launch < first.start(), (first.group(1), body[max(0, wait - 200) : first.end()])
     assert body.count("griddepcontrol.wait;") == 1
-    assert LESSON.constants(flags)["kDependentLaunch"] == 1
+    assert lesson.constants(flags)["kDependentLaunch"] == 1
+
+
+@pytest.mark.parametrize("flags", list(BUILDS.values()), ids=list(BUILDS))
+def test_every_build_waits_on_the_grid_before_its_first_global_access(flags):
+    assert_waits_before_global_memory(LESSON, flags)
 
 
 def test_a_kernel_that_does_not_wait_is_not_launched_dependent():
