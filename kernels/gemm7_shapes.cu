@@ -274,6 +274,7 @@ constexpr int kSkMinIters = 8;            // Stream-K: fewest K-iterations one u
 constexpr int kSmall = GEMM_SMALL;        // 1: the small-problem build
 constexpr int kCtasPerSm = 1 + GEMM_SMALL;  // CTAs the persistent grid puts on one SM: 1, or 2 small
 constexpr int kDependentLaunch = 1;       // 1: waits on griddepcontrol (see setup): the host may launch it early
+static_assert(kDependentLaunch == 1, "setup's griddepcontrol.wait comes before every global access");
 #endif
 // setmaxnreg needs a register cap at entry below the consumers' ceiling: 168
 // with 384 threads; with 256 (GEMM_BM=64) the cap is 255, so that build

@@ -278,6 +278,7 @@ constexpr int kSmemBytes = 231424 - 8192 * (kBN % 128 / 64 + 64 / kBN);  // 64 /
 constexpr int kPersistent = 1;            // grid = number of SMs (at most); each CTA walks units
 #ifndef __CUDACC_RTC__
 constexpr int kDependentLaunch = 1;       // 1: waits on griddepcontrol (see setup): the host may launch it early
+static_assert(kDependentLaunch == 1, "setup's griddepcontrol.wait comes before every global access");
 #endif
 constexpr int kGroupM = 8;                // cluster-tile rows per group of the tile order
 constexpr int kMinMultipleK = 16;         // K: 16 e4m3 = 16 bytes, the TMA stride rule for A and B
