@@ -203,6 +203,14 @@ def _progress_line(lesson_id: str, row: SizeRow, unit: str) -> str:
     )
 
 
+DEPENDENT_NOTE = (
+    "the kernel is launched with programmatic dependent launch (cuLaunchKernelEx with the "
+    "programmatic-stream-serialization attribute; its griddepcontrol.wait holds every global access until "
+    "the kernel before it has finished), so its launch and setup overlap the previous call's tail, one by "
+    "one and in CUDA graphs; the libraries launch themselves as they always do"
+)
+
+
 def measure(
     lesson: Lesson,
     sizes: Sequence[int] | None = None,
@@ -238,9 +246,11 @@ def measure(
     )
     for line in absent:
         progress(f"{lesson.id}: {line}")
+    dependent = False
     for n in sizes:
         compiled = ctx.compile(n)
         work = ctx.workload(n, compiled)
+        dependent = dependent or work.config.dependent
         calls: dict[str, tuple[Callable[[int], None], Any]] = {KERNEL: (work.launch, None)}
         for peer in ctx.peers:
             calls[peer.name] = (partial(peer.call, work), peer.want(work) if peer.want else None)
@@ -286,6 +296,7 @@ def measure(
             "kernel and peers timed in interleaved batches",
         )
         + extras.notes
+        + ((DEPENDENT_NOTE,) if dependent else ())
         + absent
         + graph_failures
     )

@@ -21,6 +21,7 @@ points at, numbered as in the file.
 from __future__ import annotations
 
 import base64
+import ctypes
 import hashlib
 import json
 import os
@@ -214,8 +215,6 @@ class Compiled:
         a NumPy scalar or a tensor map (``numpy.void``) by its bytes. Captured in a CUDA graph, the
         dependence becomes a programmatic edge."""
         # heavy: cupy, when a GPU path runs
-        import ctypes
-
         import cupy
 
         params = [_param_bytes(a, i, cupy) for i, a in enumerate(args)]
@@ -254,8 +253,7 @@ class Compiled:
 
 def _param_bytes(arg: Any, index: int, cupy: Any) -> Any:
     """One kernel argument as the bytes the launch copies (``Compiled.enqueue_dependent``)."""
-    import ctypes
-
+    # heavy: numpy, only when a GPU path launches
     import numpy as np
 
     if isinstance(arg, cupy.ndarray):

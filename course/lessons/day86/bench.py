@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -30,15 +30,12 @@ from ...bench.timing import GRAPHS, Samples, in_graphs
 from ...kernel.host import host_of, timing_floor_note
 from .._ladder import Shape, cublas_and_lt_peers
 from . import LESSON, chooser
+from .variants import dependent_gain, deterministic_cost, deterministic_title, shape_name
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
 PAGE_SIZES = (1024, 2048)  # the page's button: two squares, a minute or so
-
-
-def shape_name(shape: Shape) -> str:
-    return "x".join(map(str, shape))
 
 
 def _titles(shape: Shape) -> dict[str, str]:
@@ -218,10 +215,11 @@ def _finish(ctx: Context) -> Extras:
             f"{kernel:,.0f} TFLOP/s; " + "; ".join(said) + f" [{time.monotonic() - began:.1f} s]"
         )
         if choice.split > 1:
-            reasons += _deterministic_cost(ctx, work, shape, choice)
+            reasons += deterministic_cost(ctx, work, shape, choice)
         del work, calls
         engine.release()
     reasons += _last_wave(ctx, host)
+    reasons += dependent_gain(ctx, host)
     ctx.progress(
         f"{ctx.lesson.id}: {summary_line(_shape_rows(reasons))} ({time.monotonic() - start:.0f} s after the squares)"
     )
@@ -248,58 +246,6 @@ def summary_line(rows: list[ShapeRow]) -> str:
         f"{sum(x >= TARGET for x in ratios)} of {len(graphed)} at {TARGET:.2f}x or better, the lowest "
         f"{shape_name(worst.shape)} at {worst.graphs[GEMMEX].ratio:.2f}x"
     )
-
-
-def deterministic_title(shape: Shape) -> str:
-    return f"{shape_name(shape)}: deterministic split-K against the default"
-
-
-def _deterministic_cost(ctx: Context, work: Any, shape: Shape, choice: chooser.Choice) -> list[Reason]:
-    """The same build and split with ``-DGEMM_DETERMINISTIC=1`` (the last arriver adds every partial
-    in split order) on the same buffers, checked, then timed interleaved with the default build:
-    its rate over the default's, repeat by repeat, launched one by one and in CUDA graphs."""
-    det = replace(choice, deterministic=True)
-    compiled = ctx.compile(max(shape), defines=chooser.defines(det))
-    launch = partial(work.launch, compiled=compiled)
-    ctx.verify(max(shape), work, {"deterministic": (launch, None)})
-    samples = ctx.timer.samples_together(
-        {
-            "default": [partial(work.launch, j) for j in range(work.sets)],
-            "deterministic": [partial(launch, j) for j in range(work.sets)],
-        },
-        graphs=True,
-    )
-    out = []
-    said = []
-    for mode, (a, b) in {
-        "": ("deterministic", "default"),
-        GRAPHS: (in_graphs("deterministic"), in_graphs("default")),
-    }.items():
-        if a not in samples or b not in samples:
-            continue
-        r, lo, hi = paired_ratios(samples[a].per_call_ms, samples[b].per_call_ms)
-        t_det, t_def = (samples[x].timing().median_ms * 1e3 for x in (a, b))
-        how = (
-            f"{choice.config} split {choice.split}, the same buffers; checked first; median of "
-            f"{len(samples[a].per_call_ms)} interleaved repeats"
-            + (", each batch in a CUDA graph" if mode else "")
-        )
-        out.append(
-            Reason(
-                deterministic_title(shape) + mode,
-                r,
-                "x",
-                "measured",
-                f"deterministic {t_det:.1f} us, default {t_def:.1f} us per call ({t_det - t_def:+.1f} us); {how}",
-                lo,
-                hi,
-            )
-        )
-        said.append(f"{r:.3f}x{mode} ({t_det:.1f} vs {t_def:.1f} us)")
-    ctx.progress(
-        f"{ctx.lesson.id} {shape_name(shape)} deterministic split-K against the default: " + "; ".join(said)
-    )
-    return out
 
 
 WAVE_K = 4096  # K of the last-partial-wave problems: long enough that one unit is mostly its K loop
