@@ -21,6 +21,7 @@ from ..._html import escape, scroll_box
 from ..._kept import rendered
 from ..._table import text_table
 from ...bench.result import BenchResult, load
+from ...bench.timing import GRAPHS
 from ...errors import CourseError
 from .. import _streamk
 from .._ladder import ragged_problem
@@ -36,6 +37,7 @@ from .bench import (
     wave_shapes,
     wave_table,
 )
+from .variants import DEPENDENT_SHAPES, dependent_title
 
 if TYPE_CHECKING:  # matplotlib is imported when the figure is drawn, not when its kept rendering is shown
     from ...picture import Picture
@@ -136,6 +138,23 @@ def _picks_since(rows: list[ShapeRow], sms: int) -> str:
     return f" Since this recording the chooser picks another build at {'; '.join(moved)}." if moved else ""
 
 
+def _dependent_said(result: BenchResult) -> str:
+    """What programmatic dependent launch bought in the recording, in CUDA graphs: a sentence, or nothing
+    for a recording made before it was measured."""
+    by_title = {r.title: r for r in result.reasons}
+    said = [
+        f"{shape_name(shape)} {r.value:.2f}x"
+        for shape in DEPENDENT_SHAPES
+        if (r := by_title.get(dependent_title(shape) + GRAPHS)) is not None and r.value
+    ]
+    if not said:
+        return ""
+    return (
+        " The kernel is launched dependent (programmatic dependent launch); its rate over the same pick "
+        f"launched the plain way, on the same buffers in CUDA graphs: {', '.join(said)}."
+    )
+
+
 def shapes(result: BenchResult) -> Table:
     """The shape table of a result (a recording, or the page's measurement: its squares only); the
     speed section shows it in place of the engine's table of the squares (``BenchSpec.table``)."""
@@ -198,6 +217,7 @@ def shapes(result: BenchResult) -> Table:
         failed = [n for n in result.notes if "not timed in CUDA graphs" in n]
         if failed:
             summary += " " + " ".join(failed)
+        summary += _dependent_said(result)
         summary += _picks_since(rows, result.sm_count)
     return Table(
         f"Against cuBLAS on the {result.device}, shape by shape (TFLOP/s; the ratio's spread over "

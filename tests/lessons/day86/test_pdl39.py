@@ -189,3 +189,33 @@ def test_chains_of_dependent_launches_on_one_buffer_set_stay_exact(gpu_for, shap
     assert int(cp.count_nonzero(w.counters)) == 0
     if split == 1:
         assert bool((w.out(0).view(cp.uint16) == first.view(cp.uint16)).all())
+
+
+def test_the_shape_table_says_what_the_dependent_launch_bought_where_the_recording_has_it():
+    from dataclasses import replace
+
+    from course.bench.result import Reason, load
+    from course.bench.timing import GRAPHS
+    from course.lessons.day86 import figures
+    from course.lessons.day86.variants import DEPENDENT_SHAPES, dependent_title
+
+    recorded = load("day86")
+    if recorded is None:
+        pytest.skip("no Day 86 recording in this checkout")
+    if "launched dependent" not in figures.shapes(recorded).note:  # recorded before it was measured
+        extra = tuple(
+            Reason(
+                dependent_title(shape) + GRAPHS,
+                1.0 + i / 100,
+                "x",
+                "measured",
+                "dependent 3.0 us, plain 3.1 us",
+            )
+            for i, shape in enumerate(DEPENDENT_SHAPES)
+        )
+        recorded = replace(recorded, reasons=(*recorded.reasons, *extra))
+    note = figures.shapes(recorded).note
+    assert "launched dependent (programmatic dependent launch)" in note
+    by_title = {r.title: r for r in recorded.reasons}
+    for shape in DEPENDENT_SHAPES:
+        assert f"{'x'.join(map(str, shape))} {by_title[dependent_title(shape) + GRAPHS].value:.2f}x" in note
