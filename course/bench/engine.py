@@ -204,10 +204,11 @@ def _progress_line(lesson_id: str, row: SizeRow, unit: str) -> str:
 
 
 DEPENDENT_NOTE = (
-    "the kernel is launched with programmatic dependent launch (cuLaunchKernelEx with the "
-    "programmatic-stream-serialization attribute; its griddepcontrol.wait holds every global access until "
-    "the kernel before it has finished), so its launch and setup overlap the previous call's tail, one by "
-    "one and in CUDA graphs; the libraries launch themselves as they always do"
+    "where its persistent grid walks its units in one round, the kernel is launched with programmatic "
+    "dependent launch (cuLaunchKernelEx with the programmatic-stream-serialization attribute; its "
+    "griddepcontrol.wait holds every global access until the kernel before it has finished), so its launch "
+    "and setup overlap the previous call's tail, one by one and in CUDA graphs; a grid of more rounds is "
+    "launched plain, and the libraries launch themselves as they always do"
 )
 
 

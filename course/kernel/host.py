@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -168,6 +168,17 @@ class LaunchConfig:
     # Programmatic dependent launch (``Compiled.enqueue_dependent``): the benchmarks' launches may
     # overlap the previous kernel's tail. Only for a kernel that waits on griddepcontrol first.
     dependent: bool = False
+
+
+def dependent_launch(constants: Mapping[str, int | float], rounds: float) -> bool:
+    """Whether a workload launches its kernel dependent (programmatic dependent launch,
+    ``LaunchConfig.dependent``): where the kernel waits on griddepcontrol first (its ``kDependentLaunch``)
+    and its persistent grid walks its units in at most one round. There the launch and the setup the
+    overlap hides are a large share of a call: on an H100, 1.04x to 1.16x in CUDA graphs from 256^3 to
+    1024^3 with Day 86's picks, 1.20x to 1.30x one by one with Day 87's builds at 512^3 and 1024^3. Past one
+    round they are a small share, and Day 87's promoting build ran 0.94x launched dependent at 4096^3, its
+    1024 units in 7.8 rounds (evidence/gemm_dev/notes_pdl39.md, session 22)."""
+    return bool(constants.get("kDependentLaunch", 0)) and rounds <= 1.0
 
 
 class Workload(ABC):

@@ -43,7 +43,15 @@ from ..bench.lt_fp8 import device_scales
 from ..errors import CourseError
 from ..hopper import fp8
 from ..hopper.tensormap import TileMap, encode
-from ..kernel.host import Check, LaunchConfig, LessonHost, Mismatch, Workload, check_relative
+from ..kernel.host import (
+    Check,
+    LaunchConfig,
+    LessonHost,
+    Mismatch,
+    Workload,
+    check_relative,
+    dependent_launch,
+)
 from ..kernel.lcg import lcg_operands
 from ._ladder import LCG_SEED, SAMPLE_ROWS, Shape, sm_count
 
@@ -215,9 +223,8 @@ class Fp8GemmWorkload(Workload):
         self.shape: Shape = (m, cols, k)
         self.every = check_every(promote_every, self.build)
         grid = (grid_for(m, cols, self.build, sm_count()), 1, 1)
-        dependent = bool(
-            c.get("kDependentLaunch", 0)
-        )  # waits on griddepcontrol: launched to overlap the kernel before
+        # waits on griddepcontrol and one round of units: launched to overlap the kernel before
+        dependent = dependent_launch(c, waves(m, cols, self.build, sm_count()))
         config = LaunchConfig(grid, (int(c["kThreadsPerBlock"]),), int(c["kSmemBytes"]), dependent)
         super().__init__(compiled, n, sets, config)  # type: ignore[arg-type]
         blocks = ((1, fp8.SCALE_BLOCK), (fp8.SCALE_BLOCK, fp8.SCALE_BLOCK))

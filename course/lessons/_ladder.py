@@ -51,6 +51,7 @@ from ..kernel.host import (
     Mismatch,
     Workload,
     check_relative,
+    dependent_launch,
     timing_floor,
     timing_floor_note,
 )
@@ -185,6 +186,12 @@ class Problem:
             self.tile_m, self.tile_n, self.cluster_size
         ), self.cta_tiles * self.consumers
 
+    def rounds(self, sms: int) -> float:
+        """Units (Stream-K: cluster tiles) per cluster slot of the persistent grid: at most 1, every
+        cluster has one unit or none."""
+        slots = sms * self.ctas_per_sm // self.cluster_size
+        return (self.cluster_tiles_m * self.cluster_tiles_n if self.streamk else self.units) / slots
+
     def grid(self, sms: int) -> int:
         """CTAs: at most ``ctas_per_sm`` per SM (one, but two in a small build), rounded down to whole
         clusters, and (split-K) at most one cluster per unit; Stream-K launches every slot, its
@@ -262,8 +269,8 @@ class TmaGemmWorkload(Workload):
                 grid = (sm_count() // cluster * cluster, 1, 1)
             else:
                 grid = (n // tile_n, n // tile_m)
-        # A kernel that waits on griddepcontrol (kDependentLaunch) is launched to overlap the one before.
-        dependent = bool(c.get("kDependentLaunch", 0))
+        # A kernel that waits on griddepcontrol is launched to overlap the one before, where it is one round.
+        dependent = dependent_launch(c, self.problem.rounds(sm_count()) if self.problem is not None else 1.0)
         config = LaunchConfig(grid, (int(c["kThreadsPerBlock"]),), int(c["kSmemBytes"]), dependent)
         super().__init__(compiled, n, sets, config)  # type: ignore[arg-type]
         if purpose == "lesson":

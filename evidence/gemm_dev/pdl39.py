@@ -16,7 +16,8 @@ Per shape, the chooser's pick is built once and:
    ``pdl`` (dependent launches), ``plain`` (the same kernel, the same buffers, launched the plain way,
    as every recording before this one) and cuBLAS gemmEx, one by one and in CUDA graphs (the
    dependence is then a programmatic edge of the graph).
-Prints one line per shape and mode; writes JSON to argv[1] after every shape. ``PDL_SHAPES="256x256x256
+(Session 22, after its first run: the workloads launch dependent only where the grid is one round of
+units, ``host.dependent_launch``; this script forces both ways.) Prints one line per shape and mode; writes JSON to argv[1] after every shape. ``PDL_SHAPES="256x256x256
 ..."`` picks the shapes, in that order.
 """
 
@@ -60,13 +61,13 @@ def check_chain(w, split: int) -> str:
     import cupy as cp
 
     w.poison(0)
-    w.launch(0)
+    w.launch(0, None, True)
     cp.cuda.Device().synchronize()
     first = w.check(w.out(0))
     assert first.passed, ("first", first)
     bits = w.out(0).copy()
     for i in range(48):
-        w.launch(0 if i % 3 == 0 else i % w.sets)
+        w.launch(0 if i % 3 == 0 else i % w.sets, None, True)
     cp.cuda.Device().synchronize()
     again = w.check(w.out(0))
     assert again.passed, ("chain", again)
@@ -99,11 +100,10 @@ def main() -> None:
         w = host.workload(
             compile_lesson(LESSON, defines=flags), max(shape), sets, "bench", shape=shape, split=pick.split
         )
-        assert w.config.dependent, "the workload should launch the kernel as dependent"
         checked = check_chain(w, pick.split)
         print(f"{m}x{n}x{k} {pick.describe()} {flags}: {checked}", flush=True)
         rot = {
-            "pdl": [partial(w.launch, j) for j in range(w.sets)],
+            "pdl": [partial(w.launch, j, None, True) for j in range(w.sets)],
             "plain": [partial(w.launch, j, None, False) for j in range(w.sets)],
             "cuBLAS": [partial(lambda w, j: gemm(w.a[j], w.b[j], w.d[j]), w, j) for j in range(w.sets)],
         }
@@ -151,14 +151,13 @@ def day87(timer, l2: int, path: str, out: list) -> list:
             shape = (n, n, n)
             sets = rotation_buffers(n * n * 4, l2)
             w = host.workload(compile_lesson(lesson, defines=flags), n, sets, "bench", shape=shape)
-            assert w.config.dependent
             w.poison(0)
-            w.launch(0)
+            w.launch(0, None, True)
             cp.cuda.Device().synchronize()
             check = w.check(w.out(0))
             assert check.passed, (n, name, check)
             rot = {
-                "pdl": [partial(w.launch, j) for j in range(w.sets)],
+                "pdl": [partial(w.launch, j, None, True) for j in range(w.sets)],
                 "plain": [partial(w.launch, j, None, False) for j in range(w.sets)],
             }
             s = timer.samples_together(rot, graphs=True)

@@ -94,7 +94,8 @@ def _paired(
 
 
 # Programmatic dependent launch, measured where a call is short (the kernel's launch and setup are a
-# large part of it) and on one large square: the pick launched both ways on the same buffers.
+# large part of it): the pick launched both ways on the same buffers. Every one is a single round of units
+# (``host.dependent_launch``: a grid of more rounds is launched plain).
 DEPENDENT_SHAPES: tuple[Shape, ...] = (
     (256, 256, 256),
     (512, 512, 512),
@@ -102,7 +103,7 @@ DEPENDENT_SHAPES: tuple[Shape, ...] = (
     (1, 8192, 8192),
     (128, 8192, 8192),
     (1000, 3000, 704),
-    (4096, 4096, 4096),
+    (4104, 776, 1240),
 )
 
 
@@ -120,8 +121,8 @@ def dependent_gain(ctx: Context, host: Any) -> list[Reason]:
         compiled = ctx.compile(max(shape), defines=chooser.defines(choice))
         sets = rotation_buffers((m * k + n * k + m * n) * 2, ctx.l2_bytes)
         work = host.workload(compiled, max(shape), sets, "bench", shape=shape, split=choice.split)
-        if not work.config.dependent:  # a kernel that does not wait on the grid is never launched so
-            return []
+        if not work.config.dependent:  # more than one round of units (host.dependent_launch): launched plain
+            continue
         plain = partial(work.launch, dependent=False)
         ctx.verify(max(shape), work, {"plain launch": (plain, None)})
         reasons, said = _paired(

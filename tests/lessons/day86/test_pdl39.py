@@ -217,5 +217,39 @@ def test_the_shape_table_says_what_the_dependent_launch_bought_where_the_recordi
     note = figures.shapes(recorded).note
     assert "launched dependent (programmatic dependent launch)" in note
     by_title = {r.title: r for r in recorded.reasons}
-    for shape in DEPENDENT_SHAPES:
+    found = [shape for shape in DEPENDENT_SHAPES if dependent_title(shape) + GRAPHS in by_title]
+    assert found  # every shape the recording measured is in the sentence, with its ratio
+    for shape in found:
         assert f"{'x'.join(map(str, shape))} {by_title[dependent_title(shape) + GRAPHS].value:.2f}x" in note
+
+
+def test_a_workload_launches_dependent_only_where_the_kernel_waits_and_its_grid_is_one_round():
+    from course.kernel.host import dependent_launch
+    from course.lessons._fp8 import build_for, waves
+    from course.lessons._ladder import ragged_problem
+    from course.lessons.day87.chooser import PROMOTE_BUILD
+
+    waits = {"kDependentLaunch": 1}
+    assert dependent_launch(waits, 1.0) and dependent_launch(waits, 0.1)
+    assert not dependent_launch(waits, 1.01) and not dependent_launch({}, 0.5)
+    cases = [
+        ((512, 512, 512), BUILDS["64x64c1"], 64 / 132),  # 8 x 8 tiles of 64 x 64, a cluster of one each
+        ((256, 256, 256), BUILDS["64x64small"], 16 / 264),  # the small build: two CTAs an SM
+        (
+            (1536, 1536, 1536),
+            {"GEMM_BN": 144, "GEMM_CLUSTER": 2},
+            1.0,
+        ),  # 6 cluster rows x 11 columns, 66 slots
+        ((4104, 776, 1240), BUILDS["128x200n2"], 1.0),  # 33 tile rows x 2 pairs along N, 66 slots
+        ((2560, 2560, 2560), BUILDS["128x200c1"], 260 / 132),  # 20 x 13 tiles
+        ((4096, 4096, 4096), BUILDS["128x256c2"], 256 / 66),  # 16 cluster rows x 16 columns
+        ((4096, 4096, 4096), BUILDS["128x256c2sk"], 256 / 66),  # Stream-K: its cluster tiles
+    ]
+    for shape, flags, want in cases:
+        assert ragged_problem(LESSON.constants(flags), shape, 1).rounds(132) == pytest.approx(want), (
+            shape,
+            flags,
+        )
+    day87 = get_lesson("day87")
+    build = build_for(day87, PROMOTE_BUILD)
+    assert waves(4096, 4096, build, 132) > 1 >= waves(1024, 1024, build, 132)
