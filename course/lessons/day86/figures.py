@@ -150,8 +150,9 @@ def _dependent_said(result: BenchResult) -> str:
     if not said:
         return ""
     return (
-        " The kernel is launched dependent (programmatic dependent launch); its rate over the same pick "
-        f"launched the plain way, on the same buffers in CUDA graphs: {', '.join(said)}."
+        " Where its grid is one round of units the kernel is launched dependent (programmatic dependent "
+        f"launch); its rate over the same pick launched the plain way, on the same buffers in CUDA graphs: "
+        f"{', '.join(said)}."
     )
 
 

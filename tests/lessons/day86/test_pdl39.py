@@ -215,7 +215,7 @@ def test_the_shape_table_says_what_the_dependent_launch_bought_where_the_recordi
         )
         recorded = replace(recorded, reasons=(*recorded.reasons, *extra))
     note = figures.shapes(recorded).note
-    assert "launched dependent (programmatic dependent launch)" in note
+    assert "the kernel is launched dependent (programmatic dependent launch)" in note
     by_title = {r.title: r for r in recorded.reasons}
     found = [shape for shape in DEPENDENT_SHAPES if dependent_title(shape) + GRAPHS in by_title]
     assert found  # every shape the recording measured is in the sentence, with its ratio
