@@ -37,7 +37,7 @@ from .bench import (
     wave_shapes,
     wave_table,
 )
-from .variants import DEPENDENT_SHAPES, dependent_title
+from .variants import DEPENDENT
 
 if TYPE_CHECKING:  # matplotlib is imported when the figure is drawn, not when its kept rendering is shown
     from ...picture import Picture
@@ -141,18 +141,23 @@ def _picks_since(rows: list[ShapeRow], sms: int) -> str:
 def _dependent_said(result: BenchResult) -> str:
     """What programmatic dependent launch bought in the recording, in CUDA graphs: a sentence, or nothing
     for a recording made before it was measured."""
-    by_title = {r.title: r for r in result.reasons}
     said = [
-        f"{shape_name(shape)} {r.value:.2f}x"
-        for shape in DEPENDENT_SHAPES
-        if (r := by_title.get(dependent_title(shape) + GRAPHS)) is not None and r.value
+        f"{r.title[: -len(DEPENDENT + GRAPHS)]} {r.value:.2f}x"
+        for r in result.reasons
+        if r.title.endswith(DEPENDENT + GRAPHS) and r.value
     ]
     if not said:
         return ""
+    # The rule (host.dependent_launch) came after the first recording that launched dependent: that one
+    # launched every shape so, and its engine note says so without "one round".
+    where = (
+        "Where its grid is one round of units the kernel is launched dependent"
+        if any("in one round" in n for n in result.notes)
+        else "In this recording the kernel is launched dependent at every shape"
+    )
     return (
-        " Where its grid is one round of units the kernel is launched dependent (programmatic dependent "
-        f"launch); its rate over the same pick launched the plain way, on the same buffers in CUDA graphs: "
-        f"{', '.join(said)}."
+        f" {where} (programmatic dependent launch); its rate over the same pick launched the plain way, on "
+        f"the same buffers in CUDA graphs: {', '.join(said)}."
     )
 
 

@@ -107,8 +107,11 @@ DEPENDENT_SHAPES: tuple[Shape, ...] = (
 )
 
 
+DEPENDENT = ": dependent launch against the plain launch"
+
+
 def dependent_title(shape: Shape) -> str:
-    return f"{shape_name(shape)}: dependent launch against the plain launch"
+    return f"{shape_name(shape)}{DEPENDENT}"
 
 
 def dependent_gain(ctx: Context, host: Any) -> list[Reason]:
