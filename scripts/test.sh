@@ -11,7 +11,9 @@
 # (nbval runs its cells in order in one kernel) in one process; the modules go
 # out longest first (conftest.py orders them: the browser's, then those marked
 # slow). `-n 0` among
-# the extra arguments runs it all in this one process instead.
+# the extra arguments runs it all in this one process instead. A notebook's kernel may take longer than
+# nbval's 60 s default to start on a busy machine (a fresh-clone run on 2 cores beside other work,
+# 2026-12-07: every cell of one notebook "Kernel didn't respond in 60 seconds"): 600 s.
 # Usage: sh scripts/test.sh [extra pytest arguments]
 set -eu
 cd "$(dirname "$0")/.."
@@ -24,4 +26,4 @@ sh scripts/install.sh test
 # themselves on other interpreters: scripts/test_python.sh (CI: 3.10 and 3.13).
 sh scripts/compat.sh
 workers=$(.venv/bin/python -c 'import os; print((os.cpu_count() or 1) + 1)')
-exec .venv/bin/python -m pytest -n "$workers" --dist loadscope --no-loadscope-reorder --nbval-lax --nbval-current-env "$@"
+exec .venv/bin/python -m pytest -n "$workers" --dist loadscope --no-loadscope-reorder --nbval-lax --nbval-current-env --nbval-kernel-startup-timeout=600 "$@"
