@@ -187,8 +187,8 @@ class Problem:
         ), self.cta_tiles * self.consumers
 
     def rounds(self, sms: int) -> float:
-        """Units (Stream-K: cluster tiles) per cluster slot of the persistent grid: at most 1, every
-        cluster has one unit or none."""
+        """Units (Stream-K: cluster tiles) per cluster slot of the persistent grid; at most 1 means one
+        round: every cluster has one unit or none (``host.dependent_launch``)."""
         slots = sms * self.ctas_per_sm // self.cluster_size
         return (self.cluster_tiles_m * self.cluster_tiles_n if self.streamk else self.units) / slots
 

@@ -277,9 +277,11 @@ def _last_wave(ctx: Context, host: Any) -> list[Reason]:
             sets = rotation_buffers((m * k + n * k + m * n) * 2, ctx.l2_bytes)
             works[name] = host.workload(compiled, max(shape), sets, "bench", shape=shape, split=1)
             ctx.verify(max(shape), works[name], {KERNEL: (works[name].launch, None)})
-        samples = ctx.timer.samples_together(  # both launched plain: a full wave would be launched dependent
+        # Both launched plain: a full wave is one round and would be launched dependent
+        # (host.dependent_launch), one unit more would not, and the overlap would favour the first.
+        samples = ctx.timer.samples_together(
             {name: [partial(w.launch, j, None, False) for j in range(w.sets)] for name, w in works.items()}
-        )  # (one round, host.dependent_launch) and one unit more not, and the overlap would favour the first
+        )
         # Recorded as the full wave's time over the one-more-unit time, repeat by repeat (a ratio
         # of rates, as every ratio the course records); ``wave_table`` reads it back as time.
         r, lo, hi = paired_ratios(samples["plus"].per_call_ms, samples["full"].per_call_ms)

@@ -115,8 +115,9 @@ def dependent_title(shape: Shape) -> str:
 
 
 def dependent_gain(ctx: Context, host: Any) -> list[Reason]:
-    """What programmatic dependent launch buys: each of DEPENDENT_SHAPES' pick launched dependent (as every
-    other row of the table) and the plain way (CuPy's launch), checked, then timed interleaved."""
+    """What programmatic dependent launch buys: each of DEPENDENT_SHAPES' pick launched dependent (as the
+    table's rows of one round are) and the plain way (CuPy's launch), checked, then timed interleaved; a
+    shape whose grid takes more rounds is launched plain in the table too, and is left out."""
     out: list[Reason] = []
     for shape in DEPENDENT_SHAPES:
         m, n, k = shape
