@@ -1227,7 +1227,12 @@ def _write_hostile(root: Path) -> None:
             }
             for i, c in enumerate(cells)
         ],
-        "metadata": {},
+        # The kernel the course's pages name: a notebook that names none brings up JupyterLab's "Select
+        # Kernel" dialog, and under load that dialog could be answered before the kernel list arrived,
+        # leaving the page with no kernel (the fresh-clone CI at c0290ef: "kernel: no session").
+        "metadata": {
+            "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+        },
         "nbformat": 4,
         "nbformat_minor": 5,
     }
