@@ -13,7 +13,6 @@ bit at split 1) and the split-K counters at zero.
 from __future__ import annotations
 
 import ctypes
-import re
 import sys
 from types import SimpleNamespace
 
@@ -23,8 +22,8 @@ import pytest
 from course.errors import CourseError
 from course.hopper.tensormap import TENSOR_MAP_DTYPE
 from course.kernel import compile as compiler
-from course.kernel.compile import compile_offline
 from course.lessons import get_lesson
+from tests.lessons.dependent_launch import assert_still_exact, assert_waits_before_global_memory, first_result
 
 LESSON = get_lesson("day86")
 # One build of each kind the chooser picks: cluster 2, cluster 1 (a plain grid), the 64-row and small
@@ -37,23 +36,6 @@ BUILDS = {
     "128x256c2sk": {"GEMM_BN": 256, "GEMM_CLUSTER": 2, "GEMM_STREAMK": 1},
     "128x200n2": {"GEMM_BN": 200, "GEMM_CLUSTER": 1, "GEMM_CLUSTER_N": 2},
 }
-GLOBAL = re.compile(
-    r"^\s*(?:@%p\d+\s+)?(cp\.async\.bulk\.tensor|ld\.global|st\.global|atom\.global|red\.global)\b", re.M
-)
-
-
-def assert_waits_before_global_memory(lesson, flags: dict[str, int]) -> None:
-    """In the PTX of ``lesson``'s build of ``flags``: one griddepcontrol.wait, then launch_dependents, both
-    before the first global access (a TMA copy, a load, a store, an atomic); and the host is told."""
-    ptx = compile_offline(lesson, defines=flags).ptx
-    body = ptx[ptx.index(f".entry {lesson.kernel_name}") :]
-    wait = body.index("griddepcontrol.wait;")
-    launch = body.index("griddepcontrol.launch_dependents;")
-    first = GLOBAL.search(body)
-    assert first is not None, "no global access found: the pattern no longer matches the PTX"
-    assert wait < launch < first.start(), (first.group(1), body[max(0, wait - 200) : first.end()])
-    assert body.count("griddepcontrol.wait;") == 1
-    assert lesson.constants(flags)["kDependentLaunch"] == 1
 
 
 @pytest.mark.parametrize("flags", list(BUILDS.values()), ids=list(BUILDS))
@@ -162,19 +144,11 @@ def test_chains_of_dependent_launches_on_one_buffer_set_stay_exact(gpu_for, shap
     w = host_of(LESSON).workload(
         compile_lesson(LESSON, defines=flags), max(shape), 3, "bench", shape=shape, split=split
     )
-    assert w.config.dependent
-    w.poison(0)
-    w.launch(0)
-    cp.cuda.Device().synchronize()
-    assert w.check(w.out(0)).passed
-    first = w.out(0).copy()
+    first = first_result(w)
     for i in range(24):  # one by one: every third launch on set 0 again
         w.launch(0 if i % 3 == 0 else i % w.sets)
-    cp.cuda.Device().synchronize()
-    assert w.check(w.out(0)).passed
+    assert_still_exact(w, first, bits=split == 1)
     assert int(cp.count_nonzero(w.counters)) == 0
-    if split == 1:
-        assert bool((w.out(0).view(cp.uint16) == first.view(cp.uint16)).all())
     stream = cp.cuda.Stream(non_blocking=True)
     with stream:  # captured: the dependence becomes a programmatic edge of the graph
         stream.begin_capture()
@@ -185,10 +159,8 @@ def test_chains_of_dependent_launches_on_one_buffer_set_stay_exact(gpu_for, shap
     graph.launch(stream)
     graph.launch(stream)
     stream.synchronize()
-    assert w.check(w.out(0)).passed
+    assert_still_exact(w, first, bits=split == 1)
     assert int(cp.count_nonzero(w.counters)) == 0
-    if split == 1:
-        assert bool((w.out(0).view(cp.uint16) == first.view(cp.uint16)).all())
 
 
 def test_the_shape_table_says_what_the_dependent_launch_bought_where_the_recording_has_it():

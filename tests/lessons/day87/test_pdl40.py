@@ -1,4 +1,4 @@
-"""Programmatic dependent launch of Day 87's kernel (session 22), as Day 86's (tests/lessons/day86/test_pdl39.py):
+"""Programmatic dependent launch of Day 87's kernel (session 22), as Day 86's (tests/lessons/day86/test_pdl39.py; the checks both use are tests/lessons/dependent_launch.py):
 the wait comes before every global access in each build the page and the bench run, and on a Hopper GPU
 (marked ``gpu``) chains of dependent launches on one buffer set, with other promotion intervals between
 them, leave D exact and bit for bit the first launch's."""
@@ -9,7 +9,7 @@ import pytest
 
 from course.lessons import get_lesson
 from course.lessons.day87.chooser import BLOCK_BUILD, PINGPONG_BUILD, PROMOTE_BUILD, WIDE_BUILD
-from tests.lessons.day86.test_pdl39 import assert_waits_before_global_memory
+from tests.lessons.dependent_launch import assert_still_exact, assert_waits_before_global_memory, first_result
 
 LESSON = get_lesson("day87")
 BUILDS = {
@@ -32,26 +32,17 @@ def test_every_build_waits_on_the_grid_before_its_first_global_access(flags):
     "flags", [PROMOTE_BUILD, BLOCK_BUILD, WIDE_BUILD], ids=["promoting", "block", "never"]
 )
 def test_chains_of_dependent_launches_on_one_buffer_set_stay_exact(gpu_for, flags):
-    import cupy as cp
-
     from course.kernel.compile import compile_lesson
     from course.kernel.host import host_of
 
     gpu_for("day87")
     shape = (1000, 1032, 528)
     w = host_of(LESSON).workload(compile_lesson(LESSON, defines=flags), max(shape), 3, "bench", shape=shape)
-    assert w.config.dependent
-    w.poison(0)
-    w.launch(0)
-    cp.cuda.Device().synchronize()
-    assert w.check(w.out(0)).passed
-    first = w.out(0).copy()
+    first = first_result(w)
     promoting = "GEMM_PROMOTE" in flags and "GEMM_BLOCK_SCALES" not in flags
     for i in range(24):
         if promoting and i % 4 == 1:
             w.launch_every(i % w.sets or 1, 3)  # another interval, dependent too, on another set
         else:
             w.launch(0 if i % 3 == 0 else i % w.sets)
-    cp.cuda.Device().synchronize()
-    assert w.check(w.out(0)).passed
-    assert bool((w.out(0).view(cp.uint16) == first.view(cp.uint16)).all())
+    assert_still_exact(w, first, bits=True)
