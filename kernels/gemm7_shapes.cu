@@ -255,6 +255,9 @@ constexpr int kSkMinIters = 8;            // Stream-K: fewest K-iterations one u
 // cutlass/gemm/device/gemm_universal_adapter.h), its .shared::cluster
 // barrier arrivals then addressing the CTA itself. Default 0: every other
 // build is unchanged.
+#ifndef GEMM_PDL_LATE
+#define GEMM_PDL_LATE 0  // development: 1 triggers the dependent launch after the last load (setup's comment)
+#endif
 #ifndef GEMM_SMALL
 #define GEMM_SMALL 0
 #endif
@@ -1261,7 +1264,9 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1 + GEMM_SMALL)  
     // the next GEMM start its own setup once every CTA of this one has passed here (PTX ISA,
     // "griddepcontrol"; CUTLASS's sm90 kernels: launch_dependent_grids, wait_on_dependent_grids).
     asm volatile("griddepcontrol.wait;" ::: "memory");
+#if !GEMM_PDL_LATE
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
     // end snippet
 
     if (wg == 0) {
@@ -1308,6 +1313,12 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1 + GEMM_SMALL)  
             }
         }
         // end snippet
+#if GEMM_PDL_LATE
+        // Development (issue 39, session 24): the trigger after this CTA's last load is issued, not at
+        // setup, as CUTLASS's sm90 kernels place launch_dependent_grids late (after the mainloop).
+        // One thread's first invocation is the CTA's (PTX ISA, "griddepcontrol").
+        if (wt == 0) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
     } else {
         // snippet: consumer
 #if GEMM_SETMAXNREG

@@ -249,6 +249,9 @@ constexpr int kAccRegs = kWgmmaM * kWgmmaN / 128;  // floats per thread per m64n
 constexpr int kPromote = GEMM_PROMOTE;    // 1: a second FP32 accumulator the wgmma sums are added into
 constexpr int kBlockScales = GEMM_BLOCK_SCALES;  // 1: 1x128 scales of A, 128x128 of B, applied at each promotion
 constexpr int kScaleBlock = 128;          // elements of K (and rows of B) one block scale covers
+#ifndef GEMM_PDL_LATE
+#define GEMM_PDL_LATE 0  // development: 1 triggers the dependent launch after the last load (gemm7_shapes.cu)
+#endif
 #ifndef GEMM_SETMAXNREG
 #define GEMM_SETMAXNREG 1
 #endif
@@ -1316,7 +1319,9 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
     // Programmatic dependent launch, as Day 86's kernel (gemm7_shapes.cu, setup): nothing above touches
     // global memory; wait for the grid before this one, then let the next one start its setup.
     asm volatile("griddepcontrol.wait;" ::: "memory");
+#if !GEMM_PDL_LATE
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
     // end snippet
 
     if (wg == 0) {
@@ -1413,6 +1418,12 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
             }
         }
         // end snippet
+#endif
+#if GEMM_PDL_LATE
+        // Development (issues 39, 40, session 24): the trigger after this CTA's last load is issued, not at
+        // setup, as CUTLASS's sm90 kernels place launch_dependent_grids late (after the mainloop).
+        // One thread's first invocation is the CTA's (PTX ISA, "griddepcontrol").
+        if (wt == 0) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
     } else {
 #if GEMM_PROMOTE_PINGPONG

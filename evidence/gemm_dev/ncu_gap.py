@@ -30,6 +30,8 @@ from course.bench.peers import Cublas
 from course.kernel.compile import compile_lesson
 from course.kernel.host import host_of
 from course.lessons import get_lesson
+from course.lessons._ladder import sm_count
+from course.lessons.day86 import chooser
 
 D86 = [  # (shape, build flags, split)
     ((1024, 1024, 1024), {"GEMM_BM": 64, "GEMM_BN": 64, "GEMM_CLUSTER": 1, "GEMM_SMALL": 1}, 1),
@@ -69,6 +71,14 @@ def main() -> None:
     if os.environ.get("NCU_GAP") == "fp8":  # Day 87's items only (the stall-reason run)
         D86.clear()
         CUBLAS.clear()
+    if os.environ.get("NCU_GAP") == "shapes":  # session 24: the chooser's picks where Day 86 trails most, and cuBLAS
+        D86.clear()
+        CUBLAS.clear()
+        D87.clear()
+        for shape in ((1, 8192, 8192), (2, 4096, 14336), (1536, 1536, 1536), (2500, 2504, 2504), (1200, 1200, 1200)):
+            pick = chooser.choose(*shape, sm_count())
+            D86.append((shape, chooser.defines(pick), pick.split))
+            CUBLAS.append(shape)
     d86 = get_lesson("day86")
     host = host_of(d86)
     gemm = Cublas(out="float16", b_layout="nk")
@@ -84,6 +94,8 @@ def main() -> None:
             gemm(w.a[0], w.b[0], w.d[0])
             assert w.check(w.out(0)).passed, (shape, "cuBLAS")
             profiled(f"day86 {'x'.join(map(str, shape))} cuBLAS gemmEx", lambda w=w: gemm(w.a[0], w.b[0], w.d[0]))
+    if not D87:
+        return
     d87 = get_lesson("day87")
     host = host_of(d87)
     base = None

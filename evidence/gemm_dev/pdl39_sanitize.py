@@ -1,9 +1,12 @@
 """Dependent launches under compute-sanitizer (session 22): Day 86's pick at 512^3 and a split-3 ragged
 shape, and Day 87's promoting build at a ragged shape, each launched dependent four times back to back
 on one buffer set, then checked. Run as ``compute-sanitizer --tool memcheck python3 pdl39_sanitize.py``
-(and racecheck, synccheck)."""
+(and racecheck, synccheck). ``PDL_LATE=1`` (session 24) sanitizes the builds with ``-DGEMM_PDL_LATE=1``
+(the trigger after the last load, ``pdllate39.py``)."""
 
 from __future__ import annotations
+
+import os
 
 import cupy as cp
 
@@ -17,7 +20,9 @@ CASES = [
     ("day86", (1000, 1032, 520), {"GEMM_BN": 256, "GEMM_CLUSTER": 2}, 3),
     ("day87", (1000, 1032, 528), PROMOTE_BUILD, None),
 ]
+LATE = {"GEMM_PDL_LATE": 1} if os.environ.get("PDL_LATE") == "1" else {}
 for lesson_id, shape, flags, split in CASES:
+    flags = {**flags, **LATE}
     lesson = get_lesson(lesson_id)
     options = {"shape": shape} | ({"split": split} if split else {})
     w = host_of(lesson).workload(compile_lesson(lesson, defines=flags), max(shape), 2, "bench", **options)
