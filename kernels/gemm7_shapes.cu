@@ -218,7 +218,10 @@ constexpr int kThreadsPerBlock = 128 * (1 + kConsumers);  // warpgroup 0 produce
 #ifndef GEMM_CLUSTER_N
 #define GEMM_CLUSTER_N 1
 #endif
-constexpr int kBoxARows = kBM / GEMM_CLUSTER_N;  // TMA box for A: kBK x kBoxARows elements (a slice a CTA)
+#ifndef GEMM_A_ROWS
+#define GEMM_A_ROWS 0  // development (issue 39, session 24): see kTxBytes
+#endif
+constexpr int kBoxARows = GEMM_A_ROWS ? GEMM_A_ROWS : kBM / GEMM_CLUSTER_N;  // TMA box for A: kBK x kBoxARows elements (a slice a CTA)
 constexpr int kClusterM = GEMM_CLUSTER;   // CTAs per cluster, stacked along M, sharing B
 constexpr int kClusterN = GEMM_CLUSTER_N;  // CTAs per cluster along N, sharing A
 constexpr int kBoxBRows = kBN / kClusterM;  // TMA box for B: one slice per CTA of the cluster
@@ -306,6 +309,11 @@ static_assert(kMinMultiple * 2 == 16, "a TMA global stride is a multiple of 16 b
 constexpr int kTileBytesA = kBM * kBK * 2;                      // 16 KiB
 constexpr int kTileBytesB = kBN * kBK * 2;                      // 32 or 16 KiB
 constexpr int kStageBytes = kTileBytesA + kTileBytesB;          // bytes the TMA delivers per K-tile
+// Development (issue 39, session 24), -DGEMM_A_ROWS=8, 16 or 32 in the 64-row build, for M <= that many
+// rows (decode): the A box is that many rows, not 64, so the TMA zero-fills no rows past M; the rest of
+// each stage's 64-row A tile (which the m64 wgmma reads) is zeroed once at setup. cuBLAS's decode
+// kernels load 8 to 64 rows of the activation a stage (notes_cublas_kernels.md).
+constexpr int kTxBytes = GEMM_A_ROWS ? kBoxARows * kBK * 2 + kTileBytesB : kStageBytes;  // bytes a stage's loads deliver
 // The ring is as deep as shared memory allows: 192 KiB of stages (a stage is
 // 16 KiB of A plus kBN * 128 B of B), beside 32 KiB of D staging and the
 // barriers: 4 stages at BN 256, 6 at BN 128, 8 at BN 64. A development width
@@ -341,7 +349,9 @@ static_assert(GEMM_SMALL == 0 || (GEMM_SMALL == 1 && kBM == 64 && kClusterM == 1
               "GEMM_SMALL=1 is a 64-row tile, cluster 1, BN 64 or 128, split-K schedule");
 static_assert(kBK * 2 == 128, "one tile row must be exactly one 128-byte swizzle span");
 static_assert(kBM == kWgmmaM * kConsumers, "each consumer covers 64 rows with one m64nBN slice");
-static_assert(kBoxARows * kClusterN == kBM && kBoxARows % 8 == 0 && kBoxBRows <= 256,
+static_assert((kBoxARows * kClusterN == kBM ||
+               (GEMM_A_ROWS && kBM == 64 && kClusterSize == 1 && !kStreamK && kBoxARows < kBM)) &&
+                  kBoxARows % 8 == 0 && kBoxBRows <= 256,
               "TMA boxes are at most 256 rows; the cluster's CTAs split the A tile evenly, in whole 8-row "
               "swizzle atoms");
 static_assert(kThreadsPerBlock == 128 * (1 + kConsumers),
@@ -1243,6 +1253,16 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1 + GEMM_SMALL)  
     const Problem p = makeProblem(M, N, K, splitK, unitStep);
 #endif
 
+#if GEMM_A_ROWS
+    if (M > kBoxARows) asm volatile("trap;");  // rows past the box would be zeros: a wrong D
+    {   // rows kBoxARows..63 of every stage's A tile, zero once (the TMA writes only the first kBoxARows)
+        constexpr int kChunks = (kBM - kBoxARows) * kBK / 8;  // 16-byte chunks a stage
+        for (int i = t; i < kStages * kChunks; i += kThreadsPerBlock) {
+            reinterpret_cast<uint4*>(&s.a[i / kChunks][kBoxARows * kBK])[i % kChunks] = make_uint4(0, 0, 0, 0);
+        }
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // the wgmma reads them (async proxy)
+    }
+#endif
     if (t == 0) {
         for (int i = 0; i < kStages; ++i) {
             mbarInit(&s.full[i], 1);
@@ -1294,7 +1314,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1 + GEMM_SMALL)  
                     COURSE_TL(TL_LOAD, stage);
                     // Whole boxes' bytes, also where a box reaches past
                     // M, N or K: the engine counts the zero fill too.
-                    mbarArriveExpectTx(&s.full[stage], kStageBytes);
+                    mbarArriveExpectTx(&s.full[stage], kTxBytes);
                     if constexpr (kClusterN > 1) loadSliceA(s, stage, &tmA, kt, mBlock, rank);
                     else tmaLoad2d(s.a[stage], &tmA, &s.full[stage], kt * kBK, mBlock * kBM);
                     if constexpr (kClusterM > 1) {

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Session 24 (copied from session 22's, with the jobs pdllate (evidence/gemm_dev/pdllate39.py: the dependent-launch
 # trigger late against early, plain and cuBLAS), ncushapes (ncu over ncu_gap.py NCU_GAP=shapes) and sanitize (pdl39_sanitize.py
-# under memcheck, racecheck, synccheck; PDL_LATE passed through)).
+# under memcheck, racecheck, synccheck; PDL_LATE passed through), arows (evidence/gemm_dev/arows39.py: decode
+# shapes with an A box of 8-32 rows).
 # Session 22 (copied from session 18's, with the job pdl39: evidence/gemm_dev/pdl39.py, Day 86 with
 # programmatic dependent launch, checked and timed against plain launches and cuBLAS).
 # Session 18 (copied from session 17's, with the job early40), device calls (H100, then H200): development builds' GPU scripts and short checks, in the order of
@@ -48,7 +49,7 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
 export PYTHONPATH=/tmp/site:$PWD COURSE_REQUIRE_GPU=1 PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 left() { echo $(( ${CALL_BUDGET:-575} - ($(date +%s) - T0) )); }
-declare -A LIMIT=([day88]=160 [day89]=160 [day90]=160 [bf16]=300 [fp8wide]=300 [sweep39]=240 [ltblock]=90 [ncu]=120 [ncugap]=240 [ncufp8]=150 [ncusrc]=${NCUSRC_LIMIT:-200} [bn39]=${BN39_LIMIT:-320} [pover40]=250 [pstag40]=${PSTAG40_LIMIT:-280} [early40]=${EARLY40_LIMIT:-300} [launch40]=200 [ncupipe]=200 [n64]=${N64_LIMIT:-260} [d86bench]=300 [day87:bench]=240 [pdl39]=${PDL39_LIMIT:-240} [pdllate]=${PDLLATE_LIMIT:-240} [ncushapes]=150 [sanitize]=180)
+declare -A LIMIT=([day88]=160 [day89]=160 [day90]=160 [bf16]=300 [fp8wide]=300 [sweep39]=240 [ltblock]=90 [ncu]=120 [ncugap]=240 [ncufp8]=150 [ncusrc]=${NCUSRC_LIMIT:-200} [bn39]=${BN39_LIMIT:-320} [pover40]=250 [pstag40]=${PSTAG40_LIMIT:-280} [early40]=${EARLY40_LIMIT:-300} [launch40]=200 [ncupipe]=200 [n64]=${N64_LIMIT:-260} [d86bench]=300 [day87:bench]=240 [pdl39]=${PDL39_LIMIT:-240} [pdllate]=${PDLLATE_LIMIT:-240} [ncushapes]=150 [sanitize]=180 [arows]=200)
 for job in $JOBS; do
     L=$(left); [ "$L" -lt 30 ] && { echo "$job: not run, the call's time is spent"; continue; }
     b=${LIMIT[$job]:-${LIMIT[${job%:*}]:-150}}; [ "$job" = bf16 ] && b=${BF16_LIMIT:-300}; [ "$L" -lt "$b" ] && b=$L
@@ -84,6 +85,7 @@ for job in $JOBS; do
                     python3 evidence/gemm_dev/ncu_gap.py > "$o/ncu_pipe.csv" 2> "$o/run.log" ;;
         ncu) timeout -k 5 $b ncu --section LaunchStats --metrics gpu__time_duration.sum --csv --page details \
                  python3 evidence/gemm_dev/cublas_kernels.py > "$o/cublas_kernels.csv" 2> "$o/run.log" ;;
+        arows) timeout -k 5 $b python3 evidence/gemm_dev/arows39.py "$o/arows39.json" > "$o/run.log" 2>&1 ;;
         pdllate) timeout -k 5 $b python3 evidence/gemm_dev/pdllate39.py "$o/pdllate39.json" > "$o/run.log" 2>&1 ;;
         ncushapes) NCU_GAP=shapes timeout -k 5 $b ncu --nvtx --nvtx-include "prof/" --section SpeedOfLight --section WarpStateStats \
                     --section LaunchStats --section Occupancy --section MemoryWorkloadAnalysis --csv --page details \
