@@ -219,7 +219,8 @@ constexpr int kThreadsPerBlock = 128 * (1 + kConsumers);  // warpgroup 0 produce
 #define GEMM_CLUSTER_N 1
 #endif
 #ifndef GEMM_A_ROWS
-#define GEMM_A_ROWS 0  // development (issue 39, session 24): see kTxBytes
+// development (issue 39, session 24): see kTxBytes
+#define GEMM_A_ROWS 0
 #endif
 constexpr int kBoxARows = GEMM_A_ROWS ? GEMM_A_ROWS : kBM / GEMM_CLUSTER_N;  // TMA box for A: kBK x kBoxARows elements (a slice a CTA)
 constexpr int kClusterM = GEMM_CLUSTER;   // CTAs per cluster, stacked along M, sharing B
@@ -259,7 +260,8 @@ constexpr int kSkMinIters = 8;            // Stream-K: fewest K-iterations one u
 // barrier arrivals then addressing the CTA itself. Default 0: every other
 // build is unchanged.
 #ifndef GEMM_PDL_LATE
-#define GEMM_PDL_LATE 0  // development: 1 triggers the dependent launch after the last load (setup's comment)
+// development: 1 triggers the dependent launch after the last load (setup's comment)
+#define GEMM_PDL_LATE 0
 #endif
 #ifndef GEMM_SMALL
 #define GEMM_SMALL 0

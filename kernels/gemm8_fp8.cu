@@ -250,7 +250,8 @@ constexpr int kPromote = GEMM_PROMOTE;    // 1: a second FP32 accumulator the wg
 constexpr int kBlockScales = GEMM_BLOCK_SCALES;  // 1: 1x128 scales of A, 128x128 of B, applied at each promotion
 constexpr int kScaleBlock = 128;          // elements of K (and rows of B) one block scale covers
 #ifndef GEMM_PDL_LATE
-#define GEMM_PDL_LATE 0  // development: 1 triggers the dependent launch after the last load (gemm7_shapes.cu)
+// development: 1 triggers the dependent launch after the last load (gemm7_shapes.cu)
+#define GEMM_PDL_LATE 0
 #endif
 #ifndef GEMM_SETMAXNREG
 #define GEMM_SETMAXNREG 1
