@@ -34,6 +34,8 @@
 //    shared-memory traffic per FLOP. -DGEMM_BM=64 makes the tile 64 x BN
 //    with one consumer warpgroup (256 threads): for decode shapes (M <=
 //    64), where a 128-row tile spends half its wgmma work on zero rows.
+//    There -DGEMM_A_ROWS=8, 16 or 32 loads only that many rows of A a
+//    K-tile, for M up to that many (kTxBytes says why; issue 39, session 24).
 //    Issue 39's widths (first run on an H100, 2026-12-06; the chooser picks
 //    192, 160 and 144 at cluster 2, unsplit, where their waves fill better):
 //    -DGEMM_BN=192, 160, 144 or 96 (128-row tiles, cluster 1 or
@@ -219,7 +221,7 @@ constexpr int kThreadsPerBlock = 128 * (1 + kConsumers);  // warpgroup 0 produce
 #define GEMM_CLUSTER_N 1
 #endif
 #ifndef GEMM_A_ROWS
-// development (issue 39, session 24): see kTxBytes
+// rows of A a TMA box in the 64-row build for M <= 32 (decode), 8, 16 or 32; 0: the tile's rows (kTxBytes)
 #define GEMM_A_ROWS 0
 #endif
 constexpr int kBoxARows = GEMM_A_ROWS ? GEMM_A_ROWS : kBM / GEMM_CLUSTER_N;  // TMA box for A: kBK x kBoxARows elements (a slice a CTA)
@@ -311,10 +313,13 @@ static_assert(kMinMultiple * 2 == 16, "a TMA global stride is a multiple of 16 b
 constexpr int kTileBytesA = kBM * kBK * 2;                      // 16 KiB
 constexpr int kTileBytesB = kBN * kBK * 2;                      // 32 or 16 KiB
 constexpr int kStageBytes = kTileBytesA + kTileBytesB;          // bytes the TMA delivers per K-tile
-// Development (issue 39, session 24), -DGEMM_A_ROWS=8, 16 or 32 in the 64-row build, for M <= that many
-// rows (decode): the A box is that many rows, not 64, so the TMA zero-fills no rows past M; the rest of
-// each stage's 64-row A tile (which the m64 wgmma reads) is zeroed once at setup. cuBLAS's decode
-// kernels load 8 to 64 rows of the activation a stage (notes_cublas_kernels.md).
+// Decode shapes (issue 39, session 24): -DGEMM_A_ROWS=8, 16 or 32 in the 64-row cluster-1 build, for
+// M <= that many rows. The A box is that many rows, not 64, so the TMA zero-fills no rows past M
+// every K-tile (at M = 1, 63 of 64); the rest of each stage's 64-row A tile, which the m64 wgmma
+// reads, is zeroed once at setup and never written again. On an H100 this ran 1.04-1.07x the 64-row
+// box at M <= 8 (evidence/gemm_dev/notes_arows39.md). cuBLAS's decode kernels load 8 to 64 rows of
+// the activation a stage (evidence/gemm_dev/notes_cublas_kernels.md). The expect-tx count is the
+// bytes the boxes deliver, so it shrinks with the box.
 constexpr int kTxBytes = GEMM_A_ROWS ? kBoxARows * kBK * 2 + kTileBytesB : kStageBytes;  // bytes a stage's loads deliver
 // The ring is as deep as shared memory allows: 192 KiB of stages (a stage is
 // 16 KiB of A plus kBN * 128 B of B), beside 32 KiB of D staging and the
@@ -1692,6 +1697,10 @@ int main(int argc, char** argv) {
                              {2304, 2504, 256}};
     bool ok = true;
     for (const auto& sh : shapes) {
+        if (GEMM_A_ROWS && sh[0] > kBoxARows) {  // a short A box: its own M (rows of A past it never load)
+            ok = runShape(encode, prop, kBoxARows - 1 > 0 ? kBoxARows - 1 : 1, sh[1], sh[2], {1, 3}) && ok;
+            continue;
+        }
         if (kStreamK) {  // the whole GPU, then grids of 7 and 3 clusters: hybrid schedules
             for (int cap : {0, 7, 3}) ok = runShape(encode, prop, sh[0], sh[1], sh[2], {1}, cap) && ok;
         } else {

@@ -18,6 +18,7 @@ from course.lessons.day87.chooser import PROMOTE_BUILD
 CASES = [
     ("day86", (512, 512, 512), {"GEMM_BM": 64, "GEMM_BN": 64, "GEMM_CLUSTER": 1}, 1),
     ("day86", (1000, 1032, 520), {"GEMM_BN": 256, "GEMM_CLUSTER": 2}, 3),
+    ("day86", (5, 1032, 520), {"GEMM_BM": 64, "GEMM_BN": 64, "GEMM_CLUSTER": 1, "GEMM_A_ROWS": 8}, 3),  # session 24
     ("day87", (1000, 1032, 528), PROMOTE_BUILD, None),
 ]
 LATE = {"GEMM_PDL_LATE": 1} if os.environ.get("PDL_LATE") == "1" else {}

@@ -53,17 +53,14 @@ where
   of its rate: each CTA loads rows of A and B that start mid-sector, and
   none is multicast (measured: notes_clustern39.md).
 
-``streamk=True`` (to ``candidates`` and ``choose``) also prices the
-Stream-K build (``-DGEMM_STREAMK=1``; the schedule is
-``course.lessons._streamk``, CUTLASS's data-parallel + Stream-K hybrid):
-whole waves of data-parallel tiles, then the last one or two waves' tiles
-shared out evenly as K-iterations over the clusters, so there is no
-partial wave to price: the slowest cluster's iterations (the Stream-K
-units differ by at most one) plus a fill per piece of work it computes,
-plus, per piece shared with other units, the fixup: its partial out, its
-share of the last arriver's reads, and SPLIT_US. The default leaves
-Stream-K out: its picks are the measured ones' until a GPU has measured
-the Stream-K build (evidence/gemm_dev/streamk_gpu.sh).
+``streamk=True`` (to ``candidates`` and ``choose``) also prices the Stream-K build (``-DGEMM_STREAMK=1``;
+the schedule is ``course.lessons._streamk``, CUTLASS's data-parallel + Stream-K hybrid): whole waves of
+data-parallel tiles, then the last one or two waves' tiles shared out evenly as K-iterations over the
+clusters, so there is no partial wave to price: the slowest cluster's iterations (the Stream-K units
+differ by at most one) plus a fill per piece of work it computes, plus, per piece shared with other units,
+the fixup: its partial out, its share of the last arriver's reads, and SPLIT_US. The default leaves
+Stream-K out: its picks are the measured ones' until a GPU has measured the Stream-K build
+(evidence/gemm_dev/streamk_gpu.sh).
 
 Two more kinds of build, 64-row tiles (``-DGEMM_BM=64``: one consumer
 warpgroup, m64nBN wgmmas), issue 39:
@@ -80,44 +77,39 @@ warpgroup, m64nBN wgmmas), issue 39:
   reduction to pay for; and the squares 512 to 1024 (session 19), where
   64 x 64 and 64 x 128 at cluster 1 measured fastest of every build.
   ``rows64=False`` leaves them out (the 128-row builds only);
-- the small builds (``-DGEMM_SMALL=1``: BM 64, cluster 1, BN 64 or 128, a
-  72 KiB ring so two CTAs share an SM), in the default where ``small_competes``:
-  K-loops of at most SMALL_MAX_K_TILES K-tiles (K <= 1024) and M > 64. Slots
-  are 2 x SMs; a wave with more CTAs than SMs puts two on one SM, whose K
-  loops share its tensor cores (the busiest SM's K-tiles take SMALL_SHARED,
-  1.5x, as long: one consumer warpgroup leaves them idle part of the time)
-  while one CTA's fill and epilogue overlap the other's loop (one FILL_US a
-  unit, as before). A launch costs SMALL_SAVES_US less than the regular
-  plain grid's (72 KiB instead of 226 KiB of shared memory a CTA), and its
-  K loop runs at SMALL_EFFICIENCY of the regular build's (0.45 at BN 64, 4
-  stages; 0.6 at BN 128, 3 stages: too few to cover the loads' latency
-  with one CTA an SM): round figures (session 19's refit) that pick it at
-  256^3 alone, where it measured fastest. On the decode rows (K = 8192,
-  14336) the same tile and split ran 0.74-1.00x as fast small as regular
-  (session 13), a loss the model has no term for, hence the limits.
-  ``small=False`` leaves them out.
+- the small builds (``-DGEMM_SMALL=1``: BM 64, cluster 1, BN 64 or 128, a 72 KiB ring so two CTAs share an
+  SM), in the default where ``small_competes``: K-loops of at most SMALL_MAX_K_TILES K-tiles (K <= 1024)
+  and M > 64. Slots are 2 x SMs; a wave with more CTAs than SMs puts two on one SM, whose K loops share
+  its tensor cores (the busiest SM's K-tiles take SMALL_SHARED, 1.5x, as long: one consumer warpgroup
+  leaves them idle part of the time) while one CTA's fill and epilogue overlap the other's loop (one
+  FILL_US a unit, as before). A launch costs SMALL_SAVES_US less than the regular plain grid's (72 KiB
+  instead of 226 KiB of shared memory a CTA), and its K loop runs at SMALL_EFFICIENCY of the regular
+  build's (0.45 at BN 64, 4 stages; 0.6 at BN 128, 3 stages: too few to cover the loads' latency with one
+  CTA an SM): round figures (session 19's refit) that pick it at 256^3 alone, where it measured fastest.
+  On the decode rows (K = 8192, 14336) the same tile and split ran 0.74-1.00x as fast small as regular
+  (session 13), a loss the model has no term for, hence the limits. ``small=False`` leaves them out.
 
-A cluster of one launches as a plain grid (the kernel's launch-costs
-region) and costs PLAIN_GRID_SAVES_US less. Session 19 refit that, the
-small build's constants, the cluster-1 efficiencies and the 64-row builds'
-reach to the H100's sweeps of the plain-grid kernels (28 shapes; the
-table: evidence/gemm_dev/notes_refit86.md; tests/lessons/day86/
-test_chooser_sweep.py holds the model to them).
+A 64-row tile at cluster 1 where M <= 32 (the decode rows) loads M rounded up to 8, 16 or 32 rows of A a
+K-tile (``A_ROWS``, -DGEMM_A_ROWS), not 64 rows of which the TMA zero-fills every one past M; the model
+prices both alike (the same bytes from device memory) and ``defines`` builds the short box.
 
-On a tie (at the memory floor), the build with more units wins: more SMs streaming. The constants are round figures, named below for what they are: not
-datasheet rates (an H100 or H200 SXM datasheet gives 989 TFLOP/s dense
-FP16, and 3.35 TB/s (H100) or 4.8 TB/s (H200) of memory bandwidth), but
-what a cuBLAS-class kernel sustains on a 132-SM part, an L2 bandwidth and
-latencies of the right order. ``choose`` returns the cheapest estimate
-and the whole ranked list, so a caller can report what was chosen and
-why; ``deterministic=True`` prices (and ``defines`` builds) the split-K
-reduction that sums in split order.
+A cluster of one launches as a plain grid (the kernel's launch-costs region) and costs PLAIN_GRID_SAVES_US
+less. Session 19 refit that, the small build's constants, the cluster-1 efficiencies and the 64-row
+builds' reach to the H100's sweeps of the plain-grid kernels (28 shapes; the table:
+evidence/gemm_dev/notes_refit86.md; tests/lessons/day86/test_chooser_sweep.py holds the model to them).
+
+On a tie (at the memory floor), the build with more units wins: more SMs streaming. The constants are
+round figures, named below for what they are: not datasheet rates (an H100 or H200 SXM datasheet gives 989
+TFLOP/s dense FP16, and 3.35 TB/s (H100) or 4.8 TB/s (H200) of memory bandwidth), but what a cuBLAS-class
+kernel sustains on a 132-SM part, an L2 bandwidth and latencies of the right order. ``choose`` returns the
+cheapest estimate and the whole ranked list, so a caller can report what was chosen and why;
+``deterministic=True`` prices (and ``defines`` builds) the split-K reduction that sums in split order.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
 from ...errors import CourseError
@@ -146,6 +138,8 @@ CONFIGS: tuple[tuple[int, int], ...] = (
     (64, 2),
     (64, 1),
 )  # (BN, cluster)
+# Decode: A box rows (-DGEMM_A_ROWS; evidence/gemm_dev/notes_arows39.md)
+A_ROWS: tuple[int, ...] = (8, 16, 32)
 MAX_SPLIT = 8
 SMALL_BNS: tuple[int, ...] = (128, 64)  # the small builds' widths (-DGEMM_SMALL=1, BM 64, cluster 1)
 # Issue 39's widths (-DGEMM_BN=200, 192, 160, 144, 96; 128-row tiles, cluster 2 or 1), for the middle-sized
@@ -269,6 +263,7 @@ class Choice:
     bm: int = 128  # tile rows: 128, or 64 (-DGEMM_BM=64, one consumer warpgroup)
     small: bool = False  # the small build (-DGEMM_SMALL=1): two CTAs an SM, no cluster launch
     along_n: bool = False  # the cluster's two CTAs side by side along N, sharing A (-DGEMM_CLUSTER_N=2)
+    a_rows: int = 0  # rows of A a TMA box where fewer than bm (-DGEMM_A_ROWS, ``A_ROWS``), else 0
 
     @property
     def config(self) -> str:
@@ -286,6 +281,7 @@ class Choice:
                 f"{self.slots} clusters, {self.shared} tile(s) shared, no partial wave, model {self.est_us:.1f} us"
             )
         small = ", small build (2 CTAs an SM)" if self.small else ""
+        small += f", A box {self.a_rows} rows" if self.a_rows else ""
         return (
             f"tile {self.bm}x{self.bn}, cluster {self.cluster}{self.axis}{small}, split {self.split}{det}: {self.units} units "
             f"on {self.slots} clusters = {self.waves} wave(s), model {self.est_us:.1f} us"
@@ -364,7 +360,9 @@ def estimate(
     tail = reduction_tail_us(units, slots, cluster, split, tile_m * bn * 4, deterministic)
     est = launch_us(cluster, small) + max(compute_us, memory_us + tail)
     det = deterministic and split > 1
-    return Choice(bn, cluster, split, units, waves, slots, est, det, bm=bm, small=small, along_n=along_n)
+    c = Choice(bn, cluster, split, units, waves, slots, est, det, bm=bm, small=small, along_n=along_n)
+    rows = next((r for r in A_ROWS if m <= r), 0) if bm == 64 and cluster == 1 and not along_n else 0
+    return replace(c, a_rows=rows) if rows else c
 
 
 def launch_us(cluster: int, small: bool = False) -> float:
@@ -584,8 +582,8 @@ def best_for(
 def defines(choice: Choice) -> dict[str, int]:
     """The -D flags that build the kernel for a choice (``GEMM_BN``, ``GEMM_CLUSTER``; ``GEMM_BM``
     for a 64-row tile and ``GEMM_SMALL`` for the small build; ``GEMM_STREAMK`` for a Stream-K
-    choice, and ``GEMM_DETERMINISTIC`` for a deterministic choice that shares a tile: unsplit, both
-    builds are the same)."""
+    choice, ``GEMM_DETERMINISTIC`` for a deterministic choice that shares a tile: unsplit, both
+    builds are the same; ``GEMM_A_ROWS`` for a decode shape's short A box)."""
     out = {"GEMM_BN": choice.bn, "GEMM_CLUSTER": choice.cluster}
     if choice.along_n:
         out.update(GEMM_CLUSTER=1, GEMM_CLUSTER_N=2)
@@ -597,4 +595,6 @@ def defines(choice: Choice) -> dict[str, int]:
         out["GEMM_STREAMK"] = 1
     if choice.deterministic and (choice.split > 1 or choice.streamk):
         out["GEMM_DETERMINISTIC"] = 1
+    if choice.a_rows:
+        out["GEMM_A_ROWS"] = choice.a_rows
     return out

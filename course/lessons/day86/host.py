@@ -42,6 +42,14 @@ def rows_of(compiled: Compiled | None) -> tuple[int, bool]:
     return int(c["kBM"]), bool(c["kSmall"])
 
 
+def a_rows_of(compiled: Compiled | None) -> int:
+    """Rows of A a build loads a K-tile where fewer than its tile's (``-DGEMM_A_ROWS``, decode), else 0."""
+    flags = dict(compiled.options.defines) if compiled is not None else {}
+    c = LESSON.constants(flags)
+    rows = int(c["kBoxARows"])
+    return rows if rows * int(c["kClusterN"]) < int(c["kBM"]) else 0
+
+
 def is_deterministic(compiled: Compiled | None) -> bool:
     """Whether a build sums split-K's partials in split order (``-DGEMM_DETERMINISTIC=1``)."""
     flags = dict(compiled.options.defines) if compiled is not None else {}
@@ -108,6 +116,13 @@ class ShapesHost(TmaGemmHost):
         shape = _shape(options["shape"]) if options.get("shape") is not None else None
         if shape is None:
             shape = RUN_SHAPE if purpose == "lesson" else (n, n, n)
+        rows = a_rows_of(compiled)
+        if rows and shape[0] > rows:
+            raise CourseError(
+                f"this build loads {rows} rows of A a K-tile (-DGEMM_A_ROWS={rows}) and M is {shape[0]}: "
+                f"rows {rows} to {shape[0] - 1} would never be loaded. Build it with GEMM_A_ROWS of at least M "
+                f"(8, 16 or 32), or without GEMM_A_ROWS"
+            )
         split = options.get("split")
         if split is None and options.get("shape") is None and purpose == "lesson":
             split = RUN_SPLIT

@@ -32,7 +32,7 @@ ALONG = [{"GEMM_BN": bn, "GEMM_CLUSTER": 1, "GEMM_CLUSTER_N": 2} for bn in choos
 # The shapes the pick tests walk: the page's, the issue's decode rows and small squares (issue 39).
 PICK_SHAPES = [
     *chooser.SHAPES,
-    *((m, n, k) for m in (1, 2, 4, 32, 64) for n, k in ((8192, 8192), (4096, 14336))),
+    *((m, n, k) for m in (1, 2, 4, 8, 16, 32, 64) for n, k in ((8192, 8192), (4096, 14336))),
     *((s, s, s) for s in (256, 768)),
     (8, 4104, 1000),
 ]
@@ -54,22 +54,32 @@ def test_the_chooser_picks_only_builds_that_are_compile_checked():
     assert flags <= checked
     assert any(dict(f).get("GEMM_BM") == 64 for f in flags)  # the decode rows pick 64-row tiles
     assert any(dict(f).get("GEMM_SMALL") for f in flags)  # and small=True the small builds
+    assert {dict(f).get("GEMM_A_ROWS") for f in flags} >= set(chooser.A_ROWS)  # M <= 32: short A boxes
 
 
 # Every build the chooser can pick: the six tiles and clusters, each with split-K's sums in arrival
 # order (the default) and in split order (-DGEMM_DETERMINISTIC=1); the same with 64-row tiles (the
-# decode rows, issue 39); the small builds (-DGEMM_SMALL=1, with small=True).
+# decode rows, issue 39); the small builds (-DGEMM_SMALL=1, with small=True); the 64-row cluster-1
+# builds with a short A box (-DGEMM_A_ROWS, M <= 32, session 24).
 BUILDS = [
     {"GEMM_BN": bn, "GEMM_CLUSTER": cluster, **rows, **({"GEMM_DETERMINISTIC": 1} if det else {})}
     for rows, configs in (
         ({}, chooser.CONFIGS),
         ({"GEMM_BM": 64}, chooser.CONFIGS),
         ({"GEMM_BM": 64, "GEMM_SMALL": 1}, [(bn, 1) for bn in chooser.SMALL_BNS]),
+        *(
+            ({"GEMM_BM": 64, "GEMM_A_ROWS": r}, [(b, c) for b, c in chooser.CONFIGS if c == 1])
+            for r in chooser.A_ROWS
+        ),
     )
     for bn, cluster in configs
     for det in (False, True)
 ]
-NEW_BUILDS = [f for f in BUILDS if f.get("GEMM_SMALL") or (f.get("GEMM_BM") and f.get("GEMM_DETERMINISTIC"))]
+NEW_BUILDS = [
+    f
+    for f in BUILDS
+    if f.get("GEMM_SMALL") or (f.get("GEMM_BM") and f.get("GEMM_DETERMINISTIC")) or f.get("GEMM_A_ROWS")
+]
 
 
 @pytest.mark.parametrize(

@@ -37,6 +37,25 @@ def test_every_build_is_exact_on_ragged_shapes_split_or_not(gpu_for, bn, cluster
 
 @pytest.mark.gpu
 @pytest.mark.hopper
+@pytest.mark.parametrize("rows", chooser.A_ROWS)
+def test_a_short_a_box_is_exact_at_every_m_it_takes_split_or_not(gpu_for, rows):
+    # -DGEMM_A_ROWS (decode, session 24): M from 1 to the box's rows, ragged N and K, split or not,
+    # and the deterministic build; the rows past the box come from the zeros written at setup.
+    gpu_for("day86")
+    for det in (False, True):
+        flags = {"GEMM_BM": 64, "GEMM_BN": 64, "GEMM_CLUSTER": 1, "GEMM_A_ROWS": rows}
+        compiled = compile_lesson(LESSON, defines={**flags, **({"GEMM_DETERMINISTIC": 1} if det else {})})
+        for m in sorted({1, rows // 2 + 1, rows}):
+            for shape, split in (((m, 1032, 520), 3), ((m, 392, 1096), 1)):
+                result = run_lesson(
+                    LESSON, compiled=compiled, progress=lambda line: None, shape=shape, split=split
+                )
+                assert result.passed, (rows, det, shape, split, result.lines)
+                assert result.check.total == shape[0] * shape[1]
+
+
+@pytest.mark.gpu
+@pytest.mark.hopper
 def test_a_refused_shape_is_refused_before_launch(gpu_for):
     gpu_for("day86")
     with pytest.raises(CourseError, match="stride-16B"):

@@ -148,3 +148,24 @@ def test_the_small_build_launches_two_ctas_an_sm_and_is_recognised_from_its_flag
     assert ragged_problem(C, (1024, 1024, 1024), 1).grid(132) == 8 * 4  # 128 x 256 tiles
     big = ragged_problem(C, (8192, 8192, 8192), 1)
     assert (big.ctas_per_sm, big.grid(132)) == (1, 132)
+
+
+def test_a_short_a_box_is_read_from_its_flags_and_refused_where_m_outgrows_it():
+    # -DGEMM_A_ROWS (decode, session 24): the A box is 8 rows, the TMA expects that many bytes a stage,
+    # and the host refuses a shape whose M rows would not all load, before any GPU work.
+    from course.lessons.day86.host import a_rows_of
+
+    flags = {"GEMM_BM": 64, "GEMM_BN": 64, "GEMM_CLUSTER": 1, "GEMM_A_ROWS": 8}
+
+    class Compiled:
+        options = type("O", (), {"defines": tuple((k, str(v)) for k, v in flags.items())})()
+
+    c = LESSON.constants(flags)
+    assert (c["kBoxARows"], c["kTxBytes"], c["kStageBytes"]) == (8, 8 * 128 + 64 * 128, 64 * 128 * 2)
+    plain = LESSON.constants({k: v for k, v in flags.items() if k != "GEMM_A_ROWS"})
+    assert (plain["kBoxARows"], plain["kTxBytes"]) == (64, plain["kStageBytes"])
+    assert a_rows_of(Compiled()) == 8 and a_rows_of(None) == 0  # type: ignore[arg-type]
+    with pytest.raises(CourseError, match=r"loads 8 rows of A .* M is 9: rows 8 to 8 would never be loaded"):
+        HOST.workload(Compiled(), 9, 1, "bench", shape=(9, 64, 64))  # type: ignore[arg-type]
+    with pytest.raises(CourseError, match="M is 1000"):  # the lesson's own run shape
+        HOST.workload(Compiled(), 1000)  # type: ignore[arg-type]
