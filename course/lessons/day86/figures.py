@@ -110,18 +110,21 @@ def recorded_shapes() -> Table:
     return shapes(result)
 
 
-_PICK = re.compile(r"tile (\S+), cluster (\d+)( along N)?(, small build \(2 CTAs an SM\))?, split (\d+)")
+_PICK = re.compile(
+    r"tile (\S+), cluster (\d+)( along N)?(, small build \(2 CTAs an SM\))?(?:, A box (\d+) rows)?, split (\d+)"
+)
 
 
 def _pick_cell(pick: str) -> str:
     """ "tile 128x256, cluster 2, split 1" as "128x256, 2, 1" (the column's heading names the three;
-    the small build's tile as "64x64 small", a cluster of two along N as "2N"): at 1024 px the long form
-    took four lines a row (issue 38). A pick in another form is shown whole."""
+    the small build's tile as "64x64 small", a decode tile's short A box of 8 rows as "64x64 A8", a cluster of two
+    along N as "2N"): at 1024 px the long form took four lines a row (issue 38). A pick in another form is
+    shown whole."""
     found = _PICK.match(pick)
     if not found:
         return pick.split(":")[0]
-    tile, cluster, along, small, split = found.groups()
-    return f"{tile}{' small' if small else ''}, {cluster}{'N' if along else ''}, {split}"
+    tile, cluster, along, small, rows, split = found.groups()
+    return f"{tile}{' small' if small else ''}{f' A{rows}' if rows else ''}, {cluster}{'N' if along else ''}, {split}"
 
 
 def _picks_since(rows: list[ShapeRow], sms: int) -> str:
@@ -201,6 +204,11 @@ def shapes(result: BenchResult) -> Table:
                 "; cluster 2N: two CTAs side by side along N, sharing A."
                 if any(" along N" in r.pick for r in rows)
                 else "."
+            )
+            + (
+                " A tile like 64x64 A8 loads 8 rows of A a K-tile, not 64 (M is at most 8)."
+                if any(", A box " in r.pick for r in rows)
+                else ""
             )
         )
         for name in LT_PEERS:
