@@ -564,6 +564,21 @@ __device__ __forceinline__ void loadSliceA(SharedStorage& s, int stage, const CU
                        static_cast<uint16_t>((1u << kClusterSize) - 1));
 }
 
+// Decode builds (-DGEMM_A_ROWS, kTxBytes): the TMA writes only the first kBoxARows rows of each
+// stage's A tile, and the m64 wgmma reads all 64, so rows kBoxARows..63 of every stage are zeroed
+// once, here, before the barriers' init; an M past the box traps (the host refuses it first). The
+// wgmma reads shared memory through the async proxy: these generic-proxy stores are fenced for it.
+__device__ __forceinline__ void zeroPastShortABox(SharedStorage& s, int t, int M) {
+    if constexpr (GEMM_A_ROWS != 0) {
+        if (M > kBoxARows) asm volatile("trap;");
+        constexpr int kChunks = GEMM_A_ROWS ? (kBM - kBoxARows) * kBK / 8 : 1;  // 16-byte chunks a stage
+        for (int i = t; i < kStages * kChunks; i += kThreadsPerBlock) {
+            reinterpret_cast<uint4*>(&s.a[i / kChunks][kBoxARows * kBK])[i % kChunks] = make_uint4(0, 0, 0, 0);
+        }
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    }
+}
+
 // snippet: wgmma
 __device__ __forceinline__ void wgmmaFence() {
     asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
@@ -1260,16 +1275,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1 + GEMM_SMALL)  
     const Problem p = makeProblem(M, N, K, splitK, unitStep);
 #endif
 
-#if GEMM_A_ROWS
-    if (M > kBoxARows) asm volatile("trap;");  // rows past the box would be zeros: a wrong D
-    {   // rows kBoxARows..63 of every stage's A tile, zero once (the TMA writes only the first kBoxARows)
-        constexpr int kChunks = (kBM - kBoxARows) * kBK / 8;  // 16-byte chunks a stage
-        for (int i = t; i < kStages * kChunks; i += kThreadsPerBlock) {
-            reinterpret_cast<uint4*>(&s.a[i / kChunks][kBoxARows * kBK])[i % kChunks] = make_uint4(0, 0, 0, 0);
-        }
-        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // the wgmma reads them (async proxy)
-    }
-#endif
+    zeroPastShortABox(s, t, M);  // decode builds (-DGEMM_A_ROWS) only: see kTxBytes
     if (t == 0) {
         for (int i = 0; i < kStages; ++i) {
             mbarInit(&s.full[i], 1);
@@ -1291,9 +1297,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1 + GEMM_SMALL)  
     // the next GEMM start its own setup once every CTA of this one has passed here (PTX ISA,
     // "griddepcontrol"; CUTLASS's sm90 kernels: launch_dependent_grids, wait_on_dependent_grids).
     asm volatile("griddepcontrol.wait;" ::: "memory");
-#if !GEMM_PDL_LATE
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
+    if (!GEMM_PDL_LATE) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
     // end snippet
 
     if (wg == 0) {

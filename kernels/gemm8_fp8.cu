@@ -1320,9 +1320,7 @@ extern "C" __global__ void __launch_bounds__(kThreadsPerBlock, 1)
     // Programmatic dependent launch, as Day 86's kernel (gemm7_shapes.cu, setup): nothing above touches
     // global memory; wait for the grid before this one, then let the next one start its setup.
     asm volatile("griddepcontrol.wait;" ::: "memory");
-#if !GEMM_PDL_LATE
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
+    if (!GEMM_PDL_LATE) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
     // end snippet
 
     if (wg == 0) {

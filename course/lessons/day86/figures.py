@@ -206,7 +206,7 @@ def shapes(result: BenchResult) -> Table:
                 else "."
             )
             + (
-                " A tile like 64x64 A8 loads 8 rows of A a K-tile, not 64 (M is at most 8)."
+                " 64x64 A8: an A box of 8 rows."
                 if any(", A box " in r.pick for r in rows)
                 else ""
             )
