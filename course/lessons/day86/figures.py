@@ -205,11 +205,7 @@ def shapes(result: BenchResult) -> Table:
                 if any(" along N" in r.pick for r in rows)
                 else "."
             )
-            + (
-                " 64x64 A8: an A box of 8 rows."
-                if any(", A box " in r.pick for r in rows)
-                else ""
-            )
+            + (" 64x64 A8: an A box of 8 rows." if any(", A box " in r.pick for r in rows) else "")
         )
         for name in LT_PEERS:
             if all(name in r.lt for r in rows):
