@@ -145,16 +145,24 @@ def execute(path: Path, dest: Path, env: dict[str, str]) -> tuple[str, float, li
 
     os.environ.update(env)  # the kernel nbclient starts inherits this environment
     os.environ.pop("COURSE_REQUIRE_GPU", None)
+    from jupyter_client import KernelManager
+
     nb = nbformat.read(path, as_version=4)
     began = time.monotonic()
     problems = []
+    # The kernel talks over Unix sockets in a folder of its own, not TCP: a free TCP port that
+    # jupyter_client picks can be taken by another kernel (the test run starts many) before this
+    # one binds it ("Address already in use", then "Kernel didn't respond").
+    sockets = Path(tempfile.mkdtemp(prefix="course-kernel-"))
     try:
         NotebookClient(
-            nb, timeout=300, kernel_name="python3", allow_errors=True,
-            resources={"metadata": {"path": str(path.parent)}},
+            nb, km=KernelManager(kernel_name="python3", transport="ipc", ip=str(sockets / "k")),
+            timeout=300, allow_errors=True, resources={"metadata": {"path": str(path.parent)}},
         ).execute()  # fmt: skip
     except Exception as err:  # a cell past its time limit, a dead kernel
         problems.append(f"{path.name}: not executed: {type(err).__name__}: {err}")
+    finally:
+        shutil.rmtree(sockets, ignore_errors=True)
     state = (
         nb.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {}).get("state", {})
     )
