@@ -141,12 +141,11 @@ def _run_note(output: dict[str, Any]) -> bool:
 def execute(path: Path, dest: Path, env: dict[str, str]) -> tuple[str, float, list[str]]:
     """Run one page with nbclient into ``dest``; (name, seconds, problems)."""
     import nbformat
+    from jupyter_client import KernelManager
     from nbclient import NotebookClient
 
     os.environ.update(env)  # the kernel nbclient starts inherits this environment
     os.environ.pop("COURSE_REQUIRE_GPU", None)
-    from jupyter_client import KernelManager
-
     nb = nbformat.read(path, as_version=4)
     began = time.monotonic()
     problems = []
